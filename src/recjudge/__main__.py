@@ -1,0 +1,5 @@
+import sys
+
+from recjudge.cli import main
+
+sys.exit(main())

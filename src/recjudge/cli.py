@@ -1,0 +1,35 @@
+"""Command line: ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``.
+
+Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
+imports inside ``run_command`` so that ``recjudge data fetch`` does not pay for papermill or the LLM stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: sub-command -> module exposing ``add_arguments(parser)`` and ``run_command(args) -> int``
+SUBCOMMANDS = {
+    "data": ("recjudge.data.cli", "fetch and inspect datasets"),
+    "run": ("recjudge.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
+    "book": ("recjudge.book", "build the Jupyter Book from the executed notebooks"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="recjudge", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    modules = {}
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text)
+        module = importlib.import_module(module_name)
+        module.add_arguments(sub_parser)
+        modules[name] = module
+    args = parser.parse_args(argv)
+    return int(modules[args.command].run_command(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""A judge configuration: the small value object notebooks pass around.
+
+It names everything that decides what a judge says (provider, model, prompt template, sampling, number of runs,
+scoring mode). Two equal configurations asked the same prompt hit the same response-store entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+ProviderName = Literal["openai", "anthropic", "local", "recorded"]
+ScoringMode = Literal["generate", "expected"]
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """What a judge is.
+
+    provider:    "openai" (also any OpenAI-compatible server through ``base_url``), "anthropic", "local"
+                 (llama.cpp GGUF), or "recorded" (judgments imported from a file and attributed to their model).
+    model:       the provider's model name; for "local" a name known to the local provider or a GGUF path.
+    prompt:      name of the prompt template (see ``recjudge.prompts``).
+    temperature: sampling temperature; runs > 1 at temperature > 0 are distinct store entries (sample index).
+    runs:        how many replies per prompt; scores are averaged over runs by the caller.
+    scoring:     "generate" parses the reply text; "expected" is the probability-weighted mean over the score
+                 tokens where the provider returns log-probabilities.
+    max_tokens:  reply length limit.
+    seed:        passed to providers that accept one.
+    base_url:    OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server); None means the provider default.
+    options:     further provider parameters as sorted (key, value) pairs, part of the store key.
+    """
+
+    provider: ProviderName
+    model: str
+    prompt: str = "kang_basic"
+    temperature: float = 0.0
+    runs: int = 1
+    scoring: ScoringMode = "generate"
+    max_tokens: int = 256
+    seed: int | None = 0
+    base_url: str | None = None
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.runs < 1:
+            raise ValueError(f"JudgeConfig.runs must be >= 1, got {self.runs}")
+        if self.temperature < 0:
+            raise ValueError(f"JudgeConfig.temperature must be >= 0, got {self.temperature}")
+        if self.scoring not in ("generate", "expected"):
+            raise ValueError(f"JudgeConfig.scoring must be 'generate' or 'expected', got {self.scoring!r}")
+        object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
+
+    @property
+    def label(self) -> str:
+        """Short human-readable name for tables and figures, e.g. ``local:smollm2-135m/kang_basic``."""
+        return f"{self.provider}:{self.model}/{self.prompt}"
+
+    def with_(self, **changes: Any) -> "JudgeConfig":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

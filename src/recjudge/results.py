@@ -1,0 +1,35 @@
+"""Every table a notebook shows is also written as CSV under results/<notebook>/<name>.csv."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from recjudge.paths import results_dir
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = False) -> pd.DataFrame:
+    """Write ``table`` to results/<notebook>/<name>.csv and return it unchanged, so a notebook cell can end with
+    ``save_table(df, NOTEBOOK, "table2")`` and both show and persist the same object."""
+    for label, value in (("notebook", notebook), ("name", name)):
+        if not _SAFE_NAME.match(value):
+            raise ValueError(f"{label} {value!r} must be a plain file name (letters, digits, '_', '-', '.')")
+    path = results_path(notebook, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=index, float_format="%.6g")
+    return table
+
+
+def results_path(notebook: str, name: str) -> Path:
+    return results_dir() / notebook / f"{name}.csv"
+
+
+def load_table(notebook: str, name: str) -> pd.DataFrame:
+    path = results_path(notebook, name)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: run the notebook {notebook!r} first (make run)")
+    return pd.read_csv(path)
