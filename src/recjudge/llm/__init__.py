@@ -1,0 +1,30 @@
+"""The LLM judge engine: configurations, providers, the response store, the runner and reply parsing.
+
+Typical use::
+
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    run = run_judge(JudgeConfig(provider="local", model="smollm2-135m-instruct-q4_1"), requests)
+    run.table, run.scores(), print(run.report)
+"""
+
+from .config import JudgeConfig
+from .parsing import expected_score, parse_aspect_scores, parse_likert
+from .runner import JudgeRequest, JudgeRun, RetryPolicy, RunReport, open_store, run_judge
+from .store import MissingReplies, ResponseStore, StoredReply, store_key
+
+__all__ = [
+    "JudgeConfig",
+    "JudgeRequest",
+    "JudgeRun",
+    "MissingReplies",
+    "ResponseStore",
+    "RetryPolicy",
+    "RunReport",
+    "StoredReply",
+    "expected_score",
+    "parse_aspect_scores",
+    "open_store",
+    "parse_likert",
+    "run_judge",
+    "store_key",
+]

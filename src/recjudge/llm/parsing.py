@@ -1,0 +1,130 @@
+"""Reading scores out of LLM replies, by explicit rules.
+
+Nothing here ever invents a score: a reply the rules cannot read gives NaN, and the runner counts it.  The paper
+convention "unparsable -> 0" exists only as the named option ``JudgeRun.scores(fill_unparsable=0.0)``.
+
+``parse_likert`` rules, in order (all case-insensitive, after removing Markdown emphasis ``* ` #`` and word-edge ``_``):
+
+1. A *labelled* score: the first number following one of the words score, rating, rate, rated, grade (at most 20
+   non-digit characters in between, same line), e.g. "Score: 4", "I would rate it 4", "Rating - 3.5".
+2. Otherwise a *fraction*: the first "x/high" or "x out of high", e.g. "4/5", "3 out of 5".
+3. Otherwise the first standalone number, after blanking scale mentions such as "1-5", "1 to 5", "between 1 and 5"
+   (so "On a scale of 1 to 5, I'd say 4" gives 4).
+The chosen number (integer or decimal, e.g. 4.5) must lie in [low, high]; otherwise the result is NaN - the rules do
+not go looking for another number.  Numbers spelled as words are not read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Mapping, Sequence
+
+NUMBER = r"-?\d+(?:\.\d+)?"
+_EMPHASIS = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")  # underscores inside words (user_novelty) stay
+_LABELLED = re.compile(rf"\b(?:score|rating|rate|rated|grade)\b[^\d\n-]{{0,20}}({NUMBER})", re.IGNORECASE)
+_STANDALONE = re.compile(rf"(?<![\w.])({NUMBER})(?![\w]|\.\d)")
+_SCALE_MENTION = re.compile(rf"(?<![\w.]){NUMBER}\s*(?:-|–|to|and)\s*{NUMBER}(?![\w]|\.\d)", re.IGNORECASE)
+
+
+def _clean(text: object) -> str | None:
+    if not isinstance(text, str):
+        return None
+    return _EMPHASIS.sub("", text).strip()
+
+
+def _in_range(value: str, low: float, high: float) -> float:
+    number = float(value)
+    return number if low <= number <= high else math.nan
+
+
+def parse_likert(text: str | None, low: float = 1, high: float = 5) -> float:
+    """The Likert score in ``text`` by the module's rules, or NaN (none found, or the chosen number out of range)."""
+    cleaned = _clean(text)
+    if not cleaned:
+        return math.nan
+    labelled = _LABELLED.search(cleaned)
+    if labelled:
+        return _in_range(labelled.group(1), low, high)
+    high_text = _format_number(high)
+    fraction = re.search(
+        rf"(?<![\w.])({NUMBER})\s*(?:/|out of)\s*{re.escape(high_text)}(?:\.0+)?(?![\w]|\.\d)", cleaned, re.IGNORECASE
+    )
+    if fraction:
+        return _in_range(fraction.group(1), low, high)
+    without_scale = _SCALE_MENTION.sub(" ", cleaned)
+    first = _STANDALONE.search(without_scale)
+    if first:
+        return _in_range(first.group(1), low, high)
+    return math.nan
+
+
+def _format_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _normalise_name(name: str) -> str:
+    return re.sub(r"[\s_-]+", " ", name.strip().lower())
+
+
+def parse_aspect_scores(
+    text: str | None, aspects: Sequence[str], low: float = 1, high: float = 5
+) -> dict[str, float]:
+    """One score per aspect from a multi-aspect reply, NaN for an aspect not found or out of range.
+
+    Rules: if the reply contains a JSON object, its keys are matched to the aspects (case, spaces, hyphens and
+    underscores ignored) and values read with ``parse_likert``.  Otherwise, for each aspect, the first line
+    mentioning the aspect name is read: the first number after the name on that line (at most 40 non-digit
+    characters in between), e.g. "Relevance: 4", "- novelty = 3/5", "**Serendipity** (1-5): 2".
+    """
+    result = {aspect: math.nan for aspect in aspects}
+    cleaned = _clean(text)
+    if not cleaned:
+        return result
+    wanted = {_normalise_name(a): a for a in aspects}
+    for block in re.findall(r"\{[^{}]*\}", str(text), re.DOTALL):
+        try:
+            obj = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(obj, Mapping):
+            for name, value in obj.items():
+                aspect = wanted.get(_normalise_name(str(name)))
+                if aspect is not None and math.isnan(result[aspect]):
+                    result[aspect] = parse_likert(str(value), low, high)
+    for norm, aspect in wanted.items():
+        if not math.isnan(result[aspect]):
+            continue
+        name_pattern = r"[\s_-]+".join(re.escape(part) for part in norm.split(" "))
+        match = re.search(rf"\b{name_pattern}\b([^\n]*)", cleaned, re.IGNORECASE)
+        if not match:
+            continue
+        rest = _SCALE_MENTION.sub(" ", re.sub(r"\(\s*" + NUMBER + r"\s*(?:-|–|to)\s*" + NUMBER + r"\s*\)", " ", match.group(1)))
+        number = re.match(rf"[^\d\n-]{{0,40}}({NUMBER})", rest)
+        if number:
+            result[aspect] = _in_range(number.group(1), low, high)
+    return result
+
+
+def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1, high: int = 5) -> float:
+    """Probability-weighted mean score from per-token log-probabilities.
+
+    At the first generated position whose top alternatives contain any score token (a token that, stripped of
+    whitespace, is one of the integers low..high), the probabilities of the score tokens are summed per score
+    (" 4" and "4" both count for 4), renormalised over the scores, and averaged: sum_k k * p_k.  NaN when no
+    position carries a score token or ``logprobs`` is empty/None.
+    """
+    if not logprobs:
+        return math.nan
+    scores = {str(k): k for k in range(int(low), int(high) + 1)}
+    for alternatives in logprobs:
+        mass: dict[int, float] = {}
+        for token, logprob in alternatives.items():
+            score = scores.get(str(token).strip())
+            if score is not None and logprob is not None and not math.isnan(logprob):
+                mass[score] = mass.get(score, 0.0) + math.exp(logprob)
+        total = sum(mass.values())
+        if total > 0:
+            return sum(k * p for k, p in mass.items()) / total
+    return math.nan

@@ -1,0 +1,85 @@
+"""Anthropic messages API.  The key is read from the environment variable ANTHROPIC_API_KEY only.
+
+Anthropic returns no log-probabilities, so scoring mode "expected" yields NaN (counted) with this provider.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from .base import Completion, Message, ProviderError, TransientProviderError
+from ._common import redact, retry_after_seconds
+from .openai_compat import DEFAULT_TIMEOUT_S, _short
+
+
+class AnthropicProvider:
+    """Provider for Anthropic models (``provider="anthropic"``)."""
+
+    name = "anthropic"
+
+    def __init__(self, base_url: str | None = None, timeout: float | None = None):
+        import anthropic
+
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            raise ProviderError("provider 'anthropic' needs the environment variable ANTHROPIC_API_KEY; replay mode does not")
+        self.base_url = base_url
+        self.timeout = float(timeout if timeout is not None else os.environ.get("RECJUDGE_LLM_TIMEOUT", DEFAULT_TIMEOUT_S))
+        self._anthropic = anthropic
+        kwargs: dict[str, Any] = {"api_key": os.environ["ANTHROPIC_API_KEY"], "timeout": self.timeout, "max_retries": 0}
+        if base_url:
+            kwargs["base_url"] = base_url
+        self._client = anthropic.Anthropic(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(base_url={self.base_url!r}, timeout={self.timeout})"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        logprobs: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> Completion:
+        anthropic = self._anthropic
+        # Anthropic takes the system prompt as a separate field; several system messages are joined.
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        # Sampling parameters go in the request body directly: recent SDK versions no longer list them as
+        # arguments, but the API still reads temperature (and options such as top_k) from the body.
+        params: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens,
+                                  "extra_body": {"temperature": temperature, **(options or {})}}
+        if system:
+            params["system"] = system
+        started = time.perf_counter()
+        try:
+            response = self._client.messages.create(**params)
+        except anthropic.APIStatusError as exc:
+            status = exc.status_code
+            message = f"anthropic HTTP {status}: {redact(_short(exc))}"
+            if status in (408, 409, 429) or status >= 500:
+                raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
+            raise ProviderError(message) from None
+        except anthropic.APIConnectionError as exc:
+            raise TransientProviderError(f"anthropic connection: {redact(_short(exc))}") from None
+        except (anthropic.APIResponseValidationError, ValueError) as exc:
+            raise TransientProviderError(f"anthropic unreadable response body: {redact(_short(exc))}") from None
+        latency = time.perf_counter() - started
+        try:
+            text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
+            usage = response.usage
+        except (AttributeError, TypeError) as exc:
+            raise TransientProviderError(f"anthropic unreadable response body: {type(exc).__name__}") from None
+        return Completion(
+            text=text,
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+            logprobs=None,
+            latency_s=latency,
+            finish_reason=getattr(response, "stop_reason", None),
+        )

@@ -1,0 +1,562 @@
+"""The judge runner: asks (or replays) one judge configuration on many prompts and returns a tidy table.
+
+``run_judge(config, requests)`` looks every (prompt, sample index) up in the response store and, depending on the
+mode, asks the provider for what is missing:
+
+- ``"replay"``: store only; anything missing raises ``MissingReplies`` listing it (no provider is even built, so no
+  key is needed).
+- ``"auto"`` (default; env RECJUDGE_LLM_MODE overrides): store first, then ask the provider for the rest.
+- ``"live"``: ask the provider for everything and store the new replies (the newest entry wins on later reads).
+
+Asking uses a bounded thread pool, an optional requests-per-minute limit, and bounded retries with exponential
+backoff and jitter on ``TransientProviderError`` (429, 5xx, timeouts, dropped connections, unreadable bodies),
+honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job resumes
+where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN score
+with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import random
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from ..paths import store_dir
+from . import pricing
+from .config import JudgeConfig
+from .parsing import expected_score, parse_likert
+from .providers import get_provider
+from .providers._common import redact
+from .providers.base import Message, Provider, ProviderError, TransientProviderError
+from .store import MissingReplies, ResponseStore, StoreKeyer, StoredReply, compact_logprobs, now_utc
+
+MODES = ("replay", "live", "auto")
+MODE_ENV = "RECJUDGE_LLM_MODE"
+CONCURRENCY_ENV = "RECJUDGE_LLM_CONCURRENCY"
+RATE_LIMIT_ENV = "RECJUDGE_LLM_RPM"
+DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
+#: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
+#: or model name would otherwise be sent once per prompt.
+ABORT_AFTER_REFUSALS = 10
+
+Parser = Callable[[str], "float | Mapping[str, float]"]
+
+
+@dataclass
+class JudgeRequest:
+    """One prompt to judge: ``key`` identifies it in the result table (e.g. "user:item"), ``messages`` is the chat."""
+
+    key: str
+    messages: list[Message]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff and jitter.
+
+    Attempt n (n >= 1) failing transiently waits uniform(b/2, b) with b = min(max_delay_s, base_delay_s * 2**(n-1)),
+    or, when the server sent Retry-After, that many seconds (capped at max_retry_after_s) plus uniform(0, base_delay_s).
+    """
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    max_retry_after_s: float = 300.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_retry_after_s) + rng.uniform(0, self.base_delay_s)
+        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        return rng.uniform(backoff / 2, backoff)
+
+
+class RateLimiter:
+    """At most ``per_minute`` request starts per minute, evenly spaced; thread-safe."""
+
+    def __init__(self, per_minute: float | None):
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+@dataclass
+class RunReport:
+    """What a run did.  ``tokens``/``cost_usd`` are what this run spent (new provider calls only); ``job_*`` are
+    the whole job's totals over all replies (what asking everything live would cost)."""
+
+    config_label: str
+    mode: str
+    store: str
+    n_prompts: int
+    n_runs: int
+    n_replies: int
+    n_from_store: int
+    n_asked: int
+    n_provider_calls: int
+    n_retries: int
+    n_failed: int
+    n_unparsable: int
+    n_no_logprobs: int
+    input_tokens: int
+    output_tokens: int
+    tokens: int
+    cost_usd: float
+    job_tokens: int
+    job_cost_usd: float
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        cost = "unknown" if math.isnan(self.cost_usd) else f"${self.cost_usd:.4f}"
+        job_cost = "unknown" if math.isnan(self.job_cost_usd) else f"${self.job_cost_usd:.4f}"
+        text = (
+            f"{self.config_label} ({self.mode} mode): {self.n_prompts} prompts x {self.n_runs} run(s) -> "
+            f"{self.n_replies} replies, {self.n_from_store} from the store, {self.n_asked} asked with "
+            f"{self.n_provider_calls} provider call(s) ({self.n_retries} retries); {self.n_failed} failed, "
+            f"{self.n_unparsable} unparsable"
+        )
+        if self.n_no_logprobs:
+            text += f", {self.n_no_logprobs} without log-probabilities"
+        text += (
+            f". This run: {self.tokens} tokens ({self.input_tokens} in, {self.output_tokens} out), cost {cost}; "
+            f"whole job: {self.job_tokens} tokens, {job_cost}. {self.seconds:.1f} s."
+        )
+        if self.notes:
+            text += " " + " ".join(self.notes)
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class JudgeRun:
+    """A run's result.
+
+    table: one row per (request key, run): key, run, score (or one column per aspect for a dict parser), reply,
+    parsed_ok, input_tokens, output_tokens, from_store, plus error (why a judgment failed, else None), store_key,
+    and text_score in "expected" scoring mode (the score read from the reply text, for comparison).
+    """
+
+    config: JudgeConfig
+    table: pd.DataFrame
+    report: RunReport
+    score_columns: list[str]
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """Rows whose judgment failed (no reply): key, run, error."""
+        return self.table.loc[self.table["error"].notna(), ["key", "run", "error"]].reset_index(drop=True)
+
+    def scores(self, fill_unparsable: float | None = None) -> pd.Series | pd.DataFrame:
+        """Mean score over runs per request key (in request order), over the runs whose reply parsed.
+
+        fill_unparsable: None (default) leaves unparsable replies out (NaN when no run parsed).  A number, e.g.
+        0.0 for the "null -> 0" convention of some papers, replaces the score of each *unparsable reply* before
+        averaging.  Failed judgments (no reply at all) stay NaN either way.
+        """
+        frame = self.table[["key", *self.score_columns]].copy()
+        if fill_unparsable is not None:
+            has_reply = self.table["error"].isna()
+            for column in self.score_columns:
+                frame.loc[has_reply & frame[column].isna(), column] = float(fill_unparsable)
+        order = pd.unique(self.table["key"])
+        means = frame.groupby("key", sort=False)[self.score_columns].mean().reindex(order)
+        means.index.name = "key"
+        if self.score_columns == ["score"]:
+            return means["score"]
+        return means
+
+
+@dataclass
+class _Outcome:
+    record: dict[str, Any] | None
+    error: str | None
+    calls: int
+
+
+_open_stores: dict[Path, ResponseStore] = {}
+_open_stores_lock = threading.Lock()
+
+
+def open_store(root: str | os.PathLike[str] | None = None) -> ResponseStore:
+    """The process-wide ResponseStore for a folder (default ``store_dir()``), so that a notebook calling
+    ``run_judge`` many times reads each shard once and afterwards only what was appended."""
+    path = Path(root if root is not None else store_dir()).resolve()
+    with _open_stores_lock:
+        if path not in _open_stores:
+            _open_stores[path] = ResponseStore(path)
+        return _open_stores[path]
+
+
+def _resolve_mode(mode: str | None) -> str:
+    chosen = (mode or os.environ.get(MODE_ENV) or "auto").strip().lower()
+    if chosen not in MODES:
+        raise ValueError(f"LLM mode must be one of {MODES}, got {chosen!r} (argument mode or env {MODE_ENV})")
+    return chosen
+
+
+def _score_range(parser: Callable[..., Any]) -> tuple[float, float]:
+    if isinstance(parser, functools.partial):
+        keywords = parser.keywords or {}
+        return keywords.get("low", 1), keywords.get("high", 5)
+    return getattr(parser, "low", 1), getattr(parser, "high", 5)
+
+
+def _declared_aspects(parser: Callable[..., Any]) -> list[str] | None:
+    """Aspect names a dict parser announces (``partial(parse_aspect_scores, aspects=...)`` or ``.aspects``)."""
+    aspects = None
+    if isinstance(parser, functools.partial):
+        aspects = (parser.keywords or {}).get("aspects")
+    aspects = aspects if aspects is not None else getattr(parser, "aspects", None)
+    return None if aspects is None else [str(a) for a in aspects]
+
+
+def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
+    seen: set[str] = set()
+    for position, request in enumerate(requests):
+        if not isinstance(request, JudgeRequest):
+            raise TypeError(f"request {position} is a {type(request).__name__}, not a JudgeRequest")
+        if request.key in seen:
+            raise ValueError(f"duplicate request key {request.key!r} (request {position}); keys must be unique")
+        seen.add(request.key)
+        if needs_messages:
+            if not request.messages:
+                raise ValueError(f"request {request.key!r} has no messages")
+            for turn, message in enumerate(request.messages):
+                if not (isinstance(message, dict) and type(message.get("role")) is str
+                        and type(message.get("content")) is str):
+                    raise ValueError(
+                        f"request {request.key!r}, message {turn}: expected {{'role': str, 'content': str}}, "
+                        f"got {message!r}"
+                    )
+
+
+def run_judge(
+    config: JudgeConfig,
+    requests: Sequence[JudgeRequest],
+    parser: Parser | None = None,
+    *,
+    store: ResponseStore | str | os.PathLike[str] | None = None,
+    mode: str | None = None,
+    concurrency: int | None = None,
+    progress: bool = True,
+    retry: RetryPolicy | None = None,
+    rate_limit_per_minute: float | None = None,
+    provider: Provider | None = None,
+    timeout: float | None = None,
+) -> JudgeRun:
+    """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
+
+    parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5).
+    store: a ResponseStore or folder; default ``recjudge.paths.store_dir()``.
+    mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
+    concurrency: parallel requests; default env RECJUDGE_LLM_CONCURRENCY, else per provider (local 1, openai 8,
+        anthropic 4).
+    retry: retry policy (default ``RetryPolicy()``).
+    rate_limit_per_minute: request starts per minute; default env RECJUDGE_LLM_RPM, else unlimited.
+    provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
+        something has to be asked).
+    """
+    started = time.perf_counter()
+    parser = parser or parse_likert
+    mode = _resolve_mode(mode)
+    requests = list(requests)
+    if config.provider == "recorded":
+        return _run_recorded(config, requests, parser, mode, provider, started)
+    _validate(requests, needs_messages=True)
+    if not isinstance(store, ResponseStore):
+        store = open_store(store)
+    # Read this model's shards: only bytes appended since the last run (by this or any other process).
+    store.refresh(config.provider, config.model)
+    retry = retry or RetryPolicy()
+    want_logprobs = config.scoring == "expected"
+    options = dict(config.options)
+
+    keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
+                       max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
+    slots: list[tuple[JudgeRequest, int, str]] = []
+    for request in requests:
+        messages_json = keyer.messages_json(request.messages)
+        for run in range(config.runs):
+            slots.append((request, run, keyer.key(messages_json, run)))
+
+    records: dict[str, dict[str, Any]] = {}
+    from_store: set[str] = set()
+    if mode != "live":
+        for _, _, key in slots:
+            record = store.peek(key)
+            if record is not None:
+                records[key] = record
+                from_store.add(key)
+    to_ask: dict[str, tuple[JudgeRequest, int]] = {}
+    for request, run, key in slots:
+        if key not in records and key not in to_ask:
+            to_ask[key] = (request, run)
+    if mode == "replay" and to_ask:
+        missing = [(request.key, run, key) for request, run, key in slots if key in to_ask]
+        raise MissingReplies(missing, label=config.label, store_root=store.root)
+
+    errors: dict[str, str] = {}
+    counters = {"calls": 0}
+    notes: list[str] = []
+    if to_ask:
+        if provider is None:
+            provider = get_provider(config, timeout=timeout)
+        workers = concurrency or int(os.environ.get(CONCURRENCY_ENV, 0)) or DEFAULT_CONCURRENCY.get(config.provider, 4)
+        rpm = rate_limit_per_minute or (float(os.environ[RATE_LIMIT_ENV]) if os.environ.get(RATE_LIMIT_ENV) else None)
+        _ask_all(config, provider, store, to_ask, records, errors, counters, want_logprobs, options, retry,
+                 RateLimiter(rpm), max(1, int(workers)), progress)
+
+    return _assemble(config, mode, store, slots, records, from_store, errors, counters["calls"], len(to_ask),
+                     parser, want_logprobs, notes, started)
+
+
+def _ask_all(
+    config: JudgeConfig,
+    provider: Provider,
+    store: ResponseStore,
+    to_ask: dict[str, tuple[JudgeRequest, int]],
+    records: dict[str, dict[str, Any]],
+    errors: dict[str, str],
+    counters: dict[str, int],
+    want_logprobs: bool,
+    options: dict[str, Any],
+    retry: RetryPolicy,
+    limiter: RateLimiter,
+    workers: int,
+    progress: bool,
+) -> None:
+    from tqdm import tqdm
+
+    rng_lock = threading.Lock()
+    rng = random.Random()
+    state = {"successes": 0, "refusals": 0}
+    abort = threading.Event()
+
+    def ask(key: str, request: JudgeRequest, run: int) -> _Outcome:
+        attempts = 0
+        while True:
+            if abort.is_set():
+                return _Outcome(None, "not asked: the job was stopped after repeated provider refusals", attempts)
+            limiter.acquire()
+            attempts += 1
+            try:
+                completion = provider.complete(
+                    [dict(m) for m in request.messages], model=config.model, temperature=config.temperature,
+                    max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=dict(options),
+                )
+            except TransientProviderError as exc:
+                if attempts >= retry.max_attempts:
+                    return _Outcome(None, f"gave up after {attempts} attempts: {redact(exc)}", attempts)
+                with rng_lock:
+                    pause = retry.delay(attempts, exc.retry_after, rng)
+                time.sleep(pause)
+                continue
+            except ProviderError as exc:
+                with rng_lock:
+                    state["refusals"] += 1
+                    if state["successes"] == 0 and state["refusals"] >= ABORT_AFTER_REFUSALS:
+                        abort.set()
+                return _Outcome(None, f"refused: {redact(exc)}", attempts)
+            reply = StoredReply(
+                key=key, provider=config.provider, model=config.model, sample=run, text=completion.text,
+                logprobs=compact_logprobs(completion.logprobs), input_tokens=completion.input_tokens,
+                output_tokens=completion.output_tokens,
+                latency_s=None if completion.latency_s is None else round(completion.latency_s, 3),
+                finish_reason=completion.finish_reason, created=now_utc(), request_key=request.key,
+            )
+            store.put(reply)  # persisted before anything else can go wrong
+            with rng_lock:
+                state["successes"] += 1
+            return _Outcome(reply.to_json(), None, attempts)
+
+    bar = tqdm(total=len(to_ask), desc=config.label, disable=not progress, unit="reply")
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recjudge-judge")
+    try:
+        pending: dict[Future[_Outcome], str] = {
+            pool.submit(ask, key, request, run): key for key, (request, run) in to_ask.items()
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                key = pending.pop(future)
+                outcome = future.result()  # a bug in a provider (not a ProviderError) propagates; replies are stored
+                counters["calls"] += outcome.calls
+                if outcome.record is not None:
+                    records[key] = outcome.record
+                else:
+                    errors[key] = outcome.error or "failed"
+                bar.update(1)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+
+
+def _parse_reply(parser: Parser, text: str, request_key: str) -> float | Mapping[str, float]:
+    try:
+        return parser(text)
+    except Exception as exc:  # a parser bug must name the reply it choked on; the reply itself is safe in the store
+        raise ValueError(f"parser {parser!r} failed on the reply for {request_key!r}: {text[:200]!r}") from exc
+
+
+def _assemble(
+    config: JudgeConfig,
+    mode: str,
+    store: ResponseStore | None,
+    slots: Sequence[tuple[JudgeRequest, int, str | None]],
+    records: Mapping[str, Mapping[str, Any]],
+    from_store: set[str],
+    errors: Mapping[str, str],
+    n_calls: int,
+    n_asked: int,
+    parser: Parser,
+    want_logprobs: bool,
+    notes: list[str],
+    started: float,
+) -> JudgeRun:
+    low, high = _score_range(parser)
+    rows: list[dict[str, Any]] = []
+    declared = _declared_aspects(parser)
+    aspects: list[str] | None = declared
+    dict_parser = declared is not None
+    n_no_logprobs = 0
+    parsed_by_text: dict[str, Any] = {}  # parsers are pure functions of the reply text; replies repeat a lot
+    for request, run, key in slots:
+        lookup = key if key is not None else request.key
+        record = records.get(lookup)
+        row: dict[str, Any] = {"key": request.key, "run": run}
+        if record is None:
+            row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
+                       from_store=False, error=errors.get(lookup, "no reply"), store_key=key)
+            rows.append(row)
+            continue
+        text = record["text"]
+        parsed = parsed_by_text.get(text)
+        if parsed is None:
+            parsed = parsed_by_text[text] = _parse_reply(parser, text, request.key)
+        if not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping):
+            dict_parser = True
+            if aspects is None:
+                aspects = list(parsed)
+            for aspect, value in parsed.items():
+                row[aspect] = float(value)
+            ok = all(not math.isnan(float(v)) for v in parsed.values())
+        else:
+            value = float(parsed)
+            if want_logprobs:
+                row["text_score"] = value
+                value = expected_score(record.get("logprobs"), int(low), int(high))
+                if not record.get("logprobs"):
+                    n_no_logprobs += 1
+            row["score"] = value
+            ok = not math.isnan(value)
+        row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
+                   output_tokens=record.get("output_tokens"), from_store=lookup in from_store, error=None,
+                   store_key=key)
+        rows.append(row)
+    if dict_parser:
+        score_columns = aspects or []
+        for row in rows:
+            if "score" in row and row["error"] is not None:
+                row.pop("score")
+                row.update({a: math.nan for a in score_columns})
+    else:
+        score_columns = ["score"]
+    leading = ["key", "run", *score_columns]
+    if want_logprobs and not dict_parser:
+        leading.append("text_score")
+    columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
+    table = pd.DataFrame(rows, columns=columns)
+    for column in score_columns + (["text_score"] if "text_score" in columns else []):
+        table[column] = table[column].astype(float)
+    for column in ("input_tokens", "output_tokens"):
+        table[column] = pd.array(table[column].tolist(), dtype="Int64")
+    table["run"] = table["run"].astype(int)
+    table["parsed_ok"] = table["parsed_ok"].astype(bool)
+    table["from_store"] = table["from_store"].astype(bool)
+
+    has_reply = table["error"].isna()
+    new_keys = set(records) - from_store
+    new_in = sum(int(records[k].get("input_tokens") or 0) for k in new_keys)
+    new_out = sum(int(records[k].get("output_tokens") or 0) for k in new_keys)
+    job_in = int(table["input_tokens"].fillna(0).sum())
+    job_out = int(table["output_tokens"].fillna(0).sum())
+    if pricing.price(config.provider, config.model) is None:
+        notes.append(f"Cost unknown: no price for {config.provider} model {config.model!r} in recjudge.llm.pricing.")
+    if want_logprobs and dict_parser:
+        notes.append("Expected scoring reads one score per reply; the aspect scores were read from the reply text.")
+    if n_no_logprobs:
+        notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
+    report = RunReport(
+        config_label=config.label,
+        mode=mode,
+        store=str(store.root) if store is not None else "(none)",
+        n_prompts=len({request.key for request, _, _ in slots}),
+        n_runs=config.runs,
+        n_replies=int(has_reply.sum()),
+        n_from_store=int(table["from_store"].sum()),
+        n_asked=n_asked,
+        n_provider_calls=n_calls,
+        n_retries=max(0, n_calls - n_asked),
+        n_failed=int((~has_reply).sum()),
+        n_unparsable=int((has_reply & ~table["parsed_ok"]).sum()),
+        n_no_logprobs=n_no_logprobs,
+        input_tokens=new_in,
+        output_tokens=new_out,
+        tokens=new_in + new_out,
+        cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out),
+        job_tokens=job_in + job_out,
+        job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
+        seconds=time.perf_counter() - started,
+        notes=notes,
+    )
+    return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
+
+
+def _run_recorded(
+    config: JudgeConfig,
+    requests: list[JudgeRequest],
+    parser: Parser,
+    mode: str,
+    provider: Provider | None,
+    started: float,
+) -> JudgeRun:
+    """Recorded judgments are looked up by request key; the store is not involved (the source file is the record)."""
+    _validate(requests, needs_messages=False)
+    if config.runs != 1:
+        raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, got {config.runs}")
+    provider = provider or get_provider(config)
+    records: dict[str, dict[str, Any]] = {}
+    errors: dict[str, str] = {}
+    for request in requests:
+        completion = provider.answer(request.key)  # type: ignore[attr-defined]
+        if completion is None:
+            errors[request.key] = f"no recorded judgment for key {request.key!r} in {getattr(provider, 'origin', '?')}"
+        else:
+            records[request.key] = {"text": completion.text, "logprobs": None, "input_tokens": None,
+                                    "output_tokens": None}
+    slots = [(request, 0, None) for request in requests]
+    notes = [f"Recorded judgments from {getattr(provider, 'origin', '?')}, attributed to {config.model}."]
+    return _assemble(config, mode, None, slots, records, set(), errors, 0, 0, parser,
+                     config.scoring == "expected", notes, started)

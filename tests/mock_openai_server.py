@@ -1,0 +1,277 @@
+"""A loopback mock of the OpenAI chat-completions endpoint (and of Anthropic's /v1/messages), with injectable faults, for tests and benchmarks.
+
+It listens on 127.0.0.1 on an ephemeral port, serves requests concurrently (one thread each), and answers
+deterministically from the prompt (the last user message): ``expected_score(prompt)`` in 1..5, reply text
+"Score: <n>".  With ``logprobs`` requested it returns top alternatives giving the score token probability 0.6 and
+each other score 0.1, so the expected score is 0.5 * n + 1.5.
+
+Faults are decided deterministically from (prompt, how many times this prompt was already requested): for the
+first ``max_faults_per_prompt`` requests of a prompt, a fault of each kind happens with the configured rate; later
+requests always succeed.  Kinds: 429 with Retry-After, 500, timeout (sleep ``timeout_sleep_s`` then drop the
+connection without a reply), dropped connection, garbage body (HTTP 200 with invalid JSON).
+
+Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
+sent), ``faults`` (count per kind).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULT_KINDS = ("rate_limit", "server_error", "timeout", "drop", "garbage")
+
+
+def expected_score(prompt: str) -> int:
+    """The score the mock gives a prompt (1..5)."""
+    return 1 + int(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8], 16) % 5
+
+
+def _uniform(prompt: str, attempt: int) -> float:
+    digest = hashlib.sha256(f"fault|{attempt}|{prompt}".encode("utf-8")).hexdigest()
+    return int(digest[:12], 16) / float(16**12)
+
+
+@dataclass
+class FaultPlan:
+    """Rates (fractions of the first requests of each prompt) of each fault kind; they must sum to <= 1."""
+
+    rate_limit: float = 0.0
+    server_error: float = 0.0
+    timeout: float = 0.0
+    drop: float = 0.0
+    garbage: float = 0.0
+    max_faults_per_prompt: int = 2
+    retry_after: str = "0"  # value of the Retry-After header sent with 429 (seconds)
+
+    def fault_for(self, prompt: str, attempt: int) -> str | None:
+        if attempt >= self.max_faults_per_prompt:
+            return None
+        u = _uniform(prompt, attempt)
+        edge = 0.0
+        for kind in FAULT_KINDS:
+            edge += getattr(self, kind)
+            if u < edge:
+                return kind
+        return None
+
+
+class MockOpenAIServer:
+    """Context manager: ``with MockOpenAIServer(latency_s=0.1) as server: server.base_url``."""
+
+    def __init__(self, latency_s: float = 0.0, faults: FaultPlan | None = None, timeout_sleep_s: float = 1.0,
+                 expected_key: str | None = None):
+        self.latency_s = latency_s
+        self.faults = faults or FaultPlan()
+        self.timeout_sleep_s = timeout_sleep_s
+        self.expected_key = expected_key
+        self.lock = threading.Lock()
+        self.requests_by_prompt: Counter[str] = Counter()
+        self.successes_by_prompt: Counter[str] = Counter()
+        self.fault_counts: Counter[str] = Counter()
+        self.unauthorised = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------------------------------- lifecycle
+    def start(self) -> "MockOpenAIServer":
+        mock = self
+
+        class Handler(_Handler):
+            server_mock = mock
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        server.request_queue_size = 256
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "MockOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """Base URL without the /v1 suffix (what the anthropic client expects)."""
+        return self.base_url[: -len("/v1")]
+
+    def reset_counters(self) -> None:
+        with self.lock:
+            self.requests_by_prompt.clear()
+            self.successes_by_prompt.clear()
+            self.fault_counts.clear()
+
+    @property
+    def total_requests(self) -> int:
+        with self.lock:
+            return sum(self.requests_by_prompt.values())
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+    server_mock: MockOpenAIServer
+
+    def setup(self) -> None:
+        super().setup()
+        # Without this, headers and body leave in two segments and Nagle + delayed ACK add ~40 ms per reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        mock = self.server_mock
+        length = int(self.headers.get("Content-Length", 0))
+        payload = json.loads(self.rfile.read(length) or b"{}")
+        anthropic_style = self.path.rstrip("/").endswith("/v1/messages")
+        if not (anthropic_style or self.path.rstrip("/").endswith("/chat/completions")):
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        if payload.get("model") == "status-400":
+            self._send(400, b'{"error": {"message": "bad request", "type": "invalid_request_error"}}')
+            return
+        # OpenAI clients send "Authorization: Bearer <key>"; Anthropic clients "x-api-key" (older) or the same bearer.
+        sent = {self.headers.get("Authorization"), f"Bearer {self.headers.get('x-api-key')}"}
+        if mock.expected_key is not None and f"Bearer {mock.expected_key}" not in sent:
+            with mock.lock:
+                mock.unauthorised += 1
+            self._send(401, b'{"error": {"message": "invalid key"}}')
+            return
+        users = [m.get("content", "") for m in payload.get("messages", []) if m.get("role") == "user"]
+        prompt = users[-1] if users else ""
+        with mock.lock:
+            attempt = mock.requests_by_prompt[prompt]
+            mock.requests_by_prompt[prompt] += 1
+        fault = mock.faults.fault_for(prompt, attempt)
+        if fault:
+            with mock.lock:
+                mock.fault_counts[fault] += 1
+        if mock.latency_s:
+            time.sleep(mock.latency_s)
+        if fault == "rate_limit":
+            self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}',
+                       {"Retry-After": mock.faults.retry_after})
+            return
+        if fault == "server_error":
+            self._send(500, b'{"error": {"message": "internal error"}}')
+            return
+        if fault == "timeout":
+            time.sleep(mock.timeout_sleep_s)
+            self._drop()
+            return
+        if fault == "drop":
+            self._drop()
+            return
+        if fault == "garbage":
+            self._send(200, b'{"id": "chatcmpl-x", "choices": [ {"mess')
+            return
+        body = _anthropic_message(payload, prompt) if anthropic_style else _completion(payload, prompt)
+        self._send(200, json.dumps(body).encode("utf-8"))
+        with mock.lock:
+            mock.successes_by_prompt[prompt] += 1
+
+
+def _anthropic_message(payload: dict[str, Any], prompt: str) -> dict[str, Any]:
+    return {
+        "id": "msg_mock", "type": "message", "role": "assistant", "model": payload.get("model", "mock"),
+        "content": [{"type": "text", "text": f"Score: {expected_score(prompt)}"}],
+        "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": len(prompt.split()) + 5 + len(payload.get("system", "").split()), "output_tokens": 3},
+    }
+
+
+def _completion(payload: dict[str, Any], prompt: str) -> dict[str, Any]:
+    score = expected_score(prompt)
+    tokens = ["Score", ":", f" {score}"]
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": "".join(tokens)},
+        "finish_reason": "stop",
+        "logprobs": None,
+    }
+    if payload.get("logprobs"):
+        import math
+
+        content = []
+        for token in tokens[:2]:
+            content.append({"token": token, "logprob": -0.01, "bytes": None,
+                            "top_logprobs": [{"token": token, "logprob": -0.01, "bytes": None}]})
+        alternatives = [{"token": f" {k}", "logprob": math.log(0.6 if k == score else 0.1), "bytes": None}
+                        for k in range(1, 6)]
+        alternatives.sort(key=lambda a: -a["logprob"])
+        content.append({"token": tokens[2], "logprob": math.log(0.6), "bytes": None, "top_logprobs": alternatives})
+        choice["logprobs"] = {"content": content, "refusal": None}
+    return {
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": payload.get("model", "mock"),
+        "choices": [choice],
+        "usage": {"prompt_tokens": len(prompt.split()) + 5, "completion_tokens": 3,
+                  "total_tokens": len(prompt.split()) + 8},
+    }
+
+
+def main() -> None:
+    """Serve in the foreground (own process, so client and server do not share one interpreter lock).
+
+    Prints the base URL on the first line of stdout, then serves until killed.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="loopback mock OpenAI-compatible server")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    server = MockOpenAIServer(latency_s=args.latency).start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Reply parsing rules and the expected score from log-probabilities, on hand-made replies."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from recjudge.llm.parsing import expected_score, parse_aspect_scores, parse_likert
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("4", 4.0),
+        ("  3\n", 3.0),
+        ("Score: 4", 4.0),
+        ("score=2", 2.0),
+        ("**4**", 4.0),
+        ("## Rating: **5**", 5.0),
+        ("4/5", 4.0),
+        ("3 out of 5", 3.0),
+        ("4.5", 4.5),
+        ("I would rate it 2 because it is dull.", 2.0),
+        ("On a scale of 1 to 5, I'd say 4.", 4.0),
+        ("Between 1 and 5: 3", 3.0),
+        ("1. The film is good.\nScore: 5", 5.0),  # a labelled score beats list numbering
+        ("Score: 4/5", 4.0),
+    ],
+)
+def test_parse_likert_reads(text, expected):
+    assert parse_likert(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [None, "", "   ", "I cannot say.", "Score: 9", "7", "-1", "0", "four", "Score: 0", 4],
+)
+def test_parse_likert_nan_when_unreadable_or_out_of_range(text):
+    assert math.isnan(parse_likert(text))
+
+
+def test_parse_likert_other_ranges():
+    assert parse_likert("8/10", low=1, high=10) == 8.0
+    assert math.isnan(parse_likert("8/10"))  # out of the default 1-5 range: NaN, no second guess
+    assert parse_likert("Score: 0", low=0, high=4) == 0.0
+
+
+def test_parse_aspect_scores_lines_and_json():
+    text = "Relevance: 4\n- Novelty (1-5): **2**\nserendipity = 3/5\nUnexpectedness: 9"
+    got = parse_aspect_scores(text, ["relevance", "novelty", "serendipity", "unexpectedness", "diversity"])
+    assert got["relevance"] == 4.0 and got["novelty"] == 2.0 and got["serendipity"] == 3.0
+    assert math.isnan(got["unexpectedness"]) and math.isnan(got["diversity"])
+    got = parse_aspect_scores('Here: {"Relevance": 5, "user_novelty": "2"}', ["relevance", "user novelty"])
+    assert got == {"relevance": 5.0, "user novelty": 2.0}
+    assert all(math.isnan(v) for v in parse_aspect_scores(None, ["a", "b"]).values())
+
+
+def test_expected_score_weights_first_score_position():
+    lp = [
+        {"Score": -0.01, "Rating": -4.6},
+        {":": -0.01},
+        {" 4": math.log(0.5), " 5": math.log(0.2), "3": math.log(0.2), "hello": math.log(0.1)},
+        {"2": 0.0},  # later positions are ignored
+    ]
+    # renormalised over score tokens: (4*.5 + 5*.2 + 3*.2) / .9
+    assert expected_score(lp) == pytest.approx((4 * 0.5 + 5 * 0.2 + 3 * 0.2) / 0.9)
+
+
+def test_expected_score_sums_token_variants_and_respects_range():
+    lp = [{"4": math.log(0.3), " 4": math.log(0.3), "2": math.log(0.4), "9": math.log(0.9)}]
+    assert expected_score(lp) == pytest.approx((4 * 0.6 + 2 * 0.4) / 1.0)
+    assert expected_score([{"9": -0.1, "7": -1.0}], low=1, high=10) == pytest.approx(
+        (9 * math.exp(-0.1) + 7 * math.exp(-1.0)) / (math.exp(-0.1) + math.exp(-1.0)))
+
+
+def test_expected_score_nan_without_score_tokens():
+    assert math.isnan(expected_score(None))
+    assert math.isnan(expected_score([]))
+    assert math.isnan(expected_score([{"no": -0.1}, {"digits": -0.2}]))

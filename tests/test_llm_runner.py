@@ -1,0 +1,301 @@
+"""The judge runner against the loopback mock server and scripted providers: faults, resume, replay, accounting."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from functools import partial
+
+import pytest
+
+from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score as mock_score
+from recjudge.llm import (
+    JudgeConfig, JudgeRequest, MissingReplies, ResponseStore, RetryPolicy, parse_aspect_scores, run_judge,
+)
+from recjudge.llm.providers.base import Completion, ProviderError, TransientProviderError
+from recjudge.llm.runner import RateLimiter
+
+FAST_RETRY = RetryPolicy(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05)
+
+
+def make_requests(n: int, prefix: str = "prompt") -> list[JudgeRequest]:
+    return [
+        JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."}, {"role": "user", "content": f"{prefix} {i}"}])
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.delenv("RECJUDGE_LLM_MODE", raising=False)
+
+
+def mock_config(server: MockOpenAIServer, **changes) -> JudgeConfig:
+    return JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url, **changes)
+
+
+def test_500_prompts_through_faults_lose_nothing_and_ask_nothing_twice(tmp_path):
+    plan = FaultPlan(rate_limit=0.08, server_error=0.08, timeout=0.03, drop=0.05, garbage=0.05,
+                     max_faults_per_prompt=2, retry_after="0")
+    requests = make_requests(500)
+    with MockOpenAIServer(faults=plan, timeout_sleep_s=1.3) as server:
+        run = run_judge(mock_config(server), requests, store=tmp_path, concurrency=16, retry=FAST_RETRY,
+                        timeout=1.0, progress=False)
+        assert all(server.fault_counts[kind] > 0 for kind in ("rate_limit", "server_error", "timeout", "drop",
+                                                               "garbage")), server.fault_counts
+        # No reply lost: every prompt answered, correctly, and stored.
+        assert run.report.n_replies == 500 and run.report.n_failed == 0 and run.failures.empty
+        assert list(run.table["score"]) == [float(mock_score(f"prompt {i}")) for i in range(500)]
+        assert len(ResponseStore(tmp_path)) == 500
+        # Nothing asked again once it had been answered; every request the server saw was counted by the runner
+        # (a few attempts can fail on a pooled connection before reaching the server).
+        assert set(server.successes_by_prompt) == {f"prompt {i}" for i in range(500)}
+        assert max(server.successes_by_prompt.values()) == 1
+        assert run.report.n_provider_calls >= server.total_requests > 500
+        assert run.report.n_retries == run.report.n_provider_calls - 500
+
+
+def test_second_identical_run_makes_zero_provider_calls(tmp_path):
+    requests = make_requests(20)
+    with MockOpenAIServer() as server:
+        first = run_judge(mock_config(server), requests, store=tmp_path, progress=False)
+        assert first.report.n_provider_calls == 20 and first.report.n_from_store == 0
+        assert first.report.input_tokens > 0 and first.report.tokens == first.report.job_tokens
+        second = run_judge(mock_config(server), requests, store=tmp_path, progress=False)
+        assert server.total_requests == 20
+    assert second.report.n_provider_calls == 0 and second.report.n_from_store == 20 and second.report.tokens == 0
+    assert second.report.job_tokens == first.report.job_tokens
+    assert "0 provider call(s)" in str(second.report) and "20 from the store" in str(second.report)
+    assert second.table["from_store"].all() and not first.table["from_store"].any()
+    assert second.table["score"].equals(first.table["score"])
+
+
+def test_replay_mode_names_what_is_missing(tmp_path):
+    requests = make_requests(5)
+    with MockOpenAIServer() as server:
+        run_judge(mock_config(server), requests[:3], store=tmp_path, progress=False)
+        with pytest.raises(MissingReplies) as caught:
+            run_judge(mock_config(server), requests, store=tmp_path, mode="replay", progress=False)
+        assert server.total_requests == 3  # replay never contacts the provider
+    error = caught.value
+    assert error.count == 2 and [m[0] for m in error.missing] == ["k3", "k4"]
+    assert "'k3'" in str(error) and "'k4'" in str(error) and "2 replies" in str(error)
+    # Everything present: replay works with no key and no server at all.
+    os.environ.pop("OPENAI_API_KEY")
+    replayed = run_judge(JudgeConfig(provider="openai", model="mock-judge"), requests[:3], store=tmp_path,
+                         mode="replay", progress=False)
+    assert replayed.report.n_from_store == 3 and replayed.report.n_provider_calls == 0
+
+
+def test_mode_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "replay")
+    with pytest.raises(MissingReplies):
+        run_judge(JudgeConfig(provider="openai", model="x"), make_requests(1), store=tmp_path, progress=False)
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "sometimes")
+    with pytest.raises(ValueError, match="RECJUDGE_LLM_MODE"):
+        run_judge(JudgeConfig(provider="openai", model="x"), make_requests(1), store=tmp_path, progress=False)
+
+
+def test_live_mode_always_asks(tmp_path):
+    requests = make_requests(4)
+    with MockOpenAIServer() as server:
+        run_judge(mock_config(server), requests, store=tmp_path, progress=False)
+        live = run_judge(mock_config(server), requests, store=tmp_path, mode="live", progress=False)
+        assert server.total_requests == 8
+    assert live.report.n_provider_calls == 4 and live.report.n_from_store == 0
+
+
+KILLED_JOB = textwrap.dedent("""
+    import sys
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    base_url, store, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    requests = [JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."},
+                                       {"role": "user", "content": f"prompt {i}"}]) for i in range(n)]
+    run_judge(JudgeConfig(provider="openai", model="mock-judge", base_url=base_url), requests, store=store,
+              concurrency=4, progress=False)
+    print("FINISHED")
+""")
+
+
+def test_job_killed_with_sigkill_resumes_asking_only_missing_prompts(tmp_path):
+    n = 200
+    store_root = tmp_path / "store"
+    with MockOpenAIServer(latency_s=0.05) as server:
+        child = subprocess.Popen([sys.executable, "-c", KILLED_JOB, server.base_url, str(store_root), str(n)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            stored = sum(p.read_bytes().count(b"\n") for p in store_root.rglob("*.jsonl"))
+            if stored >= 40:
+                break
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert child.returncode == -signal.SIGKILL and b"FINISHED" not in child.stdout.read()
+
+        survived = {r.request_key for r in ResponseStore(store_root)}
+        assert 40 <= len(survived) < n
+        server.reset_counters()
+        resumed = run_judge(mock_config(server), make_requests(n), store=store_root, concurrency=16, progress=False)
+        asked = {p.replace("prompt ", "k") for p in server.requests_by_prompt}
+    assert asked == {f"k{i}" for i in range(n)} - survived  # only the missing ones, each once
+    assert max(server.requests_by_prompt.values()) == 1
+    assert resumed.report.n_from_store == len(survived) and resumed.report.n_asked == n - len(survived)
+    assert resumed.report.n_replies == n and len(ResponseStore(store_root)) == n
+    assert list(resumed.table["score"]) == [float(mock_score(f"prompt {i}")) for i in range(n)]
+
+
+class ScriptedProvider:
+    """A provider whose behaviour per prompt is a function; counts calls."""
+
+    name = "scripted"
+
+    def __init__(self, behaviour):
+        self.behaviour = behaviour
+        self.calls: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
+        prompt = messages[-1]["content"]
+        with self.lock:
+            self.calls[prompt] = self.calls.get(prompt, 0) + 1
+            count = self.calls[prompt]
+        return self.behaviour(prompt, count)
+
+
+def test_exhausted_retries_and_refusals_are_failures_not_zeros(tmp_path):
+    def behaviour(prompt, count):
+        if prompt == "prompt 1":
+            raise TransientProviderError("HTTP 503 always")
+        if prompt == "prompt 2":
+            raise ProviderError("HTTP 400 context too long")
+        if prompt == "prompt 3" and count == 1:
+            raise TransientProviderError("HTTP 429", retry_after=0.01)
+        return Completion(text="Score: 4" if prompt != "prompt 4" else "I cannot judge this.",
+                          input_tokens=10, output_tokens=2)
+
+    provider = ScriptedProvider(behaviour)
+    run = run_judge(JudgeConfig(provider="openai", model="gpt-4o-mini"), make_requests(6), store=tmp_path,
+                    provider=provider, retry=FAST_RETRY, progress=False)
+    table = run.table.set_index("key")
+    assert provider.calls["prompt 1"] == FAST_RETRY.max_attempts and provider.calls["prompt 2"] == 1
+    assert math.isnan(table.loc["k1", "score"]) and "gave up after 6 attempts" in table.loc["k1", "error"]
+    assert math.isnan(table.loc["k2", "score"]) and "refused" in table.loc["k2", "error"]
+    assert list(run.failures["key"]) == ["k1", "k2"]
+    assert table.loc["k3", "score"] == 4.0 and table.loc["k0", "score"] == 4.0
+    assert math.isnan(table.loc["k4", "score"]) and not table.loc["k4", "parsed_ok"]
+    report = run.report
+    assert (report.n_failed, report.n_unparsable, report.n_replies) == (2, 1, 4)
+    assert len(ResponseStore(tmp_path)) == 4  # the good replies are kept
+    # Cost from the price table: gpt-4o-mini at 0.15 / 0.60 USD per 1M tokens.
+    assert report.cost_usd == pytest.approx((40 * 0.15 + 8 * 0.60) / 1e6)
+    # Paper convention only on request: the unparsable reply becomes 0, failures stay NaN.
+    assert math.isnan(run.scores()["k4"])
+    filled = run.scores(fill_unparsable=0.0)
+    assert filled["k4"] == 0.0 and math.isnan(filled["k1"]) and filled["k0"] == 4.0
+
+
+def test_repeated_refusals_stop_the_job(tmp_path):
+    def refuse(prompt, count):
+        raise ProviderError("HTTP 401 invalid key")
+
+    provider = ScriptedProvider(refuse)
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(200), store=tmp_path,
+                    provider=provider, concurrency=2, progress=False)
+    assert sum(provider.calls.values()) <= 12 and run.report.n_failed == 200
+
+
+def test_retry_after_is_honoured(tmp_path):
+    def behaviour(prompt, count):
+        if count == 1:
+            raise TransientProviderError("HTTP 429", retry_after=0.3)
+        return Completion(text="2")
+
+    started = time.perf_counter()
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(1), store=tmp_path,
+                    provider=ScriptedProvider(behaviour), retry=FAST_RETRY, progress=False)
+    assert time.perf_counter() - started >= 0.3 and run.report.n_retries == 1 and run.table["score"][0] == 2.0
+
+
+def test_retry_policy_backoff_grows_with_jitter_and_caps():
+    import random
+
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
+    rng = random.Random(0)
+    for attempt, cap in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (9, 8.0)]:
+        delays = [policy.delay(attempt, None, rng) for _ in range(200)]
+        assert min(delays) >= cap / 2 and max(delays) <= cap and len(set(delays)) > 100
+    assert 5.0 <= policy.delay(1, 5.0, rng) <= 6.0
+
+
+def test_rate_limiter_spaces_requests():
+    limiter = RateLimiter(per_minute=600)  # one per 0.1 s
+    started = time.perf_counter()
+    for _ in range(4):
+        limiter.acquire()
+    assert time.perf_counter() - started >= 0.29
+
+
+def test_runs_are_distinct_samples_and_scores_average_them(tmp_path):
+    def behaviour(prompt, count):
+        return Completion(text=str(count))  # 1st call says 1, 2nd says 2, ...
+
+    provider = ScriptedProvider(behaviour)
+    config = JudgeConfig(provider="openai", model="m", temperature=0.7, runs=3)
+    run = run_judge(config, make_requests(2), store=tmp_path, provider=provider, concurrency=1, progress=False)
+    assert list(run.table["run"]) == [0, 1, 2, 0, 1, 2]
+    assert run.table["store_key"].nunique() == 6
+    assert sorted(run.table.loc[run.table["key"] == "k0", "score"]) == [1.0, 2.0, 3.0]
+    assert run.scores().to_dict() == {"k0": 2.0, "k1": 2.0}
+
+
+def test_expected_scoring_uses_logprobs_and_counts_missing_ones(tmp_path):
+    with MockOpenAIServer() as server:
+        run = run_judge(mock_config(server, scoring="expected"), make_requests(10), store=tmp_path, progress=False)
+    for i, row in run.table.iterrows():
+        s = mock_score(f"prompt {i}")
+        assert row["text_score"] == s and row["score"] == pytest.approx(0.5 * s + 1.5, abs=1e-3)
+    no_logprobs = ScriptedProvider(lambda prompt, count: Completion(text="Score: 3", logprobs=None))
+    run = run_judge(JudgeConfig(provider="openai", model="m", scoring="expected"), make_requests(3), store=tmp_path,
+                    provider=no_logprobs, progress=False)
+    assert run.table["score"].isna().all() and run.report.n_no_logprobs == 3
+    assert "without log-probabilities" in str(run.report)
+
+
+def test_aspect_parser_gives_one_column_per_aspect(tmp_path):
+    provider = ScriptedProvider(lambda prompt, count: Completion(text="Relevance: 4\nNovelty: 2"))
+    parser = partial(parse_aspect_scores, aspects=["relevance", "novelty", "surprise"], low=1, high=5)
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(2), parser, store=tmp_path,
+                    provider=provider, progress=False)
+    assert run.score_columns == ["relevance", "novelty", "surprise"]
+    assert list(run.table["relevance"]) == [4.0, 4.0] and run.table["surprise"].isna().all()
+    assert run.report.n_unparsable == 2
+    assert list(run.scores().columns) == ["relevance", "novelty", "surprise"]
+    # A failed judgment still has every aspect column (NaN).
+    failing = ScriptedProvider(lambda prompt, count: (_ for _ in ()).throw(ProviderError("HTTP 400")))
+    run = run_judge(JudgeConfig(provider="openai", model="m2"), make_requests(1), parser, store=tmp_path,
+                    provider=failing, progress=False)
+    assert list(run.table.columns[:5]) == ["key", "run", "relevance", "novelty", "surprise"]
+    assert run.table[["relevance", "novelty", "surprise"]].isna().all().all() and run.report.n_failed == 1
+
+
+def test_unknown_model_cost_is_nan_with_a_note(tmp_path):
+    provider = ScriptedProvider(lambda prompt, count: Completion(text="3", input_tokens=5, output_tokens=1))
+    run = run_judge(JudgeConfig(provider="openai", model="my-finetune"), make_requests(1), store=tmp_path,
+                    provider=provider, progress=False)
+    assert math.isnan(run.report.cost_usd) and "Cost unknown" in str(run.report)
+
+
+def test_bad_requests_are_named(tmp_path):
+    with pytest.raises(ValueError, match="duplicate request key 'k0'"):
+        run_judge(JudgeConfig(provider="openai", model="m"), make_requests(1) * 2, store=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="request 'bad', message 0"):
+        run_judge(JudgeConfig(provider="openai", model="m"), [JudgeRequest("bad", [{"role": "user"}])],
+                  store=tmp_path, progress=False)
