@@ -1,0 +1,410 @@
+"""Meta-evaluation of evaluators of recommendation explanations (Zhang et al. 2024, Table 1).
+
+An *evaluator* gives each rated explanation of the Lu et al. study a score per aspect (persuasiveness,
+transparency, accuracy, satisfaction). Its accuracy is the correlation between its scores and the users' own
+ratings at three levels (dataset, user, user–movie pair; :func:`recjudge.metaeval.multilevel_correlation`), with
+Pearson, Spearman and Kendall.
+
+Scores travel as a *long* frame: ``row_id`` (the study's explanation id), ``evaluator``, ``aspect``, ``score``.
+Evaluators built here: the seeded Random baseline, the two third-party annotators and their mean, and BLEU-1,
+BLEU-4, ROUGE-1-F and ROUGE-L-F against the users' self-explanations (one score used for all four aspects). LLM
+evaluators come from :mod:`recjudge.prompts.explanations` in the same format.
+
+Missing values: by default (:data:`DROP_NULLS`) a row with a missing user rating or a missing evaluator score is
+left out of that aspect's correlations. :data:`PAPER_NULLS` applies Zhang et al.'s conventions instead: a missing
+user rating becomes 3 ("unknown attitude") and a missing evaluator score (an unparsable LLM reply) becomes 0 (a
+penalty). Groups whose correlation is undefined (constant ratings) are left out of the user/pair means and counted
+in ``n_undefined``, as the paper's code does (pandas' ``mean`` skips the NaN that scipy returns for them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
+from recjudge.metaeval import CORRELATION_METHODS, multilevel_correlation
+
+__all__ = [
+    "ANNOTATOR_EVALUATORS",
+    "LLMEvaluation",
+    "PAPER_TABLE2_USD",
+    "cost_per_text",
+    "run_llm_evaluators",
+    "DROP_NULLS",
+    "LEVELS",
+    "NullPolicy",
+    "PAPER_NULLS",
+    "PAPER_TABLE1",
+    "REFERENCE_METRIC_EVALUATORS",
+    "annotator_scores",
+    "compare_with_paper",
+    "meta_evaluate",
+    "paper_table1",
+    "random_baseline",
+    "random_scores",
+    "reference_metric_evaluator_scores",
+    "table1_layout",
+    "truth_frame",
+]
+
+LEVELS = ("dataset", "user", "pair")
+#: Table 1 names of the annotator evaluators -> the study's annotator columns.
+ANNOTATOR_EVALUATORS = {"Annotator-1": "annotator_1", "Annotator-2": "annotator_2", "Average": "annotator_mean"}
+#: Table 1 names of the reference-based metrics -> columns of recjudge.text_metrics.reference_metric_scores.
+REFERENCE_METRIC_EVALUATORS = {"BLEU-1": "bleu_1", "BLEU-4": "bleu_4", "ROUGE-1-F": "rouge_1_f",
+                               "ROUGE-L-F": "rouge_l_f"}
+
+
+@dataclass(frozen=True)
+class NullPolicy:
+    """What to do with missing values before correlating.
+
+    missing_user_rating:     None drops the row; a number replaces the missing user rating (the paper: 3).
+    missing_evaluator_score: None drops the row; a number replaces the missing evaluator score (the paper: 0).
+    """
+
+    missing_user_rating: float | None = None
+    missing_evaluator_score: float | None = None
+
+    @property
+    def label(self) -> str:
+        user = "drop" if self.missing_user_rating is None else f"{self.missing_user_rating:g}"
+        evaluator = "drop" if self.missing_evaluator_score is None else f"{self.missing_evaluator_score:g}"
+        return f"user NA→{user}, evaluator NA→{evaluator}"
+
+
+DROP_NULLS = NullPolicy()
+PAPER_NULLS = NullPolicy(missing_user_rating=3.0, missing_evaluator_score=0.0)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Evaluators
+# --------------------------------------------------------------------------------------------------------------------
+def truth_frame(study: ExplanationStudy) -> pd.DataFrame:
+    """The users' ratings: row_id, user_id, item_id and one column per aspect (NaN = left blank)."""
+    return study.user_ratings[["row_id", "user_id", "item_id", *ASPECTS]].copy()
+
+
+def _long(frame: pd.DataFrame, evaluator: str, columns: dict[str, str]) -> pd.DataFrame:
+    """Wide (row_id + one column per aspect) -> long scores of one evaluator. ``columns`` maps aspect -> column."""
+    parts = [
+        pd.DataFrame({"row_id": frame["row_id"].to_numpy(), "evaluator": evaluator, "aspect": aspect,
+                      "score": frame[column].to_numpy(dtype=float)})
+        for aspect, column in columns.items()
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def annotator_scores(study: ExplanationStudy) -> pd.DataFrame:
+    """Long scores of Annotator-1, Annotator-2 and their mean ("Average" in Table 1)."""
+    parts = []
+    for name, annotator in ANNOTATOR_EVALUATORS.items():
+        frame = study.annotator_ratings[study.annotator_ratings["annotator"] == annotator]
+        parts.append(_long(frame, name, {a: a for a in ASPECTS}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def random_scores(row_ids: Sequence[int], seed: int, *, low: int = 1, high: int = 5,
+                  name: str = "Random") -> pd.DataFrame:
+    """Integer scores drawn uniformly from low..high, independently per row and aspect (numpy PCG64, ``seed``)."""
+    rng = np.random.default_rng(seed)
+    row_ids = np.asarray(row_ids)
+    frame = pd.DataFrame({"row_id": row_ids})
+    for aspect in ASPECTS:
+        frame[aspect] = rng.integers(low, high + 1, size=len(row_ids)).astype(float)
+    return _long(frame, name, {a: a for a in ASPECTS})
+
+
+def reference_metric_evaluator_scores(study: ExplanationStudy, **metric_options) -> pd.DataFrame:
+    """BLEU-1, BLEU-4, ROUGE-1-F, ROUGE-L-F of each explanation against its user's self-explanation for the movie,
+    the same score for the four aspects. ``metric_options`` go to
+    :func:`recjudge.text_metrics.reference_metric_scores` (tokenisation, smoothing)."""
+    from recjudge.text_metrics import reference_metric_scores
+
+    wide = study.wide()
+    metrics = reference_metric_scores(wide["explanation_text"].tolist(), wide["self_explanation"].tolist(),
+                                      **metric_options)
+    metrics.insert(0, "row_id", wide["row_id"].to_numpy())
+    return pd.concat(
+        [_long(metrics, name, {a: column for a in ASPECTS}) for name, column in REFERENCE_METRIC_EVALUATORS.items()],
+        ignore_index=True,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Meta-evaluation
+# --------------------------------------------------------------------------------------------------------------------
+def meta_evaluate(
+    truth: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    nulls: NullPolicy = DROP_NULLS,
+    methods: Sequence[str] = CORRELATION_METHODS,
+    aspects: Sequence[str] = ASPECTS,
+) -> pd.DataFrame:
+    """Three-level correlations of every evaluator in ``scores`` with ``truth``.
+
+    truth:  row_id, user_id, item_id and one column per aspect (see :func:`truth_frame`).
+    scores: long frame row_id, evaluator, aspect, score. Only the rows an evaluator scored are used (an evaluator
+            run on a sample is meta-evaluated on that sample; ``n_rows`` says how many).
+    Returns evaluator, aspect, level, method, value, n_groups, n_undefined, n_rows (value in [-1, 1]).
+    """
+    missing = {"row_id", "evaluator", "aspect", "score"} - set(scores.columns)
+    if missing:
+        raise KeyError(f"scores frame lacks column(s) {sorted(missing)}")
+    for aspect in set(scores["aspect"]) & set(aspects):
+        if aspect not in truth.columns:
+            raise KeyError(f"truth frame lacks the aspect column {aspect!r}")
+    results = []
+    for (evaluator, aspect), group in scores.groupby(["evaluator", "aspect"], sort=False):
+        if aspect not in aspects:
+            continue
+        if group["row_id"].duplicated().any():
+            raise ValueError(f"evaluator {evaluator!r} has several scores for one row_id on {aspect!r}; "
+                             "average runs before meta-evaluating")
+        frame = truth[["row_id", "user_id", "item_id", aspect]].rename(columns={aspect: "truth"}).merge(
+            group[["row_id", "score"]], on="row_id", how="inner", validate="one_to_one")
+        if nulls.missing_user_rating is not None:
+            frame["truth"] = frame["truth"].fillna(nulls.missing_user_rating)
+        if nulls.missing_evaluator_score is not None:
+            frame["score"] = frame["score"].fillna(nulls.missing_evaluator_score)
+        table = multilevel_correlation(frame, "score", "truth", "user_id", "item_id", methods=tuple(methods))
+        table.insert(0, "aspect", aspect)
+        table.insert(0, "evaluator", evaluator)
+        results.append(table)
+    if not results:
+        return pd.DataFrame(columns=["evaluator", "aspect", "level", "method", "value", "n_groups", "n_undefined",
+                                     "n_rows"])
+    return pd.concat(results, ignore_index=True)
+
+
+def random_baseline(
+    truth: pd.DataFrame,
+    seeds: Iterable[int],
+    *,
+    row_ids: Sequence[int] | None = None,
+    nulls: NullPolicy = DROP_NULLS,
+    methods: Sequence[str] = CORRELATION_METHODS,
+    name: str = "Random",
+) -> pd.DataFrame:
+    """Meta-evaluation of uniform random 1–5 scores, one draw per seed, averaged over the seeds.
+
+    Returns the :func:`meta_evaluate` columns with ``value`` = mean over seeds, plus ``value_sd`` (standard deviation
+    over seeds) and ``n_seeds``.
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("random_baseline needs at least one seed")
+    row_ids = truth["row_id"].to_numpy() if row_ids is None else np.asarray(row_ids)
+    per_seed = [
+        meta_evaluate(truth, random_scores(row_ids, seed, name=name), nulls=nulls, methods=methods).assign(seed=seed)
+        for seed in seeds
+    ]
+    stacked = pd.concat(per_seed, ignore_index=True)
+    keys = ["evaluator", "aspect", "level", "method"]
+    summary = stacked.groupby(keys, sort=False).agg(
+        value=("value", "mean"), value_sd=("value", "std"), n_groups=("n_groups", "mean"),
+        n_undefined=("n_undefined", "mean"), n_rows=("n_rows", "first"), n_seeds=("seed", "nunique"),
+    ).reset_index()
+    return summary
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The paper's Table 1 (Pearson, %, dataset / user / pair level), transcribed from the RecSys '24 paper
+# --------------------------------------------------------------------------------------------------------------------
+_T = tuple[float, float, float]
+PAPER_TABLE1: dict[str, dict[str, _T]] = {
+    "Random": {"persuasiveness": (-0.55, 0.52, 1.81), "transparency": (0.65, -0.43, -2.58),
+               "accuracy": (-0.41, 4.12, 3.98), "satisfaction": (0.36, -2.26, 5.88)},
+    "BLEU-1": {"persuasiveness": (11.68, 15.84, 17.07), "transparency": (10.06, 12.69, 14.44),
+               "accuracy": (6.43, 10.71, 12.18), "satisfaction": (11.36, 12.91, 15.79)},
+    "BLEU-4": {"persuasiveness": (-1.17, 7.68, 13.53), "transparency": (-3.47, 4.13, 10.24),
+               "accuracy": (-4.63, 4.8, 8.96), "satisfaction": (0.61, 6.86, 12.09)},
+    "ROUGE-1-F": {"persuasiveness": (14.16, 16.39, 17.56), "transparency": (11.93, 12.74, 14.45),
+                  "accuracy": (8.61, 11.02, 12.83), "satisfaction": (12.87, 13.2, 16.23)},
+    "ROUGE-L-F": {"persuasiveness": (14.16, 16.39, 17.56), "transparency": (11.93, 12.74, 14.45),
+                  "accuracy": (8.61, 11.02, 12.83), "satisfaction": (12.87, 13.2, 16.23)},
+    "Annotator-1": {"persuasiveness": (19.88, 18.31, 16.72), "transparency": (15.66, 16.18, 11.31),
+                    "accuracy": (10.16, 9.78, 9.77), "satisfaction": (14.93, 13.28, 12.69)},
+    "Annotator-2": {"persuasiveness": (21.4, 21.17, 20.9), "transparency": (25.97, 26.42, 27.84),
+                    "accuracy": (10.96, 10.96, 9.32), "satisfaction": (8.86, 9.72, 9.43)},
+    "Average": {"persuasiveness": (23.33, 22.25, 20.93), "transparency": (24.53, 25.36, 23.12),
+                "accuracy": (12.83, 12.52, 11.19), "satisfaction": (13.9, 13.54, 13.16)},
+    "Llama2-7B (S)": {"persuasiveness": (-4.02, -3.32, -3.9), "transparency": (-1.52, -2.92, -5.43),
+                      "accuracy": (-1.11, -1.88, -3.76), "satisfaction": (0.74, 2.72, 4.54)},
+    "Llama2-13B (S)": {"persuasiveness": (8.39, 9.5, 10.91), "transparency": (10.64, 11.67, 10.68),
+                       "accuracy": (-4.44, -4.52, -0.96), "satisfaction": (-0.18, 1.12, 0.94)},
+    "Qwen1.5-7B (S)": {"persuasiveness": (5.81, 8.14, 10.78), "transparency": (5.49, 5.07, 6.15),
+                       "accuracy": (6.26, 6.35, 5.07), "satisfaction": (-1.97, -1.52, -2.42)},
+    "Qwen1.5-14B (S)": {"persuasiveness": (7.13, 6.92, 7.01), "transparency": (22.61, 22.75, 22.33),
+                        "accuracy": (28.65, 30.71, 35.11), "satisfaction": (13.88, 13.68, 13.94)},
+    "GPT3.5-Turbo (S)": {"persuasiveness": (26.81, 26.36, 29.58), "transparency": (20.62, 21.22, 25.01),
+                         "accuracy": (16.33, 15.56, 17.93), "satisfaction": (9.95, 7.75, 6.33)},
+    "GPT4 (S)": {"persuasiveness": (18.36, 19.78, 22.03), "transparency": (20.17, 21.57, 23.62),
+                 "accuracy": (14.46, 15.61, 14.33), "satisfaction": (7.49, 5.92, 3.17)},
+    "Llama2-7B (M)": {"persuasiveness": (-1.26, -2.85, -14.34), "transparency": (-2.2, -2.59, -8.87),
+                      "accuracy": (-3.36, -7.23, -16.36), "satisfaction": (1.74, 1.99, 1.82)},
+    "Llama2-13B (M)": {"persuasiveness": (17.04, 17.33, 18.56), "transparency": (4.26, 3.41, 10.25),
+                       "accuracy": (3.59, 2.1, 2.24), "satisfaction": (17.93, 16.82, 18.52)},
+    "Qwen1.5-7B (M)": {"persuasiveness": (13.0, 13.26, 13.08), "transparency": (11.75, 11.74, 15.28),
+                       "accuracy": (-0.8, -0.34, -0.49), "satisfaction": (10.63, 9.28, 15.6)},
+    "Qwen1.5-14B (M)": {"persuasiveness": (25.85, 26.53, 32.28), "transparency": (18.16, 18.45, 22.03),
+                        "accuracy": (12.25, 11.32, 15.26), "satisfaction": (15.82, 14.83, 18.26)},
+    "GPT3.5-Turbo (M)": {"persuasiveness": (26.41, 26.36, 28.2), "transparency": (11.16, 9.86, 11.38),
+                         "accuracy": (12.09, 10.63, 11.15), "satisfaction": (20.93, 19.56, 20.78)},
+    "GPT4 (M)": {"persuasiveness": (27.26, 28.25, 28.99), "transparency": (12.68, 12.17, 13.26),
+                 "accuracy": (20.30, 22.04, 24.93), "satisfaction": (24.05, 25.12, 27.35)},
+}
+
+
+def paper_table1() -> pd.DataFrame:
+    """The paper's Table 1 as a long frame: evaluator, aspect, level, method ("pearson"), paper (in %)."""
+    rows = [
+        (evaluator, aspect, level, "pearson", value)
+        for evaluator, cells in PAPER_TABLE1.items()
+        for aspect, values in cells.items()
+        for level, value in zip(LEVELS, values)
+    ]
+    return pd.DataFrame(rows, columns=["evaluator", "aspect", "level", "method", "paper"])
+
+
+def compare_with_paper(ours: pd.DataFrame, *, evaluators: Sequence[str] | None = None) -> pd.DataFrame:
+    """Paper vs ours for every Table 1 cell we computed (Pearson only; the paper prints only Pearson).
+
+    Returns evaluator, aspect, level, paper, ours, difference (ours − paper), all in percentage points, plus the
+    group counts of our value.
+    """
+    mine = ours[ours["method"] == "pearson"].copy()
+    mine["ours"] = 100 * mine["value"]
+    if evaluators is not None:
+        mine = mine[mine["evaluator"].isin(evaluators)]
+    table = paper_table1().drop(columns="method").merge(
+        mine[["evaluator", "aspect", "level", "ours", "n_groups", "n_undefined", "n_rows"]],
+        on=["evaluator", "aspect", "level"], how="inner")
+    table["difference"] = table["ours"] - table["paper"]
+    order = {name: i for i, name in enumerate(PAPER_TABLE1)}
+    table["_e"] = table["evaluator"].map(order)
+    table["_a"] = table["aspect"].map({a: i for i, a in enumerate(ASPECTS)})
+    table["_l"] = table["level"].map({lvl: i for i, lvl in enumerate(LEVELS)})
+    table = table.sort_values(["_e", "_a", "_l"]).drop(columns=["_e", "_a", "_l"]).reset_index(drop=True)
+    return table[["evaluator", "aspect", "level", "paper", "ours", "difference", "n_groups", "n_undefined", "n_rows"]]
+
+
+def table1_layout(results: pd.DataFrame, *, method: str = "pearson", digits: int = 2) -> pd.DataFrame:
+    """Table 1's layout: one row per evaluator, one column per aspect plus "average", each cell
+    "dataset / user / pair" in % (the average is the mean over the four aspects at each level)."""
+    data = results[results["method"] == method].copy()
+    data["pct"] = 100 * data["value"].astype(float)
+    cells: dict[str, dict[str, str]] = {}
+    evaluators = list(dict.fromkeys(data["evaluator"]))
+    for evaluator in evaluators:
+        sub = data[data["evaluator"] == evaluator]
+        row: dict[str, str] = {}
+        for aspect in [*ASPECTS, "average"]:
+            part = sub if aspect == "average" else sub[sub["aspect"] == aspect]
+            values = [part.loc[part["level"] == level, "pct"].mean() for level in LEVELS]
+            row[aspect] = " / ".join("—" if np.isnan(v) else f"{v:.{digits}f}" for v in values)
+        cells[evaluator] = row
+    table = pd.DataFrame.from_dict(cells, orient="index", columns=[*ASPECTS, "average"])
+    return table.rename_axis("evaluator").reset_index()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# LLM evaluators through the judge engine
+# --------------------------------------------------------------------------------------------------------------------
+@dataclass
+class LLMEvaluation:
+    """Result of :func:`run_llm_evaluators`.
+
+    scores:   long scores (row_id, evaluator, aspect, score); NaN where a reply could not be read.
+    runs:     one row per (aspect mode, setting): evaluator, template, model label, n_texts, n_prompts, n_replies,
+              n_from_store, n_unparsable (replies with at least one unreadable aspect), n_skipped (texts without an
+              eligible example), input_tokens, output_tokens, tokens_per_text, cost_usd (job cost at the model's
+              price), seconds.
+    replies:  the engine's tables, concatenated, with evaluator and template columns (for inspecting replies).
+    """
+
+    scores: pd.DataFrame
+    runs: pd.DataFrame
+    replies: pd.DataFrame
+
+
+def run_llm_evaluators(
+    study: ExplanationStudy,
+    config,
+    plan: Sequence[tuple[str, str, Sequence[int]]],
+    *,
+    model_label: str | None = None,
+    seed: int = 0,
+    mode: str | None = None,
+    store=None,
+    progress: bool = False,
+) -> LLMEvaluation:
+    """Ask ``config``'s model to rate the texts of each ``plan`` entry (aspect_mode, setting, row_ids) through
+    ``recjudge.llm.run_judge`` (store first in "auto"/"replay" mode). ``config.prompt`` is replaced by each entry's
+    template. ``model_label`` names the evaluator rows (default: the config's model)."""
+    from recjudge.llm import run_judge
+    from recjudge.prompts.explanations import build_requests, evaluator_name, parser_for, scores_from_run
+
+    label = model_label or config.model
+    score_parts, run_rows, reply_parts = [], [], []
+    for aspect_mode, setting, row_ids in plan:
+        prompts = build_requests(study, row_ids, aspect_mode, setting, seed=seed)
+        name = evaluator_name(label, aspect_mode, setting)
+        run = run_judge(config.with_(prompt=prompts.template), prompts.requests, parser_for(aspect_mode),
+                        store=store, mode=mode, progress=progress)
+        score_parts.append(scores_from_run(run, prompts, name))
+        table = run.table.copy()
+        table.insert(0, "template", prompts.template)
+        table.insert(0, "evaluator", name)
+        reply_parts.append(table)
+        n_texts = len({r.meta["row_id"] for r in prompts.requests})
+        tokens = int(table["input_tokens"].fillna(0).sum() + table["output_tokens"].fillna(0).sum())
+        unreadable = (~table["parsed_ok"].astype(bool)).sum()
+        report = run.report
+        run_rows.append({
+            "evaluator": name, "template": prompts.template, "model": config.label.split("/")[0],
+            "n_texts": n_texts, "n_prompts": len(prompts.requests), "n_replies": report.n_replies,
+            "n_from_store": report.n_from_store, "n_unparsable": int(unreadable), "n_skipped": len(prompts.skipped),
+            "input_tokens": int(table["input_tokens"].fillna(0).sum()),
+            "output_tokens": int(table["output_tokens"].fillna(0).sum()),
+            "tokens_per_text": tokens / n_texts if n_texts else float("nan"),
+            "cost_usd": report.job_cost_usd, "seconds": report.seconds,
+        })
+    return LLMEvaluation(
+        scores=pd.concat(score_parts, ignore_index=True),
+        runs=pd.DataFrame(run_rows),
+        replies=pd.concat(reply_parts, ignore_index=True),
+    )
+
+
+def cost_per_text(runs: pd.DataFrame, priced_models: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """Cost of evaluating one text on the four aspects at the price of each (provider, model) in
+    ``priced_models``, from the measured tokens of ``runs`` (from :func:`run_llm_evaluators`): mean input and output
+    tokens per text × the price table of ``recjudge.llm.pricing``. Token counts are those of the model that was run
+    (its tokenizer), so for another model they are an approximation.
+
+    Returns evaluator, template, input_tokens_per_text, output_tokens_per_text, and one ``usd_<model>`` column per
+    priced model (NaN when the model is not in the price table)."""
+    from recjudge.llm.pricing import cost_usd
+
+    rows = []
+    for _, run in runs.iterrows():
+        n = run["n_texts"]
+        row = {"evaluator": run["evaluator"], "template": run["template"],
+               "input_tokens_per_text": run["input_tokens"] / n, "output_tokens_per_text": run["output_tokens"] / n}
+        for provider, model in priced_models:
+            row[f"usd_{model}"] = cost_usd(provider, model, run["input_tokens"], run["output_tokens"]) / n
+        rows.append(row)
+    columns = ["evaluator", "template", "input_tokens_per_text", "output_tokens_per_text",
+               *[f"usd_{model}" for _, model in priced_models]]
+    return pd.DataFrame(rows, columns=columns)
+
+
+#: Table 2 of the paper: USD per text entry evaluated on four aspects; (S)/(M) single/multiple-aspect prompt.
+PAPER_TABLE2_USD = {"Human": 0.111, "GPT3.5 (S)": 0.00123, "GPT3.5 (M)": 0.000364, "GPT4 (S)": 0.0652,
+                    "GPT4 (M)": 0.0256}
