@@ -1,0 +1,132 @@
+"""Item models C, P, U, N and their distance blocks, checked against recjudge.distances' dense definitions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+
+from recjudge import distances
+from recjudge.item_models import (
+    VALID_DISTANCES,
+    ItemModel,
+    build_content_model,
+    build_npmi_model,
+    build_paragraph_model,
+    build_user_item_model,
+    check_pair,
+    item_text,
+    model_distance_pairs,
+)
+
+
+@pytest.fixture
+def items():
+    return pd.DataFrame(
+        {
+            "item_id": [1, 2, 3, 4],
+            "title": ["Toy Story (1995)", "Jumanji (1995)", "Heat (1995)", "Running Men (2001)"],
+            "year": [1995.0, 1995.0, 1995.0, 2001.0],
+            "genres": [("Animation", "Children"), ("Adventure", "Children"), ("Action", "Crime"), ("Comedy",)],
+        }
+    )
+
+
+@pytest.fixture
+def tags():
+    return pd.DataFrame(
+        {"user_id": [1, 2], "item_id": [3, 3], "tag": ["heist", "running"], "timestamp": pd.to_datetime([1, 2], unit="s", utc=True)}
+    )
+
+
+@pytest.fixture
+def ratings():
+    return pd.DataFrame(
+        {
+            "user_id": [1, 1, 2, 2, 3],
+            "item_id": [1, 2, 1, 3, 1],
+            "rating": [4.0, 2.0, 5.0, 3.0, 1.0],
+            "timestamp": pd.to_datetime([1, 2, 3, 4, 5], unit="s", utc=True),
+        }
+    )
+
+
+def test_the_valid_pairs_are_the_thirteen_rows_of_table_2():
+    assert len(model_distance_pairs()) == 13
+    assert VALID_DISTANCES["P"] == ("euclidean", "cosine") and VALID_DISTANCES["N"] == ("npmi",)
+    with pytest.raises(ValueError, match="compositional"):
+        check_pair("P", "jaccard")
+    with pytest.raises(ValueError, match="unknown item model"):
+        check_pair("X", "cosine")
+
+
+def test_item_text_is_title_without_year_genres_and_tags(items, tags):
+    text = item_text(items, tags)
+    assert text[1] == "Toy Story Animation Children"
+    assert text[3] == "Heat Action Crime heist running"
+
+
+def test_content_model_stems_and_drops_stop_words(items, tags):
+    model = build_content_model(items, tags)
+    assert model.name == "C" and model.item_ids.tolist() == [1, 2, 3, 4]
+    # "Running" (title of 4) and "running" (tag of 3) share the stem "run": their tf-idf vectors overlap
+    overlap = model.vectors[2].multiply(model.vectors[3]).sum()
+    assert overlap > 0
+    assert model.vectors[0].multiply(model.vectors[2]).sum() == 0
+    with pytest.raises(ValueError, match="13 terms"):
+        build_content_model(items, tags, min_terms=13)
+
+
+def test_paragraph_vectors_are_reproducible(items, tags):
+    first = build_paragraph_model(items, tags, vector_size=8, epochs=3, seed=1)
+    second = build_paragraph_model(items, tags, vector_size=8, epochs=3, seed=1)
+    assert first.vectors.shape == (4, 8)
+    np.testing.assert_array_equal(first.vectors, second.vectors)
+
+
+def test_user_item_and_npmi_models_hold_ratings_and_exposure(ratings):
+    user_item = build_user_item_model(ratings)
+    assert user_item.item_ids.tolist() == [1, 2, 3]
+    np.testing.assert_array_equal(user_item.vectors.toarray(), [[4, 5, 1], [2, 0, 0], [0, 3, 0]])
+    npmi = build_npmi_model(ratings)
+    np.testing.assert_array_equal(npmi.vectors.toarray(), [[1, 1, 1], [1, 0, 0], [0, 1, 0]])
+    assert user_item.positions([3, 99]).tolist() == [2, -1]
+
+
+@pytest.fixture
+def sparse_vectors():
+    rng = np.random.default_rng(7)
+    dense = np.round(rng.random((15, 11)) * (rng.random((15, 11)) < 0.35) * 5, 1)
+    dense[dense.sum(axis=1) == 0, 0] = 1.0
+    return dense
+
+
+@pytest.mark.parametrize(
+    "distance, reference",
+    [
+        ("euclidean", lambda a, b: distances.cross_distances(a, b, "euclidean")),
+        ("cosine", lambda a, b: distances.cross_distances(a, b, "cosine")),
+        ("jaccard", lambda a, b: distances.cross_distances(a, b, "jaccard")),
+        ("jensen_shannon", lambda a, b: distances.cross_distances(a, b, "jensen_shannon", smooth_zeros=True)),
+        ("aitchison", lambda a, b: distances.cross_distances(a, b, "aitchison")),
+    ],
+)
+def test_sparse_blocks_equal_the_dense_definitions(sparse_vectors, distance, reference):
+    model = ItemModel("U", np.arange(15), sparse.csr_matrix(sparse_vectors))
+    rows, columns = np.array([0, 3, 4, 14, 7]), np.array([2, 0, 9, 9])
+    got = model.distance(distance).block(rows, columns)
+    np.testing.assert_allclose(got, reference(sparse_vectors[rows], sparse_vectors[columns]), atol=1e-12)
+
+
+def test_npmi_block_equals_the_dense_npmi_distance(sparse_vectors):
+    exposure = (sparse_vectors > 0).astype(float)
+    model = ItemModel("N", np.arange(15), sparse.csr_matrix(exposure))
+    rows, columns = np.arange(15), np.array([1, 5, 6])
+    got = model.distance("npmi").block(rows, columns)
+    want = distances.npmi_distance_matrix(exposure.T)[np.ix_(rows, columns)]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_compositional_distances_refuse_negative_vectors():
+    model = ItemModel("C", np.arange(2), np.array([[1.0, -1.0], [0.5, 0.5]]))
+    with pytest.raises(ValueError, match="non-negative"):
+        model.distance("jaccard")
