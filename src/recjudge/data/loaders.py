@@ -40,8 +40,9 @@ _ANSWER_FILE_COLUMNS = {"userId": "user_id", "movieId": "item_id", "rating": "ra
 
 #: What callers do without Serendipity-2018 training.csv (stated in the MissingDataError and in the chapters).
 TRAINING_FALLBACK = (
-    "Documented fallback: build each user's history from answers.csv alone (the user's other surveyed movies, "
-    "leave-one-out; all rated >= 3.5) and label every result computed this way 'answers-only history'."
+    "Documented fallback: build each user's history from answers.csv alone (the user's other surveyed movies rated "
+    "before the target, ordered by time; all rated >= 3.5) and label every result computed this way "
+    "'answers-only history' (see recjudge.serendipity)."
 )
 
 Source = str | Path | None

@@ -1,0 +1,451 @@
+"""Serendipity ground truth, user histories and samples for the proxy-versus-LLM meta-evaluation (Kang et al. 2025).
+
+Ground truth
+------------
+*Serendipity-2018* has no single serendipity statement. Following Kang et al. (2025), who average "three
+unexpectedness-related variables, as validated in (Wang and Chen, 2023)", the primary definition is the mean of the
+three statements that ask directly whether the movie lies outside the user's own profile:
+
+- s4 "This is the type of movie I would not normally discover on my own; I need a recommender system like MovieLens
+  to find movies like this one."  (unexpectedness, *find*)
+- s5 "This movie is different (e.g., in style, genre, topic) from the movies I usually watch."  (unexpectedness,
+  *implicit*)
+- s6 "I was (or, would have been) surprised that MovieLens picked this movie to recommend to me."  (unexpectedness,
+  *recommend*)
+
+Why these three: Kotkov et al. (2018) operationalise four kinds of unexpectedness with s3 (relevant), s4 (find),
+s5 (implicit) and s6 (recommend). s3 ("I expected to enjoy this movie") asks about expected *enjoyment*, is
+reverse-keyed and mixes relevance into the construct; s4–s6 all ask whether the movie departs from what the user
+knows or expects of the system, and they are the three items that intercorrelate (r ≈ 0.4–0.5 on the data) while s3
+correlates weakly and negatively with them. The alternatives (``GROUND_TRUTH_DEFINITIONS``) include s3 reversed,
+the six-statement mean used by Tokutake and Okamoto and the novelty statements, so that the sensitivity of every
+result to this choice can be shown.
+
+NA handling: the README codes "don't remember" as NA. A definition's score is the mean of the statements the user
+answered, provided at least ``min_answered`` of them were answered (2 of 3 for the primary definition); otherwise the
+answer has no ground truth (NaN) and is left out of every agreement statistic (20 of the 2,150 answers).
+
+*Taobao Serendipity*: the ``Serendipity`` Likert answer ("The item recommended to me is a pleasant surprise.").
+
+Histories
+---------
+The paper gives the judge and the proxies the user's last ten interactions before the target item. The full
+Serendipity-2018 release holds them in ``training.csv`` (ratings, millisecond timestamps). When that file is absent
+(it is absent from the mirror), the history falls back to the user's *other survey answers rated before the
+target*, ordered by time: at most four items, none for each user's earliest answer. Every result is labelled with
+the history it used (``HistorySource``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: Statement columns of Serendipity-2018 answers.csv (Likert 1–5, NaN = "don't remember").
+STATEMENTS = ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8")
+
+
+@dataclass(frozen=True)
+class GroundTruthDefinition:
+    """A serendipity score built as the mean of survey statements.
+
+    statements:    statement columns averaged.
+    reverse_keyed: those among ``statements`` scored as 6 − answer (agreement means *less* serendipity).
+    min_answered:  fewest answered statements for a score; fewer gives NaN.
+    description:   one line for tables and the book.
+    """
+
+    name: str
+    statements: tuple[str, ...]
+    reverse_keyed: tuple[str, ...] = ()
+    min_answered: int = 1
+    description: str = ""
+
+    def score(self, answers: pd.DataFrame) -> pd.Series:
+        missing = [c for c in self.statements if c not in answers.columns]
+        if missing:
+            raise KeyError(f"ground truth {self.name!r} needs columns {missing} that the answers frame lacks")
+        values = answers[list(self.statements)].astype(float).copy()
+        for column in self.reverse_keyed:
+            values[column] = 6.0 - values[column]
+        answered = values.notna().sum(axis=1)
+        return values.mean(axis=1).where(answered >= self.min_answered).rename(self.name)
+
+
+#: The primary definition (Kang et al. 2025 after Wang and Chen 2023): mean of the three unexpectedness statements.
+PRIMARY_DEFINITION = "unexpectedness_s4_s5_s6"
+
+GROUND_TRUTH_DEFINITIONS: dict[str, GroundTruthDefinition] = {
+    d.name: d
+    for d in (
+        GroundTruthDefinition(
+            PRIMARY_DEFINITION, ("s4", "s5", "s6"), min_answered=2,
+            description="mean(s4, s5, s6): unexpectedness find/implicit/recommend (primary)"),
+        GroundTruthDefinition(
+            "unexpectedness_complete", ("s4", "s5", "s6"), min_answered=3,
+            description="mean(s4, s5, s6), only answers with all three statements answered"),
+        GroundTruthDefinition(
+            "unexpectedness_s3r_s4_s5_s6", ("s3", "s4", "s5", "s6"), reverse_keyed=("s3",), min_answered=3,
+            description="mean(6−s3, s4, s5, s6): all four unexpectedness statements of Kotkov et al. 2018"),
+        GroundTruthDefinition(
+            "unexpectedness_s3r_s5_s6", ("s3", "s5", "s6"), reverse_keyed=("s3",), min_answered=2,
+            description="mean(6−s3, s5, s6): relevant/implicit/recommend unexpectedness"),
+        GroundTruthDefinition(
+            "six_statements_s1_s6", ("s1", "s2", "s3", "s4", "s5", "s6"), reverse_keyed=("s3",), min_answered=4,
+            description="mean(s1, s2, 6−s3, s4, s5, s6): novelty and unexpectedness statements together"),
+        GroundTruthDefinition(
+            "novelty_unexpectedness_s1_s4_s5_s6", ("s1", "s4", "s5", "s6"), min_answered=3,
+            description="mean(s1, s4, s5, s6): strict novelty plus the three unexpectedness statements"),
+        GroundTruthDefinition(
+            "broadening_s8", ("s8",), min_answered=1,
+            description="s8 alone: 'Watching this movie broadened my preferences'"),
+    )
+}
+
+
+def serendipity_ground_truth(answers: pd.DataFrame, definition: str = PRIMARY_DEFINITION) -> pd.Series:
+    """The Serendipity-2018 ground-truth score of each answer (float in [1, 5], NaN when too few statements were
+    answered) under a named definition of ``GROUND_TRUTH_DEFINITIONS``."""
+    try:
+        spec = GROUND_TRUTH_DEFINITIONS[definition]
+    except KeyError:
+        raise KeyError(f"unknown ground-truth definition {definition!r}; known: {sorted(GROUND_TRUTH_DEFINITIONS)}")
+    return spec.score(answers)
+
+
+def ground_truth_definitions_table() -> pd.DataFrame:
+    """One row per definition: name, statements, reverse-keyed statements, minimum answered, description."""
+    return pd.DataFrame(
+        [
+            {
+                "definition": d.name,
+                "statements": ", ".join(d.statements),
+                "reverse_keyed": ", ".join(d.reverse_keyed) or "-",
+                "min_answered": d.min_answered,
+                "primary": d.name == PRIMARY_DEFINITION,
+                "description": d.description,
+            }
+            for d in GROUND_TRUTH_DEFINITIONS.values()
+        ]
+    )
+
+
+def all_ground_truths(answers: pd.DataFrame) -> pd.DataFrame:
+    """Every definition's score as one column per definition, index aligned with ``answers``."""
+    return pd.concat([d.score(answers) for d in GROUND_TRUTH_DEFINITIONS.values()], axis=1)
+
+
+def likert_level(scores: pd.Series | np.ndarray) -> pd.Series:
+    """Round a mean-of-statements score to the nearest Likert level, halves rounded up (2.5 → 3), NaN kept.
+
+    Used for stratifying samples and for few-shot example ratings; agreement statistics use the unrounded mean."""
+    values = pd.Series(scores, dtype=float)
+    return np.floor(values + 0.5).rename(getattr(scores, "name", None))
+
+
+def taobao_ground_truth(survey: pd.DataFrame) -> pd.Series:
+    """The Taobao ``Serendipity`` Likert answer ("The item recommended to me is a pleasant surprise.") as float."""
+    for column in ("serendipity", "Serendipity"):
+        if column in survey.columns:
+            return survey[column].astype(float).rename("serendipity")
+    raise KeyError(f"the Taobao survey frame has no serendipity column; columns are {list(survey.columns)}")
+
+
+# --------------------------------------------------------------------------------------------------------- histories
+
+@dataclass(frozen=True)
+class HistorySource:
+    """Which interactions a history was built from, as a label for every table and figure that uses it."""
+
+    name: str  # "training" | "survey_before_target"
+    label: str
+    k: int
+
+
+def history_source(training_available: bool, k: int) -> HistorySource:
+    if training_available:
+        return HistorySource("training", f"last {k} training.csv ratings before the target", k)
+    return HistorySource(
+        "survey_before_target",
+        f"last {k} of the user's other survey answers rated before the target (training.csv absent: at most 4)",
+        k,
+    )
+
+
+def last_k_history(
+    targets: pd.DataFrame,
+    interactions: pd.DataFrame,
+    k: int = 10,
+) -> pd.DataFrame:
+    """The last ``k`` interactions of each target's user strictly before the target's timestamp.
+
+    targets:      user_id, item_id, timestamp (one row per judged answer).
+    interactions: user_id, item_id, timestamp and optionally rating: training.csv ratings, or the survey answers
+                  themselves for the fallback history. The target item itself is never part of its history.
+
+    Returns a long frame: user_id, item_id (the target), position (0 = oldest kept), history_item_id,
+    history_rating (NaN when the interactions carry no rating), history_timestamp; ordered oldest to newest per
+    target. Targets without any earlier interaction have no rows.
+    """
+    if k < 0:
+        raise ValueError(f"history length k must be >= 0, got {k}")
+    for name, frame, cols in (("targets", targets, ("user_id", "item_id", "timestamp")),
+                              ("interactions", interactions, ("user_id", "item_id", "timestamp"))):
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise KeyError(f"{name} frame lacks column(s) {missing}")
+    columns = ["user_id", "item_id", "position", "history_item_id", "history_rating", "history_timestamp"]
+    if k == 0 or targets.empty:
+        return pd.DataFrame(columns=columns)
+
+    users = set(targets["user_id"].unique())
+    pool = interactions.loc[interactions["user_id"].isin(users), ["user_id", "item_id", "timestamp"]].copy()
+    pool["rating"] = interactions.loc[pool.index, "rating"] if "rating" in interactions.columns else np.nan
+    pool = pool.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
+    by_user = {user: group for user, group in pool.groupby("user_id", sort=False)}
+
+    rows: list[pd.DataFrame] = []
+    for user, item, when in targets[["user_id", "item_id", "timestamp"]].itertuples(index=False):
+        group = by_user.get(user)
+        if group is None:
+            continue
+        stop = group["timestamp"].searchsorted(when, side="left")  # strictly earlier interactions only
+        earlier = group.iloc[:stop]
+        earlier = earlier[earlier["item_id"] != item].tail(k)
+        if earlier.empty:
+            continue
+        rows.append(
+            pd.DataFrame(
+                {
+                    "user_id": user,
+                    "item_id": item,
+                    "position": np.arange(len(earlier)),
+                    "history_item_id": earlier["item_id"].to_numpy(),
+                    "history_rating": earlier["rating"].to_numpy(dtype=float),
+                    "history_timestamp": earlier["timestamp"].to_numpy(),
+                }
+            )
+        )
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(rows, ignore_index=True)[columns]
+
+
+def serendipity_histories(
+    answers: pd.DataFrame,
+    training: pd.DataFrame | None = None,
+    k: int = 10,
+) -> tuple[pd.DataFrame, HistorySource]:
+    """Histories for every Serendipity-2018 answer and the label of their source.
+
+    With ``training`` (training.csv ratings) the history is the user's last ``k`` ratings before the answer's
+    timestamp. Without it, the fallback is the user's other survey answers rated before the target, ordered by time.
+    """
+    if training is not None:
+        return last_k_history(answers, training, k), history_source(True, k)
+    return last_k_history(answers, answers, k), history_source(False, k)
+
+
+# ------------------------------------------------------------------------------------------------------------ sample
+
+def stratified_sample(
+    frame: pd.DataFrame,
+    level: pd.Series | str,
+    n: int = 200,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """A seeded sample of ``n`` rows stratified by ground-truth Likert level, with proportional allocation.
+
+    Proportional allocation keeps the level distribution of the full data, so that correlations on the sample
+    estimate the same quantity as on all answers. Rows whose level is NaN are never drawn. A level with a single
+    row is pooled with its nearest level for the stratification (scikit-learn needs two rows per stratum).
+    Returns the sampled rows in their original order; all rows when ``n`` is at least their number.
+    """
+    from sklearn.model_selection import train_test_split
+
+    levels = frame[level] if isinstance(level, str) else pd.Series(level, index=frame.index)
+    eligible = frame.loc[levels.notna()]
+    strata = levels.loc[eligible.index].astype(float)
+    if n >= len(eligible):
+        return eligible
+    if n < 1:
+        raise ValueError(f"sample size must be >= 1, got {n}")
+    counts = strata.value_counts()
+    for value in counts[counts < 2].index:  # pool singleton levels with their nearest neighbour level
+        others = counts.index[counts.index != value]
+        if len(others):
+            strata = strata.replace(value, others[np.argmin(np.abs(others - value))])
+    try:
+        sample, _ = train_test_split(eligible, train_size=n, stratify=strata, random_state=seed)
+    except ValueError:  # too few rows for stratification (tiny fixtures): fall back to a plain seeded sample
+        sample = eligible.sample(n=n, random_state=seed)
+    return eligible.loc[eligible.index.isin(sample.index)]
+
+
+# ------------------------------------------------------------------------------------------------- the study inputs
+
+@dataclass
+class Serendipity2018Study:
+    """Everything the RQ1 meta-evaluation reads from Serendipity-2018, built once by ``prepare_serendipity2018``.
+
+    answers:        the survey answers with ``truth`` (primary ground truth) and ``level`` (its Likert level).
+    movies:         item_id-indexed title, year, genres.
+    history:        long frame of each answer's last-k history (``last_k_history``), with ``source`` its label.
+    sample:         the stratified sample judged by the local model (rows of ``answers``).
+    examples:       the few-shot examples (rows of ``answers`` outside the sample and its users).
+    synthetic:      True when built from the synthetic survey fixture.
+    """
+
+    answers: pd.DataFrame
+    movies: pd.DataFrame
+    history: pd.DataFrame
+    source: HistorySource
+    sample: pd.DataFrame
+    examples: pd.DataFrame
+    synthetic: bool
+
+    @property
+    def data_label(self) -> str:
+        return "SYNTHETIC survey (not real users)" if self.synthetic else "Serendipity-2018 (mirror)"
+
+    def requests(self, prompt: str, frame: pd.DataFrame | None = None):
+        """Judge requests for ``frame`` (default: the sample) with one of the serendipity templates."""
+        from recjudge.prompts import serendipity as prompts
+
+        examples = None
+        if prompt == "kang_fewshot":
+            examples = prompts.fewshot_example_fields(self.examples, self.history, self.movies, "level")
+        target = self.sample if frame is None else frame
+        return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
+
+
+def prepare_serendipity2018(
+    source: str = "mirror",
+    history_k: int = 10,
+    sample_size: int = 200,
+    seed: int = 0,
+    definition: str = PRIMARY_DEFINITION,
+) -> Serendipity2018Study:
+    """Load Serendipity-2018 (``source="mirror"``: the dataset through the data layer; ``"synthetic"``: the committed
+    synthetic survey), attach the ground truth, build last-k histories (training.csv when present, else the survey
+    fallback), draw the stratified sample and pick the few-shot examples (seeded)."""
+    from recjudge import data
+
+    loader_source = None if source == "mirror" else source
+    if source not in ("mirror", "synthetic"):
+        raise ValueError(f"source must be 'mirror' or 'synthetic', got {source!r}")
+    answers = data.load_serendipity_answers(loader_source).copy()
+    synthetic = bool(answers.attrs.get("synthetic", source == "synthetic"))
+    answers["truth"] = serendipity_ground_truth(answers, definition)
+    answers["level"] = likert_level(answers["truth"])
+    try:
+        training = data.load_serendipity_training(loader_source)
+    except data.MissingDataError:
+        training = None
+    history, history_label = serendipity_histories(answers, training, history_k)
+    movies = data.load_serendipity_movies(loader_source).drop_duplicates("item_id").set_index("item_id")
+    sample = stratified_sample(answers, "level", n=sample_size, seed=seed)
+    from recjudge.prompts.serendipity import select_fewshot_examples
+
+    pool = answers.drop(index=sample.index)
+    examples = select_fewshot_examples(pool, "level", seed=seed, exclude_users=sample["user_id"].unique())
+    return Serendipity2018Study(answers, movies, history, history_label, sample, examples, synthetic)
+
+
+# ---------------------------------------------------------------------------------------------- meta-evaluation
+
+def agreement_table(
+    scores: pd.DataFrame,
+    methods: list[str],
+    truth: str = "truth",
+    reference: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Pearson (%), MAE and RMSE of each method's Likert scores against the ground truth, with seeded bootstrap
+    95% intervals (``recjudge.metaeval.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and two-sided tests
+    against ``reference``:
+
+    - ``p_pearson_vs_ref``: Williams' t for two dependent correlations sharing the truth
+      (``recjudge.metaeval.compare_dependent_correlations``);
+    - ``p_abs_error_vs_ref``: paired t-test of the absolute errors (``scipy.stats.ttest_rel``), i.e. of the MAE
+      difference (Kang et al. report two-sided t-tests against the strongest baseline).
+
+    Each method is scored on the rows where it and the truth are present; the tests use the rows where both
+    methods and the truth are present. ``n`` is the number of rows used.
+    """
+    from scipy import stats
+
+    from recjudge.metaeval import agreement, bootstrap_ci, compare_dependent_correlations
+
+    rows = []
+    for method in methods:
+        pred, true = scores[method].to_numpy(dtype=float), scores[truth].to_numpy(dtype=float)
+        stats_ = agreement(pred, true)
+        row = {"method": method, "n": stats_["n"], "pearson_pct": 100 * stats_["pearson_r"],
+               "pearson_p": stats_["pearson_p"], "mae": stats_["mae"], "rmse": stats_["rmse"]}
+        for name, scale in (("pearson", 100.0), ("mae", 1.0), ("rmse", 1.0)):
+            ci = (bootstrap_ci(pred, true, name, n_boot=n_boot, seed=seed, method="percentile") if n_boot > 0
+                  else {"ci_low": np.nan, "ci_high": np.nan})
+            row[f"{name}_ci_low"] = scale * ci["ci_low"]
+            row[f"{name}_ci_high"] = scale * ci["ci_high"]
+        row["reference"] = reference or ""
+        row["p_pearson_vs_ref"] = np.nan
+        row["p_abs_error_vs_ref"] = np.nan
+        if reference is not None and method != reference:
+            both = scores[[method, reference, truth]].dropna()
+            if len(both) > 3:
+                row["p_pearson_vs_ref"] = compare_dependent_correlations(
+                    both[method], both[reference], both[truth])["p_value"]
+                errors = (both[method] - both[truth]).abs(), (both[reference] - both[truth]).abs()
+                if not np.allclose(errors[0], errors[1]):
+                    row["p_abs_error_vs_ref"] = float(stats.ttest_rel(*errors).pvalue)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def strongest(scores: pd.DataFrame, candidates: list[str], truth: str = "truth") -> str:
+    """The candidate method whose scores correlate highest (Pearson) with the truth."""
+    table = agreement_table(scores, candidates, truth, n_boot=0)
+    subset = table.dropna(subset=["pearson_pct"])
+    if subset.empty:
+        raise ValueError(f"none of {candidates} has a defined Pearson correlation")
+    return str(subset.sort_values("pearson_pct", ascending=False)["method"].iloc[0])
+
+
+def sensitivity_table(answers: pd.DataFrame, scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """Pearson (%) and MAE of every method under every ground-truth definition (rows aligned by index with
+    ``answers``). Shows how much the conclusions hang on the choice of statements."""
+    from recjudge.metaeval import agreement
+
+    truths = all_ground_truths(answers)
+    rows = []
+    for definition in GROUND_TRUTH_DEFINITIONS:
+        for method in methods:
+            aligned = pd.concat([scores[method], truths[definition]], axis=1, join="inner").dropna()
+            result = agreement(aligned.iloc[:, 0], aligned.iloc[:, 1])
+            rows.append({"definition": definition, "method": method, "n": result["n"],
+                         "pearson_pct": 100 * result["pearson_r"], "mae": result["mae"]})
+    return pd.DataFrame(rows)
+
+
+def plot_predicted_vs_true(long: pd.DataFrame, title: str, family_order: list[str] | None = None):
+    """Mean predicted Likert score (with 95% intervals) per true Likert level, one panel per method family.
+
+    long: columns family, method, level (true Likert level), predicted. Returns the seaborn FacetGrid."""
+    import seaborn as sns
+
+    grid = sns.relplot(
+        data=long, x="level", y="predicted", hue="method", col="family", col_order=family_order,
+        kind="line", marker="o", errorbar=("ci", 95), col_wrap=min(3, long["family"].nunique()),
+        height=3.0, aspect=1.1, facet_kws={"sharey": True},
+    )
+    for ax in grid.axes.flat:
+        ax.plot([1, 5], [1, 5], ls=":", color="grey", lw=1)
+        ax.set_xticks([1, 2, 3, 4, 5])
+    grid.set_titles("{col_name}")
+    grid.set_axis_labels("true Likert level (ground truth, rounded)", "predicted Likert score (mean)")
+    grid.figure.suptitle(title, y=1.04 + 0.07 * title.count("\n"), fontsize=10)
+    return grid
