@@ -23,7 +23,7 @@ import os
 import random
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -404,17 +404,17 @@ def _ask_all(
         pending: dict[Future[_Outcome], str] = {
             pool.submit(ask, key, request, run): key for key, (request, run) in to_ask.items()
         }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                key = pending.pop(future)
-                outcome = future.result()  # a bug in a provider (not a ProviderError) propagates; replies are stored
-                counters["calls"] += outcome.calls
-                if outcome.record is not None:
-                    records[key] = outcome.record
-                else:
-                    errors[key] = outcome.error or "failed"
-                bar.update(1)
+        # as_completed installs one waiter per future once; calling wait(FIRST_COMPLETED) per completion would
+        # re-walk every pending future each time (quadratic, and it competes with the workers for the GIL).
+        for future in as_completed(pending):
+            key = pending[future]
+            outcome = future.result()  # a bug in a provider (not a ProviderError) propagates; replies are stored
+            counters["calls"] += outcome.calls
+            if outcome.record is not None:
+                records[key] = outcome.record
+            else:
+                errors[key] = outcome.error or "failed"
+            bar.update(1)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
