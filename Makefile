@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 # Where the datasets' official files are mirrored (one folder per dataset); empty = download from official URLs.
 RECJUDGE_DATA_MIRROR ?=
 export RECJUDGE_DATA_MIRROR
+# Prints how long a step took: $(call timed,label,command)
+timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
 .PHONY: setup data run book test bench clean
 
@@ -19,19 +21,24 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 data: setup
-	$(PY) -m recjudge data fetch all
+	@$(call timed,data,$(PY) -m recjudge data fetch all)
 
+# Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped).
 run: data
-	$(PY) -m recjudge run
+	@$(call timed,run,$(PY) -m recjudge run)
 
+# Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML.
 book: run
-	$(PY) -m recjudge book
+	@$(call timed,book,$(PY) -m recjudge book)
 
+# pytest exits 5 when it collects no test: that is a broken suite, not a pass.
 test: setup
-	$(PY) -m pytest
+	@$(PY) -m pytest; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
+# Removes build products; keeps .venv, fetched data and the vendored MathJax (so a rebuild needs no network).
 clean:
-	rm -rf _build .runplan-cache
+	rm -rf _build .runplan-cache book/notebooks

@@ -1,0 +1,337 @@
+"""``recjudge book``: build the Jupyter Book (1.x) from the executed notebooks, offline, and check the result.
+
+Steps, each timed:
+
+1. **MathJax**: the book serves MathJax from its own ``_static/mathjax/`` folder, never from a CDN. The version is
+   pinned in ``package.json`` / ``package-lock.json`` (npm package ``mathjax``); it is installed once with ``npm ci``
+   into a temporary folder and its browser bundle (``es5/``) copied to ``vendor/mathjax/`` (git-ignored), which
+   ``_config.yml`` adds to the static path. A stamp holding the lockfile's integrity makes the step a no-op
+   afterwards, so later builds need no network. Without npm, the same tarball is taken from the npm registry and
+   verified against the lockfile's sha512 integrity.
+2. **Table of contents**: every run of the run plan must be a chapter of ``_toc.yml`` and every notebook chapter a
+   run, and each executed notebook must exist (``recjudge run`` writes them).
+3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
+4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host.
+
+The module is also a Sphinx extension (``_config.yml``: ``sphinx.extra_extensions``): :func:`setup` removes the
+Thebe loader that Jupyter Book always installs (it points the page at unpkg.com; the book has no live kernels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import html.parser
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+from recjudge.paths import project_root
+
+MATHJAX_PACKAGE = "mathjax"
+VENDOR_DIR = Path("vendor")
+MATHJAX_DIR = VENDOR_DIR / "mathjax"
+#: The MathJax component the book loads (``_config.yml``: ``mathjax_path: mathjax/tex-chtml.js``).
+MATHJAX_ENTRY = "tex-chtml.js"
+STAMP_FILE = ".installed-from"
+HTML_DIR = Path("_build") / "html"
+TOC_FILE = "_toc.yml"
+NOTEBOOK_CHAPTERS = "book/notebooks/"
+
+# Elements and attributes through which a page makes the browser fetch something.
+_FETCHING_ATTRIBUTES = {
+    "script": ("src",), "link": ("href",), "img": ("src", "srcset"), "iframe": ("src",), "source": ("src", "srcset"),
+    "audio": ("src",), "video": ("src", "poster"), "embed": ("src",), "object": ("data",), "track": ("src",),
+    "input": ("src",),
+}
+_EXTERNAL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+_URL_IN_CODE = re.compile(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[^\s\"'<>)]*")
+_CSS_EXTERNAL = re.compile(r"(?:@import\s+(?:url\()?|url\()\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE)
+
+
+class BookError(RuntimeError):
+    """The book cannot be built or failed a check; the message says which step and why."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# MathJax
+
+
+def _locked_mathjax(root: Path) -> tuple[str, str]:
+    """(version, integrity) of MathJax as pinned in package-lock.json."""
+    lock_path = root / "package-lock.json"
+    try:
+        lock = json.loads(lock_path.read_text(encoding="utf-8"))
+        entry = lock["packages"][f"node_modules/{MATHJAX_PACKAGE}"]
+        return entry["version"], entry["integrity"]
+    except (OSError, ValueError, KeyError) as error:
+        raise BookError(f"{lock_path}: cannot read the pinned {MATHJAX_PACKAGE} version and integrity ({error})") \
+            from error
+
+
+def ensure_mathjax(root: Path | None = None, *, log=print) -> Path:
+    """Make ``vendor/mathjax/`` hold the pinned MathJax browser bundle; return that folder. Idempotent and offline
+    once installed."""
+    root = Path(root) if root is not None else project_root()
+    version, integrity = _locked_mathjax(root)
+    target = root / MATHJAX_DIR
+    stamp = f"{MATHJAX_PACKAGE}@{version} {integrity}"
+    stamp_path = target / STAMP_FILE
+    if (target / MATHJAX_ENTRY).is_file() and stamp_path.is_file() and stamp_path.read_text().strip() == stamp:
+        log(f"[book] MathJax {version} already vendored in {MATHJAX_DIR}/")
+        return target
+    with tempfile.TemporaryDirectory(prefix="recjudge-mathjax-") as work:
+        work_dir = Path(work)
+        if shutil.which("npm"):
+            package_dir = _npm_ci(root, work_dir)
+            how = "npm ci"
+        else:
+            package_dir = _registry_tarball(version, integrity, work_dir)
+            how = "npm registry tarball (npm not found)"
+        bundle = package_dir / "es5"
+        if not (bundle / MATHJAX_ENTRY).is_file():
+            raise BookError(f"{MATHJAX_PACKAGE}@{version} has no es5/{MATHJAX_ENTRY}: is the pinned version a 3.x?")
+        staging = target.with_name(target.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(bundle, staging)
+        for extra in ("LICENSE", "package.json"):
+            if (package_dir / extra).is_file():
+                shutil.copy2(package_dir / extra, staging / extra)
+        (staging / STAMP_FILE).write_text(stamp + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    log(f"[book] MathJax {version} vendored in {MATHJAX_DIR}/ ({how})")
+    return target
+
+
+def _npm_ci(root: Path, work_dir: Path) -> Path:
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy2(root / name, work_dir / name)
+    command = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"]
+    result = subprocess.run(command, cwd=work_dir, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BookError(f"`{' '.join(command)}` failed (exit {result.returncode}); MathJax cannot be vendored:\n"
+                        f"{result.stderr.strip()[-2000:]}")
+    return work_dir / "node_modules" / MATHJAX_PACKAGE
+
+
+def _registry_tarball(version: str, integrity: str, work_dir: Path) -> Path:
+    registry = os.environ.get("npm_config_registry", "https://registry.npmjs.org").rstrip("/")
+    url = f"{registry}/{MATHJAX_PACKAGE}/-/{MATHJAX_PACKAGE}-{version}.tgz"
+    algorithm, _, expected = integrity.partition("-")
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            payload = response.read()
+    except OSError as error:
+        raise BookError(f"cannot download {url} ({error}); install npm or vendor MathJax by hand") from error
+    got = base64.b64encode(hashlib.new(algorithm, payload).digest()).decode()
+    if got != expected:
+        raise BookError(f"{url}: {algorithm} integrity mismatch with package-lock.json (expected {expected}, got {got})")
+    with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as archive:
+        archive.extractall(work_dir, filter="data")
+    return work_dir / "package"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Table of contents against the run plan
+
+
+def toc_files(toc_path: Path) -> list[str]:
+    """Every ``file:`` (and the ``root:``) of a Jupyter Book ``_toc.yml``, in order."""
+    try:
+        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return found
+
+
+def check_toc_against_runplan(root: Path) -> list[str]:
+    """Problems between ``_toc.yml`` and the run plan: runs missing from the toc, notebook chapters that no run
+    produces, and executed notebooks not written yet. Empty when all is consistent."""
+    from recjudge.runplan import load_runplan
+
+    runs = load_runplan(root=root)
+    chapters = [entry.removesuffix(".ipynb") for entry in toc_files(root / TOC_FILE)]
+    notebook_chapters = {entry for entry in chapters if entry.startswith(NOTEBOOK_CHAPTERS)}
+    outputs = {f"{NOTEBOOK_CHAPTERS}{run.name}": run for run in runs}
+    problems = [f"run {run.name!r} of runplan.yaml is not in {TOC_FILE} (add `- file: {key}`)"
+                for key, run in outputs.items() if key not in notebook_chapters]
+    problems += [f"{TOC_FILE} lists {entry} but no run of runplan.yaml is named {entry.removeprefix(NOTEBOOK_CHAPTERS)!r}"
+                 for entry in sorted(notebook_chapters - set(outputs))]
+    problems += [f"{run.output_path(root).relative_to(root)} does not exist: run `make run` (recjudge run) first"
+                 for run in runs if not run.output_path(root).is_file()]
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# External resources in the built HTML
+
+
+class _FetchCollector(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._code_tag: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value and name in _FETCHING_ATTRIBUTES.get(tag, ()):
+                candidates = [part.split()[0] for part in value.split(",") if part.strip()] \
+                    if name == "srcset" else [value]
+                self.found += [f"<{tag} {name}={url.strip()}>" for url in candidates if _EXTERNAL.match(url)]
+            if name == "style" and value:
+                self.found += [f"<{tag} style=url({url})>" for url in _CSS_EXTERNAL.findall(value)]
+        if tag in ("script", "style"):
+            self._code_tag = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._code_tag:
+            self._code_tag = None
+
+    def handle_data(self, data: str) -> None:
+        # A URL inside an inline script or style block is how loaders (require.js, MathJax configuration, web fonts)
+        # reach other hosts; plain links in the text (<a href>) are not fetched and are allowed.
+        if self._code_tag:
+            self.found += [f"inline <{self._code_tag}>: {url}" for url in _URL_IN_CODE.findall(data)]
+
+
+def external_resource_urls(html_dir: Path) -> list[str]:
+    """Every reference by which a built page or stylesheet would fetch from another host, as ``"file: what"``
+    strings (empty = the book is self-contained). Hyperlinks (``<a href>``) are not fetches and are not reported."""
+    html_dir = Path(html_dir)
+    problems: list[str] = []
+    for page in sorted(html_dir.rglob("*.html")):
+        collector = _FetchCollector()
+        collector.feed(page.read_text(encoding="utf-8", errors="replace"))
+        problems += [f"{page.relative_to(html_dir)}: {item}" for item in collector.found]
+    for sheet in sorted(html_dir.rglob("*.css")):
+        text = sheet.read_text(encoding="utf-8", errors="replace")
+        problems += [f"{sheet.relative_to(html_dir)}: url({url})" for url in _CSS_EXTERNAL.findall(text)]
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Sphinx extension
+
+
+def _is_thebe_loader(script: object) -> bool:
+    filename = str(getattr(script, "filename", "") or "")
+    body = str(getattr(script, "attributes", {}).get("body", ""))
+    return filename.endswith("sphinx-thebe.js") or "THEBE_JS_URL" in body
+
+
+def _drop_thebe(app, pagename, templatename, context, doctree) -> None:  # noqa: ANN001 (Sphinx event signature)
+    scripts = context.get("script_files")
+    if scripts:
+        context["script_files"] = [script for script in scripts if not _is_thebe_loader(script)]
+
+
+def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
+    """Sphinx entry point: drop the Thebe loader (a remote script) from every page."""
+    app.connect("html-page-context", _drop_thebe, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Build
+
+
+def _jupyter_book_command() -> list[str]:
+    script = Path(sys.executable).parent / "jupyter-book"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("jupyter-book")
+    if not found:
+        raise BookError("jupyter-book is not installed: run `make setup` (pip install -e '.[book]')")
+    return [found]
+
+
+def build_html(root: Path, *, all_pages: bool = False) -> None:
+    command = [*_jupyter_book_command(), "build", str(root), "--builder", "html", "--warningiserror",
+               "--keep-going"]
+    if all_pages:
+        command.append("--all")
+    result = subprocess.run(command, cwd=root)
+    if result.returncode != 0:
+        raise BookError(f"`jupyter-book build` failed (exit {result.returncode}): see the warnings above "
+                        "(warnings are errors)")
+
+
+def check_built_book(root: Path) -> None:
+    html_dir = root / HTML_DIR
+    index = html_dir / "index.html"
+    if not index.is_file():
+        raise BookError(f"{index} was not written: the build did not produce the book")
+    external = external_resource_urls(html_dir)
+    if external:
+        listing = "\n  ".join(external[:40]) + ("\n  ..." if len(external) > 40 else "")
+        raise BookError(f"the built book fetches {len(external)} resource(s) from other hosts (it must work "
+                        f"offline):\n  {listing}")
+
+
+@contextmanager
+def _phase(name: str, timings: dict[str, float]) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[name] = time.perf_counter() - started
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--all", action="store_true", help="rebuild every page, not only the changed ones")
+    parser.add_argument("--check-only", action="store_true",
+                        help="only check an existing build (_build/html) for index.html and external resources")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    root = project_root()
+    timings: dict[str, float] = {}
+    try:
+        if not args.check_only:
+            with _phase("mathjax", timings):
+                ensure_mathjax(root)
+            with _phase("toc", timings):
+                problems = check_toc_against_runplan(root)
+                if problems:
+                    raise BookError("the table of contents does not match the run plan:\n  " + "\n  ".join(problems))
+            with _phase("jupyter-book build", timings):
+                build_html(root, all_pages=args.all)
+        with _phase("checks", timings):
+            check_built_book(root)
+    except BookError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if timings:
+            print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
+    print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
+    return 0

@@ -1,0 +1,472 @@
+"""The run plan: which notebooks, with which parameters, make up the book (``runplan.yaml``).
+
+``recjudge run`` executes every run with papermill (kernel ``python3``, working directory = project root) into
+``book/notebooks/<name>.ipynb``. A run is skipped when its *input fingerprint* is unchanged since its last
+successful execution and its output notebook is still the one that execution wrote. The fingerprint covers what can
+change a notebook's outputs:
+
+- the source notebook file and the run's parameters;
+- the package source (``src/recjudge/**``: Python files, prompt templates, package data);
+- the files of every dataset the run declares (sha256 of each registry file found in the dataset folder; a dataset
+  that is not available is recorded as ``"missing"``, so fetching it later triggers a re-run);
+- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``).
+
+Jupyter Book's own execution cache keys only on cell text, which is why the book does not execute notebooks itself.
+Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its partially executed notebook in
+``.runplan-cache/failed/`` and never overwrites the last good output.
+
+Run plan format::
+
+    runs:
+      - name: 00_data_tour                  # output book/notebooks/00_data_tour.ipynb; used by --only
+        notebook: notebooks/00_data_tour.ipynb
+        parameters: {sample_size: 100}      # names must exist in the notebook's `parameters` cell
+        datasets: [movielens-latest-small]  # dataset names of recjudge.data.REGISTRY the notebook reads
+        timeout: 600                        # optional: seconds allowed per cell
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from recjudge.paths import project_root, store_dir
+
+RUNPLAN_FILE = "runplan.yaml"
+CACHE_DIR = ".runplan-cache"
+OUTPUT_DIR = Path("book") / "notebooks"
+KERNEL_NAME = "python3"
+#: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
+FINGERPRINT_VERSION = 1
+
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout"}
+_REQUIRED_FIELDS = ("name", "notebook")
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class RunPlanError(ValueError):
+    """The run plan is malformed; the message names the file, the run entry and the field."""
+
+
+class RunFailedError(RuntimeError):
+    """A notebook of the run plan failed; the message names the notebook and the failing cell."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One entry of the run plan: a notebook executed with one parameter set."""
+
+    name: str
+    notebook: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    datasets: tuple[str, ...] = ()
+    timeout: int | None = None
+
+    def output_path(self, root: Path) -> Path:
+        return root / OUTPUT_DIR / f"{self.name}.ipynb"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Loading and validation
+
+
+def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
+                 known_datasets: Iterable[str] | None = None) -> list[Run]:
+    """Read and validate a run plan. Every problem raises :class:`RunPlanError` naming the file, the entry (index,
+    name and line) and the field. ``known_datasets`` defaults to ``recjudge.data.REGISTRY`` when it can be imported."""
+    root = Path(root) if root is not None else project_root()
+    path = Path(path) if path is not None else root / RUNPLAN_FILE
+    if not path.is_file():
+        raise RunPlanError(f"{path}: run plan not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise RunPlanError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(document, dict) or set(document) != {"runs"}:
+        found = sorted(document) if isinstance(document, dict) else type(document).__name__
+        raise RunPlanError(f"{path}: the top level must be a mapping with the single key 'runs' (found {found})")
+    entries = document["runs"]
+    if not isinstance(entries, list) or not entries:
+        raise RunPlanError(f"{path}: 'runs' must be a non-empty list of run entries")
+    lines = _entry_lines(node)
+    if known_datasets is None:
+        known_datasets = _registry_names()
+    known = set(known_datasets) if known_datasets is not None else None
+
+    runs: list[Run] = []
+    for index, entry in enumerate(entries):
+        where = f"{path}: run #{index + 1}" + (f" (line {lines[index]})" if index < len(lines) else "")
+        runs.append(_parse_entry(entry, where, root, known))
+    seen: dict[str, int] = {}
+    for index, run in enumerate(runs):
+        if run.name in seen:
+            raise RunPlanError(f"{path}: run #{index + 1}: name {run.name!r} already used by run #{seen[run.name] + 1}"
+                               " (names must be unique: they name the output notebook)")
+        seen[run.name] = index
+    return runs
+
+
+def _entry_lines(node: yaml.Node | None) -> list[int]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for key, value in node.value:
+        if key.value == "runs" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def _registry_names() -> set[str] | None:
+    try:
+        from recjudge.data import REGISTRY
+    except Exception:  # the data layer may be absent in a partial checkout; dataset names are then not checked
+        return None
+    return set(REGISTRY)
+
+
+def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> Run:
+    if not isinstance(entry, dict):
+        raise RunPlanError(f"{where}: must be a mapping with fields {sorted(_RUN_FIELDS)}, got {entry!r}")
+    if isinstance(entry.get("name"), str):
+        where = f"{where} {entry['name']!r}"
+    unknown = sorted(set(map(str, entry)) - _RUN_FIELDS)
+    if unknown:
+        raise RunPlanError(f"{where}: unknown field(s) {unknown} (allowed: {sorted(_RUN_FIELDS)})")
+    for name in _REQUIRED_FIELDS:
+        if not isinstance(entry.get(name), str) or not entry[name].strip():
+            raise RunPlanError(f"{where}: field '{name}' is required and must be a non-empty string")
+    name = entry["name"]
+    if not _SAFE_NAME.match(name):
+        raise RunPlanError(f"{where}: field 'name' must be a plain file name (letters, digits, '_', '-', '.')")
+
+    notebook = entry["notebook"]
+    notebook_path = (root / notebook).resolve()
+    if notebook_path.suffix != ".ipynb":
+        raise RunPlanError(f"{where}: field 'notebook' must name an .ipynb file, got {notebook!r}")
+    if not notebook_path.is_relative_to(root.resolve()):
+        raise RunPlanError(f"{where}: field 'notebook' must lie inside the project, got {notebook!r}")
+    if not notebook_path.is_file():
+        raise RunPlanError(f"{where}: field 'notebook': {notebook} does not exist")
+
+    parameters = entry.get("parameters") or {}
+    if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
+        raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
+    if parameters:
+        declared = _declared_parameters(notebook_path, where)
+        undeclared = sorted(set(parameters) - set(declared))
+        if undeclared:
+            raise RunPlanError(
+                f"{where}: field 'parameters': {undeclared} not in the parameters cell of {notebook} "
+                f"(it declares {sorted(declared) or 'nothing'})")
+
+    datasets = entry.get("datasets") or []
+    if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
+        raise RunPlanError(f"{where}: field 'datasets' must be a list of dataset names")
+    if known is not None:
+        unknown_sets = sorted(set(datasets) - known)
+        if unknown_sets:
+            raise RunPlanError(f"{where}: field 'datasets': unknown dataset(s) {unknown_sets} "
+                               f"(known: {sorted(known)})")
+
+    timeout = entry.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0):
+        raise RunPlanError(f"{where}: field 'timeout' must be a positive whole number of seconds, got {timeout!r}")
+    return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout)
+
+
+def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
+    import papermill
+
+    try:
+        return papermill.inspect_notebook(str(notebook_path))
+    except Exception as error:  # unreadable notebook: say which entry points at it
+        raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Fingerprints
+
+
+class FileHasher:
+    """sha256 of files, memoised on (size, mtime) in a JSON file so that large data files are read once."""
+
+    def __init__(self, memo_path: Path | None = None) -> None:
+        self.memo_path = memo_path
+        self._memo: dict[str, list[Any]] = {}
+        if memo_path is not None and memo_path.is_file():
+            try:
+                self._memo = json.loads(memo_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._memo = {}  # a damaged memo only costs re-hashing
+
+    def __call__(self, path: Path) -> str:
+        stat = path.stat()
+        key = str(path.resolve())
+        cached = self._memo.get(key)
+        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
+            return cached[2]
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        value = digest.hexdigest()
+        self._memo[key] = [stat.st_size, stat.st_mtime_ns, value]
+        return value
+
+    def save(self) -> None:
+        if self.memo_path is not None:
+            _write_json_atomic(self.memo_path, self._memo)
+
+
+def _tree_digest(folder: Path, hasher: Callable[[Path], str], suffixes: set[str] | None = None) -> str:
+    """One sha256 over the relative paths and contents of every file below ``folder`` (``"absent"`` if none).
+    Hidden files and folders (lock files, ``.gitignore``) and ``__pycache__`` do not hold inputs and are left out."""
+    if not folder.is_dir():
+        return "absent"
+    digest = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file()
+                   and not any(part.startswith(".") or part == "__pycache__"
+                               for part in p.relative_to(folder).parts)
+                   and (suffixes is None or p.suffix in suffixes))
+    for path in files:
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{hasher(path)}\n".encode())
+    return digest.hexdigest() if files else "absent"
+
+
+def dataset_fingerprint(name: str, hasher: Callable[[Path], str]) -> dict[str, str] | str:
+    """sha256 of each registry file of dataset ``name`` in its folder (``"absent"`` for a file not there), or
+    ``"missing"`` when the dataset is not available or the data layer cannot say where it is."""
+    try:
+        from recjudge.data import REGISTRY, dataset_dir
+
+        folder = Path(dataset_dir(name))
+    except Exception:  # MissingDataError, or a data layer that cannot be imported: either way nothing to hash
+        return "missing"
+    spec = REGISTRY.get(name)
+    declared = [file.path for file in getattr(spec, "files", ())]
+    if not declared:  # registry without a file list: take the folder as it is
+        return {"*": _tree_digest(folder, hasher)}
+    return {path: hasher(folder / path) if (folder / path).is_file() else "absent" for path in sorted(declared)}
+
+
+def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = None) -> dict[str, Any]:
+    """The inputs that decide a run's outputs, as a JSON-serialisable mapping (see the module docstring)."""
+    hasher = hasher or FileHasher()
+    return {
+        "version": FINGERPRINT_VERSION,
+        "notebook": hasher(root / run.notebook),
+        "parameters": json.loads(json.dumps(run.parameters, sort_keys=True, default=str)),
+        "timeout": run.timeout,
+        "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
+        "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
+        "store": _tree_digest(store_dir(), hasher),
+    }
+
+
+def fingerprint_hash(components: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(components, sort_keys=True).encode()).hexdigest()
+
+
+def changed_components(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """Names of the fingerprint components that differ (all of them when there is no previous record)."""
+    if not old:
+        return ["no previous run"]
+    old_components = old.get("components", {})
+    return [key for key in new if old_components.get(key) != new[key]]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Execution
+
+
+@dataclass
+class RunOutcome:
+    run: Run
+    status: str  # "executed" | "skipped"
+    seconds: float
+    reason: str
+
+
+class RunCache:
+    """Per-run records of the last successful execution, one JSON file each under ``.runplan-cache/runs/``."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = root / CACHE_DIR
+
+    def record_path(self, run: Run) -> Path:
+        return self.folder / "runs" / f"{run.name}.json"
+
+    def load(self, run: Run) -> dict[str, Any] | None:
+        path = self.record_path(run)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def store(self, run: Run, record: dict[str, Any]) -> None:
+        _write_json_atomic(self.record_path(run), record)
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> None:
+    """Execute ``run`` with papermill into ``output``. The notebook is written to a temporary file first, so a failure
+    never replaces the last good output; the partial notebook is kept at ``failed_copy`` for inspection."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(f".{output.stem}.running.ipynb")
+    try:
+        papermill.execute_notebook(
+            str(root / run.notebook), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
+            cwd=str(root), progress_bar=False, log_output=False, execution_timeout=run.timeout,
+        )
+    except PapermillExecutionError as error:
+        _keep_failed(temporary, failed_copy)
+        frames = [_ANSI.sub("", entry) for entry in (error.traceback or [])]
+        # The frame inside the notebook's own cell says which line failed; the full traceback is in the copy.
+        cell_frames = [frame for frame in frames if frame.lstrip().startswith("Cell In[")]
+        where = cell_frames[-1] if cell_frames else "\n".join(frames[-1:])
+        raise RunFailedError(
+            f"run {run.name!r}: notebook {run.notebook} failed in cell In[{error.exec_count}] (cell index "
+            f"{error.cell_index} of the executed notebook): {error.ename}: {error.evalue}\n{where.rstrip()}\n"
+            f"full traceback in the partially executed notebook {failed_copy}") from error
+    except Exception as error:  # kernel death, cell timeout, unreadable notebook...
+        _keep_failed(temporary, failed_copy)
+        raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
+                             f"{type(error).__name__}: {error}") from error
+    os.replace(temporary, output)
+
+
+def _keep_failed(temporary: Path, failed_copy: Path) -> None:
+    if temporary.exists():
+        failed_copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(temporary), failed_copy)
+
+
+def execute_plan(runs: list[Run], root: Path, *, force: bool = False,
+                 log: Callable[[str], None] = print) -> list[RunOutcome]:
+    """Execute (or skip) each run in order; stop at the first failure, keeping what already succeeded."""
+    cache = RunCache(root)
+    hasher = FileHasher(cache.folder / "file-hashes.json")
+    outcomes: list[RunOutcome] = []
+    try:
+        for run in runs:
+            started = time.perf_counter()
+            output = run.output_path(root)
+            before = fingerprint(run, root, hasher)
+            record = cache.load(run)
+            up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
+                          and output.is_file() and record.get("output_sha256") == hasher(output))
+            if up_to_date and not force:
+                outcomes.append(RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged"))
+                log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
+                continue
+            if force:
+                reason = "forced"
+            elif record is not None and not output.is_file():
+                reason = "output missing"
+            else:
+                reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
+            log(f"[run] {run.name}: executing {run.notebook} ({reason})")
+            execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+            # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
+            # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
+            after = dict(before, store=fingerprint(run, root, hasher)["store"])
+            cache.store(run, {"hash": fingerprint_hash(after), "components": after,
+                              "output_sha256": hasher(output), "notebook": run.notebook,
+                              "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            seconds = time.perf_counter() - started
+            outcomes.append(RunOutcome(run, "executed", seconds, reason))
+            log(f"[run] {run.name}: done in {seconds:.1f} s -> {output.relative_to(root)}")
+    finally:
+        hasher.save()
+    return outcomes
+
+
+def describe_plan(runs: list[Run], root: Path) -> list[dict[str, Any]]:
+    """For ``--list``: each run with its state (up to date / would run and why)."""
+    cache = RunCache(root)
+    hasher = FileHasher(cache.folder / "file-hashes.json")
+    rows = []
+    for run in runs:
+        current = fingerprint(run, root, hasher)
+        record = cache.load(run)
+        output = run.output_path(root)
+        if record and record.get("hash") == fingerprint_hash(current) and output.is_file() \
+                and record.get("output_sha256") == hasher(output):
+            state = "up to date"
+        elif record and not output.is_file():
+            state = "will run (output missing)"
+        else:
+            state = "will run (" + (", ".join(changed_components(record, current)) or "output notebook") + ")"
+        missing = [name for name, value in current["datasets"].items() if value == "missing"]
+        rows.append({"name": run.name, "notebook": run.notebook, "parameters": run.parameters, "state": state,
+                     "missing_datasets": missing})
+    hasher.save()
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plan", type=Path, default=None, help=f"run plan file (default: <root>/{RUNPLAN_FILE})")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="execute only this run (repeatable)")
+    parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
+    parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    root = project_root()
+    try:
+        runs = load_runplan(args.plan, root=root)
+    except RunPlanError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.only:
+        names = {run.name for run in runs}
+        unknown = sorted(set(args.only) - names)
+        if unknown:
+            print(f"error: --only {unknown}: no such run in the run plan (runs: {sorted(names)})", file=sys.stderr)
+            return 2
+        runs = [run for run in runs if run.name in set(args.only)]
+    if args.list:
+        for row in describe_plan(runs, root):
+            missing = f"; datasets missing: {', '.join(row['missing_datasets'])}" if row["missing_datasets"] else ""
+            print(f"{row['name']:<32} {row['notebook']:<44} {row['state']}{missing}")
+            if row["parameters"]:
+                print(f"{'':<32} parameters: {json.dumps(row['parameters'], sort_keys=True)}")
+        return 0
+    started = time.perf_counter()
+    try:
+        outcomes = execute_plan(runs, root, force=args.force)
+    except RunFailedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    executed = sum(outcome.status == "executed" for outcome in outcomes)
+    print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
+          f"{time.perf_counter() - started:.1f} s in all")
+    return 0

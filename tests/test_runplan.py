@@ -1,0 +1,221 @@
+"""The run plan: validation messages, input fingerprints, skipping unchanged runs, papermill execution."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from recjudge import runplan
+from recjudge.runplan import Run, RunFailedError, RunPlanError, execute_plan, fingerprint, fingerprint_hash, \
+    load_runplan
+
+
+def write_notebook(path: Path, body: str, parameters: str = "value = 1") -> Path:
+    """A tiny notebook: a title, a `parameters` cell and one code cell."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Tiny chapter"),
+        nbformat.v4.new_code_cell(parameters, metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(body),
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A minimal project: package source, a notebook, a response store, results folder, all under tmp_path."""
+    root = tmp_path / "project"
+    (root / "src" / "recjudge").mkdir(parents=True)
+    (root / "src" / "recjudge" / "module.py").write_text("ANSWER = 1\n")
+    (root / "data" / "llm").mkdir(parents=True)
+    (root / "data" / "llm" / "replies.jsonl").write_text('{"key": "a", "reply": "3"}\n')
+    write_notebook(root / "notebooks" / "tiny.ipynb", "print('result', value * 2)")
+    monkeypatch.setenv("RECJUDGE_HOME", str(root))
+    monkeypatch.setenv("RECJUDGE_STORE", str(root / "data" / "llm"))
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(root / "results"))
+    return root
+
+
+def write_plan(root: Path, text: str) -> Path:
+    path = root / "runplan.yaml"
+    path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Validation
+
+
+def test_valid_plan_is_read(project: Path) -> None:
+    write_plan(project, "runs:\n  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    parameters: {value: 21}\n"
+                        "    datasets: [movielens-latest-small]\n    timeout: 60\n")
+    (run,) = load_runplan(root=project, known_datasets={"movielens-latest-small"})
+    assert run == Run("tiny", "notebooks/tiny.ipynb", {"value": 21}, ("movielens-latest-small",), 60)
+    assert run.output_path(project) == project / "book" / "notebooks" / "tiny.ipynb"
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("  - name: tiny\n    notebook: notebooks/absent.ipynb\n", "field 'notebook': notebooks/absent.ipynb does not exist"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    paramters: {value: 2}\n", "unknown field(s) ['paramters']"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    parameters: {valeu: 2}\n",
+         "['valeu'] not in the parameters cell of notebooks/tiny.ipynb (it declares ['value'])"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    datasets: [movielens-huge]\n",
+         "unknown dataset(s) ['movielens-huge']"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    timeout: -5\n", "field 'timeout' must be a positive"),
+        ("  - notebook: notebooks/tiny.ipynb\n", "field 'name' is required"),
+        ("  - name: ../escape\n    notebook: notebooks/tiny.ipynb\n", "field 'name' must be a plain file name"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.md\n", "must name an .ipynb file"),
+    ],
+)
+def test_bad_entries_name_file_entry_and_field(project: Path, entry: str, expected: str) -> None:
+    # A valid first run, so the faulty entry is #2 and its line is 4.
+    plan = write_plan(project, "runs:\n  - name: first\n    notebook: notebooks/tiny.ipynb\n" + entry)
+    with pytest.raises(RunPlanError) as caught:
+        load_runplan(root=project, known_datasets={"movielens-latest-small"})
+    message = str(caught.value)
+    assert message.startswith(f"{plan}: run #2 (line 4)")
+    assert expected in message
+
+
+def test_duplicate_names_and_bad_top_level_are_rejected(project: Path) -> None:
+    write_plan(project, "runs:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n  - {name: a, notebook: notebooks/tiny.ipynb}\n")
+    with pytest.raises(RunPlanError, match=r"run #2: name 'a' already used by run #1"):
+        load_runplan(root=project, known_datasets=set())
+    write_plan(project, "run:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n")
+    with pytest.raises(RunPlanError, match=r"runplan.yaml: the top level must be a mapping with the single key 'runs'"):
+        load_runplan(root=project, known_datasets=set())
+    write_plan(project, "runs: [\n")
+    with pytest.raises(RunPlanError, match="not valid YAML"):
+        load_runplan(root=project, known_datasets=set())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fingerprints
+
+
+def test_each_input_changes_the_fingerprint(project: Path) -> None:
+    run = Run("tiny", "notebooks/tiny.ipynb", {"value": 1})
+
+    def current(of: Run = run) -> str:
+        return fingerprint_hash(fingerprint(of, project))
+
+    base = current()
+    assert current() == base, "an unchanged run must keep its fingerprint"
+    assert current(Run("tiny", "notebooks/tiny.ipynb", {"value": 2})) != base
+
+    changes = [
+        lambda: write_notebook(project / "notebooks" / "tiny.ipynb", "print('result', value * 3)"),
+        lambda: (project / "src" / "recjudge" / "module.py").write_text("ANSWER = 2\n"),
+        lambda: (project / "src" / "recjudge" / "templates.txt").write_text("### user\n{question}\n"),
+        lambda: (project / "data" / "llm" / "replies.jsonl").write_text('{"key": "a", "reply": "4"}\n'),
+        lambda: (project / "data" / "llm" / "more.jsonl").write_text('{"key": "b", "reply": "1"}\n'),
+    ]
+    ignored = [  # lock files and caches are not inputs
+        lambda: (project / "data" / "llm" / ".locks").mkdir(),
+        lambda: (project / "data" / "llm" / ".locks" / "more.jsonl.lock").write_text(""),
+        lambda: (project / "src" / "recjudge" / "__pycache__").mkdir(),
+        lambda: (project / "src" / "recjudge" / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"\0"),
+    ]
+    seen = {base}
+    for change in changes:
+        change()
+        value = current()
+        assert value not in seen
+        seen.add(value)
+    settled = current()
+    for change in ignored:
+        change()
+    assert current() == settled
+
+
+def test_dataset_files_enter_the_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import recjudge.data as data
+
+    name = "movielens-latest-small"
+    first_file = data.REGISTRY[name].files[0].path
+    folder = tmp_path / name
+    (folder / first_file).parent.mkdir(parents=True, exist_ok=True)
+    (folder / first_file).write_text("a,b\n1,2\n")
+    monkeypatch.setattr(data, "dataset_dir", lambda dataset: folder)
+    hasher = runplan.FileHasher()
+    before = runplan.dataset_fingerprint(name, hasher)
+    assert before[first_file] != "absent"
+    assert all(value == "absent" for path, value in before.items() if path != first_file)
+    (folder / first_file).write_text("a,b\n1,3\n")
+    assert runplan.dataset_fingerprint(name, runplan.FileHasher())[first_file] != before[first_file]
+
+    def unavailable(dataset: str) -> Path:
+        raise data.MissingDataError(f"{dataset} is not available")
+
+    monkeypatch.setattr(data, "dataset_dir", unavailable)
+    assert runplan.dataset_fingerprint(name, hasher) == "missing"
+
+
+def test_file_hasher_memo_follows_file_changes(tmp_path: Path) -> None:
+    memo = tmp_path / "memo.json"
+    target = tmp_path / "file.bin"
+    target.write_bytes(b"one")
+    hasher = runplan.FileHasher(memo)
+    first = hasher(target)
+    hasher.save()
+    target.write_bytes(b"two, longer")
+    assert runplan.FileHasher(memo)(target) != first
+    assert json.loads(memo.read_text())  # the memo was written and is readable
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Execution (papermill, real kernel; tiny notebooks)
+
+
+def test_execute_then_skip_then_rerun_on_store_change(project: Path) -> None:
+    run = Run("tiny", "notebooks/tiny.ipynb", {"value": 21})
+    messages: list[str] = []
+    (first,) = execute_plan([run], project, log=messages.append)
+    assert first.status == "executed"
+    executed = nbformat.read(run.output_path(project), as_version=4)
+    outputs = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
+    assert "result 42" in outputs, "the run's parameter must reach the notebook"
+
+    (second,) = execute_plan([run], project, log=messages.append)
+    assert second.status == "skipped"
+
+    (project / "data" / "llm" / "replies.jsonl").write_text('{"key": "a", "reply": "5"}\n')
+    (third,) = execute_plan([run], project, log=messages.append)
+    assert third.status == "executed" and "store" in third.reason
+
+
+def test_failure_names_notebook_and_cell_and_keeps_earlier_runs(project: Path) -> None:
+    write_notebook(project / "notebooks" / "broken.ipynb", "raise ValueError('bad column rating_x')")
+    good = Run("tiny", "notebooks/tiny.ipynb")
+    broken = Run("broken", "notebooks/broken.ipynb")
+    broken.output_path(project).parent.mkdir(parents=True, exist_ok=True)
+    broken.output_path(project).write_text("last good output")
+
+    with pytest.raises(RunFailedError) as caught:
+        execute_plan([good, broken], project, log=lambda message: None)
+    message = str(caught.value)
+    assert "run 'broken': notebook notebooks/broken.ipynb failed in cell" in message
+    assert "ValueError: bad column rating_x" in message
+    assert good.output_path(project).is_file()
+    assert runplan.RunCache(project).load(good) is not None, "the successful run is recorded"
+    assert broken.output_path(project).read_text() == "last good output", "a failure never replaces the output"
+    assert (project / ".runplan-cache" / "failed" / "broken.ipynb").is_file()
+    assert runplan.RunCache(project).load(broken) is None
+
+
+def test_cli_rejects_unknown_only_name(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_plan(project, "runs:\n  - {name: tiny, notebook: notebooks/tiny.ipynb}\n")
+    parser = __import__("argparse").ArgumentParser()
+    runplan.add_arguments(parser)
+    assert runplan.run_command(parser.parse_args(["--only", "nope"])) == 2
+    assert "--only ['nope']: no such run" in capsys.readouterr().err
+    assert runplan.run_command(parser.parse_args(["--list"])) == 0
+    assert "will run (no previous run)" in capsys.readouterr().out
