@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +13,8 @@ from recjudge.llm.providers import get_provider
 from recjudge.paths import project_root
 from recjudge.results import save_table
 
-FAKE_KEY = "sk-recjudge-test-7f3a9c2e1b5d4f60a8e2c4b6d8f0a1c3"
+# A fresh random value each run: it cannot be present in any file unless this run wrote it there.
+FAKE_KEY = "sk-recjudge-test-" + secrets.token_hex(16)
 
 
 def _files_containing(folder: Path, needle: bytes) -> list[Path]:
