@@ -386,21 +386,7 @@ class ResponseStore:
     # ----------------------------------------------------------------------------------------------- writing
     def put(self, reply: StoredReply) -> None:
         """Append one entry durably-enough: one write() of one complete line under an exclusive lock."""
-        record = reply.to_json()
-        line = (_entry_line(record) + "\n").encode("utf-8")
-        shard = self.shard_path(reply.provider, reply.model, reply.key)
-        with self._lock:
-            self._prepare_dirs(shard)
-            with self._file_lock(shard):
-                fd = _open_shard(shard)
-                try:
-                    if _ends_torn(fd):
-                        # A previous writer died mid-line: close the torn fragment so our line stays whole.
-                        os.write(fd, b"\n")
-                    _write_all(fd, line)
-                finally:
-                    os.close(fd)
-            self._index[reply.key] = record
+        self.put_many((reply,))
 
     def put_many(self, replies: Iterable[StoredReply]) -> int:
         """Append many entries: one lock per shard, still one write() per complete line. Returns the count."""

@@ -1,11 +1,15 @@
-"""Small helpers shared by the HTTP providers: Retry-After reading and secret redaction."""
+"""Small helpers shared by the HTTP providers: Retry-After reading, secret redaction, SDK error translation."""
 
 from __future__ import annotations
 
 import email.utils
 import os
 import time
-from typing import Mapping
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Iterator, Mapping
+
+from .base import ProviderError, TransientProviderError
 
 #: Environment variables whose values must never leave the process (store, tables, logs, error texts).
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -43,3 +47,30 @@ def redact(text: object) -> str:
         if secret and len(secret) >= 4:
             result = result.replace(secret, "***")
     return result
+
+
+#: HTTP statuses worth retrying besides 5xx: request timeout, conflict, rate limit.
+_RETRYABLE_STATUSES = (408, 409, 429)
+
+
+def short_error(exc: BaseException, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+@contextmanager
+def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
+    """Translate the exceptions of the ``openai`` or ``anthropic`` SDK (same class names in both) into
+    TransientProviderError (retryable, with Retry-After) or ProviderError, with secrets redacted."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        status = exc.status_code
+        message = f"{label} HTTP {status}: {redact(short_error(exc))}"
+        if status in _RETRYABLE_STATUSES or status >= 500:
+            raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
+        raise ProviderError(message) from None
+    except sdk.APIConnectionError as exc:  # includes APITimeoutError
+        raise TransientProviderError(f"{label} connection: {redact(short_error(exc))}") from None
+    except (sdk.APIResponseValidationError, ValueError) as exc:
+        raise TransientProviderError(f"{label} unreadable response body: {redact(short_error(exc))}") from None

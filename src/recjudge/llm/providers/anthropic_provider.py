@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from .base import Completion, Message, ProviderError, TransientProviderError
-from ._common import redact, retry_after_seconds
-from .openai_compat import DEFAULT_TIMEOUT_S, _short
+from ._common import sdk_errors
+from .openai_compat import DEFAULT_TIMEOUT_S
 
 
 class AnthropicProvider:
@@ -57,18 +57,8 @@ class AnthropicProvider:
         if system:
             params["system"] = system
         started = time.perf_counter()
-        try:
+        with sdk_errors(anthropic, "anthropic"):
             response = self._client.messages.create(**params)
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            message = f"anthropic HTTP {status}: {redact(_short(exc))}"
-            if status in (408, 409, 429) or status >= 500:
-                raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
-            raise ProviderError(message) from None
-        except anthropic.APIConnectionError as exc:
-            raise TransientProviderError(f"anthropic connection: {redact(_short(exc))}") from None
-        except (anthropic.APIResponseValidationError, ValueError) as exc:
-            raise TransientProviderError(f"anthropic unreadable response body: {redact(_short(exc))}") from None
         latency = time.perf_counter() - started
         try:
             text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from .base import Completion, Message, ProviderError, TransientProviderError
-from ._common import redact, retry_after_seconds
+from ._common import sdk_errors
 
 DEFAULT_TIMEOUT_S = 60.0
 #: Used only when a base_url is configured and no key is set: most local servers accept any key.
@@ -61,18 +61,8 @@ class OpenAICompatProvider:
         if logprobs:
             params.update(logprobs=True, top_logprobs=20)
         started = time.perf_counter()
-        try:
+        with sdk_errors(openai, "openai"):
             response = self._client.chat.completions.create(**params)
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            message = f"openai HTTP {status}: {redact(_short(exc))}"
-            if status == 429 or status >= 500 or status == 408 or status == 409:
-                raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
-            raise ProviderError(message) from None
-        except openai.APIConnectionError as exc:  # includes APITimeoutError
-            raise TransientProviderError(f"openai connection: {redact(_short(exc))}") from None
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise TransientProviderError(f"openai unreadable response body: {redact(_short(exc))}") from None
         latency = time.perf_counter() - started
         try:
             choice = response.choices[0]
@@ -99,7 +89,3 @@ class OpenAICompatProvider:
             finish_reason=getattr(choice, "finish_reason", None),
         )
 
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else text[:limit] + "..."
