@@ -14,7 +14,9 @@ import time
 
 import pandas as pd
 
-from recjudge import item_models, one_plus_random, time_frames
+from recjudge.surprise import item_models
+from recjudge.surprise import one_plus_random
+from recjudge.surprise import time_frames
 from recjudge.data import load_movielens
 
 

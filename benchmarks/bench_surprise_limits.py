@@ -14,7 +14,7 @@ import time
 
 from scipy.spatial.distance import pdist, squareform
 
-from recjudge.surprise import (
+from recjudge.surprise.limits import (
     SurpriseProblem,
     _small_layer_plan,
     potential_surprise_bruteforce,

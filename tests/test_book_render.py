@@ -16,10 +16,10 @@ from urllib.parse import urlparse
 import nbformat
 import pytest
 
-from recjudge import book
-from recjudge.paths import project_root
+from recjudge.compendium import book
+from recjudge.compendium.paths import project_root
 
-DATA_TOUR = "00_data_tour"
+DATA_TOUR = "data_tour"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -1,4 +1,4 @@
-"""Tests of recjudge.distances against scipy and hand computations."""
+"""Tests of recjudge.surprise.distances against scipy and hand computations."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from scipy import sparse
 from scipy.spatial import distance as sp
 
-from recjudge import distances as dist
+from recjudge.surprise import distances as dist
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
-"""Ensembles of evaluators (Zhang et al. 2024, Figure 4)."""
+"""Ensembles of evaluators: the generic subset averaging (Kang et al. RQ3) and its three-level use (Zhang et al. Figure 4)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.ensembles import ensemble_accuracy, ensemble_members, ensemble_scores, ensemble_summary
-from recjudge.explanations import PAPER_NULLS, meta_evaluate
+from scipy import stats
+
+from recjudge.explanations.evaluators import ensemble_meta_evaluation, meta_evaluate
+from recjudge.metaeval.ensembles import ensemble_accuracy, ensemble_members, ensemble_scores, ensemble_summary
 
 
 def long_scores(values: dict[str, list[float]], aspect: str = "persuasiveness") -> pd.DataFrame:
@@ -26,7 +28,7 @@ def test_ensemble_score_is_the_mean_of_members():
     scores = long_scores({"a": [1, 2, 5], "b": [3, 4, np.nan]})
     combined = ensemble_scores(scores, ["a", "b"]).set_index("row_id")["score"]
     assert combined[0] == 2 and combined[1] == 3 and np.isnan(combined[2])
-    paper = ensemble_scores(scores, ["a", "b"], nulls=PAPER_NULLS).set_index("row_id")["score"]
+    paper = ensemble_scores(scores, ["a", "b"], missing_score=0.0).set_index("row_id")["score"]
     assert paper[2] == 2.5  # the missing score counts as 0
 
 
@@ -40,7 +42,7 @@ def test_ensemble_accuracy_matches_direct_meta_evaluation():
     truth = pd.DataFrame({"row_id": range(6), "user_id": ["u"] * 3 + ["v"] * 3, "item_id": 1,
                           "persuasiveness": [1, 2, 3, 3, 4, 5]})
     scores = long_scores({"a": [1, 3, 2, 2, 5, 4], "b": [2, 1, 3, 4, 3, 5]})
-    accuracy = ensemble_accuracy(truth, scores, ["a", "b"])
+    accuracy = ensemble_meta_evaluation(truth, scores, ["a", "b"])
     assert sorted(accuracy["n"].unique()) == [1, 2]
     pair = accuracy[(accuracy["n"] == 2) & (accuracy["level"] == "dataset")]["value"].item()
     mean_scores = (np.array([1, 3, 2, 2, 5, 4]) + np.array([2, 1, 3, 4, 3, 5])) / 2
@@ -49,7 +51,7 @@ def test_ensemble_accuracy_matches_direct_meta_evaluation():
     direct = meta_evaluate(truth, scores[scores["evaluator"] == "a"], methods=("pearson",),
                            aspects=("persuasiveness",))
     assert single == pytest.approx(direct.query("level == 'user'")["value"].item())
-    summary = ensemble_summary(accuracy)
+    summary = ensemble_summary(accuracy, by=("aspect", "level", "method"))
     row = summary[(summary["level"] == "dataset") & (summary["n"] == 1)]
     assert row["n_ensembles"].item() == 2
     assert row["min"].item() <= row["mean"].item() <= row["max"].item()
@@ -59,4 +61,29 @@ def test_too_many_subsets_refused():
     truth = pd.DataFrame({"row_id": [0, 1], "user_id": "u", "item_id": 1, "persuasiveness": [1, 2]})
     scores = long_scores({f"e{i}": [1, 2] for i in range(4)})
     with pytest.raises(ValueError, match="max_subsets"):
-        ensemble_accuracy(truth, scores, [f"e{i}" for i in range(4)], max_subsets=10)
+        ensemble_accuracy(scores, [f"e{i}" for i in range(4)], lambda s: s, max_subsets=10)
+
+
+def test_generic_ensemble_with_any_agreement_function():
+    """Kang-style: one score per answer, agreement = Pearson and MAE against a ground truth."""
+    truth = pd.Series([1.0, 2.0, 3.0, 4.0, 5.0], index=range(5))
+    scores = pd.concat([pd.DataFrame({"row_id": range(5), "evaluator": name, "score": values}) for name, values in
+                        {"x": [1, 2, 2, 5, 4], "y": [2, 2, 3, 3, 5], "z": [5, 4, 3, 2, 1]}.items()],
+                       ignore_index=True)
+
+    def pearson_and_mae(combined: pd.DataFrame) -> pd.DataFrame:
+        predicted = combined.set_index("row_id")["score"]
+        return pd.DataFrame({"pearson": [stats.pearsonr(predicted, truth[predicted.index])[0]],
+                             "mae": [(predicted - truth[predicted.index]).abs().mean()]})
+
+    table = ensemble_accuracy(scores, ["x", "y", "z"], pearson_and_mae)
+    assert list(table.columns) == ["n", "members", "pearson", "mae"]
+    assert table["n"].tolist() == [1, 1, 1, 2, 2, 2, 3]
+    xyz = table.set_index("members").loc["x + y + z"]
+    mean_score = (np.array([1, 2, 2, 5, 4]) + np.array([2, 2, 3, 3, 5]) + np.array([5, 4, 3, 2, 1])) / 3
+    assert xyz["mae"] == pytest.approx(np.abs(mean_score - truth.to_numpy()).mean())
+    assert table.set_index("members").loc["z", "pearson"] == pytest.approx(-1.0)
+    summary = ensemble_summary(table, value="pearson")
+    assert summary["n_ensembles"].tolist() == [3, 3, 1]
+    assert summary.loc[summary["n"] == 1, "max"].item() == pytest.approx(
+        table[table["n"] == 1]["pearson"].max())

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.explanations import (
+from recjudge.explanations.evaluators import (
     DROP_NULLS,
     PAPER_NULLS,
     PAPER_TABLE1,
@@ -131,7 +131,7 @@ def test_compare_with_paper_and_layout():
                     reason="RECJUDGE_DATA_MIRROR unset: the Lu et al. study is not redistributable")
 def test_annotator_rows_reproduce_table1():
     from recjudge.data.lu2023 import load_explanation_study
-    from recjudge.explanations import annotator_scores, truth_frame
+    from recjudge.explanations.evaluators import annotator_scores, truth_frame
 
     study = load_explanation_study()
     ours = meta_evaluate(truth_frame(study), annotator_scores(study), nulls=PAPER_NULLS, methods=("pearson",))

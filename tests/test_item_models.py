@@ -1,12 +1,12 @@
-"""Item models C, P, U, N and their distance blocks, checked against recjudge.distances' dense definitions."""
+"""Item models C, P, U, N and their distance blocks, checked against recjudge.surprise.distances' dense definitions."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
 
-from recjudge import distances
-from recjudge.item_models import (
+from recjudge.surprise import distances
+from recjudge.surprise.item_models import (
     VALID_DISTANCES,
     ItemModel,
     build_content_model,

@@ -1,4 +1,4 @@
-"""Tests of recjudge.metaeval on hand-computed cases."""
+"""Tests of recjudge.metaeval.agreement on hand-computed cases."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recjudge.metaeval import (
+from recjudge.metaeval.agreement import (
     agreement,
     bootstrap_ci,
     compare_dependent_correlations,

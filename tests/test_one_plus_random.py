@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.item_models import ItemModel
-from recjudge.one_plus_random import (
+from recjudge.surprise.item_models import ItemModel
+from recjudge.surprise.one_plus_random import (
     DistanceColumns,
     OnePlusRandomSettings,
     evaluate_user,
@@ -13,9 +13,9 @@ from recjudge.one_plus_random import (
     run_one_plus_random,
     summarise_table2,
 )
-from recjudge.surprise import potential_surprise_exact
-from recjudge.time_frames import eligible_intervals
-from recjudge.one_plus_random import user_problem
+from recjudge.surprise.limits import potential_surprise_exact
+from recjudge.surprise.time_frames import eligible_intervals
+from recjudge.surprise.one_plus_random import user_problem
 
 
 def _line_model(coordinates):
@@ -100,7 +100,7 @@ def synthetic():
     ratings["timestamp"] = pd.to_datetime(ratings.pop("t"), unit="D", utc=True)
     items = pd.DataFrame({"item_id": np.arange(12), "year": [1960.0] * 12})
     model = ItemModel("P", np.arange(12), np.linspace(0, 11, 12)[:, None] ** 1.5)
-    from recjudge.time_frames import estimated_release_dates
+    from recjudge.surprise.time_frames import estimated_release_dates
 
     return ratings, model, estimated_release_dates(items, ratings)
 
@@ -132,7 +132,7 @@ def test_grid_runs_every_valid_pair_and_times_it(synthetic):
 
 
 def test_one_pass_serves_the_sampled_and_the_supplementary_runs(synthetic):
-    from recjudge.one_plus_random import supplementary_settings
+    from recjudge.surprise.one_plus_random import supplementary_settings
 
     ratings, model, release = synthetic
     intervals = eligible_intervals(ratings, frame_size=6, min_common_users=1)[:2]

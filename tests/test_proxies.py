@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge import proxies
+from recjudge.serendipity import proxies
 
 S = 1 / math.sqrt(2)  # cosine of 45 degrees: similarity of a one-genre item with a two-genre item
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from recjudge.recommenders import (
+from recjudge.surprise.recommenders import (
     item_knn_scores,
     item_surprise,
     least_surprising_item_scores,

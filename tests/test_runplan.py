@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from recjudge import runplan
-from recjudge.runplan import Run, RunFailedError, RunPlanError, execute_plan, fingerprint, fingerprint_hash, \
+from recjudge.compendium import runplan
+from recjudge.compendium.runplan import Run, RunFailedError, RunPlanError, execute_plan, fingerprint, fingerprint_hash, \
     load_runplan
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge import serendipity as ser
+from recjudge.serendipity import ground_truth as ser
 from recjudge.prompts import serendipity as sp
 
 MS = 1_000  # timestamps below are small integers in milliseconds; only their order matters

@@ -1,4 +1,4 @@
-"""Tests of recjudge.surprise: dynamic programme vs brute force, greedy vs hand-computed cases."""
+"""Tests of recjudge.surprise.limits: dynamic programme vs brute force, greedy vs hand-computed cases."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.spatial import distance as sp
 
-from recjudge import surprise as s
-from recjudge.distances import npmi_distance_matrix, npmi_matrix
+from recjudge.surprise import limits as s
+from recjudge.surprise.distances import npmi_distance_matrix, npmi_matrix
 
 SQRT125, SQRT29 = math.sqrt(125), math.sqrt(29)
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from recjudge.text_metrics import (
+from recjudge.explanations.text_metrics import (
     bleu_scores,
     chinese_characters,
     chinese_words,

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.time_frames import (
+from recjudge.surprise.time_frames import (
     assign_time_frames,
     eligible_intervals,
     estimated_release_dates,

@@ -13,8 +13,8 @@ import sys
 #: sub-command -> module exposing ``add_arguments(parser)`` and ``run_command(args) -> int``
 SUBCOMMANDS = {
     "data": ("recjudge.data.cli", "fetch and inspect datasets"),
-    "run": ("recjudge.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
-    "book": ("recjudge.book", "build the Jupyter Book from the executed notebooks"),
+    "run": ("recjudge.compendium.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
+    "book": ("recjudge.compendium.book", "build the Jupyter Book from the executed notebooks"),
 }
 
 

@@ -9,7 +9,10 @@ Quick use::
     answers = load_serendipity_answers("synthetic")    # committed synthetic survey (labelled)
     ml = load_movielens("latest-small")                # works everywhere: falls back to data/sample
 
-The explanation study of Lu et al. has its own module, :mod:`recjudge.data.lu2023`.
+Modules: ``registry`` (what each dataset is and where it comes from), ``fetch`` (mirror, download, checksums, safe
+extraction), ``loaders`` (tidy DataFrames, schema errors naming file, column and row), ``lu2023`` (the explanation
+study of Lu et al.), ``summary`` (sizes and distributions for the data tour), ``errors``, ``cli`` (``recjudge
+data``).
 """
 
 from recjudge.data.errors import ChecksumError, DataError, DataSchemaError, MissingDataError, UnsafeArchiveError

@@ -26,7 +26,7 @@ import pandas as pd
 from recjudge.data import _csv
 from recjudge.data.errors import DataSchemaError, MissingDataError
 from recjudge.data.fetch import fetch, locate
-from recjudge.paths import project_root
+from recjudge.compendium.paths import project_root
 
 SERENDIPITY = "serendipity-2018"
 SYNTHETIC_SERENDIPITY = "serendipity-2018-synthetic"
@@ -42,7 +42,7 @@ _ANSWER_FILE_COLUMNS = {"userId": "user_id", "movieId": "item_id", "rating": "ra
 TRAINING_FALLBACK = (
     "Documented fallback: build each user's history from answers.csv alone (the user's other surveyed movies rated "
     "before the target, ordered by time; all rated >= 3.5) and label every result computed this way "
-    "'answers-only history' (see recjudge.serendipity)."
+    "'answers-only history' (see recjudge.serendipity.ground_truth)."
 )
 
 Source = str | Path | None

@@ -21,7 +21,7 @@ Aspect names follow the paper: persuasiveness, transparency, accuracy (the files
 
 NA handling: a user rating left blank in the study (3 persuasiveness and 6 transparency ratings) is NaN in every
 frame of :class:`ExplanationStudy`. Zhang et al. replace it by 3 ("unknown attitude"); that convention is applied
-by the meta-evaluation only when asked for (``recjudge.explanations``), never here. Annotator ratings have no gaps.
+by the meta-evaluation only when asked for (``recjudge.explanations.evaluators``), never here. Annotator ratings have no gaps.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from recjudge.data.errors import DataSchemaError, MissingDataError
-from recjudge.paths import data_mirror
+from recjudge.compendium.paths import data_mirror
 
 __all__ = [
     "ANNOTATORS",

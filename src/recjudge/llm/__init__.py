@@ -5,6 +5,10 @@ Typical use::
     from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
     run = run_judge(JudgeConfig(provider="local", model="smollm2-135m-instruct-q4_1"), requests)
     run.table, run.scores(), print(run.report)
+
+Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
+llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (concurrency, retries, modes,
+report), ``parsing`` (scores from replies), ``pricing`` (cost accounting).
 """
 
 from .config import JudgeConfig

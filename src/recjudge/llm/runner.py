@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..paths import store_dir
+from ..compendium.paths import store_dir
 from . import pricing
 from .config import JudgeConfig
 from .parsing import expected_score, parse_likert
@@ -275,7 +275,7 @@ def run_judge(
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
     parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5).
-    store: a ResponseStore or folder; default ``recjudge.paths.store_dir()``.
+    store: a ResponseStore or folder; default ``recjudge.compendium.paths.store_dir()``.
     mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
     concurrency: parallel requests; default env RECJUDGE_LLM_CONCURRENCY, else per provider (local 1, openai 8,
         anthropic 4).

@@ -1,6 +1,6 @@
 """The response store: every LLM reply the project has ever received, content-addressed and never expiring.
 
-Layout (a folder, by default ``recjudge.paths.store_dir()``)::
+Layout (a folder, by default ``recjudge.compendium.paths.store_dir()``)::
 
     <root>/<provider>/<model-slug>/<h>.jsonl     16 shards per model, <h> = first hex digit of the key
     <root>/.locks/                               lock files (git-ignored by the .gitignore the store writes)
@@ -47,7 +47,7 @@ from filelock import FileLock
 # The string encoder json.dumps(ensure_ascii=False) itself uses; StoreKeyer's fast path relies on it.
 from json.encoder import encode_basestring as _encode_str
 
-from .. import paths
+from ..compendium import paths
 
 KEY_VERSION = 1
 LOGPROB_MIN_POSITIONS = 16

@@ -7,7 +7,8 @@ description (source, page of the paper, what was reconstructed) and is never sen
 ``{name}`` and filled by ``render``; literal braces are doubled (``{{`` and ``}}``), as in ``str.format``, and a
 format spec such as ``{score:.1f}`` is allowed. Any other line, including other Markdown headings, is message text.
 
-Builders for the papers' prompts live beside this module (one module per paper) and call ``render``.
+Builders for the papers' prompts live beside this module, one module per paper, and call ``render``:
+``serendipity`` (Kang et al.) and ``explanations`` (Zhang et al.).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
-from recjudge.metaeval import CORRELATION_METHODS, multilevel_correlation
+from recjudge.metaeval.ensembles import ensemble_accuracy
+from recjudge.metaeval.agreement import CORRELATION_METHODS, multilevel_correlation
 
 __all__ = [
     "ANNOTATOR_EVALUATORS",
@@ -123,7 +124,7 @@ def reference_metric_evaluator_scores(study: ExplanationStudy, **metric_options)
     """BLEU-1, BLEU-4, ROUGE-1-F, ROUGE-L-F of each explanation against its user's self-explanation for the movie,
     the same score for the four aspects. ``metric_options`` go to
     :func:`recjudge.text_metrics.reference_metric_scores` (tokenisation, smoothing)."""
-    from recjudge.text_metrics import reference_metric_scores
+    from recjudge.explanations.text_metrics import reference_metric_scores
 
     wide = study.wide()
     metrics = reference_metric_scores(wide["explanation_text"].tolist(), wide["self_explanation"].tolist(),
@@ -180,6 +181,26 @@ def meta_evaluate(
         return pd.DataFrame(columns=["evaluator", "aspect", "level", "method", "value", "n_groups", "n_undefined",
                                      "n_rows"])
     return pd.concat(results, ignore_index=True)
+
+
+def ensemble_meta_evaluation(
+    truth: pd.DataFrame,
+    scores: pd.DataFrame,
+    evaluators: Sequence[str],
+    *,
+    sizes: Sequence[int] | None = None,
+    methods: Sequence[str] = ("pearson",),
+    nulls: NullPolicy = DROP_NULLS,
+) -> pd.DataFrame:
+    """Three-level meta-evaluation of every ensemble of ``evaluators`` (Figure 4): the generic
+    :func:`recjudge.metaeval.ensembles.ensemble_accuracy` per (row_id, aspect), judged by :func:`meta_evaluate`.
+
+    Returns n (ensemble size), members, aspect, level, method, value, n_groups, n_undefined, n_rows.
+    """
+    return ensemble_accuracy(
+        scores, evaluators,
+        lambda combined: meta_evaluate(truth, combined, nulls=nulls, methods=methods),
+        keys=("row_id", "aspect"), sizes=sizes, missing_score=nulls.missing_evaluator_score)
 
 
 def random_baseline(
@@ -373,7 +394,7 @@ def run_llm_evaluators(
             "input_tokens": int(table["input_tokens"].fillna(0).sum()),
             "output_tokens": int(table["output_tokens"].fillna(0).sum()),
             "tokens_per_text": tokens / n_texts if n_texts else float("nan"),
-            "cost_usd": report.job_cost_usd, "seconds": report.seconds,
+            "cost_usd": report.job_cost_usd,
         })
     return LLMEvaluation(
         scores=pd.concat(score_parts, ignore_index=True),

@@ -37,7 +37,7 @@ its Table 2. Distances on vectors:
 - Jensen–Shannon divergence (natural log, in [0, ln 2]; SciPy) and Aitchison distance (Euclidean distance of
   centred log-ratios) on vectors whose zeros are replaced by the Bayesian-multiplicative treatment with the Perks
   prior (*"When needed, smoothing was applied using Bayesian Multiplicative Treatment (BMT) with Perks prior"*),
-  with the definitions of :mod:`recjudge.distances`; the block computations here are vectorised forms of its
+  with the definitions of :mod:`recjudge.surprise.distances`; the block computations here are vectorised forms of its
   vector functions and are tested against them.
 """
 
@@ -295,7 +295,7 @@ class PairwiseDistance:
     """Distances between items of one model under one distance function (``block(rows, columns)`` with row
     positions of the model). Euclidean and cosine use scikit-learn (sparse-aware). Jaccard, Jensen-Shannon and
     Aitchison are evaluated on the sparse structure (closed forms below), which gives the same numbers as the
-    dense definitions of :mod:`recjudge.distances` — the tests check it — at a cost in non-zeros, not in parts."""
+    dense definitions of :mod:`recjudge.surprise.distances` — the tests check it — at a cost in non-zeros, not in parts."""
 
     def __init__(self, model: ItemModel, distance: str) -> None:
         check_pair(model.name, distance)

@@ -40,7 +40,7 @@ from typing import Iterator
 
 import yaml
 
-from recjudge.paths import project_root
+from recjudge.compendium.paths import project_root
 
 MATHJAX_PACKAGE = "mathjax"
 VENDOR_DIR = Path("vendor")
@@ -176,7 +176,7 @@ def toc_files(toc_path: Path) -> list[str]:
 def check_toc_against_runplan(root: Path) -> list[str]:
     """Problems between ``_toc.yml`` and the run plan: runs missing from the toc, notebook chapters that no run
     produces, and executed notebooks not written yet. Empty when all is consistent."""
-    from recjudge.runplan import load_runplan
+    from recjudge.compendium.runplan import load_runplan
 
     runs = load_runplan(root=root)
     chapters = [entry.removesuffix(".ipynb") for entry in toc_files(root / TOC_FILE)]

@@ -373,7 +373,7 @@ def random_likert(n: int, seed: int = 0) -> np.ndarray:
 def to_likert(raw: pd.Series | np.ndarray) -> pd.Series:
     """Kang et al. eq. 6: round((x − min) / (max − min) × 4 + 1), min and max over all given outputs
     (``recjudge.metaeval.rescale_to_likert``; NaN stays NaN, halves round to even like Python's ``round``)."""
-    from recjudge.metaeval import rescale_to_likert
+    from recjudge.metaeval.agreement import rescale_to_likert
 
     return rescale_to_likert(pd.Series(raw, dtype=float))
 

@@ -1,4 +1,8 @@
-"""Every table a notebook shows is also written as CSV under results/<notebook>/<name>.csv."""
+"""Every table a notebook shows is also written as CSV under results/<notebook>/<name>.csv.
+
+Committed results must be exactly what the code computes from the committed inputs, so a rebuild leaves them
+unchanged: ``save_table`` refuses columns that hold measurements of the run itself (seconds, latency, elapsed time).
+Such figures belong in the executed notebook's output or the run log, or in a benchmark."""
 
 from __future__ import annotations
 
@@ -7,9 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from recjudge.paths import results_dir
+from recjudge.compendium.paths import results_dir
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: Column names that measure the run rather than the data: they would change at every build.
+_RUN_MEASUREMENT = re.compile(r"(^|[_\s(])(seconds|elapsed|latency|wall[_ ]?time|duration|executed[_ ]at)($|[_\s)])",
+                              re.IGNORECASE)
 
 
 def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = False) -> pd.DataFrame:
@@ -18,6 +25,10 @@ def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = F
     for label, value in (("notebook", notebook), ("name", name)):
         if not _SAFE_NAME.match(value):
             raise ValueError(f"{label} {value!r} must be a plain file name (letters, digits, '_', '-', '.')")
+    measured = [str(column) for column in table.columns if _RUN_MEASUREMENT.search(str(column))]
+    if measured:
+        raise ValueError(f"table {notebook}/{name}: column(s) {measured} measure the run (time), not the data, and "
+                         "would differ at every build; show them in the notebook instead of saving them")
     path = results_path(notebook, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=index, float_format="%.6g")

@@ -18,8 +18,8 @@ Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its 
 Run plan format::
 
     runs:
-      - name: 00_data_tour                  # output book/notebooks/00_data_tour.ipynb; used by --only
-        notebook: notebooks/00_data_tour.ipynb
+      - name: data_tour                  # output book/notebooks/data_tour.ipynb; used by --only
+        notebook: notebooks/data_tour.ipynb
         parameters: {sample_size: 100}      # names must exist in the notebook's `parameters` cell
         datasets: [movielens-latest-small]  # dataset names of recjudge.data.REGISTRY the notebook reads
         timeout: 600                        # optional: seconds allowed per cell
@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from recjudge.paths import project_root, store_dir
+from recjudge.compendium.paths import project_root, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
@@ -331,14 +331,22 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> None:
     """Execute ``run`` with papermill into ``output``. The notebook is written to a temporary file first, so a failure
     never replaces the last good output; the partial notebook is kept at ``failed_copy`` for inspection."""
+    import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from recjudge.compendium.data_needed import notebook_for_available_data
+
     output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.stem}.running.ipynb")
+    source = root / run.notebook
+    reduced, missing = notebook_for_available_data(nbformat.read(source, as_version=4), run.datasets)
+    if missing:  # execute a copy without the cells that need the missing data (compendium.data_needed)
+        source = output.with_name(f".{output.stem}.available-data.ipynb")
+        nbformat.write(reduced, source)
     try:
         papermill.execute_notebook(
-            str(root / run.notebook), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
+            str(source), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
             cwd=str(root), progress_bar=False, log_output=False, execution_timeout=run.timeout,
         )
     except PapermillExecutionError as error:
@@ -355,6 +363,9 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
         _keep_failed(temporary, failed_copy)
         raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
                              f"{type(error).__name__}: {error}") from error
+    finally:
+        if missing:
+            source.unlink(missing_ok=True)
     os.replace(temporary, output)
 
 

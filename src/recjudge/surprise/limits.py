@@ -40,7 +40,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from recjudge.distances import cross_distances
+from recjudge.surprise.distances import cross_distances
 
 __all__ = [
     "DP_MAX_UNKNOWN",

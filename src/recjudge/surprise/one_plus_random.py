@@ -1,6 +1,6 @@
 """Algorithm 1 of Lima & Peres (2018): one plus random, adapted to estimate normalised surprise.
 
-For each user ``u`` of an eligible interval (see :mod:`recjudge.time_frames`)::
+For each user ``u`` of an eligible interval (see :mod:`recjudge.surprise.time_frames`)::
 
     E_u <- items u rated in the interval;  N_u <- I \\ E_u          (lines 3-4)
     L1  <- random(N_u, 1000)                                        (line 6)
@@ -14,7 +14,7 @@ The limits in eq. 21 are the greedy estimates of eqs. 17-20 truncated to ``topN`
 over the **whole** ``N_u``, without sampling: the paper gives this as the first reason why MSI and LSI miss 1 and 0
 (*"Algorithm 1 draws 1,000 items from the set of unknown items (N_u), while S^_pmax and S^_pmin selects topN items
 from N_u without sampling"*). The greedy estimate is what the paper uses at this scale (exact limits over
-thousands of unknown items are out of reach); :mod:`recjudge.surprise` holds the exact dynamic programme for small
+thousands of unknown items are out of reach); :mod:`recjudge.surprise.limits` holds the exact dynamic programme for small
 instances. As in Experiment 2, ``S^_sn`` is clipped to [0, 1] and how often that happened is reported.
 
 The supplementary run (``sampling=False, greedy_selection=True``): *"Algorithm 1 was altered so that it could use
@@ -22,7 +22,7 @@ the N_u without sampling and with a greedy search"* — the candidates are all o
 list greedily, each pick maximising (minimising) surprise given the items picked before, which makes it coincide
 with the greedy limit, so MSI scores 1 and LSI 0. item-kNN keeps ranking by score.
 
-Computation: the surprise measures, limits and clipping are those of :mod:`recjudge.surprise`; every distance
+Computation: the surprise measures, limits and clipping are those of :mod:`recjudge.surprise.limits`; every distance
 they need is a column of the item x item distance matrix of the model, computed on demand and kept
 (:class:`DistanceColumns`), so the intervals and users of a run share the work. Each recommender sees the same
 random sample of a user's unknown items (a paired comparison); the sample is drawn from a generator seeded by
@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from recjudge.item_models import DISTANCE_LABELS, ItemModel, PairwiseDistance
-from recjudge.recommenders import PAPER_K_NEIGHBOURS, RECOMMENDERS, scorer, top_n
-from recjudge.surprise import SurpriseProblem, normalised_surprise, potential_surprise_greedy
-from recjudge.time_frames import Interval, repository_items
+from recjudge.surprise.item_models import DISTANCE_LABELS, ItemModel, PairwiseDistance
+from recjudge.surprise.recommenders import PAPER_K_NEIGHBOURS, RECOMMENDERS, scorer, top_n
+from recjudge.surprise.limits import SurpriseProblem, normalised_surprise, potential_surprise_greedy
+from recjudge.surprise.time_frames import Interval, repository_items
 
 PAPER_N_SAMPLED = 1000
 PAPER_TOP_N = 10
@@ -254,7 +254,7 @@ def run_grid(
     ``n_jobs > 1`` runs pairs in parallel with joblib (each pair holds its own distance matrix in memory)."""
     from joblib import Parallel, delayed
 
-    from recjudge.item_models import VALID_DISTANCES
+    from recjudge.surprise.item_models import VALID_DISTANCES
 
     if pairs is None:
         pairs = [(m, d) for m in models for d in VALID_DISTANCES[m]]

@@ -378,7 +378,7 @@ def agreement_table(
     """
     from scipy import stats
 
-    from recjudge.metaeval import agreement, bootstrap_ci, compare_dependent_correlations
+    from recjudge.metaeval.agreement import agreement, bootstrap_ci, compare_dependent_correlations
 
     rows = []
     for method in methods:
@@ -418,7 +418,7 @@ def strongest(scores: pd.DataFrame, candidates: list[str], truth: str = "truth")
 def sensitivity_table(answers: pd.DataFrame, scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     """Pearson (%) and MAE of every method under every ground-truth definition (rows aligned by index with
     ``answers``). Shows how much the conclusions hang on the choice of statements."""
-    from recjudge.metaeval import agreement
+    from recjudge.metaeval.agreement import agreement
 
     truths = all_ground_truths(answers)
     rows = []

@@ -1,0 +1,10 @@
+"""The book's plumbing.
+
+- ``paths``    project folders and the environment variables that move them
+- ``results``  result tables written under ``results/<chapter>/``
+- ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged
+- ``data_needed``  a chapter whose data are absent: its ``needs:NAME`` cells left out, a "Data needed" box instead
+- ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
+
+This layer imports no paper's package.
+"""

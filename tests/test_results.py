@@ -1,0 +1,36 @@
+"""Result tables: written where the book and the checks read them, never holding measurements of the run."""
+
+import pandas as pd
+import pytest
+
+from recjudge.compendium.results import load_table, save_table
+
+
+@pytest.fixture(autouse=True)
+def results_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path))
+    return tmp_path
+
+
+def test_saved_table_is_read_back(results_folder):
+    table = pd.DataFrame({"method": ["SOG", "Random"], "pearson_pct": [9.33, 0.13]})
+    assert save_table(table, "chapter", "agreement") is table
+    assert (results_folder / "chapter" / "agreement.csv").is_file()
+    pd.testing.assert_frame_equal(load_table("chapter", "agreement"), table)
+
+
+@pytest.mark.parametrize("column", ["seconds", "latency_s", "Elapsed", "wall_time", "cpu seconds", "executed_at"])
+def test_run_timings_are_refused(column):
+    with pytest.raises(ValueError, match="measure the run"):
+        save_table(pd.DataFrame({"model": ["C"], column: [0.9]}), "chapter", "item_models")
+
+
+@pytest.mark.parametrize("column", ["timestamp", "release_date", "latest_rating_time"])
+def test_data_time_columns_are_kept(column, results_folder):
+    save_table(pd.DataFrame({column: [1]}), "chapter", "ok")
+    assert (results_folder / "chapter" / "ok.csv").is_file()
+
+
+def test_unsafe_names_are_refused():
+    with pytest.raises(ValueError, match="plain file name"):
+        save_table(pd.DataFrame({"a": [1]}), "../elsewhere", "table")
