@@ -16,7 +16,11 @@ Key (``store_key``): sha256 of the canonical JSON (sorted keys, no whitespace, U
 
     {"v": 1, "provider", "model", "messages", "temperature", "max_tokens", "seed", "logprobs", "options", "sample"}
 
-The endpoint URL is deliberately not part of the key: the same model served from another port is the same judge.
+The endpoint URL is deliberately not part of the key: the same model served from another port is the same judge
+(and the committed keys stay valid).  So that two servers serving different weights under one name cannot share
+entries unnoticed, a model name must identify the judge at a non-default endpoint (generic names need an explicit
+identity, ``JudgeConfig(model=<identity>, served_model=<name the server knows>)``; listed models are checked; the
+model id the server reports is recorded): see ``recjudge.llm.providers.openai_compat``.
 The prompt template name is not part either: the rendered messages are.
 
 Entry fields: ``key``, ``provider``, ``model``, ``sample``, ``request_key`` (the caller's id, informational only),
