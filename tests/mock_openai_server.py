@@ -8,7 +8,13 @@ each other score 0.1, so the expected score is 0.5 * n + 1.5.
 Faults are decided deterministically from (prompt, how many times this prompt was already requested): for the
 first ``max_faults_per_prompt`` requests of a prompt, a fault of each kind happens with the configured rate; later
 requests always succeed.  Kinds: 429 with Retry-After, 500, timeout (sleep ``timeout_sleep_s`` then drop the
-connection without a reply), dropped connection, garbage body (HTTP 200 with invalid JSON).
+connection without a reply), dropped connection, garbage body (HTTP 200 with invalid JSON), truncated body (fewer
+bytes than Content-Length, then the connection closes), trickle (a valid body sent one chunk every
+``trickle_interval_s``).
+
+Odd replies are configured per prompt (``reply_variants``: prompt -> variant) and happen on every request of that
+prompt; see ``REPLY_VARIANTS``.  ``served_models`` (a list of ids) makes ``GET /v1/models`` answer with that list;
+None (default) answers 404 there, like servers that do not list their models.
 
 Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
 sent), ``faults`` (count per kind).
@@ -26,7 +32,15 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULT_KINDS = ("rate_limit", "server_error", "timeout", "drop", "garbage")
+FAULT_KINDS = ("rate_limit", "server_error", "timeout", "drop", "garbage", "truncated", "trickle")
+#: Per-prompt odd 200 replies.  The first group is a usable reply in an odd shape (stored, normalised); the second
+#: holds no usable reply (a failed judgment).
+ODD_BUT_USABLE = ("surrogate", "nan_usage", "content_list", "content_dict", "usage_strings", "usage_huge",
+                  "usage_fraction", "huge")
+UNUSABLE = ("empty_choices", "error_object", "html", "no_message")
+REPLY_VARIANTS = ODD_BUT_USABLE + UNUSABLE
+#: Size of the "huge" reply's text.
+HUGE_REPLY_CHARS = 50_000_000
 
 
 def expected_score(prompt: str) -> int:
@@ -48,6 +62,8 @@ class FaultPlan:
     timeout: float = 0.0
     drop: float = 0.0
     garbage: float = 0.0
+    truncated: float = 0.0
+    trickle: float = 0.0
     max_faults_per_prompt: int = 2
     retry_after: str = "0"  # value of the Retry-After header sent with 429 (seconds)
 
@@ -67,11 +83,22 @@ class MockOpenAIServer:
     """Context manager: ``with MockOpenAIServer(latency_s=0.1) as server: server.base_url``."""
 
     def __init__(self, latency_s: float = 0.0, faults: FaultPlan | None = None, timeout_sleep_s: float = 1.0,
-                 expected_key: str | None = None):
+                 expected_key: str | None = None, reply_variants: dict[str, str] | None = None,
+                 served_models: list[str] | None = None, reported_model: str | None = None,
+                 trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS):
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
         self.timeout_sleep_s = timeout_sleep_s
         self.expected_key = expected_key
+        self.reply_variants = dict(reply_variants or {})
+        unknown = set(self.reply_variants.values()) - set(REPLY_VARIANTS)
+        assert not unknown, f"unknown reply variants {unknown}"
+        self.served_models = served_models
+        self.reported_model = reported_model  # the "model" field of replies (default: the model asked)
+        self.trickle_interval_s = trickle_interval_s
+        self.trickle_chunks = trickle_chunks
+        self.huge_reply_chars = huge_reply_chars
+        self.models_requests = 0
         self.lock = threading.Lock()
         self.requests_by_prompt: Counter[str] = Counter()
         self.successes_by_prompt: Counter[str] = Counter()
@@ -159,6 +186,32 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def do_GET(self) -> None:  # noqa: N802
+        mock = self.server_mock
+        with mock.lock:
+            mock.models_requests += 1
+        if self.path.rstrip("/").endswith("/models") and mock.served_models is not None:
+            body = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "mock"}
+                                               for m in mock.served_models]}
+            self._send(200, json.dumps(body).encode("utf-8"))
+            return
+        self._send(404, b'{"error": {"message": "not found"}}')
+
+    def _send_trickle(self, body: bytes, chunks: int, interval: float) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.flush()
+        step = max(1, -(-len(body) // chunks))
+        try:
+            for start in range(0, len(body), step):
+                self.wfile.write(body[start:start + step])
+                self.wfile.flush()
+                time.sleep(interval)
+        except OSError:  # the client gave up
+            self.close_connection = True
+
     def do_POST(self) -> None:  # noqa: N802 (http.server naming)
         mock = self.server_mock
         length = int(self.headers.get("Content-Length", 0))
@@ -205,10 +258,69 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "garbage":
             self._send(200, b'{"id": "chatcmpl-x", "choices": [ {"mess')
             return
-        body = _anthropic_message(payload, prompt) if anthropic_style else _completion(payload, prompt)
-        self._send(200, json.dumps(body).encode("utf-8"))
+        if anthropic_style:
+            body = _anthropic_message(payload, prompt)
+        else:
+            body = _completion(payload, prompt)
+            if mock.reported_model is not None:
+                body["model"] = mock.reported_model
+        variant = None if anthropic_style else mock.reply_variants.get(prompt)
+        if variant == "html":
+            page = b"<!DOCTYPE html><html><body><h1>Please log in</h1></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            self.wfile.flush()
+            return
+        if variant is not None:
+            body = _odd(body, variant, expected_score(prompt), mock.huge_reply_chars)
+        data = json.dumps(body).encode("utf-8")  # NaN is written as NaN, a lone surrogate as \udXXX
+        if fault == "truncated":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self._drop()
+            return
+        if fault == "trickle":
+            self._send_trickle(data, mock.trickle_chunks, mock.trickle_interval_s)
+            return
+        self._send(200, data)
         with mock.lock:
             mock.successes_by_prompt[prompt] += 1
+
+
+def _odd(body: dict[str, Any], variant: str, score: int, huge_chars: int = HUGE_REPLY_CHARS) -> dict[str, Any]:
+    """The completion ``body`` reshaped as one of the odd replies of ``REPLY_VARIANTS``."""
+    message = body["choices"][0]["message"]
+    usage = body["usage"]
+    if variant == "surrogate":
+        message["content"] = f"Score: {score} \ud83d"  # an emoji cut in half
+    elif variant == "nan_usage":
+        usage["prompt_tokens"] = float("nan")
+    elif variant == "content_list":
+        message["content"] = [{"type": "text", "text": "Score: "}, {"type": "text", "text": str(score)}]
+    elif variant == "content_dict":
+        message["content"] = {"type": "text", "text": f"Score: {score}"}
+    elif variant == "usage_strings":
+        usage["prompt_tokens"], usage["completion_tokens"] = str(usage["prompt_tokens"]), "three"
+    elif variant == "usage_huge":
+        usage["prompt_tokens"] = 10**30
+    elif variant == "usage_fraction":
+        usage["completion_tokens"] = 2.5
+    elif variant == "huge":
+        message["content"] = f"Score: {score} " + "x" * huge_chars
+    elif variant == "empty_choices":
+        body["choices"] = []
+    elif variant == "error_object":
+        return {"error": {"message": "model overloaded", "type": "server_error"}}
+    elif variant == "no_message":
+        body["choices"] = [{"index": 0, "finish_reason": "stop"}]
+    return body
 
 
 def _anthropic_message(payload: dict[str, Any], prompt: str) -> dict[str, Any]:

@@ -333,3 +333,98 @@ def test_movielens_2018_movie_list_from_synthetic_file(tmp_path: Path) -> None:
     assert movies["title"].tolist() == ["Film, The (1999)", "Untitled"]
     assert movies["year"].iloc[0] == 1999 and np.isnan(movies["year"].iloc[1])
     assert movies["genres"].tolist() == [("Drama", "Comedy"), ()]
+
+
+# ------------------------------------------------------------------------------------- ids and damaged files
+RATINGS_HEADER = "userId,movieId,rating,timestamp\n"
+GOOD_ROWS = "1,47,4.0,964982703\n1,50,5.0,964982931\n2,47,3.0,964983815\n"
+
+
+def write_latest_small(folder: Path, ratings: str | bytes, movies: str = "movieId,title,genres\n47,Seven (1995),"
+                       "Thriller\n50,Usual Suspects (1995),Crime\n") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "ratings.csv"
+    target.write_bytes(ratings if isinstance(ratings, bytes) else ratings.encode("utf-8"))
+    (folder / "tags.csv").write_text("userId,movieId,tag,timestamp\n1,47,dark,964982703\n", encoding="utf-8")
+    (folder / "movies.csv").write_text(movies, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(("bad_row", "column", "message"), [
+    ("9223372036854775808,47,4.0,964982703", "userId", "larger than a 64-bit signed integer"),
+    ("1,99999999999999999999,4.0,964982703", "movieId", "too large for an exact integer id"),
+    ("1,inf,4.0,964982703", "movieId", "not a finite number"),
+    ("-3,47,4.0,964982703", "userId", "outside [0, None]"),
+])
+def test_ids_that_do_not_fit_are_named_not_wrapped(tmp_path: Path, bad_row: str, column: str, message: str) -> None:
+    folder = write_latest_small(tmp_path / "ml", RATINGS_HEADER + GOOD_ROWS + bad_row + "\n")
+    with pytest.raises(DataSchemaError) as caught:
+        data.load_movielens("latest-small", folder)
+    error = caught.value
+    assert (error.file, error.column, error.row) == (str(folder / "ratings.csv"), column, 5)
+    assert message in str(error)
+
+
+def test_a_nul_byte_is_refused_with_its_line(tmp_path: Path) -> None:
+    folder = write_latest_small(tmp_path / "ml", (RATINGS_HEADER + GOOD_ROWS).encode() + b"3,4\x007,4.0,964982703\n")
+    with pytest.raises(DataSchemaError, match=r"ratings\.csv, line 5: contains a NUL byte"):
+        data.load_movielens("latest-small", folder)
+
+
+def test_duplicate_keys_header_only_and_empty_files_are_errors(tmp_path: Path) -> None:
+    folder = write_latest_small(tmp_path / "ml", RATINGS_HEADER + GOOD_ROWS + "2,47,1.0,964983999\n")
+    with pytest.raises(DataSchemaError, match=r"appears more than once \(lines 4, 5\)"):
+        data.load_movielens("latest-small", folder)
+    folder = write_latest_small(tmp_path / "ml2", RATINGS_HEADER + GOOD_ROWS,
+                                movies="movieId,title,genres\n47,Seven (1995),Thriller\n47,Seven (1995),Thriller\n")
+    with pytest.raises(DataSchemaError, match=r"movies\.csv.*movieId.*lines 2, 3"):
+        data.load_movielens("latest-small", folder)
+    folder = write_latest_small(tmp_path / "ml3", RATINGS_HEADER)
+    with pytest.raises(DataSchemaError, match=r"ratings\.csv: has no data rows \(a header only\)"):
+        data.load_movielens("latest-small", folder)
+    folder = write_latest_small(tmp_path / "ml4", "")
+    with pytest.raises(DataSchemaError, match=r"ratings\.csv: is empty"):
+        data.load_movielens("latest-small", folder)
+
+
+def test_invalid_utf8_in_a_csv_names_the_line(tmp_path: Path) -> None:
+    folder = write_latest_small(tmp_path / "ml", RATINGS_HEADER + GOOD_ROWS,
+                                movies="movieId,title,genres\n47,Seven (1995),Thriller\n")
+    (folder / "movies.csv").write_bytes(b"movieId,title,genres\n47,Seven (1995),Thriller\n50,Caf\xe9 (1995),Crime\n")
+    with pytest.raises(DataSchemaError, match=r"movies\.csv, line 3: is not valid utf-8-sig"):
+        data.load_movielens("latest-small", folder)
+
+
+def test_a_millisecond_timestamp_in_a_seconds_file_quotes_its_own_line(tmp_path: Path) -> None:
+    folder = write_latest_small(tmp_path / "ml", RATINGS_HEADER + GOOD_ROWS + "3,50,4.0,964983815000\n")
+    with pytest.raises(DataSchemaError, match=r"column 'timestamp', line 5: timestamp 964983815000 \(read as s\)"):
+        data.load_movielens("latest-small", folder)
+
+
+def test_mojibake_titles_are_reported_or_repaired(tmp_path: Path) -> None:
+    folder = write_latest_small(tmp_path / "ml", RATINGS_HEADER + GOOD_ROWS,
+                                movies="movieId,title,genres\n47,Les MisÃ©rables (1995),Drama\n50,Usual Suspects "
+                                       "(1995),Crime\n")
+    with pytest.warns(data.DataQualityWarning, match=r"movies\.csv, column 'title'.* line\(s\) 2") as caught:
+        ml = data.load_movielens("latest-small", folder)
+    try:
+        import ftfy  # noqa: F401
+    except ImportError:
+        assert ml.items.loc[0, "title"] == "Les MisÃ©rables (1995)" and "install ftfy" in str(caught[0].message)
+    else:
+        assert ml.items.loc[0, "title"] == "Les Misérables (1995)"
+    assert ml.items.loc[1, "title"] == "Usual Suspects (1995)"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    (b"5 18446744073709551616 3\n", "id 18446744073709551616 is not between 0 and 2**63-1"),
+    (b"5 -4 3\n", "id -4 is not between 0"),
+    (b"5 1\xff 3\n", "not valid UTF-8"),
+    (b"5 1\x007\n", "NUL byte"),
+    (b"1 9\n", "user 1 has a second line (first at line 1)"),
+])
+def test_beauty_sequences_name_the_bad_line(tmp_path: Path, line: bytes, message: str) -> None:
+    (tmp_path / "Beauty.txt").write_bytes(b"1 2 3 4\n2 3 4\n" + line)
+    with pytest.raises(DataSchemaError) as caught:
+        data.load_amazon_beauty_sequences(tmp_path)
+    assert caught.value.row == 3 and message in str(caught.value)

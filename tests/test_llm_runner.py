@@ -299,3 +299,306 @@ def test_bad_requests_are_named(tmp_path):
     with pytest.raises(ValueError, match="request 'bad', message 0"):
         run_judge(JudgeConfig(provider="openai", model="m"), [JudgeRequest("bad", [{"role": "user"}])],
                   store=tmp_path, progress=False)
+
+
+# ----------------------------------------------------------------------------------------- odd and faulty replies
+from mock_openai_server import HUGE_REPLY_CHARS, ODD_BUT_USABLE, UNUSABLE  # noqa: E402
+from recjudge.llm.runner import JudgeInterrupted  # noqa: E402
+from recjudge.llm.store import StoreNotWritable, max_stored_chars  # noqa: E402
+
+
+def test_odd_200_replies_are_normalised_stored_and_counted(tmp_path):
+    usable = [v for v in ODD_BUT_USABLE if v != "huge"]
+    variants = {f"prompt {i}": variant for i, variant in enumerate(usable)}
+    requests = make_requests(len(usable) + 2)
+    with MockOpenAIServer(reply_variants=variants) as server:
+        run = run_judge(mock_config(server), requests, store=tmp_path, retry=FAST_RETRY, progress=False)
+        assert run.report.n_failed == 0 and run.report.n_replies == len(requests)
+        assert run.report.n_repaired == len(usable) and "repaired to be storable" in str(run.report)
+        assert list(run.table["score"]) == [float(mock_score(f"prompt {i}")) for i in range(len(requests))]
+        assert max(server.requests_by_prompt.values()) == 1  # an odd reply is not asked again
+        again = run_judge(mock_config(server), requests, store=tmp_path, mode="replay", progress=False)
+    assert again.report.n_provider_calls == 0 and again.table["score"].equals(run.table["score"])
+    stored = {r.request_key: r for r in ResponseStore(tmp_path)}
+    assert stored["k0"].text.endswith("\ufffd")  # the half emoji
+    assert stored["k1"].input_tokens is None and stored["k1"].output_tokens == 3  # NaN dropped
+    assert stored["k4"].input_tokens is not None and stored["k4"].output_tokens is None  # "three"
+    assert all(stored[f"k{i}"].repairs for i in range(len(usable)))
+
+
+def test_malformed_200_replies_are_retried_little_and_counted_as_failed(tmp_path):
+    variants = {"prompt 2": "empty_choices", "prompt 3": "error_object", "prompt 4": "html", "prompt 5": "no_message"}
+    with MockOpenAIServer(reply_variants=variants) as server:
+        run = run_judge(mock_config(server), make_requests(6), store=tmp_path, retry=FAST_RETRY, concurrency=1,
+                        progress=False)
+        calls = {p: server.requests_by_prompt[p] for p in variants}
+    assert calls == {"prompt 2": 2, "prompt 3": 2, "prompt 4": 1, "prompt 5": 2}
+    assert run.report.failed_by_kind == {"malformed": 4} and run.report.n_replies == 2
+    errors = run.table.set_index("key")["error"]
+    assert "no choices" in errors["k2"] and "model overloaded" in errors["k3"] and "HTML page" in errors["k4"]
+    assert len(ResponseStore(tmp_path)) == 2
+
+
+def test_an_html_page_before_any_success_stops_the_job(tmp_path):
+    variants = {f"prompt {i}": "html" for i in range(30)}
+    with MockOpenAIServer(reply_variants=variants) as server:
+        run = run_judge(mock_config(server), make_requests(30), store=tmp_path, retry=FAST_RETRY, concurrency=2,
+                        progress=False)
+        assert server.total_requests <= 2
+    assert run.report.n_failed == 30 and run.report.failed_by_kind.get("not_asked", 0) >= 28
+
+
+def test_a_trickling_body_is_cut_at_the_request_deadline(tmp_path):
+    plan = FaultPlan(trickle=1.0, max_faults_per_prompt=1)
+    with MockOpenAIServer(faults=plan, trickle_interval_s=1.0, trickle_chunks=12) as server:
+        started = time.perf_counter()
+        run = run_judge(mock_config(server), make_requests(2), store=tmp_path, retry=FAST_RETRY, timeout=2.0,
+                        concurrency=2, progress=False)
+        seconds = time.perf_counter() - started
+        assert server.fault_counts["trickle"] == 2
+    assert run.report.n_replies == 2 and run.report.n_retries == 2
+    assert seconds < 6.0, f"a 12 s trickle held the job {seconds:.1f} s with a 2 s deadline"
+
+
+def test_a_huge_reply_is_stored_truncated_and_counted(tmp_path):
+    with MockOpenAIServer(reply_variants={"prompt 0": "huge"}) as server:
+        run = run_judge(mock_config(server), make_requests(2), store=tmp_path, progress=False)
+    limit = max_stored_chars(256)
+    stored = {r.request_key: r for r in ResponseStore(tmp_path)}
+    assert len(stored["k0"].text) == limit and stored["k0"].truncated_from_chars == HUGE_REPLY_CHARS + 9
+    assert stored["k1"].truncated_from_chars is None
+    assert run.report.n_truncated == 1 and "truncated" in str(run.report)
+    assert run.table["score"][0] == float(mock_score("prompt 0"))
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*.jsonl")) < 2 * limit
+
+
+# ------------------------------------------------------------------------------------------- configuration errors
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(("base_url", "message"), [
+    ("http://127.0.0.1:{closed}/v1", "cannot connect"),
+    ("ftp://127.0.0.1:21/v1", "scheme 'ftp' is not http or https"),
+    ("http://127.0.0.1:99999/v1", "invalid port"),
+])
+def test_configuration_errors_fail_before_anything_is_retried(tmp_path, base_url, message):
+    config = JudgeConfig(provider="openai", model="mock-judge", base_url=base_url.format(closed=_closed_port()))
+    started = time.perf_counter()
+    with pytest.raises(ProviderError, match=message):
+        run_judge(config, make_requests(24), store=tmp_path, retry=RetryPolicy(), progress=False)
+    assert time.perf_counter() - started < 3.0
+
+
+def test_refused_connections_stop_the_job_only_before_the_first_success(tmp_path):
+    def always_refused(prompt, count):
+        raise TransientProviderError("openai cannot connect: ConnectError", configuration=True)
+
+    provider = ScriptedProvider(always_refused)
+    started = time.perf_counter()
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(24), store=tmp_path, provider=provider,
+                    retry=RetryPolicy(), concurrency=4, progress=False)
+    assert time.perf_counter() - started < 3.0 and sum(provider.calls.values()) <= 4
+    assert run.report.n_failed == 24 and set(run.report.failed_by_kind) == {"configuration", "not_asked"}
+
+    def refused_once_later(prompt, count):
+        if prompt != "prompt 0" and count == 1:
+            raise TransientProviderError("openai cannot connect: ConnectError", configuration=True)
+        return Completion(text="Score: 2")
+
+    run = run_judge(JudgeConfig(provider="openai", model="m2"), make_requests(3), store=tmp_path,
+                    provider=ScriptedProvider(refused_once_later), retry=FAST_RETRY, concurrency=1, progress=False)
+    assert run.report.n_failed == 0 and run.report.n_retries == 2
+
+
+def test_unwritable_store_is_found_before_any_request(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with MockOpenAIServer() as server:
+        with pytest.raises(StoreNotWritable):
+            run_judge(mock_config(server), make_requests(3), store=blocker / "store", progress=False)
+        assert server.total_requests == 0
+
+
+def test_environment_numbers_are_named_when_wrong(tmp_path, monkeypatch):
+    provider = ScriptedProvider(lambda prompt, count: Completion(text="1"))
+    monkeypatch.setenv("RECJUDGE_LLM_RPM", "ten")
+    with pytest.raises(ValueError, match="environment variable RECJUDGE_LLM_RPM='ten' is not a number"):
+        run_judge(JudgeConfig(provider="openai", model="m"), make_requests(1), store=tmp_path, provider=provider,
+                  progress=False)
+    monkeypatch.delenv("RECJUDGE_LLM_RPM")
+    monkeypatch.setenv("RECJUDGE_LLM_CONCURRENCY", "4.5")
+    with pytest.raises(ValueError, match="RECJUDGE_LLM_CONCURRENCY='4.5' is not a whole number"):
+        run_judge(JudgeConfig(provider="openai", model="m"), make_requests(1), store=tmp_path, provider=provider,
+                  progress=False)
+
+
+def test_a_key_with_whitespace_is_stripped_and_a_broken_key_refused_without_retry(tmp_path, monkeypatch):
+    with MockOpenAIServer(expected_key="sk-test-123") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123\n")
+        with pytest.warns(UserWarning, match="OPENAI_API_KEY has leading or trailing whitespace"):
+            run = run_judge(mock_config(server), make_requests(2), store=tmp_path, progress=False)
+        assert run.report.n_replies == 2 and server.unauthorised == 0
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test\n-123")
+        with pytest.raises(ProviderError, match="OPENAI_API_KEY contains 1 character") as caught:
+            run_judge(mock_config(server), make_requests(4, "other"), store=tmp_path, progress=False)
+        assert "sk-test" not in str(caught.value)
+        assert server.total_requests == 2
+
+
+def test_report_names_unusable_store_lines(tmp_path):
+    with MockOpenAIServer() as server:
+        run_judge(mock_config(server), make_requests(3), store=tmp_path, progress=False)
+        shard = next((tmp_path / "openai" / "mock-judge").glob("*.jsonl"))
+        with open(shard, "ab") as fh:
+            fh.write(b'{"key":"zz","provider":"openai","model":"mock-judge"}\n')
+        n_lines = len(shard.read_bytes().splitlines())
+        run = run_judge(mock_config(server), make_requests(3), store=ResponseStore(tmp_path), progress=False)
+    assert run.report.n_skipped_store_lines == 1
+    assert run.report.skipped_store_lines == [f"{shard}:{n_lines}: field 'text' missing"]
+    assert f"{shard.name}:{n_lines}" in str(run.report)
+
+
+# ------------------------------------------------------------------------------------------------ model identity
+def test_generic_model_names_at_another_endpoint_need_an_explicit_identity(tmp_path):
+    with MockOpenAIServer() as server:
+        for name in ("default", "gpt-3.5-turbo"):
+            with pytest.raises(ProviderError, match="does not identify the weights"):
+                run_judge(JudgeConfig(provider="openai", model=name, base_url=server.base_url), make_requests(2),
+                          store=tmp_path, progress=False)
+        assert server.total_requests == 0
+        config = JudgeConfig(provider="openai", model="mock-llama-8b-q4@mock", served_model="default",
+                             base_url=server.base_url)
+        run = run_judge(config, make_requests(2), store=tmp_path, progress=False)
+        base_url = server.base_url
+    assert run.report.n_replies == 2 and run.report.n_model_mismatch == 0
+    (entry, _) = list(ResponseStore(tmp_path))
+    assert entry.model == "mock-llama-8b-q4@mock"
+    assert entry.provenance["reported_model"] == "default" and entry.provenance["endpoint"] == base_url
+
+
+def test_model_must_be_listed_by_the_server_and_reported_ids_are_checked(tmp_path):
+    with MockOpenAIServer(served_models=["llama-3-8b"]) as server:
+        with pytest.raises(ProviderError, match="not among the models"):
+            run_judge(mock_config(server), make_requests(2), store=tmp_path, progress=False)
+        assert server.total_requests == 0 and server.models_requests == 1
+    with MockOpenAIServer(served_models=["mock-judge"], reported_model="qwen-7b") as server:
+        run = run_judge(mock_config(server), make_requests(3), store=tmp_path, progress=False)
+    assert run.report.n_model_mismatch == 3 and "qwen" not in str(run.report) and "reported_model" in str(run.report)
+    assert {r.provenance["reported_model"] for r in ResponseStore(tmp_path)} == {"qwen-7b"}
+
+
+# ---------------------------------------------------------------------------------------------------- interrupts
+INTERRUPTED_JOB = textwrap.dedent("""
+    import sys
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    from recjudge.llm.runner import JudgeInterrupted
+    base_url, store, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    requests = [JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."},
+                                       {"role": "user", "content": f"prompt {i}"}]) for i in range(n)]
+    try:
+        run_judge(JudgeConfig(provider="openai", model="mock-judge", base_url=base_url), requests, store=store,
+                  concurrency=4, progress=False)
+    except JudgeInterrupted as exc:
+        print("INTERRUPTED", exc, flush=True)
+        sys.exit(3)
+    print("FINISHED")
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_stops_a_job_waiting_to_retry_at_once(tmp_path, signum):
+    plan = FaultPlan(rate_limit=0.7, max_faults_per_prompt=6, retry_after="20")
+    store_root = tmp_path / "store"
+    with MockOpenAIServer(faults=plan) as server:
+        child = subprocess.Popen([sys.executable, "-c", INTERRUPTED_JOB, server.base_url, str(store_root), "40"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while server.total_requests < 6 and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # every worker is now waiting out a 20 s Retry-After
+        sent = time.perf_counter()
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=60)
+        seconds = time.perf_counter() - sent
+        answered = sum(server.successes_by_prompt.values())
+    assert child.returncode == 3, err[-2000:]
+    assert seconds < 5.0, f"the job took {seconds:.1f} s to stop"
+    assert "INTERRUPTED" in out and ("SIGTERM" if signum == signal.SIGTERM else "SIGINT") in out
+    assert len(ResponseStore(store_root)) == answered  # every reply that arrived is stored
+
+
+TWIN_JOB = textwrap.dedent("""
+    import sys
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    base_url, store, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    requests = [JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."},
+                                       {"role": "user", "content": f"prompt {i}"}]) for i in range(n)]
+    run = run_judge(JudgeConfig(provider="openai", model="mock-judge", base_url=base_url), requests, store=store,
+                    concurrency=2, progress=False)
+    print("ASKED", run.report.n_asked, "OTHER", run.report.n_from_other_process, "REPLIES", run.report.n_replies)
+""")
+
+
+def test_two_identical_jobs_on_one_store_ask_each_prompt_once(tmp_path):
+    n = 24
+    store_root = tmp_path / "store"
+    with MockOpenAIServer(latency_s=0.4) as server:
+        children = [subprocess.Popen([sys.executable, "-c", TWIN_JOB, server.base_url, str(store_root), str(n)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outputs = [child.communicate(timeout=120) for child in children]
+        assert all(child.returncode == 0 for child in children), [err[-2000:] for _, err in outputs]
+        assert server.total_requests == n and max(server.requests_by_prompt.values()) == 1
+    reports = [dict(zip(out.split()[::2], map(int, out.split()[1::2]))) for out, _ in outputs]
+    assert all(r["REPLIES"] == n for r in reports)
+    assert sum(r["ASKED"] for r in reports) == n
+    assert not list((store_root / ".locks" / "claims").glob("*.claim"))  # claims are released
+
+
+# ---------------------------------------------------------------------------------------------- the whole mixture
+def test_500_prompt_job_with_every_odd_reply_and_fault_finishes_completely(tmp_path):
+    n = 500
+    plan = FaultPlan(rate_limit=0.06, server_error=0.06, timeout=0.02, drop=0.04, garbage=0.04, truncated=0.04,
+                     trickle=0.01, max_faults_per_prompt=2, retry_after="0")
+    usable = [v for v in ODD_BUT_USABLE if v != "huge"]
+    odd = {f"prompt {i}": usable[i % len(usable)] for i in range(7, 7 + 7 * 14, 7)}
+    odd["prompt 300"] = "huge"  # 2 MB here (a 1 s deadline); the 50 MB one has its own test
+    bad = {f"prompt {n - 1 - i}": UNUSABLE[i % len(UNUSABLE)] for i in range(8)}  # at the end: after successes
+    requests = make_requests(n)
+    started = time.perf_counter()
+    with MockOpenAIServer(faults=plan, timeout_sleep_s=1.3, reply_variants={**odd, **bad}, trickle_interval_s=0.3,
+                          trickle_chunks=12, huge_reply_chars=2_000_000) as server:
+        run = run_judge(mock_config(server), requests, store=tmp_path, concurrency=16, retry=FAST_RETRY,
+                        timeout=1.0, progress=False)
+        seconds = time.perf_counter() - started
+        assert all(server.fault_counts[kind] > 0 for kind in
+                   ("rate_limit", "server_error", "timeout", "drop", "garbage", "truncated", "trickle")), \
+            server.fault_counts
+        good = [f"prompt {i}" for i in range(n) if f"prompt {i}" not in bad]
+        assert {p: server.successes_by_prompt[p] for p in good if server.successes_by_prompt[p] != 1} == {}, \
+            {p: (odd.get(p), server.requests_by_prompt[p]) for p in good if server.successes_by_prompt[p] != 1}
+        report = run.report
+        print(f"\n500-prompt job: {report}\nwall {seconds:.1f} s, server requests {server.total_requests}, "
+              f"faults {dict(server.fault_counts)}")
+        assert report.n_replies == n - len(bad) and report.n_failed == len(bad)
+        assert report.failed_by_kind == {"malformed": len(bad)}
+        assert report.n_repaired == sum(1 for v in odd.values() if v != "huge") and report.n_truncated == 1
+        assert report.n_provider_calls >= server.total_requests
+        good_keys = [r for r in requests if r.messages[-1]["content"] not in bad]
+        assert len(ResponseStore(tmp_path)) == len(good_keys)
+        scores = run.table.set_index("key")["score"]
+        assert all(scores[r.key] == float(mock_score(r.messages[-1]["content"])) for r in good_keys)
+        server.reset_counters()
+        config = mock_config(server)
+        replay = run_judge(config, good_keys, store=ResponseStore(tmp_path), mode="replay", progress=False)
+        assert server.total_requests == 0
+    assert replay.report.n_provider_calls == 0 and replay.report.n_from_store == len(good_keys)
+    with pytest.raises(MissingReplies) as caught:
+        run_judge(config, requests, store=tmp_path, mode="replay", progress=False)
+    assert sorted(m[0] for m in caught.value.missing) == sorted(r.key for r in requests
+                                                                 if r.messages[-1]["content"] in bad)
+    assert seconds < 60

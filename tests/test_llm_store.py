@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from recjudge.llm.store import ResponseStore, StoredReply, compact_logprobs, model_slug, store_key
+from recjudge.llm.store import (ResponseStore, StoredReply, StoreNotWritable, compact_logprobs, entry_problem,
+                                 max_stored_chars, model_slug, sanitise_record, store_key)
 
 BASE_KEY_ARGS = dict(
     provider="openai", model="m", messages=[{"role": "user", "content": "hi"}], temperature=0.0,
@@ -79,7 +80,7 @@ def test_torn_last_line_is_skipped_and_isolated(tmp_path):
     assert len(fresh.skipped_lines) == 1
     # compact() drops the fragment and sorts by key.
     counts = fresh.compact()
-    assert counts == {"entries": 2, "dropped_lines": 1}
+    assert counts["entries"] == 2 and counts["dropped_lines"] == 1
     lines = shard.read_text().splitlines()
     assert [json.loads(line)["key"] for line in lines] == ["a1" * 32, "a3" * 32]
 
@@ -165,3 +166,158 @@ def test_refresh_one_model_reads_only_its_shards(tmp_path):
     assert reader.refresh("openai", "m") == 1
     assert reader.peek("a" * 64) is not None and reader.peek("b" * 64) is None
     assert reader.get("b" * 64) is not None  # full load on first general lookup
+
+
+# ------------------------------------------------------------------------------------------- odd and bad entries
+def test_odd_replies_are_normalised_before_they_are_written(tmp_path):
+    store = ResponseStore(tmp_path)
+    odd = [
+        dict(reply("a1" * 32).to_json(), text="Score: 4 \ud83d"),  # half an emoji
+        dict(reply("a2" * 32).to_json(), input_tokens=float("nan"), output_tokens="3"),
+        dict(reply("a3" * 32).to_json(), text=[{"type": "text", "text": "Score: "}, {"type": "text", "text": "2"}]),
+        dict(reply("a4" * 32).to_json(), text={"type": "text", "text": "Score: 5"}),
+        dict(reply("a5" * 32).to_json(), input_tokens=10**30, output_tokens=2.5, latency_s=float("inf")),
+    ]
+    written = store.put_records(odd)
+    texts = [r["text"] for r in written]
+    assert texts == ["Score: 4 \ufffd", "Score: 3", "Score: 2", "Score: 5", "Score: 3"]
+    assert written[1]["input_tokens"] is None and written[1]["output_tokens"] == 3
+    assert written[4]["input_tokens"] is None and written[4]["output_tokens"] is None and written[4]["latency_s"] is None
+    assert all(r["repairs"] for r in written)
+    again = ResponseStore(tmp_path)
+    assert len(again) == 5 and not again.skipped_lines
+    assert {r.text for r in again} == set(texts)
+    # A reply far longer than max_tokens allows is cut and marked.
+    limit = max_stored_chars(256)
+    big = sanitise_record(dict(reply("a6" * 32).to_json(), text="Score: 1 " + "x" * (limit * 3)), max_chars=limit)
+    assert len(big["text"]) == limit and big["truncated_from_chars"] == limit * 3 + 9
+
+
+BAD_LINES = [
+    b'{"key":"b1","provider":"openai","model":"m","sample":0}',                           # no text
+    b'{"key":"b2","provider":"openai","model":"m","text":["Score: ","3"]}',              # text is a list
+    b'{"key":"b3","provider":"openai","model":"m","text":"3","input_tokens":"12"}',      # count is a string
+    b'{"key":"b4","provider":"openai","model":"m","text":"3","output_tokens":1e30}',     # count is a huge float
+    b'["not", "an", "object"]',
+    b'{"key":"b5","provider":"openai","model":"m","text":"caf\xe9"}',                   # not UTF-8
+    b'{"key":"b6","provider":"openai","model":"m","text":"3","logprobs":{"3":-0.1}}',   # logprobs not a list
+]
+
+
+def test_malformed_lines_are_skipped_and_named_never_raised(tmp_path):
+    store = ResponseStore(tmp_path)
+    store.put(reply("b0" * 32))
+    shard = tmp_path / "openai" / "m" / "b.jsonl"
+    with open(shard, "ab") as fh:
+        fh.write(b"\n".join(BAD_LINES) + b"\n")
+    store.put(reply("b9" * 32))
+    reader = ResponseStore(tmp_path)
+    assert {r.key for r in reader} == {"b0" * 32, "b9" * 32}  # iterating never raises
+    assert [line.line for line in reader.skipped_lines] == [2, 3, 4, 5, 6, 7, 8]
+    assert all(line.shard == shard for line in reader.skipped_lines)
+    reasons = [line.reason for line in reader.skipped_lines]
+    assert "field 'text' missing" in reasons[0] and "'text' is a list" in reasons[1]
+    assert "input_tokens" in reasons[2] and "output_tokens" in reasons[3] and "UTF-8" in reasons[5]
+    assert str(reader.skipped_lines[0]).startswith(f"{shard}:2: ")
+    assert entry_problem(json.loads(shard.read_text(encoding="utf-8", errors="replace").splitlines()[0])) is None
+
+
+def test_compact_moves_malformed_lines_to_quarantine(tmp_path):
+    store = ResponseStore(tmp_path)
+    store.put(reply("b0" * 32))
+    shard = tmp_path / "openai" / "m" / "b.jsonl"
+    with open(shard, "ab") as fh:
+        fh.write(b"\n".join(BAD_LINES) + b"\n")
+    counts = store.compact()
+    quarantine = tmp_path / ".quarantine" / "openai" / "m" / "b.jsonl"
+    assert counts["entries"] == 1 and counts["dropped_lines"] == len(BAD_LINES)
+    assert counts["quarantined"] == [str(quarantine)]
+    moved = [json.loads(line) for line in quarantine.read_text(encoding="utf-8").splitlines()]
+    assert [m["line"] for m in moved] == list(range(2, 2 + len(BAD_LINES)))
+    assert moved[0]["shard"] == "openai/m/b.jsonl" and '"key":"b1"' in moved[0]["raw"]
+    fresh = ResponseStore(tmp_path)
+    assert len(fresh) == 1 and not fresh.skipped_lines  # the quarantine folder is not read as a shard
+    assert len(shard.read_text().splitlines()) == 1
+
+
+def test_shard_replaced_by_a_longer_resorted_copy_is_read_again(tmp_path):
+    import os
+
+    writer = ResponseStore(tmp_path)
+    keys = [f"c{i:063x}" for i in range(200)]
+    # This clone holds the later 120 keys; the pulled copy sorts 80 new ones before them.
+    writer.put_many(reply(k, text=f"Score: {i % 5 + 1}") for i, k in enumerate(keys) if i >= 80)
+    reader = ResponseStore(tmp_path)
+    assert len(reader) == 120
+    # Elsewhere the store grew and was compacted (sorted by key); a `git pull` replaces the shard whole.
+    other = tmp_path.parent / "other-clone"
+    clone = ResponseStore(other)
+    clone.put_many(reply(k, text=f"Score: {i % 5 + 1}") for i, k in reversed(list(enumerate(keys))))
+    clone.compact()
+    shard = tmp_path / "openai" / "m" / "c.jsonl"
+    replacement = other / "openai" / "m" / "c.jsonl"
+    assert replacement.stat().st_size > shard.stat().st_size
+    tmp = shard.with_suffix(".pulled")
+    tmp.write_bytes(replacement.read_bytes())
+    os.replace(tmp, shard)
+    reader.refresh()
+    assert all(reader.peek(k) is not None for k in keys), "entries on disk were missed after the replacement"
+    assert not reader.skipped_lines
+    assert reader.peek(keys[7])["text"] == "Score: 3"
+
+
+def test_unwritable_store_is_reported_before_anything_is_asked(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StoreNotWritable, match="cannot be written"):
+        ResponseStore(blocker / "store").check_writable("openai", "m")
+    ResponseStore(tmp_path / "ok").check_writable("openai", "m")  # a writable one passes and leaves no probe
+    assert not [p for p in (tmp_path / "ok").rglob("*") if "probe" in p.name]
+
+
+def test_claims_are_exclusive_and_stale_ones_are_taken_over(tmp_path):
+    store = ResponseStore(tmp_path)
+    assert store.claim("k1") and not store.claim("k1")  # held by a live process (this one)
+    store.release("k1")
+    assert store.claim("k1")
+    # A claim left by a process that died is stale.
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    import socket
+
+    store.claim_path("k2").parent.mkdir(parents=True, exist_ok=True)
+    store.claim_path("k2").write_text(f"{dead.pid} {socket.gethostname()}\n")
+    assert not store.claim_owner_alive("k2") and store.claim("k2")
+    assert store.claim_path("k2").read_text().split()[0] == str(__import__("os").getpid())
+
+
+def test_committed_store_reads_without_a_skipped_line():
+    from pathlib import Path
+
+    committed = ResponseStore(Path(__file__).resolve().parents[1] / "data" / "llm")
+    records = committed.records()
+    assert records and not committed.skipped_lines
+    assert all(entry_problem(r) is None for r in records)
+    assert sum(1 for _ in committed) == len(records)
+
+
+def test_store_info_summarises_providers_models_provenance_and_bad_lines(tmp_path, capsys):
+    from recjudge.cli import main
+
+    store = ResponseStore(tmp_path)
+    store.put(reply("d1" * 32))  # an older-style entry: no provenance
+    store.put(reply("d2" * 32, provenance={"reported_model": "m-2024", "system_fingerprint": "fp_1"}))
+    store.put(reply("d3" * 32, provider="local", model="tiny",
+                    provenance={"llama_cpp_python": "0.3.36", "backend": "CPU: AVX2", "gguf_sha256": "ab" * 32}))
+    with open(tmp_path / "openai" / "m" / "d.jsonl", "ab") as fh:
+        fh.write(b'{"key":"d4","provider":"openai","model":"m"}\n')
+    assert main(["store", "info", "--store", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 entries" in out and "1 unusable line(s)" in out
+    assert "openai / m: 2 entries" in out and "local / tiny: 1 entries" in out
+    assert "(not recorded)" in out and "reported model m-2024; fingerprint fp_1" in out
+    assert "llama-cpp-python 0.3.36; CPU: AVX2; gguf sha256 abababababababab" in out
+    assert "openai/m/d.jsonl:3: field 'text' missing" in out
+    assert main(["store", "info", "--store", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["entries"] == 3 and summary["unusable_lines"][0]["line"] == 3

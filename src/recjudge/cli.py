@@ -1,4 +1,4 @@
-"""Command line: ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``.
+"""Command line: ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info``.
 
 Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
 imports inside ``run_command`` so that ``recjudge data fetch`` does not pay for papermill or the LLM stack.
@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "data": ("recjudge.data.cli", "fetch and inspect datasets"),
     "run": ("recjudge.compendium.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
     "book": ("recjudge.compendium.book", "build the Jupyter Book from the executed notebooks"),
+    "store": ("recjudge.llm.store_cli", "inspect the LLM response store (`recjudge store info`)"),
 }
 
 

@@ -189,12 +189,56 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
 
 
 def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
+    """Names the notebook's ``parameters`` cell assigns (name -> papermill's inspection of it, or None).
+
+    papermill's own inspection (``papermill.inspect_notebook``) skips every line holding more than one ``=``, so a
+    parameter documented as ``MAX_INTERVALS = None   # None = every interval`` would be missing; the cell is
+    therefore read with Python's parser (every name bound at the cell's top level counts) and papermill's
+    inspection only adds its details. A cell that is not plain Python (e.g. an IPython magic) falls back to
+    papermill's inspection alone."""
+    import nbformat
     import papermill
 
     try:
-        return papermill.inspect_notebook(str(notebook_path))
+        inspected = papermill.inspect_notebook(str(notebook_path))
+        notebook = nbformat.read(str(notebook_path), as_version=4)
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
+    cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
+                None)
+    if cell is None:
+        return dict(inspected)
+    try:
+        names = parameter_names(cell.source)
+    except SyntaxError:
+        return dict(inspected)
+    return {name: inspected.get(name) for name in names}
+
+
+def parameter_names(source: str) -> list[str]:
+    """Names bound at the top level of a parameters cell's source (assignments, annotated and augmented
+    assignments, tuple targets), in order of first appearance. Raises SyntaxError for source that is not Python."""
+    import ast
+
+    names: list[str] = []
+
+    def add(target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in names:
+                names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                add(element)
+        elif isinstance(target, ast.Starred):
+            add(target.value)
+
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                add(target)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            add(node.target)
+    return names
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ study of Lu et al.), ``summary`` (sizes and distributions for the data tour), ``
 data``).
 """
 
-from recjudge.data.errors import ChecksumError, DataError, DataSchemaError, MissingDataError, UnsafeArchiveError
+from recjudge.data.errors import (ChecksumError, DataError, DataQualityWarning, DataSchemaError, MissingDataError,
+                                  UnsafeArchiveError)
 from recjudge.data.registry import REGISTRY, ArchiveSpec, DatasetSpec, FileSpec, get_spec
 from recjudge.data.fetch import (  # noqa: I001  (after registry: the function shadows the module name on purpose)
     availability,
@@ -42,7 +43,7 @@ from recjudge.data.summary import size_row, value_distribution
 
 __all__ = [
     "REGISTRY", "ArchiveSpec", "DatasetSpec", "FileSpec", "get_spec",
-    "ChecksumError", "DataError", "DataSchemaError", "MissingDataError", "UnsafeArchiveError",
+    "ChecksumError", "DataError", "DataQualityWarning", "DataSchemaError", "MissingDataError", "UnsafeArchiveError",
     "availability", "dataset_dir", "describe", "fetch", "fetch_all",
     "TRAINING_FALLBACK", "MovieLens", "load_amazon_beauty_sequences", "load_gpt35_serendipity", "load_movielens",
     "load_movielens_2018_movies",

@@ -39,3 +39,7 @@ class ChecksumError(DataError):
 
 class UnsafeArchiveError(DataError):
     """An archive member would be written outside the target folder (absolute path, '..', or a link)."""
+
+
+class DataQualityWarning(UserWarning):
+    """A file loads, but some of its values look damaged (e.g. mojibake); the message names file, column and lines."""

@@ -75,9 +75,15 @@ def _label(frame: pd.DataFrame, path: Path, synthetic: bool) -> pd.DataFrame:
 
 # ------------------------------------------------------------------------------------------- Serendipity-2018
 def _answers_frame(path: Path, text: pd.DataFrame) -> pd.DataFrame:
+    frame = _answers_columns(path, text)
+    _csv.require_unique(frame, path, ["user_id", "item_id"], what="answer of (user, movie)")
+    return frame
+
+
+def _answers_columns(path: Path, text: pd.DataFrame) -> pd.DataFrame:
     columns = {
-        "user_id": _csv.numeric(text, path, "userId", integer=True),
-        "item_id": _csv.numeric(text, path, "movieId", integer=True),
+        "user_id": _csv.identifier(text, path, "userId"),
+        "item_id": _csv.identifier(text, path, "movieId"),
         "rating": _csv.numeric(text, path, "rating", low=0.5, high=5),
         "timestamp": _csv.epoch_utc(text, path, "timestamp"),
         "predicted_rating": _csv.numeric(text, path, "predictedRating", required=False),
@@ -120,8 +126,8 @@ def load_serendipity_recommendations(source: Source = None) -> pd.DataFrame:
     folder, synthetic = _folder(SERENDIPITY, source)
     path = folder / "recommendations.csv"
     text = _csv.read_table(path, columns=["userId", "movieId"])
-    frame = pd.DataFrame({"user_id": _csv.numeric(text, path, "userId", integer=True),
-                          "item_id": _csv.numeric(text, path, "movieId", integer=True)})
+    frame = pd.DataFrame({"user_id": _csv.identifier(text, path, "userId"),
+                          "item_id": _csv.identifier(text, path, "movieId")})
     return _label(frame, path, synthetic)
 
 
@@ -139,8 +145,8 @@ def load_serendipity_training(source: Source = None) -> pd.DataFrame:
         raise MissingDataError(f"{path} does not exist: Serendipity-2018 training.csv is not in this copy (the mirror "
                                f"copy is partial). {TRAINING_FALLBACK}")
     text = _csv.read_table(path, columns=["userId", "movieId", "rating", "timestamp"])
-    frame = pd.DataFrame({"user_id": _csv.numeric(text, path, "userId", integer=True),
-                          "item_id": _csv.numeric(text, path, "movieId", integer=True),
+    frame = pd.DataFrame({"user_id": _csv.identifier(text, path, "userId"),
+                          "item_id": _csv.identifier(text, path, "movieId"),
                           "rating": _csv.numeric(text, path, "rating", low=0.5, high=5),
                           "timestamp": _csv.epoch_utc(text, path, "timestamp")})
     return _label(frame, path, synthetic)
@@ -165,9 +171,11 @@ def _genre_tuples(values: pd.Series, sep: str) -> pd.Series:
 
 def _movielens_movies_csv(path: Path) -> pd.DataFrame:
     text = _csv.read_table(path, columns=["movieId", "title", "genres"], text_columns=["title", "genres"])
-    titles = text["title"].fillna("")
-    return pd.DataFrame({"item_id": _csv.numeric(text, path, "movieId", integer=True), "title": titles,
-                         "year": year_from_title(titles), "genres": _genre_tuples(text["genres"], "|")})
+    titles = _csv.repair_mojibake(text["title"].fillna(""), path, "title")
+    frame = pd.DataFrame({"item_id": _csv.identifier(text, path, "movieId"), "title": titles,
+                          "year": year_from_title(titles), "genres": _genre_tuples(text["genres"], "|")})
+    _csv.require_unique(frame, path, ["item_id"], what="movieId")
+    return frame
 
 
 def load_serendipity_movies(source: Source = None) -> pd.DataFrame:
@@ -192,16 +200,17 @@ def load_serendipity_movies(source: Source = None) -> pd.DataFrame:
         text = _csv.read_table(path, columns=["movieId", "title", "releaseDate", "directedBy", "starring",
                                                    "imdbId", "tmdbId", "genres"],
                                     text_columns=["title", "releaseDate", "directedBy", "starring", "genres"])
-        titles = text["title"].fillna("")
+        titles = _csv.repair_mojibake(text["title"].fillna(""), path, "title")
         release = pd.to_datetime(text["releaseDate"].replace("", None), errors="coerce", utc=True)
         frame = pd.DataFrame({
-            "item_id": _csv.numeric(text, path, "movieId", integer=True), "title": titles,
+            "item_id": _csv.identifier(text, path, "movieId"), "title": titles,
             "year": release.dt.year.astype("float64").fillna(year_from_title(titles)),
             "genres": _genre_tuples(text["genres"], ","), "release_date": release,
             "directed_by": text["directedBy"], "starring": text["starring"],
             "imdb_id": _csv.numeric(text, path, "imdbId", integer=True, required=False),
             "tmdb_id": _csv.numeric(text, path, "tmdbId", integer=True, required=False),
         })
+        _csv.require_unique(frame, path, ["item_id"], what="movieId")
         frame.attrs["movies_source"] = f"{SERENDIPITY} movies.csv"
     else:
         frame = load_movielens_2018_movies()
@@ -315,10 +324,12 @@ class MovieLens:
 
 def _ratings(text: pd.DataFrame, path: Path, names: tuple[str, str, str, str], *, header: bool = True) -> pd.DataFrame:
     user, item, rating, stamp = names
-    return pd.DataFrame({"user_id": _csv.numeric(text, path, user, integer=True, header=header),
-                         "item_id": _csv.numeric(text, path, item, integer=True, header=header),
+    frame = pd.DataFrame({"user_id": _csv.identifier(text, path, user, header=header),
+                         "item_id": _csv.identifier(text, path, item, header=header),
                          "rating": _csv.numeric(text, path, rating, low=0.5, high=5, header=header),
                          "timestamp": _csv.epoch_utc(text, path, stamp, header=header)})
+    _csv.require_unique(frame, path, ["user_id", "item_id"], header=header, what="rating of (user, item)")
+    return frame
 
 
 def _resolve_variant(variant: str, source: Source) -> tuple[Path, str]:
@@ -352,8 +363,8 @@ def _latest_small(folder: Path, status: str) -> MovieLens:
     ratings = _ratings(_csv.read_table(ratings_path, columns=["userId", "movieId", "rating", "timestamp"]),
                        ratings_path, ("userId", "movieId", "rating", "timestamp"))
     tags_text = _csv.read_table(tags_path, columns=["userId", "movieId", "tag", "timestamp"], text_columns=["tag"])
-    tags = pd.DataFrame({"user_id": _csv.numeric(tags_text, tags_path, "userId", integer=True),
-                         "item_id": _csv.numeric(tags_text, tags_path, "movieId", integer=True),
+    tags = pd.DataFrame({"user_id": _csv.identifier(tags_text, tags_path, "userId"),
+                         "item_id": _csv.identifier(tags_text, tags_path, "movieId"),
                          "tag": tags_text["tag"], "timestamp": _csv.epoch_utc(tags_text, tags_path, "timestamp")})
     items = _movielens_movies_csv(folder / "movies.csv")
     note = ("ml-latest-small (2018-09-26): 100,836 ratings, 610 users, 9,742 movies; a small development subset of "
@@ -384,18 +395,20 @@ def _ml100k(folder: Path) -> MovieLens:
                              utc=True)
     titles = item_text["title"].fillna("")
     items = pd.DataFrame({
-        "item_id": _csv.numeric(item_text, item_path, "item_id", integer=True, header=False), "title": titles,
+        "item_id": _csv.identifier(item_text, item_path, "item_id", header=False), "title": titles,
         "year": year_from_title(titles).fillna(release.dt.year.astype("float64")),
         "genres": [tuple(g for g, on in zip(genres, row) if on and g != "unknown") for row in flags],
         "release_date": release, "imdb_url": item_text["imdb_url"],
     })
+    _csv.require_unique(items, item_path, ["item_id"], header=False, what="movie id")
     user_path = folder / "u.user"
     user_text = _csv.read_table(user_path, sep="|", names=["user_id", "age", "gender", "occupation", "zip"],
                                      text_columns=["gender", "occupation", "zip"])
-    users = pd.DataFrame({"user_id": _csv.numeric(user_text, user_path, "user_id", integer=True, header=False),
+    users = pd.DataFrame({"user_id": _csv.identifier(user_text, user_path, "user_id", header=False),
                           "gender": user_text["gender"],
                           "age": _csv.numeric(user_text, user_path, "age", integer=True, header=False),
                           "occupation": user_text["occupation"], "zip_code": user_text["zip"]})
+    _csv.require_unique(users, user_path, ["user_id"], header=False, what="user id")
     note = "ml-100k: 100,000 ratings (1–5) of 1,682 movies by 943 users, 1997-09 to 1998-04"
     return MovieLens("100k", ratings, items, None, users, "complete", note, folder)
 
@@ -415,18 +428,20 @@ def _ml1m(folder: Path) -> MovieLens:
     movie_text = _csv.read_table(movies_path, names=["item_id", "title", "genres"], encoding="latin-1",
                                       double_colon=True, quoting=csv.QUOTE_NONE, text_columns=["title", "genres"])
     titles = movie_text["title"].fillna("")
-    items = pd.DataFrame({"item_id": _csv.numeric(movie_text, movies_path, "item_id", integer=True, header=False),
+    items = pd.DataFrame({"item_id": _csv.identifier(movie_text, movies_path, "item_id", header=False),
                           "title": titles, "year": year_from_title(titles),
                           "genres": _genre_tuples(movie_text["genres"], "|")})
+    _csv.require_unique(items, movies_path, ["item_id"], header=False, what="movie id")
     users_path = folder / "users.dat"
     user_text = _csv.read_table(users_path, names=["user_id", "gender", "age", "occupation", "zip"],
                                      encoding="latin-1", double_colon=True, quoting=csv.QUOTE_NONE,
                                      text_columns=["gender", "zip"])
-    users = pd.DataFrame({"user_id": _csv.numeric(user_text, users_path, "user_id", integer=True, header=False),
+    users = pd.DataFrame({"user_id": _csv.identifier(user_text, users_path, "user_id", header=False),
                           "gender": user_text["gender"],
                           "age": _csv.numeric(user_text, users_path, "age", integer=True, header=False),
                           "occupation": _csv.numeric(user_text, users_path, "occupation", integer=True, header=False),
                           "zip_code": user_text["zip"]})
+    _csv.require_unique(users, users_path, ["user_id"], header=False, what="user id")
     ratings_path = folder / "ratings.dat"
     if ratings_path.is_file():
         text = _csv.read_table(ratings_path, names=["user", "item", "rating", "timestamp"], encoding="latin-1",
@@ -449,8 +464,8 @@ def _ml1m(folder: Path) -> MovieLens:
     pairs = None
     if pairs_path.is_file():
         pair_text = _csv.read_table(pairs_path, columns=["user_id", "movie_id"])
-        pairs = pd.DataFrame({"user_id": _csv.numeric(pair_text, pairs_path, "user_id", integer=True),
-                              "item_id": _csv.numeric(pair_text, pairs_path, "movie_id", integer=True)})
+        pairs = pd.DataFrame({"user_id": _csv.identifier(pair_text, pairs_path, "user_id"),
+                              "item_id": _csv.identifier(pair_text, pairs_path, "movie_id")})
     return MovieLens("1m", ratings, items, None, users, "partial", ML1M_PARTIAL_NOTE, folder, pairs)
 
 
@@ -464,8 +479,17 @@ def load_amazon_beauty_sequences(source: Source = None) -> pd.DataFrame:
     folder, _ = _folder("amazon-beauty-5core-s3rec", source)
     path = _csv.require_file(folder / "Beauty.txt")
     users, items, positions = [], [], []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    first_line: dict[int, int] = {}
+    int64_max = int(np.iinfo(np.int64).max)
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DataSchemaError(path, f"not valid UTF-8: {error.reason} (byte 0x{raw[error.start]:02x})",
+                                      row=line_number) from None
+            if "\x00" in line:
+                raise DataSchemaError(path, "contains a NUL byte", row=line_number)
             fields = line.split()
             if not fields:
                 continue
@@ -473,11 +497,20 @@ def load_amazon_beauty_sequences(source: Source = None) -> pd.DataFrame:
                 ids = [int(field) for field in fields]
             except ValueError as error:
                 raise DataSchemaError(path, f"non-integer id: {error}", row=line_number) from None
+            outside = next((value for value in ids if not 0 <= value <= int64_max), None)
+            if outside is not None:
+                raise DataSchemaError(path, f"id {outside} is not between 0 and 2**63-1", row=line_number)
             if len(ids) < 2:
                 raise DataSchemaError(path, "a user line needs a user id and at least one item", row=line_number)
+            if ids[0] in first_line:
+                raise DataSchemaError(path, f"user {ids[0]} has a second line (first at line {first_line[ids[0]]})",
+                                      row=line_number)
+            first_line[ids[0]] = line_number
             users.extend([ids[0]] * (len(ids) - 1))
             items.extend(ids[1:])
             positions.extend(range(len(ids) - 1))
+    if not users:
+        raise DataSchemaError(path, "has no user lines")
     frame = pd.DataFrame({"user_id": np.asarray(users, dtype=np.int64), "item_id": np.asarray(items, dtype=np.int64),
                           "position": np.asarray(positions, dtype=np.int64)})
     return _label(frame, path, False)

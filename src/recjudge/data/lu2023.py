@@ -238,7 +238,12 @@ def load_explanation_study(folder: str | Path | None = None) -> ExplanationStudy
     self_explanations["self_explanation"] = self_explanations["self_explanation"].astype("string").str.strip()
 
     users = demo.rename(columns=_DEMOGRAPHIC_COLUMNS)[list(_DEMOGRAPHIC_COLUMNS.values())].copy()
-    users["user_id"] = pd.to_numeric(users["user_id"], errors="raise").astype("int64")
+    repeated = users["user_id"].duplicated(keep=False).to_numpy()
+    if repeated.any():
+        lines = [int(r) + 2 for r in np.flatnonzero(repeated)]
+        raise DataSchemaError(folder / DEMOGRAPHICS_FILE, f"user_id {users['user_id'].iloc[lines[0] - 2]} appears "
+                              f"more than once (lines {', '.join(map(str, lines[:5]))})", column="user_id",
+                              row=lines[0])
     for column in ("gender", "movie_interest", "movies_per_year", "movies_watched_total"):
         # the file stores "<100" HTML-escaped
         users[column] = users[column].astype(str).str.replace("&lt;", "<", regex=False).str.replace(
@@ -259,45 +264,89 @@ def load_explanation_study(folder: str | Path | None = None) -> ExplanationStudy
 # Reading helpers: every error names the file, the column and (1-based, header = line 1) the line
 # --------------------------------------------------------------------------------------------------------------------
 def _read_csv(path: Path, required: list[str]) -> pd.DataFrame:
+    from recjudge.data._csv import nul_byte_line, undecodable_line
+
+    nul = nul_byte_line(path)
+    if nul is not None:
+        raise DataSchemaError(path, "contains a NUL byte (a corrupt or binary file)", row=nul)
     try:
         frame = pd.read_csv(path, encoding="utf-8-sig", dtype={"user_id": "string"})
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+    except pd.errors.EmptyDataError as error:
+        raise DataSchemaError(path, "is empty") from error
+    except UnicodeDecodeError as error:
+        where = undecodable_line(path, "utf-8-sig")
+        raise DataSchemaError(path, f"is not valid UTF-8: {where[1] if where else error}",
+                              row=where[0] if where else None) from error
+    except (pd.errors.ParserError, ValueError) as error:
         raise DataSchemaError(path, f"cannot be parsed as UTF-8 CSV: {error}") from error
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise DataSchemaError(path, f"missing column(s) {missing}; found {list(frame.columns)}", column=missing[0])
+    if frame.empty:
+        raise DataSchemaError(path, "has a header but no data rows")
     if "user_id" in frame.columns:
-        ids = pd.to_numeric(frame["user_id"], errors="coerce")
-        if ids.isna().any():
-            row = int(np.flatnonzero(ids.isna().to_numpy())[0])
-            raise DataSchemaError(path, f"user_id {frame['user_id'].iloc[row]!r} is not an integer", column="user_id",
-                                  row=row + 2)
-        frame["user_id"] = ids.astype("int64")
+        frame["user_id"] = _int64_ids(path, frame["user_id"], line_offset=2)
     return frame
+
+
+def _int64_ids(path: Path, values: pd.Series, *, line_offset: int) -> pd.Series:
+    """The study's user ids (signed 64-bit hashes: negative ones are normal) parsed exactly, never through a float;
+    a value that is not an integer within int64 raises DataSchemaError naming the line."""
+    parsed = []
+    for row, value in enumerate(values.tolist()):
+        try:
+            number = int(str(value).strip()) if not isinstance(value, int) else value
+        except ValueError:
+            number = None
+        if number is None or not -2**63 <= number < 2**63:
+            raise DataSchemaError(path, f"user_id {value!r} is not a 64-bit integer id", column="user_id",
+                                  row=row + line_offset)
+        parsed.append(number)
+    return pd.Series(np.asarray(parsed, dtype=np.int64), index=values.index)
 
 
 def _read_jsonl(path: Path, keys: tuple[str, ...]) -> pd.DataFrame:
     records = []
-    with open(path, encoding="utf-8-sig") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise DataSchemaError(path, f"not valid UTF-8: {error.reason} (byte 0x{raw[error.start]:02x})",
+                                      row=line_number) from None
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise DataSchemaError(path, f"not valid JSON: {error}", row=line_number) from error
+            if not isinstance(record, dict):
+                raise DataSchemaError(path, f"line is a JSON {type(record).__name__}, not an object", row=line_number)
             missing = [k for k in keys if k not in record]
             if missing:
                 raise DataSchemaError(path, f"object lacks key(s) {missing}", column=missing[0], row=line_number)
             records.append({k: record[k] for k in keys})
+    if not records:
+        raise DataSchemaError(path, "has no records")
     frame = pd.DataFrame.from_records(records, columns=list(keys))
-    frame["user_id"] = pd.to_numeric(frame["user_id"], errors="raise").astype("int64")
+    frame["user_id"] = _int64_ids(path, frame["user_id"], line_offset=1)
     return frame
 
 
 def _read_pickle(path: Path, selected: pd.DataFrame) -> pd.DataFrame:
-    """The official df_explanation.pkl (sha256-verified by the data layer before it gets here). Its user ids are
-    phone-number-shaped; they are replaced by the hashed ids of the row-aligned selected CSV."""
+    """The official df_explanation.pkl. Unpickling runs code, so the file is read only when its sha256 equals the
+    registry's (checked here, whatever folder it came from). Its user ids are phone-number-shaped; they are replaced
+    by the hashed ids of the row-aligned selected CSV."""
+    from recjudge.data.errors import ChecksumError
+    from recjudge.data.fetch import sha256_file
+    from recjudge.data.registry import get_spec
+
+    expected = next((f.sha256 for f in get_spec(DATASET).files if f.path == FULL_PICKLE), None)
+    if not expected:
+        raise DataSchemaError(path, "no registered sha256 for this pickle: refusing to unpickle an unverified file")
+    got = sha256_file(path)
+    if got != expected:
+        raise ChecksumError(path, expected, got, source="not unpickled: a pickle is read only when verified")
     try:
         frame = pd.read_pickle(path)
     except Exception as error:  # an unreadable or incompatible pickle

@@ -29,6 +29,9 @@ class JudgeConfig:
     seed:        passed to providers that accept one.
     base_url:    OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server); None means the provider default.
     options:     further provider parameters as sorted (key, value) pairs, part of the store key.
+    served_model: the name sent to the server when it differs from ``model``, which is then the judge's explicit
+                 identity in the response store (for a server that serves its weights under a generic name such
+                 as "default"; see ``recjudge.llm.providers.openai_compat``).  Not part of the store key.
     """
 
     provider: ProviderName
@@ -41,6 +44,7 @@ class JudgeConfig:
     seed: int | None = 0
     base_url: str | None = None
     options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    served_model: str | None = None
 
     def __post_init__(self) -> None:
         if self.runs < 1:

@@ -8,11 +8,32 @@ mode, asks the provider for what is missing:
 - ``"auto"`` (default; env RECJUDGE_LLM_MODE overrides): store first, then ask the provider for the rest.
 - ``"live"``: ask the provider for everything and store the new replies (the newest entry wins on later reads).
 
-Asking uses a bounded thread pool, an optional requests-per-minute limit, and bounded retries with exponential
-backoff and jitter on ``TransientProviderError`` (429, 5xx, timeouts, dropped connections, unreadable bodies),
-honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job resumes
-where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN score
-with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.
+Asking uses a bounded pool of worker threads, an optional requests-per-minute limit, and bounded retries with
+exponential backoff and jitter on ``TransientProviderError`` (429, 5xx, timeouts, dropped connections, unreadable
+bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
+resumes where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN
+score with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.  The report counts
+failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted), "deadline", "malformed" (a 200
+reply without a usable answer; see ``recjudge.llm.providers.openai_compat`` for which are retried), "refused",
+"configuration", "not_asked" (the job was stopped first), "store" (the reply could not be written).
+
+Robustness rules:
+
+- Before anything is asked the store is checked to be writable (``ResponseStore.check_writable``), and an HTTP
+  provider checks the model's identity at its endpoint (``prepare``; see ``openai_compat``).
+- Odd replies are normalised before they are stored (``recjudge.llm.store.sanitise_record``): lone surrogates, NaN
+  or string token counts, content given as parts.  Reply text is cut at ``max_stored_chars(max_tokens)`` and the
+  entry marked ``truncated_from_chars``.  The report counts repaired and truncated replies (``n_repaired``,
+  ``n_truncated``) and store lines skipped as unusable (``n_skipped_store_lines``, named in the notes).
+- Configuration errors fail fast: an unusable URL or key stops the job at once; a refused connection or an HTML page
+  stops it when no reply has succeeded yet (after one success they are retried as transient).
+- Interrupts: SIGINT (Ctrl-C, a Jupyter interrupt) and, while ``run_judge`` runs in the main thread, SIGTERM stop
+  the job at once: backoff and rate-limit waits end, prompts not started are not asked, the workers are given
+  ``INTERRUPT_GRACE_S`` to finish the request they are in (each reply that arrives is stored), and
+  ``JudgeInterrupted`` (a KeyboardInterrupt) is raised.  Each request also has an overall deadline (``timeout``).
+- Two processes running the same job on one store do not both pay for a prompt: each prompt is claimed
+  (``ResponseStore.claim``) before it is asked, and a prompt claimed by another live process is waited for and read
+  from the store (``RunReport.n_from_other_process``).
 """
 
 from __future__ import annotations
@@ -20,10 +41,12 @@ from __future__ import annotations
 import functools
 import math
 import os
+import queue
 import random
+import signal
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -37,7 +60,8 @@ from .parsing import expected_score, parse_likert
 from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
-from .store import MissingReplies, ResponseStore, StoreKeyer, StoredReply, compact_logprobs, now_utc
+from .store import (MissingReplies, ResponseStore, StoreKeyer, StoreNotWritable, max_stored_chars, now_utc,
+                    sanitise_record)
 
 MODES = ("replay", "live", "auto")
 MODE_ENV = "RECJUDGE_LLM_MODE"
@@ -47,6 +71,14 @@ DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
 #: or model name would otherwise be sent once per prompt.
 ABORT_AFTER_REFUSALS = 10
+#: After an interrupt, seconds the workers get to finish the request they are in (their replies are stored).
+INTERRUPT_GRACE_S = 2.0
+#: How often a prompt claimed by another process is looked for in the store.
+CLAIM_POLL_S = 0.2
+
+
+class JudgeInterrupted(KeyboardInterrupt):
+    """A job stopped by SIGINT or SIGTERM; every reply that arrived before is in the store (re-run to resume)."""
 
 Parser = Callable[[str], "float | Mapping[str, float]"]
 
@@ -88,7 +120,8 @@ class RateLimiter:
         self._next = 0.0
         self._lock = threading.Lock()
 
-    def acquire(self) -> None:
+    def acquire(self, stop: threading.Event | None = None) -> None:
+        """Wait for this request's slot; returns early when ``stop`` is set."""
         if not self.interval:
             return
         with self._lock:
@@ -96,7 +129,10 @@ class RateLimiter:
             slot = max(now, self._next)
             self._next = slot + self.interval
         if slot > now:
-            time.sleep(slot - now)
+            if stop is None:
+                time.sleep(slot - now)
+            else:
+                stop.wait(slot - now)
 
 
 @dataclass
@@ -125,6 +161,21 @@ class RunReport:
     job_cost_usd: float
     seconds: float
     notes: list[str] = field(default_factory=list)
+    #: failed judgments by kind (see the module docstring)
+    failed_by_kind: dict[str, int] = field(default_factory=dict)
+    #: replies normalised to be storable (``repairs`` in the entry) and replies cut to the stored-text limit
+    n_repaired: int = 0
+    n_truncated: int = 0
+    #: replies another process asked while this one waited (prompt claimed by it)
+    n_from_other_process: int = 0
+    #: replies whose server-reported model id did not match the name asked
+    n_model_mismatch: int = 0
+    #: unusable lines met in this model's shards, as "shard:line: reason"
+    skipped_store_lines: list[str] = field(default_factory=list)
+
+    @property
+    def n_skipped_store_lines(self) -> int:
+        return len(self.skipped_store_lines)
 
     def __str__(self) -> str:
         cost = "unknown" if math.isnan(self.cost_usd) else f"${self.cost_usd:.4f}"
@@ -135,6 +186,14 @@ class RunReport:
             f"{self.n_provider_calls} provider call(s) ({self.n_retries} retries); {self.n_failed} failed, "
             f"{self.n_unparsable} unparsable"
         )
+        if self.failed_by_kind:
+            text += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in sorted(self.failed_by_kind.items())) + ")"
+        for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
+                            (self.n_from_other_process, "asked by another process"),
+                            (self.n_model_mismatch, "from a model id other than the one asked"),
+                            (self.n_skipped_store_lines, "unusable store line(s) skipped")):
+            if count:
+                text += f", {count} {what}"
         if self.n_no_logprobs:
             text += f", {self.n_no_logprobs} without log-probabilities"
         text += (
@@ -146,7 +205,7 @@ class RunReport:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "n_skipped_store_lines": self.n_skipped_store_lines}
 
 
 @dataclass
@@ -193,6 +252,7 @@ class _Outcome:
     record: dict[str, Any] | None
     error: str | None
     calls: int
+    kind: str | None = None  # failure kind, or "other_process" for a reply another process asked
 
 
 _open_stores: dict[Path, ResponseStore] = {}
@@ -258,6 +318,21 @@ def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
                     )
 
 
+def _env_number(name: str, kind: type = float) -> float | int | None:
+    """The number in environment variable ``name`` (None when unset or empty); ValueError naming the variable."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    try:
+        number = kind(value)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"environment variable {name}={value!r} is not {what}") from None
+    if not number > 0:
+        raise ValueError(f"environment variable {name}={value!r} must be positive")
+    return number
+
+
 def run_judge(
     config: JudgeConfig,
     requests: Sequence[JudgeRequest],
@@ -283,6 +358,11 @@ def run_judge(
     rate_limit_per_minute: request starts per minute; default env RECJUDGE_LLM_RPM, else unlimited.
     provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
         something has to be asked).
+    timeout: overall deadline of one request in seconds (default env RECJUDGE_LLM_TIMEOUT, else 60).
+
+    Raises ``JudgeInterrupted`` on SIGINT/SIGTERM (replies received so far are stored), ``StoreNotWritable`` when
+    something must be asked and the store cannot be written, ``ProviderError`` for a configuration the provider
+    refuses before any request (missing key, unusable base URL, a model name that cannot identify the judge).
     """
     started = time.perf_counter()
     parser = parser or parse_likert
@@ -323,19 +403,27 @@ def run_judge(
         missing = [(request.key, run, key) for request, run, key in slots if key in to_ask]
         raise MissingReplies(missing, label=config.label, store_root=store.root)
 
-    errors: dict[str, str] = {}
-    counters = {"calls": 0}
+    errors: dict[str, tuple[str, str]] = {}
+    counters: Counter[str] = Counter()
     notes: list[str] = []
     if to_ask:
+        workers = concurrency or _env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
+        rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
+        store.check_writable(config.provider, config.model)
         if provider is None:
             provider = get_provider(config, timeout=timeout)
-        workers = concurrency or int(os.environ.get(CONCURRENCY_ENV, 0)) or DEFAULT_CONCURRENCY.get(config.provider, 4)
-        rpm = rate_limit_per_minute or (float(os.environ[RATE_LIMIT_ENV]) if os.environ.get(RATE_LIMIT_ENV) else None)
-        _ask_all(config, provider, store, to_ask, records, errors, counters, want_logprobs, options, retry,
-                 RateLimiter(rpm), max(1, int(workers)), progress)
+        prepare = getattr(provider, "prepare", None)
+        if callable(prepare):
+            prepare(config.served_model or config.model, explicit_identity=config.served_model is not None)
+        _ask_all(config, provider, store, to_ask, records, from_store, errors, counters, want_logprobs, options,
+                 retry, RateLimiter(rpm), max(1, int(workers)), progress, claim=mode != "live")
 
-    return _assemble(config, mode, store, slots, records, from_store, errors, counters["calls"], len(to_ask),
+    return _assemble(config, mode, store, slots, records, from_store, errors, counters, len(to_ask),
                      parser, want_logprobs, notes, started)
+
+
+class _Stopped(Exception):
+    """Internal: a worker saw the stop event."""
 
 
 def _ask_all(
@@ -344,80 +432,230 @@ def _ask_all(
     store: ResponseStore,
     to_ask: dict[str, tuple[JudgeRequest, int]],
     records: dict[str, dict[str, Any]],
-    errors: dict[str, str],
-    counters: dict[str, int],
+    from_store: set[str],
+    errors: dict[str, tuple[str, str]],
+    counters: Counter[str],
     want_logprobs: bool,
     options: dict[str, Any],
     retry: RetryPolicy,
     limiter: RateLimiter,
     workers: int,
     progress: bool,
+    *,
+    claim: bool = True,
 ) -> None:
     from tqdm import tqdm
 
     rng_lock = threading.Lock()
     rng = random.Random()
     state = {"successes": 0, "refusals": 0}
-    abort = threading.Event()
+    abort: dict[str, str] = {}  # why the job was stopped early (set once)
+    stop = threading.Event()  # interrupt or abort: every wait ends at once, no new request starts
+    served_model = config.served_model or config.model
+    max_chars = max_stored_chars(config.max_tokens)
+
+    def stop_job(reason: str) -> None:
+        with rng_lock:
+            abort.setdefault("reason", reason)
+        stop.set()
+
+    def not_asked(attempts: int) -> _Outcome:
+        return _Outcome(None, f"not asked: {abort.get('reason', 'the job was stopped')}", attempts, "not_asked")
+
+    def wait_for_claim(key: str) -> dict[str, Any] | None:
+        """Return the reply another process stores for ``key``, or None once this process holds the claim."""
+        while not stop.is_set():
+            store.refresh(config.provider, config.model)
+            record = store.peek(key)
+            if record is not None:
+                return record
+            if store.claim(key):
+                return None
+            stop.wait(CLAIM_POLL_S)
+        raise _Stopped
 
     def ask(key: str, request: JudgeRequest, run: int) -> _Outcome:
+        if claim and not store.claim(key):
+            try:
+                record = wait_for_claim(key)
+            except _Stopped:
+                return not_asked(0)
+            if record is not None:
+                return _Outcome(record, None, 0, "other_process")
+        try:
+            if claim:  # the claim holder before us may have stored it just before releasing
+                store.refresh(config.provider, config.model)
+                record = store.peek(key)
+                if record is not None:
+                    return _Outcome(record, None, 0, "other_process")
+            return ask_claimed(key, request, run)
+        finally:
+            if claim:
+                store.release(key)
+
+    def ask_claimed(key: str, request: JudgeRequest, run: int) -> _Outcome:
         attempts = 0
         while True:
-            if abort.is_set():
-                return _Outcome(None, "not asked: the job was stopped after repeated provider refusals", attempts)
-            limiter.acquire()
+            if stop.is_set():
+                return not_asked(attempts)
+            limiter.acquire(stop)
+            if stop.is_set():
+                return not_asked(attempts)
             attempts += 1
             try:
                 completion = provider.complete(
-                    [dict(m) for m in request.messages], model=config.model, temperature=config.temperature,
+                    [dict(m) for m in request.messages], model=served_model, temperature=config.temperature,
                     max_tokens=config.max_tokens, seed=_run_seed(config.seed, run), logprobs=want_logprobs,
                     options=dict(options),
                 )
             except TransientProviderError as exc:
-                if attempts >= retry.max_attempts:
-                    return _Outcome(None, f"gave up after {attempts} attempts: {redact(exc)}", attempts)
+                if exc.configuration and state["successes"] == 0:
+                    stop_job(f"no reply has succeeded and the provider looks misconfigured: {redact(exc)}")
+                    return _Outcome(None, f"configuration: {redact(exc)}", attempts, "configuration")
+                limit = min(retry.max_attempts, exc.max_attempts or retry.max_attempts)
+                if attempts >= limit:
+                    return _Outcome(None, f"gave up after {attempts} attempts: {redact(exc)}", attempts, exc.kind)
                 with rng_lock:
                     pause = retry.delay(attempts, exc.retry_after, rng)
-                time.sleep(pause)
+                stop.wait(pause)  # an interrupt ends the wait at once
                 continue
             except ProviderError as exc:
+                if exc.configuration:
+                    stop_job(f"configuration error: {redact(exc)}")
+                    return _Outcome(None, f"configuration: {redact(exc)}", attempts, "configuration")
                 with rng_lock:
                     state["refusals"] += 1
-                    if state["successes"] == 0 and state["refusals"] >= ABORT_AFTER_REFUSALS:
-                        abort.set()
-                return _Outcome(None, f"refused: {redact(exc)}", attempts)
-            reply = StoredReply(
-                key=key, provider=config.provider, model=config.model, sample=run, text=completion.text,
-                logprobs=compact_logprobs(completion.logprobs), input_tokens=completion.input_tokens,
-                output_tokens=completion.output_tokens,
-                latency_s=None if completion.latency_s is None else round(completion.latency_s, 3),
-                finish_reason=completion.finish_reason, created=now_utc(), request_key=request.key,
-            )
-            store.put(reply)  # persisted before anything else can go wrong
+                    too_many = state["successes"] == 0 and state["refusals"] >= ABORT_AFTER_REFUSALS
+                if too_many:
+                    stop_job("the job was stopped after repeated provider refusals")
+                return _Outcome(None, f"refused: {redact(exc)}", attempts, exc.kind)
+            record = {
+                "key": key, "provider": config.provider, "model": config.model, "sample": run,
+                "request_key": request.key, "text": completion.text, "logprobs": completion.logprobs,
+                "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
+                "latency_s": None if not isinstance(completion.latency_s, (int, float))
+                else round(completion.latency_s, 3),
+                "finish_reason": completion.finish_reason, "created": now_utc(),
+            }
+            if completion.provenance:
+                record["provenance"] = completion.provenance
+            try:
+                record = store.put_records([sanitise_record(record, max_chars=max_chars)])[0]
+            except (OSError, ValueError, TypeError) as exc:  # persisted before anything else can go wrong
+                return _Outcome(None, f"reply received but not stored: {type(exc).__name__}: {exc}"[:300],
+                                attempts, "store")
             with rng_lock:
                 state["successes"] += 1
-            return _Outcome(reply.to_json(), None, attempts)
+            return _Outcome(record, None, attempts)
+
+    results: queue.SimpleQueue[tuple[str, _Outcome | BaseException]] = queue.SimpleQueue()
+    work: queue.SimpleQueue[str] = queue.SimpleQueue()
+    for key in to_ask:
+        work.put(key)
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                key = work.get_nowait()
+            except queue.Empty:
+                return
+            request, run = to_ask[key]
+            try:
+                results.put((key, ask(key, request, run)))
+            except BaseException as exc:  # a provider bug: handed to the caller's thread, which re-raises it
+                results.put((key, exc))
 
     bar = tqdm(total=len(to_ask), desc=config.label, disable=not progress, unit="reply")
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recjudge-judge")
-    try:
-        pending: dict[Future[_Outcome], str] = {
-            pool.submit(ask, key, request, run): key for key, (request, run) in to_ask.items()
-        }
-        # as_completed installs one waiter per future once; calling wait(FIRST_COMPLETED) per completion would
-        # re-walk every pending future each time (quadratic, and it competes with the workers for the GIL).
-        for future in as_completed(pending):
-            key = pending[future]
-            outcome = future.result()  # a bug in a provider (not a ProviderError) propagates; replies are stored
-            counters["calls"] += outcome.calls
-            if outcome.record is not None:
-                records[key] = outcome.record
-            else:
-                errors[key] = outcome.error or "failed"
-            bar.update(1)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        bar.close()
+    # Daemon threads rather than an executor: a worker stuck in a request when the job is interrupted must not
+    # keep the interpreter from exiting (its request has its own deadline; a reply that arrives is still stored).
+    threads = [threading.Thread(target=worker, name=f"recjudge-judge-{i}", daemon=True)
+               for i in range(min(workers, len(to_ask)))]
+    done: set[str] = set()
+
+    def collect(outcome_key: str, outcome: _Outcome) -> None:
+        done.add(outcome_key)
+        counters["calls"] += outcome.calls
+        if outcome.record is not None:
+            records[outcome_key] = outcome.record
+            if outcome.kind == "other_process":
+                from_store.add(outcome_key)
+                counters["other_process"] += 1
+        else:
+            errors[outcome_key] = (outcome.error or "failed", outcome.kind or "failed")
+        bar.update(1)
+
+    with _sigterm_raises_interrupt():
+        try:
+            for thread in threads:
+                thread.start()
+            while len(done) < len(to_ask):
+                try:
+                    # A timeout keeps the main thread responsive to signals whatever the platform's lock does.
+                    key, outcome = results.get(timeout=0.5)
+                except queue.Empty:
+                    if not any(t.is_alive() for t in threads) and results.empty():
+                        break  # every worker left early (stop was set): the rest were never asked
+                    continue
+                if isinstance(outcome, BaseException):
+                    stop.set()
+                    raise outcome
+                collect(key, outcome)
+        except KeyboardInterrupt as exc:
+            stop_job("interrupted")
+            grace_end = time.monotonic() + INTERRUPT_GRACE_S
+            for thread in threads:
+                thread.join(max(0.0, grace_end - time.monotonic()))
+            while not results.empty():
+                key, outcome = results.get_nowait()
+                if isinstance(outcome, _Outcome):
+                    collect(key, outcome)
+            stored = sum(1 for k in done if k in records and k not in from_store)
+            bar.close()
+            raise JudgeInterrupted(
+                f"{config.label}: interrupted ({'SIGTERM' if isinstance(exc, _Terminated) else 'SIGINT'}); "
+                f"{stored} new repl{'y' if stored == 1 else 'ies'} stored, {len(to_ask) - len(done)} prompt(s) not "
+                "finished. Run again to resume: stored replies are not asked again."
+            ) from None
+        finally:
+            stop.set()
+            bar.close()
+    for key in to_ask:
+        if key not in done:  # never started: the job was stopped early
+            errors[key] = (f"not asked: {abort.get('reason', 'the job was stopped')}", "not_asked")
+
+
+class _Terminated(KeyboardInterrupt):
+    """Internal: SIGTERM arrived while a job ran."""
+
+
+class _sigterm_raises_interrupt:
+    """While active (main thread only, and only if SIGTERM still has its default action), SIGTERM raises
+    ``_Terminated`` in the main thread, so a terminated job stops like an interrupted one instead of dying with
+    its workers mid-write."""
+
+    def __enter__(self) -> None:
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+
+    @staticmethod
+    def _raise(signum: int, frame: Any) -> None:
+        raise _Terminated()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _model_mismatch(record: Mapping[str, Any], asked: str) -> bool:
+    """Whether the server reported a model id that is not the name asked (OpenAI's dated ids, e.g.
+    gpt-4o-mini-2024-07-18 for gpt-4o-mini, and a path ending in the name count as a match)."""
+    reported = (record.get("provenance") or {}).get("reported_model")
+    if not isinstance(reported, str) or not reported:
+        return False
+    reported = reported.lower()
+    return not (reported == asked or reported.startswith(asked) or reported.endswith("/" + asked))
 
 
 def _parse_reply(parser: Parser, text: str, request_key: str) -> float | Mapping[str, float]:
@@ -434,8 +672,8 @@ def _assemble(
     slots: Sequence[tuple[JudgeRequest, int, str | None]],
     records: Mapping[str, Mapping[str, Any]],
     from_store: set[str],
-    errors: Mapping[str, str],
-    n_calls: int,
+    errors: Mapping[str, tuple[str, str]],
+    counters: Mapping[str, int],
     n_asked: int,
     parser: Parser,
     want_logprobs: bool,
@@ -455,7 +693,7 @@ def _assemble(
         row: dict[str, Any] = {"key": request.key, "run": run}
         if record is None:
             row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
-                       from_store=False, error=errors.get(lookup, "no reply"), store_key=key)
+                       from_store=False, error=errors.get(lookup, ("no reply", "failed"))[0], store_key=key)
             rows.append(row)
             continue
         text = record["text"]
@@ -515,6 +753,30 @@ def _assemble(
         notes.append("Expected scoring reads one score per reply; the aspect scores were read from the reply text.")
     if n_no_logprobs:
         notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
+    failed_by_kind = Counter(errors.get(key if key is not None else request.key, ("", "failed"))[1]
+                             for request, _, key in slots if (key if key is not None else request.key) not in records)
+    used = {key for _, _, key in slots if key is not None and key in records}
+    n_repaired = sum(1 for k in used if records[k].get("repairs"))
+    n_truncated = sum(1 for k in used if records[k].get("truncated_from_chars"))
+    asked_name = (config.served_model or config.model).lower()
+    n_mismatch = sum(1 for k in used - from_store if _model_mismatch(records[k], asked_name))
+    if n_truncated:
+        notes.append(f"{n_truncated} replies were longer than the stored-text limit for max_tokens={config.max_tokens} "
+                     "and were cut (entries marked truncated_from_chars).")
+    if n_mismatch:
+        notes.append(f"{n_mismatch} replies came from a model id other than {asked_name!r} (provenance.reported_model):"
+                     " check that the endpoint serves the judge this configuration names.")
+    skipped: list[str] = []
+    if store is not None:
+        from .store import model_slug
+
+        folder = store.root / model_slug(config.provider) / model_slug(config.model)
+        skipped = [str(line) for line in store.skipped_lines if line.shard.parent == folder]
+        if skipped:
+            notes.append(f"{len(skipped)} unusable line(s) in this model's store shards were skipped: "
+                         + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+                         + " (ResponseStore.compact() moves them to quarantine).")
+    n_calls = int(counters.get("calls", 0))
     report = RunReport(
         config_label=config.label,
         mode=mode,
@@ -523,9 +785,9 @@ def _assemble(
         n_runs=config.runs,
         n_replies=int(has_reply.sum()),
         n_from_store=int(table["from_store"].sum()),
-        n_asked=n_asked,
+        n_asked=n_asked - int(counters.get("other_process", 0)),
         n_provider_calls=n_calls,
-        n_retries=max(0, n_calls - n_asked),
+        n_retries=max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
         n_failed=int((~has_reply).sum()),
         n_unparsable=int((has_reply & ~table["parsed_ok"]).sum()),
         n_no_logprobs=n_no_logprobs,
@@ -537,6 +799,12 @@ def _assemble(
         job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
         seconds=time.perf_counter() - started,
         notes=notes,
+        failed_by_kind=dict(sorted(failed_by_kind.items())),
+        n_repaired=n_repaired,
+        n_truncated=n_truncated,
+        n_from_other_process=int(counters.get("other_process", 0)),
+        n_model_mismatch=n_mismatch,
+        skipped_store_lines=skipped,
     )
     return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
 
@@ -555,15 +823,16 @@ def _run_recorded(
         raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, got {config.runs}")
     provider = provider or get_provider(config)
     records: dict[str, dict[str, Any]] = {}
-    errors: dict[str, str] = {}
+    errors: dict[str, tuple[str, str]] = {}
     for request in requests:
         completion = provider.answer(request.key)  # type: ignore[attr-defined]
         if completion is None:
-            errors[request.key] = f"no recorded judgment for key {request.key!r} in {getattr(provider, 'origin', '?')}"
+            errors[request.key] = (f"no recorded judgment for key {request.key!r} in "
+                                   f"{getattr(provider, 'origin', '?')}", "not_recorded")
         else:
             records[request.key] = {"text": completion.text, "logprobs": None, "input_tokens": None,
                                     "output_tokens": None}
     slots = [(request, 0, None) for request in requests]
     notes = [f"Recorded judgments from {getattr(provider, 'origin', '?')}, attributed to {config.model}."]
-    return _assemble(config, mode, None, slots, records, set(), errors, 0, 0, parser,
+    return _assemble(config, mode, None, slots, records, set(), errors, {}, 0, parser,
                      config.scoring == "expected", notes, started)

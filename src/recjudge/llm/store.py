@@ -16,13 +16,40 @@ Key (``store_key``): sha256 of the canonical JSON (sorted keys, no whitespace, U
 
     {"v": 1, "provider", "model", "messages", "temperature", "max_tokens", "seed", "logprobs", "options", "sample"}
 
-The endpoint URL is deliberately not part of the key: the same model served from another port is the same judge.
+The endpoint URL is deliberately not part of the key: the same model served from another port is the same judge
+(and the committed keys stay valid).  So that two servers serving different weights under one name cannot share
+entries unnoticed, a model name must identify the judge at a non-default endpoint (generic names need an explicit
+identity, ``JudgeConfig(model=<identity>, served_model=<name the server knows>)``; listed models are checked; the
+model id the server reports is recorded): see ``recjudge.llm.providers.openai_compat``.
 The prompt template name is not part either: the rendered messages are.
 
 Entry fields: ``key``, ``provider``, ``model``, ``sample``, ``request_key`` (the caller's id, informational only),
 ``text`` (raw reply), ``logprobs`` (see below, or null), ``input_tokens``, ``output_tokens``, ``latency_s``,
 ``finish_reason``, ``created`` (UTC ISO-8601).  Parsed scores are not stored: parsing is re-done at read time so a
 parser fix applies to old replies.  Messages are not stored either (they dominate size; the key commits to them).
+Optional fields, absent from older entries (readers accept both):
+
+- ``provenance``: what produced the reply (see ``recjudge.llm.providers``): for HTTP providers the model id the server
+  reported (``reported_model``), its ``system_fingerprint`` when given and the endpoint when it is not the default;
+  for the local provider the llama-cpp-python version, its CPU backend and build flags, and the GGUF file's sha256.
+- ``repairs``: what ``sanitise_record`` changed to make an odd reply storable (e.g. a lone UTF-16 surrogate replaced
+  by U+FFFD, a content given as a list of parts joined, a token count of NaN dropped).
+- ``truncated_from_chars``: the reply text was longer than ``max_stored_chars(max_tokens)`` and was cut to that
+  length; this holds its original length.
+
+Validation.  Every entry is normalised by ``sanitise_record`` before it is written, so a stored line is always
+readable; on reading, a line that does not parse or whose fields have the wrong types (``entry_problem``) is
+skipped and reported in ``skipped_lines`` with its shard and line number, never raised.  ``compact()`` moves such
+lines to ``<root>/.quarantine/<provider>/<model>/<h>.jsonl`` (one JSON object per line: shard, line, reason and the
+raw line) instead of dropping them silently.
+
+Replacement.  A reader remembers, per shard, the inode, size and first bytes it read; a shard replaced on disk (a
+``git pull`` of a compacted store, another process's ``compact()``) is noticed and read again from the start, even
+when the new file is longer than the old one.
+
+Claims.  ``claim(key)`` creates ``<root>/.locks/claims/<key>.claim`` (exclusive create) holding the owner's pid and
+host, so two processes running the same job do not both pay for a prompt: the second waits for the first's reply.
+A claim whose pid is dead on this host is stale and taken over.
 
 Log-probabilities are kept compact: for the first ``LOGPROB_MIN_POSITIONS`` generated tokens, and beyond that up
 to the first position whose alternatives include a numeric token (where a score is read; at most
@@ -37,11 +64,12 @@ import json
 import math
 import os
 import re
+import socket
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from filelock import FileLock
 # The string encoder json.dumps(ensure_ascii=False) itself uses; StoreKeyer's fast path relies on it.
@@ -55,6 +83,18 @@ LOGPROB_MAX_POSITIONS = 128
 LOGPROB_DECIMALS = 4
 _SHARD_SUFFIX = ".jsonl"
 _LOCK_DIR = ".locks"
+QUARANTINE_DIR = ".quarantine"
+_CLAIM_DIR = "claims"
+#: Stored reply text is cut at ``max_stored_chars(max_tokens)``: ``STORED_CHARS_PER_TOKEN`` characters per token
+#: asked (no tokenizer's token is that long; an honest reply averages about 4), and never less than
+#: ``MIN_STORED_CHARS``.  A longer reply is a misbehaving server; what is kept is marked ``truncated_from_chars``.
+STORED_CHARS_PER_TOKEN = 64
+MIN_STORED_CHARS = 16_384
+#: Token counts above this are not believable for one reply (or its prompt) and are dropped as invalid.
+MAX_TOKEN_COUNT = 100_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Bytes of a shard's beginning remembered to notice a replaced shard.
+_HEAD_BYTES = 256
 _DECODER = json.JSONDecoder()  # its decode() is what json.loads(str) calls
 
 
@@ -186,6 +226,9 @@ class StoredReply:
     finish_reason: str | None
     created: str
     request_key: str | None = None
+    provenance: dict[str, Any] | None = None
+    repairs: list[str] | None = None
+    truncated_from_chars: int | None = None
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> "StoredReply":
@@ -202,10 +245,13 @@ class StoredReply:
             finish_reason=record.get("finish_reason"),
             created=record.get("created", ""),
             request_key=record.get("request_key"),
+            provenance=record.get("provenance"),
+            repairs=record.get("repairs"),
+            truncated_from_chars=record.get("truncated_from_chars"),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        record = {
             "key": self.key,
             "provider": self.provider,
             "model": self.model,
@@ -219,6 +265,203 @@ class StoredReply:
             "finish_reason": self.finish_reason,
             "created": self.created,
         }
+        # Optional fields are written only when set, so entries without them keep the original line format.
+        for name in _OPTIONAL_FIELDS:
+            value = getattr(self, name)
+            if value:
+                record[name] = value
+        return record
+
+
+_OPTIONAL_FIELDS = ("provenance", "repairs", "truncated_from_chars")
+_COUNT_FIELDS = ("input_tokens", "output_tokens")
+
+
+def max_stored_chars(max_tokens: int | None) -> int:
+    """The longest reply text stored for a request of ``max_tokens`` (see ``STORED_CHARS_PER_TOKEN``)."""
+    return max(MIN_STORED_CHARS, STORED_CHARS_PER_TOKEN * int(max_tokens or 0))
+
+
+def clean_text(text: str) -> tuple[str, bool]:
+    """``text`` with lone UTF-16 surrogates (half an emoji; not encodable as UTF-8) replaced by U+FFFD and
+    surrogate pairs joined; (text, whether it changed)."""
+    if not _SURROGATE.search(text):
+        return text, False
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), True
+
+
+def reply_text(content: Any) -> tuple[str, str | None]:
+    """A reply's content as text, and a note when it was not a plain string.
+
+    OpenAI-compatible servers may send ``content`` as a list of parts (``[{"type": "text", "text": ...}, ...]``) or
+    a dict; the text parts are joined in order; anything else is kept as canonical JSON so nothing is lost."""
+    if isinstance(content, str):
+        return content, None
+    if content is None:
+        return "", None
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                parts.append(_json_fallback(part))
+        return "".join(parts), f"text: content was a list of {len(content)} part(s), joined"
+    if isinstance(content, Mapping) and isinstance(content.get("text"), str):
+        return content["text"], "text: content was an object, its 'text' kept"
+    return _json_fallback(content), f"text: content was a {type(content).__name__}, kept as JSON"
+
+
+def _json_fallback(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def token_count(value: Any) -> tuple[int | None, str | None]:
+    """A usage number as a non-negative int, or None with a note when it is missing, not a whole number, negative
+    or implausibly large (a string of digits is accepted, with a note)."""
+    if value is None:
+        return None, None
+    note = None
+    if isinstance(value, str) and value.strip().isdigit():
+        value, note = int(value.strip()), "was a string"
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if type(value) is int and 0 <= value <= MAX_TOKEN_COUNT:
+        return value, note
+    return None, f"invalid value {str(value)[:40]!r} dropped"
+
+
+def sanitise_record(record: Mapping[str, Any], *, max_chars: int | None = None) -> dict[str, Any]:
+    """A copy of an entry made storable: text as a string without lone surrogates (and at most ``max_chars``
+    long), token counts as non-negative ints or None, latency finite or None, log-probabilities finite.  What was
+    changed is listed in ``repairs`` (added to what the record already lists)."""
+    out = dict(record)
+    repairs = list(out.get("repairs") or [])
+    text, note = reply_text(out.get("text"))
+    if note:
+        repairs.append(note)
+    text, changed = clean_text(text)
+    if changed:
+        repairs.append("text: lone UTF-16 surrogate(s) replaced by U+FFFD")
+    if max_chars is not None and len(text) > max_chars:
+        out["truncated_from_chars"] = len(text)
+        text = text[:max_chars]
+    out["text"] = text
+    for name in _COUNT_FIELDS:
+        value, note = token_count(out.get(name))
+        out[name] = value
+        if note:
+            repairs.append(f"{name}: {note}")
+    latency = out.get("latency_s")
+    if latency is not None and not (type(latency) in (int, float) and math.isfinite(latency)):
+        out["latency_s"] = None
+        repairs.append(f"latency_s: invalid value {str(latency)[:40]!r} dropped")
+    finish = out.get("finish_reason")
+    if finish is not None:
+        finish_text = clean_text(finish if isinstance(finish, str) else _json_fallback(finish))[0][:64]
+        if finish_text != finish:
+            repairs.append("finish_reason: normalised")
+        out["finish_reason"] = finish_text
+    if out.get("logprobs") is not None:
+        try:
+            cleaned = compact_logprobs(out["logprobs"])
+            out["logprobs"] = [{clean_text(token)[0]: lp for token, lp in position.items()} for position in cleaned]
+        except (TypeError, ValueError, AttributeError, OverflowError):
+            out["logprobs"] = None
+            repairs.append("logprobs: not a list of token -> log-probability mappings, dropped")
+    for name in ("request_key", "created"):
+        if isinstance(out.get(name), str):
+            out[name] = clean_text(out[name])[0]
+    if out.get("provenance") is not None:
+        out["provenance"] = _plain_json(out["provenance"])
+    if repairs:
+        out["repairs"] = repairs
+    return out
+
+
+def _plain_json(value: Any) -> Any:
+    """``value`` round-tripped through JSON (non-JSON leaves as text, lone surrogates replaced, NaN as null)."""
+    if isinstance(value, str):
+        return clean_text(value)[0]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, Mapping):
+        return {clean_text(str(k))[0]: _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v) for v in value]
+    return clean_text(str(value))[0]
+
+
+def entry_problem(record: Any) -> str | None:
+    """Why a parsed store line is not a usable entry, or None when it is (the check readers apply to every line)."""
+    if type(record) is not dict:
+        return f"not a JSON object but {type(record).__name__}"
+    for name in ("key", "provider", "model", "text"):
+        value = record.get(name)
+        if type(value) is not str:
+            return f"field {name!r} missing" if value is None else f"field {name!r} is a {type(value).__name__}"
+    if not record["key"]:
+        return "field 'key' is empty"
+    sample = record.get("sample", 0)
+    if type(sample) is not int or sample < 0:
+        return f"field 'sample' is {str(sample)[:40]!r}, not a non-negative integer"
+    for name in _COUNT_FIELDS:
+        value = record.get(name)
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_TOKEN_COUNT):
+            return f"field {name!r} is {str(value)[:40]!r}, not a token count"
+    latency = record.get("latency_s")
+    if latency is not None and type(latency) not in (int, float):
+        return f"field 'latency_s' is a {type(latency).__name__}"
+    for name in ("finish_reason", "created", "request_key"):
+        value = record.get(name)
+        if value is not None and type(value) is not str:
+            return f"field {name!r} is a {type(value).__name__}"
+    logprobs = record.get("logprobs")
+    if logprobs is not None:
+        if type(logprobs) is not list:
+            return "field 'logprobs' is not a list"
+        for position in logprobs:
+            if type(position) is not dict or not all(type(v) in (int, float) for v in position.values()):
+                return "field 'logprobs' holds a position that is not a token -> number mapping"
+    provenance = record.get("provenance")
+    if provenance is not None and type(provenance) is not dict:
+        return "field 'provenance' is not an object"
+    return None
+
+
+class SkippedLine(NamedTuple):
+    """A shard line that is not a usable entry: where it is (1-based line, byte offset) and why."""
+
+    shard: Path
+    line: int
+    offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.shard}:{self.line}: {self.reason}"
+
+
+class StoreNotWritable(OSError):
+    """The store folder cannot be written; raised before anything is asked, so no paid reply is lost."""
+
+
+@dataclass
+class _ShardState:
+    """What a reader has read of one shard: byte offset and line count of the complete lines read, and the file's
+    identity (device, inode, first bytes) and (size, mtime) when it was read."""
+
+    offset: int = 0
+    lines: int = 0
+    ident: tuple[int, int] = (0, 0)
+    head: bytes = b""
+    seen: tuple[int, int] = (-1, -1)
 
 
 class MissingReplies(LookupError):
@@ -243,19 +486,20 @@ class ResponseStore:
     """Content-addressed, append-only store of LLM replies; see the module docstring.
 
     The index (key -> entry) is read once, lazily, and later ``refresh()`` calls read only bytes appended since
-    (by this or any other process).  Thread-safe; safe across processes through per-shard file locks.
+    (by this or any other process), or the whole shard again when it was replaced.  Thread-safe; safe across
+    processes through per-shard file locks.
     """
 
     def __init__(self, root: str | os.PathLike[str] | None = None):
         self.root = Path(root) if root is not None else paths.store_dir()
         self._lock = threading.RLock()
         self._index: dict[str, dict[str, Any]] = {}
-        self._offsets: dict[Path, int] = {}
+        self._shards: dict[Path, _ShardState] = {}
         self._loaded = False
         self._prepared: set[Path] = set()  # shard folders known to exist (see _prepare_dirs)
         self._file_locks: dict[Path, FileLock] = {}
-        #: Lines that did not parse (torn writes, hand edits), as (shard, byte offset).
-        self.skipped_lines: list[tuple[Path, int]] = []
+        #: Lines that are not usable entries (torn writes, hand edits, wrong field types), with shard and line.
+        self.skipped_lines: list[SkippedLine] = []
 
     def __repr__(self) -> str:
         return f"ResponseStore({str(self.root)!r})"
@@ -267,7 +511,9 @@ class ResponseStore:
     def shards(self) -> list[Path]:
         if not self.root.is_dir():
             return []
-        return sorted(p for p in self.root.rglob(f"*{_SHARD_SUFFIX}") if _LOCK_DIR not in p.parts)
+        # Hidden folders hold locks, claims and quarantined lines, never entries.
+        return sorted(p for p in self.root.rglob(f"*{_SHARD_SUFFIX}")
+                      if not any(part.startswith(".") for part in p.relative_to(self.root).parts))
 
     def refresh(self, provider: str | None = None, model: str | None = None) -> int:
         """Read entries appended since the last read (by anyone). Returns the number of new lines read.
@@ -297,33 +543,53 @@ class ResponseStore:
             self.refresh()
 
     def _read_tail(self, shard: Path) -> int:
-        start = self._offsets.get(shard, 0)
         try:
-            size = shard.stat().st_size
+            stat = shard.stat()
         except FileNotFoundError:
             return 0
-        if size < start:  # rewritten by compact() elsewhere: read it again from the start
-            start = 0
-        if size == start:
+        state = self._shards.get(shard)
+        if state is None:
+            state = self._shards[shard] = _ShardState()
+        size = stat.st_size
+        if (size, stat.st_mtime_ns) == state.seen and (stat.st_dev, stat.st_ino) == state.ident:
             return 0
+        if state.offset and self._replaced(shard, state, stat):
+            # Replaced (compacted, pulled, rewritten): the remembered offset means nothing in the new file.
+            self.skipped_lines = [s for s in self.skipped_lines if s.shard != shard]
+            state = self._shards[shard] = _ShardState()
+        start = state.offset
         with open(shard, "rb") as fh:
+            if state.offset == 0:
+                state.ident = (stat.st_dev, stat.st_ino)
+                state.head = fh.read(_HEAD_BYTES)
             fh.seek(start)
             data = fh.read(size - start)
         # Only complete lines count; an unterminated tail may still be being written (or is torn) - retry later.
         end = data.rfind(b"\n") + 1
-        count = self._index_lines_fast(data[:end])
+        chunk = data[:end]
+        count = self._index_lines_fast(chunk)
         if count is None:
-            count = self._index_lines(shard, data[:end], start)
-        self._offsets[shard] = start + end
+            count = self._index_lines(shard, chunk, start, state.lines)
+        state.offset = start + end
+        state.lines += chunk.count(b"\n")
+        # Remember (size, mtime) only when everything up to the end was read, so a torn tail is looked at again.
+        state.seen = (size, stat.st_mtime_ns) if end == len(data) else (-1, -1)
         return count
+
+    @staticmethod
+    def _replaced(shard: Path, state: _ShardState, stat: os.stat_result) -> bool:
+        if (stat.st_dev, stat.st_ino) != state.ident or stat.st_size < state.offset:
+            return True
+        with open(shard, "rb") as fh:
+            return fh.read(len(state.head)) != state.head
 
     def _index_lines_fast(self, chunk: bytes) -> int | None:
         """Index a chunk of complete lines that are all valid entries; None (nothing indexed) if any is not.
 
         Decoding the chunk once and parsing each line as ``str`` skips ``json.loads``'s per-line encoding
-        detection and bytes decoding (about a fifth of the load time).  Any doubt (bad UTF-8, a line that does not parse,
-        a non-object or keyless entry) returns None so ``_index_lines`` redoes the chunk line by line and records
-        the skipped lines with their byte offsets; re-indexing the same lines in the same order is harmless.
+        detection and bytes decoding (about a fifth of the load time).  Any doubt (bad UTF-8, a line that does not
+        parse, a line failing ``entry_problem``) returns None so ``_index_lines`` redoes the chunk line by line and
+        records the skipped lines; re-indexing the same lines in the same order is harmless.
         """
         try:
             text = chunk.decode("utf-8")
@@ -336,27 +602,28 @@ class ResponseStore:
             for line in text.split("\n")[:-1]:
                 if line:
                     record = decode(line)
+                    if entry_problem(record) is not None:
+                        return None
                     parsed[record["key"]] = record  # in file order: the last line of a repeated key wins
                     count += 1
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             return None
         self._index.update(parsed)
         return count
 
-    def _index_lines(self, shard: Path, chunk: bytes, start: int) -> int:
-        """Index a chunk of complete lines one by one, recording lines that do not parse as skipped."""
+    def _index_lines(self, shard: Path, chunk: bytes, start: int, lines_before: int) -> int:
+        """Index a chunk of complete lines one by one, recording lines that are not usable entries as skipped."""
         count = 0
         offset = start
-        loads = json.loads
         index = self._index
-        for raw in chunk.split(b"\n")[:-1]:
-            if raw:
-                try:
-                    record = loads(raw)
+        for number, raw in enumerate(chunk.split(b"\n")[:-1], start=lines_before + 1):
+            if raw.strip():
+                record, problem = _parse_line(raw)
+                if problem is None:
                     index[record["key"]] = record
                     count += 1
-                except (ValueError, KeyError, TypeError):
-                    self.skipped_lines.append((shard, offset))
+                else:
+                    self.skipped_lines.append(SkippedLine(shard, number, offset, problem))
             offset += len(raw) + 1
         return count
 
@@ -383,16 +650,33 @@ class ResponseStore:
         for record in list(self._index.values()):
             yield StoredReply.from_json(record)
 
+    def records(self) -> list[dict[str, Any]]:
+        """Every entry's raw record (read-only views)."""
+        self._ensure_loaded()
+        return list(self._index.values())
+
     # ----------------------------------------------------------------------------------------------- writing
-    def put(self, reply: StoredReply) -> None:
-        """Append one entry durably-enough: one write() of one complete line under an exclusive lock."""
-        self.put_many((reply,))
+    def put(self, reply: StoredReply) -> dict[str, Any]:
+        """Append one entry durably-enough: one write() of one complete line under an exclusive lock.
+        Returns the record as written (after ``sanitise_record``)."""
+        return self.put_records((reply.to_json(),))[0]
 
     def put_many(self, replies: Iterable[StoredReply]) -> int:
         """Append many entries: one lock per shard, still one write() per complete line. Returns the count."""
-        by_shard: dict[Path, list[StoredReply]] = {}
-        for reply in replies:
-            by_shard.setdefault(self.shard_path(reply.provider, reply.model, reply.key), []).append(reply)
+        return len(self.put_records(reply.to_json() for reply in replies))
+
+    def put_records(self, records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Append entries given as records; each is passed through ``sanitise_record`` first, so what is written
+        always reads back.  Returns the records as written, in the order given."""
+        written: list[dict[str, Any]] = []
+        by_shard: dict[Path, list[dict[str, Any]]] = {}
+        for given in records:
+            record = sanitise_record(given)
+            problem = entry_problem(record)
+            if problem is not None:
+                raise ValueError(f"not a storable entry ({problem}): {str(given)[:200]}")
+            written.append(record)
+            by_shard.setdefault(self.shard_path(record["provider"], record["model"], record["key"]), []).append(record)
         with self._lock:
             for shard, group in by_shard.items():
                 self._prepare_dirs(shard)
@@ -401,13 +685,30 @@ class ResponseStore:
                     try:
                         if _ends_torn(fd):
                             os.write(fd, b"\n")
-                        for reply in group:
-                            record = reply.to_json()
+                        for record in group:
                             _write_all(fd, (_entry_line(record) + "\n").encode("utf-8"))
-                            self._index[reply.key] = record
+                            self._index[record["key"]] = record
                     finally:
                         os.close(fd)
-        return sum(len(group) for group in by_shard.values())
+        return written
+
+    def check_writable(self, provider: str, model: str) -> None:
+        """Raise ``StoreNotWritable`` unless entries for (provider, model) can be written: creates the folders and
+        the lock folder and writes (then removes) a probe file there.  Run before asking anything, so a store that
+        cannot be written is found before replies are paid for."""
+        folder = self.root / model_slug(provider) / model_slug(model)
+        probe = folder / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+        try:
+            with self._lock:
+                self._prepare_dirs(folder / "probe")
+            with self._file_lock(folder / f"0{_SHARD_SUFFIX}"):
+                probe.write_bytes(b"")
+                probe.unlink()
+        except OSError as exc:
+            raise StoreNotWritable(
+                f"the response store cannot be written at {folder} ({type(exc).__name__}: {exc}); nothing was asked. "
+                "Choose a writable folder (argument store=, or env RECJUDGE_STORE) or use mode 'replay'"
+            ) from exc
 
     def _prepare_dirs(self, shard: Path) -> None:
         # Called on every put, under the store lock: once a folder is known to exist, skip the system calls
@@ -432,26 +733,41 @@ class ResponseStore:
             lock = self._file_locks[shard] = FileLock(str(self.root / _LOCK_DIR / f"{relative}.lock"))
         return lock
 
-    def compact(self) -> dict[str, int]:
-        """Rewrite every shard sorted by key, last entry per key kept, unparsable lines dropped.
+    def quarantine_path(self, shard: Path) -> Path:
+        """Where ``compact()`` puts the unusable lines of ``shard``."""
+        return self.root / QUARANTINE_DIR / shard.relative_to(self.root)
+
+    def compact(self) -> dict[str, Any]:
+        """Rewrite every shard sorted by key, last entry per key kept; lines that are not usable entries are moved
+        to ``quarantine_path(shard)`` (appended, with shard, line and reason), never dropped silently.
 
         For stable, reviewable diffs before committing.  Takes each shard's lock; safe while others append.
-        Returns counts (entries kept, lines dropped).
+        Returns counts (entries kept, lines dropped) and the quarantine files written.
         """
         kept = dropped = 0
+        quarantined: list[str] = []
         with self._lock:
             for shard in self.shards():
                 with self._file_lock(shard):
                     records: dict[str, str] = {}
+                    bad: list[dict[str, Any]] = []
                     with open(shard, "rb") as fh:
-                        for raw in fh.read().split(b"\n"):
+                        for number, raw in enumerate(fh.read().split(b"\n"), start=1):
                             if not raw.strip():
                                 continue
-                            try:
-                                record = json.loads(raw)
+                            record, problem = _parse_line(raw)
+                            if problem is None:
                                 records[record["key"]] = _entry_line(record)
-                            except (ValueError, KeyError, TypeError):
-                                dropped += 1
+                            else:
+                                bad.append({"shard": shard.relative_to(self.root).as_posix(), "line": number,
+                                            "reason": problem, "raw": raw.decode("utf-8", "replace")})
+                    if bad:
+                        target = self.quarantine_path(shard)
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        with open(target, "a", encoding="utf-8") as fh:
+                            fh.writelines(json.dumps(item, ensure_ascii=False) + "\n" for item in bad)
+                        quarantined.append(str(target))
+                        dropped += len(bad)
                     body = "".join(records[k] + "\n" for k in sorted(records)).encode("utf-8")
                     tmp = shard.with_suffix(".tmp")
                     with open(tmp, "wb") as fh:
@@ -461,10 +777,79 @@ class ResponseStore:
                     os.replace(tmp, shard)
                     kept += len(records)
             self._index.clear()
-            self._offsets.clear()
+            self._shards.clear()
             self._loaded = False
             self.skipped_lines.clear()
-        return {"entries": kept, "dropped_lines": dropped}
+        return {"entries": kept, "dropped_lines": dropped, "quarantined": quarantined}
+
+    # ------------------------------------------------------------------------------------------------ claims
+    def claim_path(self, key: str) -> Path:
+        return self.root / _LOCK_DIR / _CLAIM_DIR / f"{key}.claim"
+
+    def claim(self, key: str) -> bool:
+        """Try to become the one process asking for ``key``: True when claimed (release with ``release``), False
+        when a live process holds the claim.  A claim left by a dead process on this host is taken over."""
+        path = self.claim_path(key)
+        owner = f"{os.getpid()} {socket.gethostname()}\n".encode()
+        for _ in range(3):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                continue
+            except FileExistsError:
+                if self.claim_owner_alive(key):
+                    return False
+                try:  # stale: its owner died without releasing it
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            try:
+                os.write(fd, owner)
+            finally:
+                os.close(fd)
+            return True
+        return False
+
+    def claim_owner_alive(self, key: str) -> bool:
+        """Whether the claim on ``key`` exists and its owner may still be running (always assumed for another
+        host's pid, or while the claim file is being written)."""
+        try:
+            text = self.claim_path(key).read_text(encoding="utf-8", errors="replace").split()
+        except FileNotFoundError:
+            return False
+        if len(text) < 2:
+            return True  # being written right now
+        pid, host = text[0], text[1]
+        if host != socket.gethostname() or not pid.isdigit():
+            return True
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def release(self, key: str) -> None:
+        """Give up a claim this process holds."""
+        try:
+            self.claim_path(key).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a usable store line, else (None, why not)."""
+    try:
+        record = json.loads(raw)
+    except UnicodeDecodeError:
+        return None, "not valid UTF-8"
+    except ValueError as exc:
+        return None, f"not valid JSON ({exc.args[0][:80] if exc.args else exc})"
+    problem = entry_problem(record)
+    return (record, None) if problem is None else (None, problem)
 
 
 def _entry_line(record: Mapping[str, Any]) -> str:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import time
+import warnings
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 from .base import ProviderError, TransientProviderError
 
@@ -58,10 +61,51 @@ def short_error(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+_HTTP_ERRORS: tuple[tuple[type, ...], ...] | None = None
+
+
+def _http_error_classes() -> tuple[tuple[type, ...], ...]:
+    """(unusable request, refused connection, timeout, any transport error) exception classes of the HTTP
+    libraries the SDKs are built on (``httpx``, and ``httpx2`` in recent openai releases)."""
+    global _HTTP_ERRORS
+    if _HTTP_ERRORS is None:
+        import importlib
+
+        modules = []
+        for name in ("httpx", "httpx2"):
+            try:
+                modules.append(importlib.import_module(name))
+            except ImportError:
+                pass
+
+        def classes(*names: str) -> tuple[type, ...]:
+            return tuple(getattr(m, n) for m in modules for n in names if hasattr(m, n))
+
+        _HTTP_ERRORS = (classes("UnsupportedProtocol", "InvalidURL", "LocalProtocolError"),
+                        classes("ConnectError") + (ConnectionRefusedError,),
+                        classes("TimeoutException"),
+                        classes("TransportError"))
+    return _HTTP_ERRORS
+
+
 @contextmanager
 def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
     """Translate the exceptions of the ``openai`` or ``anthropic`` SDK (same class names in both) into
-    TransientProviderError (retryable, with Retry-After) or ProviderError, with secrets redacted."""
+    TransientProviderError (retryable, with Retry-After) or ProviderError, with secrets redacted.
+
+    Connection failures are told apart by their cause: a URL the client cannot use (unsupported scheme, invalid
+    port, a header value such as the key that cannot be sent) is a configuration ProviderError, never retried; a
+    refused connection is transient but marked ``configuration`` (the runner stops a job that has had no success
+    yet: a wrong port or a server not started); timeouts and dropped connections are plainly transient."""
+    unusable, refused, timeouts, transport = _http_error_classes()
     try:
         yield
     except sdk.APIStatusError as exc:
@@ -71,6 +115,95 @@ def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
             raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
         raise ProviderError(message) from None
     except sdk.APIConnectionError as exc:  # includes APITimeoutError
+        causes = list(_causes(exc))
+        if any(isinstance(c, unusable) for c in causes):
+            cause = next(c for c in causes if isinstance(c, unusable))
+            raise ProviderError(f"{label} request cannot be sent (check the base URL and the API key's "
+                                f"value): {redact(short_error(cause))}", kind="configuration",
+                                configuration=True) from None
+        if any(isinstance(c, refused) for c in causes) and not any(isinstance(c, timeouts) for c in causes):
+            cause = next(c for c in causes if isinstance(c, refused))
+            raise TransientProviderError(f"{label} cannot connect: {redact(short_error(cause))}",
+                                         configuration=True) from None
         raise TransientProviderError(f"{label} connection: {redact(short_error(exc))}") from None
+    except transport as exc:  # while reading a streamed body: timeout, connection cut
+        raise TransientProviderError(f"{label} connection while reading the reply: {redact(short_error(exc))}") \
+            from None
     except (sdk.APIResponseValidationError, ValueError) as exc:
         raise TransientProviderError(f"{label} unreadable response body: {redact(short_error(exc))}") from None
+
+
+#: A reply body larger than this is not read further (an honest chat completion is a few kB; see
+#: ``recjudge.llm.store.max_stored_chars`` for how much reply text is kept).
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+def read_body(chunks: Iterable[bytes], deadline: float, label: str, max_bytes: int = MAX_BODY_BYTES,
+              expected: int | None = None) -> bytes:
+    """The body from ``chunks`` (an ``iter_bytes()``), stopping with TransientProviderError when the monotonic
+    ``deadline`` passes (a server trickling bytes would otherwise outlive any per-read timeout) and with a
+    malformed-reply error when it exceeds ``max_bytes``.  A body complete by its Content-Length (``expected``) is
+    kept even when its last bytes arrived after the deadline: it has been paid for."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > max_bytes:
+            raise TransientProviderError(f"{label} reply body larger than {max_bytes} bytes", kind="malformed",
+                                         max_attempts=1)
+        parts.append(chunk)
+        if expected is not None and size >= expected:
+            break
+        if time.monotonic() > deadline:
+            raise TransientProviderError(f"{label} reply not complete within the request deadline "
+                                         f"({size} bytes received)", kind="deadline")
+    return b"".join(parts)
+
+
+def parse_json_body(body: bytes, content_type: str | None, label: str) -> Any:
+    """The JSON value of a 200 reply body.  An HTML page is a configuration problem (wrong base URL, a proxy's
+    login page): one attempt, and it stops a job that has had no success.  A body that is not (complete) JSON is
+    transient (usually a connection cut mid-body) and retried like one."""
+    head = body.lstrip()[:1]
+    if "html" in (content_type or "").lower() or head == b"<":
+        raise TransientProviderError(f"{label} sent an HTML page instead of JSON (content-type {content_type!r}); "
+                                     "is the base URL right?", kind="malformed", max_attempts=1, configuration=True)
+    try:
+        return json.loads(body)
+    except ValueError as exc:  # includes invalid UTF-8
+        raise TransientProviderError(f"{label} unreadable response body: {short_error(exc, 160)}") from None
+
+
+def malformed(label: str, what: str) -> TransientProviderError:
+    """A well-formed JSON 200 reply that holds no usable reply (empty ``choices``, an error object): retried once,
+    then a failed judgment of kind "malformed"."""
+    return TransientProviderError(f"{label} malformed reply: {what}", kind="malformed", max_attempts=2)
+
+
+def endpoint_label(base_url: str | None) -> str | None:
+    """``base_url`` without credentials, query or fragment (what provenance records), or None."""
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def api_key_from_env(name: str) -> str | None:
+    """The key in environment variable ``name``: surrounding whitespace (a pasted newline) is stripped with a
+    warning; a key with other characters that cannot go in an HTTP header is refused with a ProviderError naming
+    the variable (never the value) instead of surfacing later as a retried "connection error"."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    key = raw.strip()
+    if key != raw:
+        warnings.warn(f"environment variable {name} has leading or trailing whitespace; it was stripped",
+                      stacklevel=3)
+    bad = [i for i, ch in enumerate(key) if not (" " < ch < "\x7f")]
+    if bad:
+        raise ProviderError(f"environment variable {name} contains {len(bad)} character(s) that cannot be sent in an "
+                            f"HTTP header (first at position {bad[0]}); set it to the bare key",
+                            kind="configuration", configuration=True)
+    return key or None

@@ -5,13 +5,12 @@ Anthropic returns no log-probabilities, so scoring mode "expected" yields NaN (c
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 from .base import Completion, Message, ProviderError, TransientProviderError
-from ._common import sdk_errors
-from .openai_compat import DEFAULT_TIMEOUT_S
+from ._common import api_key_from_env, endpoint_label, sdk_errors
+from .openai_compat import timeout_from_env
 
 
 class AnthropicProvider:
@@ -22,12 +21,13 @@ class AnthropicProvider:
     def __init__(self, base_url: str | None = None, timeout: float | None = None):
         import anthropic
 
-        if not os.environ.get("ANTHROPIC_API_KEY"):
+        api_key = api_key_from_env("ANTHROPIC_API_KEY")
+        if not api_key:
             raise ProviderError("provider 'anthropic' needs the environment variable ANTHROPIC_API_KEY; replay mode does not")
         self.base_url = base_url
-        self.timeout = float(timeout if timeout is not None else os.environ.get("RECJUDGE_LLM_TIMEOUT", DEFAULT_TIMEOUT_S))
+        self.timeout = float(timeout) if timeout is not None else timeout_from_env()
         self._anthropic = anthropic
-        kwargs: dict[str, Any] = {"api_key": os.environ["ANTHROPIC_API_KEY"], "timeout": self.timeout, "max_retries": 0}
+        kwargs: dict[str, Any] = {"api_key": api_key, "timeout": self.timeout, "max_retries": 0}
         if base_url:
             kwargs["base_url"] = base_url
         self._client = anthropic.Anthropic(**kwargs)
@@ -72,4 +72,6 @@ class AnthropicProvider:
             logprobs=None,
             latency_s=latency,
             finish_reason=getattr(response, "stop_reason", None),
+            provenance={k: v for k, v in (("reported_model", getattr(response, "model", None)),
+                                          ("endpoint", endpoint_label(self.base_url))) if isinstance(v, str)},
         )

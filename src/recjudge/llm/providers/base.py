@@ -23,21 +23,43 @@ class Completion:
     latency_s: float | None = None
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: What produced the reply (stored with it; see ``recjudge.llm.store``), e.g. the model id the server reported.
+    provenance: dict[str, Any] | None = None
 
 
 class ProviderError(Exception):
-    """A provider failed in a way retrying will not fix (bad request, authentication, unknown model)."""
+    """A provider failed in a way retrying will not fix (bad request, authentication, unknown model).
+
+    kind: a short name counted in the run report ("refused", "configuration", ...).
+    configuration: the set-up is wrong (unsupported URL scheme, invalid port, a key that cannot be sent): the runner
+        stops the whole job instead of sending every prompt to fail the same way.
+    """
+
+    kind = "refused"
+
+    def __init__(self, message: str, *, kind: str | None = None, configuration: bool = False):
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+        self.configuration = configuration
 
 
 class TransientProviderError(ProviderError):
     """Worth retrying: rate limit (429), server error (5xx), timeout, dropped connection, unreadable body.
 
     retry_after: seconds the server asked us to wait (Retry-After header), if any.
+    max_attempts: a lower bound than the retry policy's for this kind of failure (e.g. 2 for a malformed 200 reply).
+    configuration: likely a set-up error (connection refused, an HTML page instead of JSON): before the job's first
+        success the runner stops the job; after one success it is retried like any transient error.
     """
 
-    def __init__(self, message: str, retry_after: float | None = None):
-        super().__init__(message)
+    kind = "transient"
+
+    def __init__(self, message: str, retry_after: float | None = None, *, kind: str | None = None,
+                 max_attempts: int | None = None, configuration: bool = False):
+        super().__init__(message, kind=kind, configuration=configuration)
         self.retry_after = retry_after
+        self.max_attempts = max_attempts
 
 
 class Provider(Protocol):

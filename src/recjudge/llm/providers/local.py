@@ -12,12 +12,21 @@ Log-probabilities are read from the model's logits at each generated position (a
 the way to the sampler), so the model need not be loaded with ``logits_all=True``, which would keep a
 context-sized logits matrix and compute the output layer for every prompt token. They are the model's own
 distribution (temperature 1, before top-k/top-p filtering), which is what an expected score needs.
+
+Provenance: every reply records what produced it (``Completion.provenance``, stored with the entry): the
+llama-cpp-python version, its CPU backend (``llama_cpp.llama_print_system_info()`` condensed to the features that are
+on), the build flags when the environment has a ``llama-cpp-build-flags.txt`` in ``sys.prefix`` (written by the
+project's set-up when it compiles llama-cpp-python), and the GGUF file's name and sha256 (hashed once per file, size
+and modification time, per process).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
+import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -69,6 +78,62 @@ class _LoadedModel:
 
 _MODELS: dict[tuple[Any, ...], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+#: File name, in ``sys.prefix``, of the build flags the set-up used to compile llama-cpp-python (optional).
+BUILD_FLAGS_FILE = "llama-cpp-build-flags.txt"
+_GGUF_SHA256: dict[tuple[str, int, int], str] = {}
+_RUNTIME_PROVENANCE: dict[str, str] = {}
+_PROVENANCE_LOCK = threading.Lock()
+
+
+def gguf_sha256(path: Path) -> str:
+    """sha256 of a GGUF file, computed once per (path, size, modification time) in this process."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    with _PROVENANCE_LOCK:
+        cached = _GGUF_SHA256.get(key)
+    if cached is None:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        cached = digest.hexdigest()
+        with _PROVENANCE_LOCK:
+            _GGUF_SHA256[key] = cached
+    return cached
+
+
+def condense_system_info(text: str) -> str:
+    """``llama_print_system_info()`` ("CPU : SSE3 = 1 | AVX = 1 | AVX512 = 0 | ...") reduced to the features that
+    are on, per backend: "CPU: SSE3 AVX"; a feature with a value other than 0/1 keeps it ("N_THREADS=2")."""
+    groups: list[tuple[str, list[str]]] = []
+    for part in text.split("|"):
+        match = re.match(r"^\s*(?:([^=|]+?)\s*:\s*)?([\w.+-]+)\s*=\s*(\S+)\s*$", part)
+        if not match:
+            continue
+        backend, feature, value = match.groups()
+        if backend or not groups:
+            groups.append(((backend or "").strip(), []))
+        if value != "0":
+            groups[-1][1].append(feature if value == "1" else f"{feature}={value}")
+    return "; ".join(f"{name}: {' '.join(features)}" if name else " ".join(features) for name, features in groups)
+
+
+def runtime_provenance(llama_cpp: Any) -> dict[str, str]:
+    """llama-cpp-python's version, backend and build flags (see the module docstring); computed once."""
+    with _PROVENANCE_LOCK:
+        if not _RUNTIME_PROVENANCE:
+            info: dict[str, str] = {"llama_cpp_python": str(getattr(llama_cpp, "__version__", "unknown"))}
+            try:
+                raw = llama_cpp.llama_print_system_info()
+                text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+                info["backend"] = condense_system_info(text)[:300]
+            except Exception:  # an older or stripped build without it: the version still identifies it
+                pass
+            flags = Path(sys.prefix) / BUILD_FLAGS_FILE
+            if flags.is_file():
+                info["build_flags"] = " ".join(flags.read_text(encoding="utf-8", errors="replace").split())[:300]
+            _RUNTIME_PROVENANCE.update(info)
+        return dict(_RUNTIME_PROVENANCE)
 
 
 def builtin_model_path(name: str = DEFAULT_MODEL) -> Path:
@@ -301,6 +366,8 @@ class LocalProvider:
             latency_s=latency,
             finish_reason=choice.get("finish_reason"),
             extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
+            provenance={**runtime_provenance(_import_llama_cpp()), "gguf": loaded.path.name,
+                        "gguf_sha256": gguf_sha256(loaded.path)},
         )
 
 

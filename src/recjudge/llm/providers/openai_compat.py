@@ -1,21 +1,113 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, Ollama, llama.cpp server) through base_url.
 
 The API key is read from the environment variable OPENAI_API_KEY only (a local server that needs none gets a
-placeholder).  The client's own retries are off: the runner retries, with its own backoff and accounting.
+placeholder); surrounding whitespace is stripped with a warning, other characters that cannot be sent are refused.
+The client's own retries are off: the runner retries, with its own backoff and accounting.
+
+Each request has an overall deadline (``timeout`` seconds, default env RECJUDGE_LLM_TIMEOUT, else 60): the body is
+read as a stream and abandoned when the deadline passes, so a server trickling bytes cannot hold a worker for longer
+than that (plus one read gap).  Bodies are parsed here, from the raw JSON, so an odd reply is seen as it is:
+
+- not (complete) JSON: transient, retried within the retry policy (usually a connection cut mid-body);
+- an HTML page: one attempt, then a failed judgment ("malformed"); before the job's first success it stops the job
+  (a wrong base URL or a proxy page answers every prompt alike);
+- JSON without a usable reply (``choices`` empty or missing, an ``error`` object, no ``message``): retried once,
+  then a failed judgment ("malformed");
+- a body above ``MAX_BODY_BYTES``: one attempt, failed ("malformed");
+- ``content`` given as a list of parts or an object, usage numbers that are strings, NaN or absurd: kept, and
+  normalised by the store (``recjudge.llm.store.sanitise_record``), which lists what it changed in ``repairs``.
+
+Model identity.  The response-store key holds the provider name and the model name, not the endpoint (so the
+committed store stays valid and a model served from another port is the same judge).  For an endpoint other than
+OpenAI's own (``base_url`` set to another host), a collision between two servers that serve different weights under
+one name is prevented by these rules, checked once before the first request (``prepare``):
+
+1. A generic model name (``GENERIC_MODEL_NAMES``, e.g. "default", "model") or one of OpenAI's own model names
+   (``gpt-…``, ``o1``…) served by another host is refused unless the judge configuration gives an explicit identity:
+   ``JudgeConfig(model="<distinct identity, e.g. llama-3.1-8b-instruct-q4_k_m@vllm>", served_model="default")``;
+   ``model`` is then what the store key records and ``served_model`` what is sent to the server.
+2. When the server lists its models (``GET /models``), the name sent must be among them.
+3. Every reply records the model id the server reported (``provenance.reported_model``, with
+   ``system_fingerprint`` and the endpoint); a reported id that does not match the name sent is counted in the run
+   report with a note.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from .base import Completion, Message, ProviderError, TransientProviderError
-from ._common import sdk_errors
+from ._common import (MAX_BODY_BYTES, api_key_from_env, endpoint_label, malformed, parse_json_body, read_body,
+                      redact, sdk_errors, short_error)
 
 DEFAULT_TIMEOUT_S = 60.0
+TIMEOUT_ENV = "RECJUDGE_LLM_TIMEOUT"
 #: Used only when a base_url is configured and no key is set: most local servers accept any key.
 _NO_KEY_PLACEHOLDER = "not-needed"
+#: Hosts that serve OpenAI's own models under OpenAI's names.
+OPENAI_HOSTS = ("api.openai.com",)
+#: Model names that say nothing about the weights behind them (see the module docstring, rule 1).
+GENERIC_MODEL_NAMES = frozenset({"default", "model", "models", "local", "local-model", "llm", "test", "chat",
+                                 "assistant", "server", "main", "base", "instruct", "gguf", "my-model", "custom"})
+#: OpenAI's own model names: served by another host they identify nothing (rule 1).
+_OPENAI_MODEL_NAME = re.compile(r"^(gpt-|chatgpt|o\d|text-davinci|davinci|babbage)", re.IGNORECASE)
+
+
+def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
+    """Seconds from RECJUDGE_LLM_TIMEOUT (default ``default``); a value that is not a positive number is an error
+    naming the variable."""
+    value = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ProviderError(f"environment variable {TIMEOUT_ENV}={value!r} is not a number of seconds",
+                            kind="configuration", configuration=True) from None
+    if not seconds > 0:
+        raise ProviderError(f"environment variable {TIMEOUT_ENV}={value!r} must be a positive number of seconds",
+                            kind="configuration", configuration=True)
+    return seconds
+
+
+def check_base_url(base_url: str) -> None:
+    """ProviderError (configuration) for a base URL no request can use: a scheme other than http(s), no host, an
+    invalid port."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https"):
+        raise ProviderError(f"base_url {endpoint_label(base_url) or base_url!r}: scheme {parts.scheme!r} is not "
+                            "http or https", kind="configuration", configuration=True)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ProviderError(f"base_url: invalid port ({exc})", kind="configuration", configuration=True) from None
+    if not parts.hostname:
+        raise ProviderError("base_url has no host", kind="configuration", configuration=True)
+    if port == 0:
+        raise ProviderError("base_url: port 0 is not a port a server listens on", kind="configuration",
+                            configuration=True)
+
+
+def is_openai_host(base_url: str | None) -> bool:
+    return base_url is None or (urlsplit(base_url).hostname or "").lower() in OPENAI_HOSTS
+
+
+def identity_problem(base_url: str | None, served_model: str, explicit_identity: bool) -> str | None:
+    """Why a model name cannot identify a judge at this endpoint (module docstring, rule 1), or None."""
+    if is_openai_host(base_url) or explicit_identity:
+        return None
+    name = served_model.strip().lower()
+    if name in GENERIC_MODEL_NAMES or _OPENAI_MODEL_NAME.match(name):
+        return (f"model name {served_model!r} at {endpoint_label(base_url)} does not identify the weights served "
+                "there (a generic name, or an OpenAI model name on another host), so replies of different models "
+                "would share store entries. Give the judge an explicit identity: JudgeConfig(model='<distinct name, "
+                f"e.g. the weights file and server>', served_model={served_model!r})")
+    return None
 
 
 class OpenAICompatProvider:
@@ -27,8 +119,10 @@ class OpenAICompatProvider:
         import openai
 
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.timeout = float(timeout if timeout is not None else os.environ.get("RECJUDGE_LLM_TIMEOUT", DEFAULT_TIMEOUT_S))
-        api_key = os.environ.get("OPENAI_API_KEY")
+        if self.base_url is not None:
+            check_base_url(self.base_url)
+        self.timeout = float(timeout) if timeout is not None else timeout_from_env()
+        api_key = api_key_from_env("OPENAI_API_KEY")
         if not api_key:
             if self.base_url is None:
                 raise ProviderError(
@@ -38,10 +132,61 @@ class OpenAICompatProvider:
             api_key = _NO_KEY_PLACEHOLDER
         self._openai = openai
         self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        self._listed: dict[str, tuple[str, ...] | None] = {}
+        self._listed_lock = threading.Lock()
 
     def __repr__(self) -> str:  # never show the client (it holds the key)
         return f"OpenAICompatProvider(base_url={self.base_url!r}, timeout={self.timeout})"
 
+    # ------------------------------------------------------------------------------------------ identity
+    def prepare(self, served_model: str, *, explicit_identity: bool = False) -> None:
+        """Check, before the first request, that ``served_model`` can identify a judge at this endpoint (module
+        docstring, rules 1 and 2).  Raises ProviderError (configuration) otherwise; a server that cannot be
+        reached at all is reported here too, before any prompt is sent."""
+        problem = identity_problem(self.base_url, served_model, explicit_identity)
+        if problem:
+            raise ProviderError(problem, kind="configuration", configuration=True)
+        if is_openai_host(self.base_url):
+            return
+        listed = self.listed_models()
+        if listed is not None and served_model not in listed:
+            raise ProviderError(
+                f"model {served_model!r} is not among the models {endpoint_label(self.base_url)} serves "
+                f"({', '.join(listed[:10]) or 'none'}{'...' if len(listed) > 10 else ''})",
+                kind="configuration", configuration=True)
+
+    def listed_models(self) -> tuple[str, ...] | None:
+        """The model ids the server lists at ``GET /models``, or None when it offers no usable list."""
+        with self._listed_lock:
+            if "ids" not in self._listed:
+                self._listed["ids"] = self._fetch_listed_models()
+            return self._listed["ids"]
+
+    def _fetch_listed_models(self) -> tuple[str, ...] | None:
+        openai = self._openai
+        try:
+            with sdk_errors(openai, "openai"):
+                with self._client.models.with_streaming_response.list(timeout=min(self.timeout, 10.0)) as response:
+                    body = read_body(response.iter_bytes(), time.monotonic() + self.timeout, "openai /models",
+                                     max_bytes=8 * 1024 * 1024)
+        except TransientProviderError as exc:
+            if exc.configuration:  # nothing listens there: say so now rather than once per prompt
+                raise ProviderError(str(exc), kind="configuration", configuration=True) from None
+            return None
+        except ProviderError as exc:
+            if exc.configuration:
+                raise
+            return None  # e.g. 404: not every compatible server lists its models
+        try:
+            data = parse_json_body(body, response.headers.get("content-type"), "openai /models")
+        except ProviderError:
+            return None
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            return None
+        return tuple(str(item["id"]) for item in items if isinstance(item, dict) and "id" in item)
+
+    # ------------------------------------------------------------------------------------------ asking
     def complete(
         self,
         messages: list[Message],
@@ -61,31 +206,65 @@ class OpenAICompatProvider:
         if logprobs:
             params.update(logprobs=True, top_logprobs=20)
         started = time.perf_counter()
+        deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai"):
-            response = self._client.chat.completions.create(**params)
+            with self._client.chat.completions.with_streaming_response.create(**params) as response:
+                content_type = response.headers.get("content-type")
+                body = read_body(response.iter_bytes(), deadline, "openai",
+                                 expected=_content_length(response.headers))
         latency = time.perf_counter() - started
-        try:
-            choice = response.choices[0]
-            text = choice.message.content
-            if text is None:
-                text = ""
-            usage = getattr(response, "usage", None)
-            token_logprobs = None
-            content = getattr(getattr(choice, "logprobs", None), "content", None)
-            if content:
-                token_logprobs = [
-                    {alt.token: float(alt.logprob) for alt in (position.top_logprobs or [])}
-                    or {position.token: float(position.logprob)}
-                    for position in content
-                ]
-        except (AttributeError, IndexError, TypeError, ValueError) as exc:
-            raise TransientProviderError(f"openai unreadable response body: {type(exc).__name__}") from None
-        return Completion(
-            text=text,
-            input_tokens=getattr(usage, "prompt_tokens", None),
-            output_tokens=getattr(usage, "completion_tokens", None),
-            logprobs=token_logprobs,
-            latency_s=latency,
-            finish_reason=getattr(choice, "finish_reason", None),
-        )
+        data = parse_json_body(body, content_type, "openai")
+        return _completion_from_json(data, latency, self.base_url)
 
+
+def _content_length(headers: Any) -> int | None:
+    value = (headers.get("content-length") or "").strip()
+    return int(value) if value.isdigit() and not headers.get("content-encoding") else None
+
+
+def _completion_from_json(data: Any, latency: float, base_url: str | None) -> Completion:
+    if not isinstance(data, dict):
+        raise malformed("openai", f"the body is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = data.get("error")
+        if error is not None:
+            message = error.get("message") if isinstance(error, dict) else error
+            raise malformed("openai", f"error object in a 200 reply: {redact(str(message))[:200]}")
+        raise malformed("openai", "no choices" if choices is not None else "no 'choices' field")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise malformed("openai", "the first choice has no message")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    try:
+        token_logprobs = _logprobs(choice.get("logprobs"))
+    except (AttributeError, TypeError, ValueError, KeyError):
+        token_logprobs = None  # unreadable alternatives: the reply is kept, its expected score will be NaN
+    provenance = {"reported_model": data.get("model"), "system_fingerprint": data.get("system_fingerprint")}
+    if not is_openai_host(base_url):
+        provenance["endpoint"] = endpoint_label(base_url)
+    return Completion(
+        text=message.get("content"),  # a string as a rule; the store normalises lists of parts and objects
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        logprobs=token_logprobs,
+        latency_s=latency,
+        finish_reason=choice.get("finish_reason"),
+        provenance={k: v for k, v in provenance.items() if v is not None},
+    )
+
+
+def _logprobs(logprobs: Any) -> list[dict[str, float]] | None:
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content:
+        return None
+    positions = []
+    for position in content:
+        alternatives = {alt["token"]: float(alt["logprob"]) for alt in (position.get("top_logprobs") or [])}
+        positions.append(alternatives or {position["token"]: float(position["logprob"])})
+    return positions
+
+
+__all__ = ["GENERIC_MODEL_NAMES", "MAX_BODY_BYTES", "OpenAICompatProvider", "check_base_url", "identity_problem",
+           "short_error"]
