@@ -170,7 +170,7 @@ def serendipity_requests(
 ):
     """One ``JudgeRequest`` per target (key "user_id:item_id") for a Serendipity-2018 judge.
 
-    targets: user_id, item_id; history: long history frame (``recjudge.serendipity.last_k_history``);
+    targets: user_id, item_id; history: long history frame (``recjudge.serendipity.ground_truth.last_k_history``);
     movies: item_id-indexed title, year, genres."""
     from recjudge.llm import JudgeRequest
 

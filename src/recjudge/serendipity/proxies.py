@@ -30,7 +30,7 @@ unpopularity                 1 − log(1 + n_ratings) / log(1 + max n_ratings) o
 
 Item features are one-hot genres plus the tags applied to the item (``item_feature_matrix``); popularity is the
 number of distinct users who rated the item in the rating data available (``item_popularity``). The user history is
-whatever the caller passes (``recjudge.serendipity.last_k_history``), labelled by the caller.
+whatever the caller passes (``recjudge.serendipity.ground_truth.last_k_history``), labelled by the caller.
 
 Fallback when a component cannot be computed for a pair (no history, a single-item survey set, an item without
 genres): the median of that component over all scored pairs, recorded in the column ``imputed``. The proxy is thus
@@ -229,7 +229,7 @@ def proxy_components(
 
     targets:           user_id, item_id, relevance (in [0, 1]); one row per scored pair.
     history:           long frame user_id, item_id, position, history_item_id (oldest first), as built by
-                       ``recjudge.serendipity.last_k_history``.
+                       ``recjudge.serendipity.ground_truth.last_k_history``.
     features:          item feature matrix (``item_feature_matrix``) indexed by item_id.
     item_unpopularity: unpopularity in [0, 1] indexed by item_id (missing items count as 1).
     lists:             user_id, item_id of the list each target was shown in (e.g. the user's survey set); the
@@ -372,7 +372,7 @@ def random_likert(n: int, seed: int = 0) -> np.ndarray:
 
 def to_likert(raw: pd.Series | np.ndarray) -> pd.Series:
     """Kang et al. eq. 6: round((x − min) / (max − min) × 4 + 1), min and max over all given outputs
-    (``recjudge.metaeval.rescale_to_likert``; NaN stays NaN, halves round to even like Python's ``round``)."""
+    (``recjudge.metaeval.agreement.rescale_to_likert``; NaN stays NaN, halves round to even like Python's ``round``)."""
     from recjudge.metaeval.agreement import rescale_to_likert
 
     return rescale_to_likert(pd.Series(raw, dtype=float))
