@@ -238,3 +238,25 @@ def test_correlation_is_silent_on_constant_input():
         warnings.simplefilter("error")
         assert math.isnan(correlation([1, 1, 1], [1, 2, 3], "spearman"))
         assert math.isnan(correlation([1], [1], "kendall"))
+
+
+def test_random_baseline_over_seeds_matches_per_seed_agreement_and_expectation():
+    from recjudge.metaeval.agreement import agreement, random_baseline_expectation, random_baseline_over_seeds
+
+    true = np.array([1.0, 2.0, 2.5, 3.0, 4.0, np.nan, 5.0, 1.5] * 25)
+    table = random_baseline_over_seeds(true, n_seeds=2000, seed=3)
+    assert len(table) == 2000 and list(table.columns) == ["seed", "pearson", "mae", "rmse"]
+    # each row is the ordinary agreement of one uniform draw with the finite truths
+    draws = np.random.default_rng(3).integers(1, 6, size=(2000, 175)).astype(float)
+    finite = true[np.isfinite(true)]
+    single = agreement(draws[7], finite)
+    assert table.loc[7, "pearson"] == pytest.approx(single["pearson_r"])
+    assert table.loc[7, "mae"] == pytest.approx(single["mae"])
+    assert table.loc[7, "rmse"] == pytest.approx(single["rmse"])
+    expected = random_baseline_expectation(true)
+    # E|U - t| by hand for t = 1, 2, 2.5, 3, 4, 5, 1.5 (e.g. t = 2: (1+0+1+2+3)/5 = 1.4)
+    by_hand = np.mean([2.0, 1.4, 1.3, 1.2, 1.4, 2.0, 1.7])
+    assert expected["mae"] == pytest.approx(by_hand)
+    assert table["mae"].mean() == pytest.approx(expected["mae"], abs=0.01)
+    assert abs(table["pearson"].mean()) < 0.01  # independent draws: mean correlation near 0
+    assert table["rmse"].mean() <= expected["rmse_of_expected_mse"] + 1e-9

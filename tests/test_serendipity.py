@@ -260,3 +260,24 @@ def test_prepare_study_on_the_synthetic_survey_uses_its_training_histories():
     assert again.sample.index.equals(study.sample.index)
     with pytest.raises(ValueError, match="source"):
         ser.prepare_serendipity2018("elsewhere")
+
+
+def test_eq5_readings_pooled_and_mean_over_users():
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from recjudge.serendipity.ground_truth import eq5_readings
+
+    scores = pd.DataFrame({
+        "user_id": ["a"] * 4 + ["b"] * 3 + ["c"] * 1 + ["d"] * 2,
+        "truth": [1, 2, 3, 4, 5, 4, 3, 2, 3, 3],        # user d's truths are constant: undefined
+        "m": [1, 3, 2, 5, 1, 2, 4, 5, 2, 4],
+    })
+    table = eq5_readings(scores, ["m"]).set_index("method").loc["m"]
+    assert table["pooled_pearson_pct"] == pytest.approx(100 * stats.pearsonr(scores["m"], scores["truth"])[0])
+    r_a = stats.pearsonr([1, 3, 2, 5], [1, 2, 3, 4])[0]
+    r_b = stats.pearsonr([1, 2, 4], [5, 4, 3])[0]
+    assert table["per_user_pearson_pct"] == pytest.approx(100 * np.mean([r_a, r_b]))
+    assert table["users_defined"] == 2 and table["users_undefined"] == 2  # c: one answer; d: constant truth
+    assert table["n_rows"] == 10

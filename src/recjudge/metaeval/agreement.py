@@ -234,6 +234,35 @@ def bootstrap_ci(
     return result
 
 
+def random_baseline_over_seeds(true, n_seeds: int = 1000, seed: int = 0, low: int = 1,
+                               high: int = 5) -> pd.DataFrame:
+    """Agreement of the Random baseline (independent uniform draws from {low, ..., high}) with ``true`` for
+    ``n_seeds`` seeds: one row per seed with ``pearson``, ``mae``, ``rmse``.
+
+    One seed is one draw of a random variable; its expected agreement (the mean over many seeds) is what a baseline
+    row should report, with the spread beside it. Draws for all seeds come from one ``default_rng(seed)``, so the
+    table is reproducible; NaN truths are dropped first.
+    """
+    t = np.asarray(true, dtype=float)
+    t = t[np.isfinite(t)]
+    draws = np.random.default_rng(seed).integers(low, high + 1, size=(n_seeds, t.size)).astype(float)
+    target = np.broadcast_to(t, draws.shape)
+    return pd.DataFrame({"seed": np.arange(n_seeds), "pearson": _pearson_vectorised(draws, target),
+                         "mae": _mae_vectorised(draws, target), "rmse": _rmse_vectorised(draws, target)})
+
+
+def random_baseline_expectation(true, low: int = 1, high: int = 5) -> dict[str, float]:
+    """Exact expectations for uniform random scores on {low, ..., high}: Pearson 0 (independent of the truth), MAE
+    = mean over rows of E|U - t|, and the root of the expected mean squared error (an upper bound of E[RMSE] by
+    Jensen's inequality, within a fraction of a percent for a few hundred rows)."""
+    t = np.asarray(true, dtype=float)
+    t = t[np.isfinite(t)]
+    levels = np.arange(low, high + 1, dtype=float)
+    differences = levels[None, :] - t[:, None]
+    return {"pearson": 0.0, "mae": float(np.abs(differences).mean()),
+            "rmse_of_expected_mse": float(np.sqrt((differences**2).mean())), "n": int(t.size)}
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Comparing two evaluators against the same truth
 # --------------------------------------------------------------------------------------------------------------------

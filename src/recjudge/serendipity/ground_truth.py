@@ -365,11 +365,11 @@ def agreement_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Pearson (%), MAE and RMSE of each method's Likert scores against the ground truth, with seeded bootstrap
-    95% intervals (``recjudge.metaeval.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and two-sided tests
+    95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and two-sided tests
     against ``reference``:
 
     - ``p_pearson_vs_ref``: Williams' t for two dependent correlations sharing the truth
-      (``recjudge.metaeval.compare_dependent_correlations``);
+      (``recjudge.metaeval.agreement.compare_dependent_correlations``);
     - ``p_abs_error_vs_ref``: paired t-test of the absolute errors (``scipy.stats.ttest_rel``), i.e. of the MAE
       difference (Kang et al. report two-sided t-tests against the strongest baseline).
 
@@ -403,6 +403,29 @@ def agreement_table(
                 if not np.allclose(errors[0], errors[1]):
                     row["p_abs_error_vs_ref"] = float(stats.ttest_rel(*errors).pvalue)
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def eq5_readings(scores: pd.DataFrame, methods: list[str], truth: str = "truth",
+                 user: str = "user_id") -> pd.DataFrame:
+    """Kang et al.'s eq. 5 read two ways, per method: one *pooled* Pearson correlation over all rows, and the
+    paper's formula taken literally, the *mean over users* of each user's own correlation (h = 1/|U| sum_u r).
+
+    A user's correlation is undefined when they have fewer than two scored answers or constant scores on either
+    side (common on a 1-5 scale); such users are left out of the mean and counted. Returns method, n_rows,
+    pooled_pearson_pct, per_user_pearson_pct, users_defined, users_undefined.
+    """
+    from recjudge.metaeval.agreement import multilevel_correlation
+
+    rows = []
+    for method in methods:
+        frame = scores[[user, method, truth]].assign(_item=np.arange(len(scores)))
+        table = multilevel_correlation(frame, method, truth, user, "_item", methods=("pearson",)).set_index("level")
+        rows.append({"method": method, "n_rows": int(table.loc["dataset", "n_rows"]),
+                     "pooled_pearson_pct": 100 * table.loc["dataset", "value"],
+                     "per_user_pearson_pct": 100 * table.loc["user", "value"],
+                     "users_defined": int(table.loc["user", "n_groups"]),
+                     "users_undefined": int(table.loc["user", "n_undefined"])})
     return pd.DataFrame(rows)
 
 
