@@ -12,7 +12,7 @@ one hop from its notebook:
 - ``recjudge.explanations``  explanation evaluators and text metrics (Zhang et al. 2024)
 - ``recjudge.surprise``      limits to surprise, distances, item models, time frames, kNN/MSI/LSI, one-plus-random
                              (Lima & Peres)
-- ``recjudge.compendium``    run plan, book build, result tables, paths
+- ``recjudge.compendium``    run plan, book build, result tables and their rendering, figure style, paths
 
 Layers: ``data``, ``llm``, ``metaeval`` and ``compendium`` never import a paper's package (``serendipity``,
 ``explanations``, ``surprise``); paper packages may import them.
