@@ -22,6 +22,7 @@ and modification time, per process).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
@@ -78,6 +79,16 @@ class _LoadedModel:
 
 _MODELS: dict[tuple[Any, ...], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the cached models while the interpreter is still whole: llama-cpp-python's own finaliser runs too late
+    at exit (its C bindings are gone) and prints a TypeError traceback for every cached model."""
+    with _MODELS_LOCK:
+        for loaded in _MODELS.values():
+            loaded.llama.close()
+        _MODELS.clear()
 #: File name, in ``sys.prefix``, of the build flags the set-up used to compile llama-cpp-python (optional).
 BUILD_FLAGS_FILE = "llama-cpp-build-flags.txt"
 _GGUF_SHA256: dict[tuple[str, int, int], str] = {}
