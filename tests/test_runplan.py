@@ -260,3 +260,23 @@ def test_parameters_with_an_equals_sign_in_their_comment_are_declared(project: P
     (run,) = load_runplan(root=project, known_datasets=set())
     assert run.parameters == {"MAX_INTERVALS": 5, "LIMIT": 1, "a": 3, "b": 4}
     assert runplan.parameter_names("x = 1 # x = y\ny += 2\n(z, *w) = [1, 2]\n") == ["x", "y", "z", "w"]
+
+
+def test_a_summary_run_re_runs_when_the_tables_it_reads_change(project: Path) -> None:
+    summary = Run("summary", "notebooks/tiny.ipynb", {"value": 1}, results_of=("tiny",))
+    plain = Run("summary", "notebooks/tiny.ipynb", {"value": 1})
+    before, before_plain = fingerprint_hash(fingerprint(summary, project)), fingerprint_hash(fingerprint(plain, project))
+    (project / "results" / "tiny").mkdir(parents=True)
+    (project / "results" / "tiny" / "table.csv").write_text("method,pearson\nSOG,9.3\n")
+    after = fingerprint_hash(fingerprint(summary, project))
+    assert after != before
+    assert fingerprint_hash(fingerprint(plain, project)) == before_plain  # runs that read no results ignore them
+    (project / "results" / "tiny" / "table.csv").write_text("method,pearson\nSOG,9.4\n")
+    assert fingerprint_hash(fingerprint(summary, project)) != after
+
+
+def test_results_of_must_name_an_earlier_run(project: Path) -> None:
+    write_plan(project, "runs:\n  - name: summary\n    notebook: notebooks/tiny.ipynb\n    results_of: [tiny]\n"
+                        "  - name: tiny\n    notebook: notebooks/tiny.ipynb\n")
+    with pytest.raises(RunPlanError, match=r"'results_of': \['tiny'\] must name runs listed before it"):
+        load_runplan(project / "runplan.yaml", root=project, known_datasets=[])

@@ -9,7 +9,9 @@ change a notebook's outputs:
 - the package source (``src/recjudge/**``: Python files, prompt templates, package data);
 - the files of every dataset the run declares (sha256 of each registry file found in the dataset folder; a dataset
   that is not available is recorded as ``"missing"``, so fetching it later triggers a re-run);
-- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``).
+- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``);
+- the result tables of the earlier runs it reads (``results_of``), so a summary page re-runs when a chapter's
+  numbers change.
 
 Jupyter Book's own execution cache keys only on cell text, which is why the book does not execute notebooks itself.
 Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its partially executed notebook in
@@ -23,6 +25,7 @@ Run plan format::
         parameters: {sample_size: 100}      # names must exist in the notebook's `parameters` cell
         datasets: [movielens-latest-small]  # dataset names of recjudge.data.REGISTRY the notebook reads
         timeout: 600                        # optional: seconds allowed per cell
+        results_of: [proxy_vs_llm]          # optional: earlier runs whose results/<name>/ tables it reads
 """
 
 from __future__ import annotations
@@ -41,16 +44,16 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from recjudge.compendium.paths import project_root, store_dir
+from recjudge.compendium.paths import project_root, results_dir, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
 OUTPUT_DIR = Path("book") / "notebooks"
 KERNEL_NAME = "python3"
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
-_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout"}
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of"}
 _REQUIRED_FIELDS = ("name", "notebook")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
@@ -74,6 +77,7 @@ class Run:
     parameters: dict[str, Any] = field(default_factory=dict)
     datasets: tuple[str, ...] = ()
     timeout: int | None = None
+    results_of: tuple[str, ...] = ()
 
     def output_path(self, root: Path) -> Path:
         return root / OUTPUT_DIR / f"{self.name}.ipynb"
@@ -117,6 +121,10 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
         if run.name in seen:
             raise RunPlanError(f"{path}: run #{index + 1}: name {run.name!r} already used by run #{seen[run.name] + 1}"
                                " (names must be unique: they name the output notebook)")
+        not_earlier = [name for name in run.results_of if name not in seen]
+        if not_earlier:
+            raise RunPlanError(f"{path}: run #{index + 1} {run.name!r}: field 'results_of': {not_earlier} must name "
+                               "runs listed before it (they write the tables it reads)")
         seen[run.name] = index
     return runs
 
@@ -185,7 +193,11 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     timeout = entry.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0):
         raise RunPlanError(f"{where}: field 'timeout' must be a positive whole number of seconds, got {timeout!r}")
-    return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout)
+    results_of = entry.get("results_of") or []
+    if not isinstance(results_of, list) or not all(isinstance(item, str) for item in results_of):
+        raise RunPlanError(f"{where}: field 'results_of' must be a list of run names")
+    return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
+               results_of=tuple(results_of))
 
 
 def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
@@ -318,6 +330,7 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
         "store": _tree_digest(store_dir(), hasher),
+        "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
     }
 
 
