@@ -128,7 +128,8 @@ def test_long_tables_are_cut_and_point_to_the_full_csv():
 @pytest.fixture
 def kang_like():
     ours = pd.DataFrame({"dataset": ["Serendipity-2018"] * 3, "method": ["SNPR", "SOG", "LLM"],
-                         "pearson": [0.0512, 0.1234, 1.9e-16], "mae": [1.111, 0.5, np.nan], "n_pairs": [1200, 1200, 80]})
+                         "pearson": [0.0512, 0.1234, 1.9e-16], "mae": [1.111, 0.5, np.nan],
+                         "n_pairs": [1200, 1200, 80]})
     paper = pd.DataFrame({"dataset": ["Serendipity-2018"] * 3, "method": ["SOG", "SNPR", "PURS"],
                           "pearson": [10.0, 6.5, 3.25], "mae": [0.45, 1.2, 2.0]})
     return ours, paper

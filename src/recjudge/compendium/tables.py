@@ -32,7 +32,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal, Union
 
 import pandas as pd
@@ -389,7 +389,8 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
             raise KeyError(f"{side} has no key column(s) {missing}; columns: {list(frame.columns)}")
         duplicated = frame[frame.duplicated(keys, keep=False)][keys]
         if len(duplicated):
-            raise ValueError(f"{side} has several rows for the same key(s): {duplicated.drop_duplicates().to_dict('records')}")
+            raise ValueError(f"{side} has several rows for the same key(s): "
+                             f"{duplicated.drop_duplicates().to_dict('records')}")
     absent = [m for m in specs if m not in ours.columns and m not in paper.columns]
     if absent:
         raise KeyError(f"metric(s) {absent} are in neither table; ours: {list(ours.columns)}, "
