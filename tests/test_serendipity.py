@@ -281,3 +281,21 @@ def test_eq5_readings_pooled_and_mean_over_users():
     assert table["per_user_pearson_pct"] == pytest.approx(100 * np.mean([r_a, r_b]))
     assert table["users_defined"] == 2 and table["users_undefined"] == 2  # c: one answer; d: constant truth
     assert table["n_rows"] == 10
+
+
+def test_random_baseline_agreement_is_the_mean_over_seeds():
+    import numpy as np
+    import pandas as pd
+
+    from recjudge.metaeval.agreement import random_baseline_over_seeds
+    from recjudge.serendipity.ground_truth import agreement_table, random_baseline_agreement
+
+    truth = pd.Series(np.tile([1.0, 2.0, 3.0, 2.5, 4.0, np.nan], 40))
+    row = random_baseline_agreement(truth, n_seeds=500, seed=1).iloc[0]
+    per_seed = random_baseline_over_seeds(truth.to_numpy(), n_seeds=500, seed=1)
+    assert row["pearson_pct"] == pytest.approx(100 * per_seed["pearson"].mean())
+    assert row["mae"] == pytest.approx(per_seed["mae"].mean())
+    assert row["pearson_ci_low"] < row["pearson_pct"] < row["pearson_ci_high"]
+    assert row["n"] == 200 and row["seeds"] == 500
+    one_table = agreement_table(pd.DataFrame({"truth": truth, "x": truth}), ["x"], n_boot=0)
+    assert set(one_table.columns) <= set(row.index)  # same shape as agreement_table's rows

@@ -3,10 +3,12 @@
 - ``paths``    project folders and the environment variables that move them
 - ``results``  result tables written under ``results/<chapter>/``
 - ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged
-- ``data_needed``  a chapter whose data are absent: its ``needs:NAME`` cells left out, a "Data needed" box instead
+- ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
+  cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text
+- ``pages``    the frame every chapter shares: opening box, closing verdict, download links
 
 This layer imports no paper's package.
 """

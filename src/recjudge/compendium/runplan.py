@@ -26,6 +26,7 @@ Run plan format::
         datasets: [movielens-latest-small]  # dataset names of recjudge.data.REGISTRY the notebook reads
         timeout: 600                        # optional: seconds allowed per cell
         results_of: [proxy_vs_llm]          # optional: earlier runs whose results/<name>/ tables it reads
+        variant: synthetic                  # optional: runs the cells tagged only:synthetic (see cell_selection)
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ KERNEL_NAME = "python3"
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
 FINGERPRINT_VERSION = 2
 
-_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of"}
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant"}
 _REQUIRED_FIELDS = ("name", "notebook")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
@@ -78,6 +79,7 @@ class Run:
     datasets: tuple[str, ...] = ()
     timeout: int | None = None
     results_of: tuple[str, ...] = ()
+    variant: str | None = None
 
     def output_path(self, root: Path) -> Path:
         return root / OUTPUT_DIR / f"{self.name}.ipynb"
@@ -196,8 +198,11 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     results_of = entry.get("results_of") or []
     if not isinstance(results_of, list) or not all(isinstance(item, str) for item in results_of):
         raise RunPlanError(f"{where}: field 'results_of' must be a list of run names")
+    variant = entry.get("variant")
+    if variant is not None and (not isinstance(variant, str) or not _SAFE_NAME.match(variant)):
+        raise RunPlanError(f"{where}: field 'variant' must be a plain name (cells tagged only:<variant> run in it)")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
-               results_of=tuple(results_of))
+               results_of=tuple(results_of), variant=variant)
 
 
 def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
@@ -327,6 +332,7 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "notebook": hasher(root / run.notebook),
         "parameters": json.loads(json.dumps(run.parameters, sort_keys=True, default=str)),
         "timeout": run.timeout,
+        "variant": run.variant,
         "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
         "store": _tree_digest(store_dir(), hasher),
@@ -392,15 +398,17 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from recjudge.compendium.data_needed import notebook_for_available_data
+    from recjudge.compendium.cell_selection import notebook_for_available_data, notebook_for_variant
 
     output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.stem}.running.ipynb")
     source = root / run.notebook
-    reduced, missing = notebook_for_available_data(nbformat.read(source, as_version=4), run.datasets)
-    if missing:  # execute a copy without the cells that need the missing data (compendium.data_needed)
-        source = output.with_name(f".{output.stem}.available-data.ipynb")
-        nbformat.write(reduced, source)
+    original = nbformat.read(source, as_version=4)
+    selected, missing = notebook_for_available_data(notebook_for_variant(original, run.variant), run.datasets)
+    selecting = selected is not original
+    if selecting:  # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
+        source = output.with_name(f".{output.stem}.selected-cells.ipynb")
+        nbformat.write(selected, source)
     try:
         papermill.execute_notebook(
             str(source), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
@@ -421,7 +429,7 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
         raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
                              f"{type(error).__name__}: {error}") from error
     finally:
-        if missing:
+        if selecting:
             source.unlink(missing_ok=True)
     os.replace(temporary, output)
 

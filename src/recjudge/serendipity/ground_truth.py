@@ -39,6 +39,7 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -406,6 +407,33 @@ def agreement_table(
     return pd.DataFrame(rows)
 
 
+#: Kang et al. (2025), Table 2, as printed: one row per (method, dataset).
+KANG2025_TABLE2 = Path(__file__).with_name("kang2025_table2.csv")
+
+
+def kang2025_table2() -> pd.DataFrame:
+    """The paper's Table 2 (family, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
+    return pd.read_csv(KANG2025_TABLE2, comment="#")
+
+
+def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The Random baseline's *expected* agreement: one row shaped like :func:`agreement_table`'s, holding the mean
+    over ``n_seeds`` seeds of Pearson (%), MAE and RMSE, with the 2.5-97.5 percentiles over seeds as the interval
+    (how far one seed can land from the expectation). A single seed is one draw and can land anywhere in that range.
+    """
+    from recjudge.metaeval.agreement import random_baseline_over_seeds
+
+    per_seed = random_baseline_over_seeds(truth.to_numpy(dtype=float), n_seeds=n_seeds, seed=seed)
+    row: dict[str, object] = {"method": "Random", "n": int(truth.notna().sum()), "pearson_p": np.nan}
+    for name, column, scale in (("pearson", "pearson", 100.0), ("mae", "mae", 1.0), ("rmse", "rmse", 1.0)):
+        values = scale * per_seed[column]
+        key = "pearson_pct" if name == "pearson" else name
+        row[key] = float(values.mean())
+        row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (float(q) for q in values.quantile([0.025, 0.975]))
+    row.update(reference="", p_pearson_vs_ref=np.nan, p_abs_error_vs_ref=np.nan, seeds=n_seeds)
+    return pd.DataFrame([row])
+
+
 def eq5_readings(scores: pd.DataFrame, methods: list[str], truth: str = "truth",
                  user: str = "user_id") -> pd.DataFrame:
     """Kang et al.'s eq. 5 read two ways, per method: one *pooled* Pearson correlation over all rows, and the
@@ -427,6 +455,28 @@ def eq5_readings(scores: pd.DataFrame, methods: list[str], truth: str = "truth",
                      "users_defined": int(table.loc["user", "n_groups"]),
                      "users_undefined": int(table.loc["user", "n_undefined"])})
     return pd.DataFrame(rows)
+
+
+def agreement_for_display(table: pd.DataFrame) -> pd.DataFrame:
+    """A compact view of :func:`agreement_table` rows for the book: method, n, Pearson (%) with its interval in
+    brackets, MAE, RMSE and the two tests against the reference (p-values). The full table stays in results/."""
+    def with_interval(row: pd.Series) -> str:
+        if pd.isna(row["pearson_pct"]):
+            return "–"
+        def one(value: float) -> str:  # no "-0.0": a value that rounds to zero is 0.0
+            return f"{value:.1f}".replace("-0.0", "0.0").replace("-", "−")
+
+        text = one(row["pearson_pct"])
+        if pd.notna(row.get("pearson_ci_low")) and pd.notna(row.get("pearson_ci_high")):
+            text += f" [{one(row['pearson_ci_low'])}, {one(row['pearson_ci_high'])}]"
+        return text
+
+    view = pd.DataFrame({"method": table["method"], "n": table["n"],
+                         "pearson": table.apply(with_interval, axis=1), "mae": table["mae"], "rmse": table["rmse"]})
+    if table["p_pearson_vs_ref"].notna().any():
+        view["p_pearson"] = table["p_pearson_vs_ref"]
+        view["p_mae"] = table["p_abs_error_vs_ref"]
+    return view.reset_index(drop=True)
 
 
 def strongest(scores: pd.DataFrame, candidates: list[str], truth: str = "truth") -> str:
@@ -454,21 +504,30 @@ def sensitivity_table(answers: pd.DataFrame, scores: pd.DataFrame, methods: list
     return pd.DataFrame(rows)
 
 
-def plot_predicted_vs_true(long: pd.DataFrame, title: str, family_order: list[str] | None = None):
-    """Mean predicted Likert score (with 95% intervals) per true Likert level, one panel per method family.
+def plot_predicted_vs_true(long: pd.DataFrame, family_order: list[str] | None = None):
+    """Mean predicted Likert score (with 95% intervals) per true Likert level, one panel per method family, at most
+    six methods a panel, in the book's figure style (``recjudge.compendium.figures``).
 
-    long: columns family, method, level (true Likert level), predicted. Returns the seaborn FacetGrid."""
+    long: columns family, method, level (true Likert level), predicted. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
     import seaborn as sns
 
-    grid = sns.relplot(
-        data=long, x="level", y="predicted", hue="method", col="family", col_order=family_order,
-        kind="line", marker="o", errorbar=("ci", 95), col_wrap=min(3, long["family"].nunique()),
-        height=3.0, aspect=1.1, facet_kws={"sharey": True},
-    )
-    for ax in grid.axes.flat:
+    from recjudge.compendium import figures
+
+    families = family_order or list(dict.fromkeys(long["family"]))
+    fig, axes = plt.subplots(1, len(families), figsize=(figures.FIGURE_WIDTH_IN, 4.6), sharey=True, squeeze=False)
+    for ax, family in zip(axes.flat, families):
+        part = long[long["family"] == family]
+        methods = list(dict.fromkeys(part["method"]))
+        figures.check_series_count(len(methods), where=f"the panel {family!r}")
+        short = {m: m.removeprefix("SmolLM2-135M ") for m in methods}
+        sns.lineplot(data=part.assign(method=part["method"].map(short)), x="level", y="predicted", hue="method",
+                     style="method", markers=list(figures.MARKERS[:len(methods)]), dashes=False,
+                     palette=figures.colours(len(methods)), errorbar=("ci", 95), ax=ax)
         ax.plot([1, 5], [1, 5], ls=":", color="grey", lw=1)
-        ax.set_xticks([1, 2, 3, 4, 5])
-    grid.set_titles("{col_name}")
-    grid.set_axis_labels("true Likert level (ground truth, rounded)", "predicted Likert score (mean)")
-    grid.figure.suptitle(title, y=1.04 + 0.07 * title.count("\n"), fontsize=10)
-    return grid
+        ax.set(xticks=[1, 2, 3, 4, 5], yticks=[1, 2, 3, 4, 5], ylim=(0.8, 5.2), title=family,
+               xlabel="True level", ylabel="Mean predicted score")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False, title=None,
+                  handlelength=1.5)
+    fig.tight_layout()
+    return fig

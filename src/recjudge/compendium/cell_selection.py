@@ -1,7 +1,12 @@
-"""Chapters whose data are absent still render: the cells that need a missing dataset are left out and a labelled box
-says what is missing, under which licence, and how to obtain it.
+"""Which cells of a notebook a run executes: cells for one variant of a chapter, and cells whose data are present.
 
-A notebook marks a cell that cannot run without dataset NAME with the cell tag ``needs:NAME`` (a name from
+**Variants.** One notebook can serve several runs (the real study, a pipeline demonstration on synthetic data). A
+cell tagged ``only:NAME`` runs only in runs whose ``variant`` (run plan) is NAME; runs without a variant are
+``default``. Untagged cells run in every variant. This is how the synthetic run gets its own title and introduction
+and never shows the paper's numbers.
+
+**Data needed.** Chapters whose data are absent still render: the cells that need a missing dataset are left out and
+a labelled box says what is missing, under which licence, and how to obtain it. A notebook marks a cell that cannot run without dataset NAME with the cell tag ``needs:NAME`` (a name from
 ``recjudge data list``). When a run declares NAME in its ``datasets`` (run plan) and no folder holds it, the run
 executes the notebook without those cells, and with a "Data needed" box after its title. Cells without such a tag
 (the method, prompts, the paper's own numbers, whatever else can be computed) run as usual. A run that does not
@@ -19,6 +24,8 @@ from recjudge.data.registry import get_spec
 from recjudge.compendium.paths import DATA_MIRROR_ENV
 
 NEEDS_TAG_PREFIX = "needs:"
+ONLY_TAG_PREFIX = "only:"
+DEFAULT_VARIANT = "default"
 #: Tag of the inserted box, so that tests and readers of the executed notebook can find it.
 DATA_NEEDED_TAG = "data-needed"
 
@@ -32,6 +39,21 @@ def needed_datasets(cell: nbformat.NotebookNode) -> set[str]:
     """Datasets a cell declares it needs through ``needs:NAME`` tags."""
     tags = cell.get("metadata", {}).get("tags", [])
     return {tag[len(NEEDS_TAG_PREFIX):] for tag in tags if tag.startswith(NEEDS_TAG_PREFIX)}
+
+
+def variants_of(cell: nbformat.NotebookNode) -> set[str]:
+    """Variants a cell is restricted to through ``only:NAME`` tags (empty: every variant)."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return {tag[len(ONLY_TAG_PREFIX):] for tag in tags if tag.startswith(ONLY_TAG_PREFIX)}
+
+
+def notebook_for_variant(notebook: nbformat.NotebookNode, variant: str | None) -> nbformat.NotebookNode:
+    """``notebook`` without the cells restricted to other variants (the same object when none is)."""
+    variant = variant or DEFAULT_VARIANT
+    kept = [cell for cell in notebook.cells if not variants_of(cell) or variant in variants_of(cell)]
+    if len(kept) == len(notebook.cells):
+        return notebook
+    return nbformat.from_dict(dict(notebook, cells=kept))
 
 
 def data_needed_markdown(missing: Sequence[str], n_cells_left_out: int) -> str:

@@ -3,8 +3,8 @@
 import nbformat
 import pytest
 
-from recjudge.compendium import data_needed
-from recjudge.compendium.data_needed import DATA_NEEDED_TAG, notebook_for_available_data
+from recjudge.compendium import cell_selection as data_needed
+from recjudge.compendium.cell_selection import DATA_NEEDED_TAG, notebook_for_available_data
 
 
 def notebook() -> nbformat.NotebookNode:
@@ -61,3 +61,19 @@ def test_every_needs_tag_in_the_notebooks_names_a_registered_dataset():
         for cell in nbformat.read(path, as_version=4).cells:
             unknown = data_needed.needed_datasets(cell) - set(REGISTRY)
             assert not unknown, f"{path.name}: unknown dataset(s) in needs: tags {sorted(unknown)}"
+
+
+def test_variant_cells_run_only_in_their_variant():
+    from recjudge.compendium.cell_selection import notebook_for_variant
+
+    cells = [nbformat.v4.new_markdown_cell("# The study", metadata={"tags": ["only:default"]}),
+             nbformat.v4.new_markdown_cell("# A pipeline demonstration", metadata={"tags": ["only:synthetic"]}),
+             nbformat.v4.new_code_cell("shared()"),
+             nbformat.v4.new_code_cell("paper_beside_ours()", metadata={"tags": ["only:default", "needs:x"]})]
+    original = nbformat.v4.new_notebook(cells=cells)
+    default = notebook_for_variant(original, None)
+    assert [c.source for c in default.cells] == ["# The study", "shared()", "paper_beside_ours()"]
+    synthetic = notebook_for_variant(original, "synthetic")
+    assert [c.source for c in synthetic.cells] == ["# A pipeline demonstration", "shared()"]
+    untagged = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("shared()")])
+    assert notebook_for_variant(untagged, "synthetic") is untagged

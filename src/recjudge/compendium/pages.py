@@ -1,0 +1,62 @@
+"""The frame every chapter shares: an opening box saying what this run is, a closing verdict whose numbers come from
+the computation, and download links to the chapter's notebook and result tables.
+
+Each function returns an ``IPython.display.Markdown`` object; the book reads displayed Markdown as MyST
+(``nb_render_markdown_format: myst`` in ``_config.yml``), so admonitions and roles render as in prose pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from IPython.display import Markdown
+
+from recjudge.compendium.paths import results_dir
+
+#: CSS class of the opening box and of the verdict (the browser test looks for them).
+OPENING_CLASS = "run-facts"
+VERDICT_CLASS = "verdict"
+
+
+def fmt(value: float, decimals: int = 1) -> str:
+    """A number for prose: fixed decimals, a true minus sign, and no "-0.0" for a value that rounds to zero."""
+    text = f"{value:.{decimals}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", "\u2212")
+
+
+def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Markdown:
+    """The box that opens a chapter: what this run is (data, judges, sample, what is real, partial or synthetic),
+    one fact per line, and at most one caveat, said once for the whole chapter."""
+    lines = ["```{admonition} What this run is", f":class: note {OPENING_CLASS}", ""]
+    lines += [f"- **{label}:** {text}" for label, text in facts]
+    if caveat:
+        lines += ["", caveat]
+    lines.append("```")
+    return Markdown("\n".join(lines))
+
+
+def verdict(findings: Iterable[str], question: str | None = None) -> Markdown:
+    """The closing verdict: the paper's question answered from this book's numbers, one finding per bullet."""
+    lines = ["```{admonition} Verdict", f":class: tip {VERDICT_CLASS}", ""]
+    if question:
+        lines += [f"*{question}*", ""]
+    lines += [f"- {finding}" for finding in findings]
+    lines.append("```")
+    return Markdown("\n".join(lines))
+
+
+def downloads(chapter: str, notebook: str | None = None) -> Markdown:
+    """Links to download the chapter's source notebook and every result table it wrote (``results/<chapter>/``).
+
+    Paths are relative to the executed notebook in ``book/notebooks/``, which is where Sphinx resolves them."""
+    notebook = notebook or chapter
+    lines = [f"- {{download}}`The parameterised notebook <../../notebooks/{notebook}.ipynb>` "
+             "(copy it, change its parameters cell, run it with papermill or add it to `runplan.yaml`)"]
+    folder = results_dir() / chapter
+    tables = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    if tables:
+        links = ", ".join(f"{{download}}`{path.stem} <../../results/{chapter}/{path.name}>`" for path in tables)
+        lines.append(f"- Result tables (CSV): {links}")
+    return Markdown("\n".join(lines))
