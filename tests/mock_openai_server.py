@@ -16,14 +16,20 @@ Odd replies are configured per prompt (``reply_variants``: prompt -> variant) an
 prompt; see ``REPLY_VARIANTS``.  ``served_models`` (a list of ids) makes ``GET /v1/models`` answer with that list;
 None (default) answers 404 there, like servers that do not list their models.
 
+Rate limit (optional): ``rate_limit_rps`` requests per second with a token bucket of ``burst`` requests (full at
+start).  A completion request arriving when the bucket is empty is answered at once with 429 and the time until
+the next token in ``retry-after-ms`` (and ``Retry-After``, in whole seconds, rounded up), like OpenAI's API; it is
+counted in ``throttled`` and not in ``requests_by_prompt``.
+
 Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
-sent), ``faults`` (count per kind).
+sent), ``faults`` (count per kind), ``throttled`` (429s from the rate limit).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import socket
 import threading
 import time
@@ -79,14 +85,39 @@ class FaultPlan:
         return None
 
 
+class TokenBucket:
+    """``rate`` tokens per second, at most ``burst`` stored (full at start); thread-safe."""
+
+    def __init__(self, rate: float, burst: float, clock=time.monotonic):
+        self.rate, self.burst, self.clock = float(rate), float(burst), clock
+        self.tokens = float(burst)
+        self.stamp = clock()
+        self.lock = threading.Lock()
+
+    def take(self) -> float:
+        """0.0 when a token was taken, else the seconds until one is available (nothing taken)."""
+        with self.lock:
+            now = self.clock()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1.0:
+                self.tokens -= 1.0
+                return 0.0
+            return (1.0 - self.tokens) / self.rate
+
+
 class MockOpenAIServer:
     """Context manager: ``with MockOpenAIServer(latency_s=0.1) as server: server.base_url``."""
 
     def __init__(self, latency_s: float = 0.0, faults: FaultPlan | None = None, timeout_sleep_s: float = 1.0,
                  expected_key: str | None = None, reply_variants: dict[str, str] | None = None,
                  served_models: list[str] | None = None, reported_model: str | None = None,
-                 trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS):
+                 trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS,
+                 rate_limit_rps: float | None = None, burst: float | None = None):
         self.latency_s = latency_s
+        self.bucket = None if not rate_limit_rps else TokenBucket(
+            rate_limit_rps, burst if burst is not None else max(1.0, rate_limit_rps / 10))
+        self.throttled = 0
         self.faults = faults or FaultPlan()
         self.timeout_sleep_s = timeout_sleep_s
         self.expected_key = expected_key
@@ -150,6 +181,7 @@ class MockOpenAIServer:
             self.requests_by_prompt.clear()
             self.successes_by_prompt.clear()
             self.fault_counts.clear()
+            self.throttled = 0
 
     @property
     def total_requests(self) -> int:
@@ -230,6 +262,15 @@ class _Handler(BaseHTTPRequestHandler):
                 mock.unauthorised += 1
             self._send(401, b'{"error": {"message": "invalid key"}}')
             return
+        if mock.bucket is not None:
+            wait = mock.bucket.take()
+            if wait:
+                with mock.lock:
+                    mock.throttled += 1
+                self._send(429, b'{"error": {"message": "rate limit reached", "type": "requests"}}',
+                           {"retry-after-ms": str(max(1, math.ceil(wait * 1000))),
+                            "Retry-After": str(max(1, math.ceil(wait)))})
+                return
         users = [m.get("content", "") for m in payload.get("messages", []) if m.get("role") == "user"]
         prompt = users[-1] if users else ""
         with mock.lock:
@@ -374,8 +415,10 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description="loopback mock OpenAI-compatible server")
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--rps", type=float, default=None, help="rate limit: requests per second (token bucket)")
+    parser.add_argument("--burst", type=float, default=None, help="token bucket size (default rps / 10)")
     args = parser.parse_args()
-    server = MockOpenAIServer(latency_s=args.latency).start()
+    server = MockOpenAIServer(latency_s=args.latency, rate_limit_rps=args.rps, burst=args.burst).start()
     print(server.base_url, flush=True)
     try:
         while True:

@@ -8,9 +8,11 @@ mode, asks the provider for what is missing:
 - ``"auto"`` (default; env RECJUDGE_LLM_MODE overrides): store first, then ask the provider for the rest.
 - ``"live"``: ask the provider for everything and store the new replies (the newest entry wins on later reads).
 
-Asking uses a bounded pool of worker threads, an optional requests-per-minute limit, and bounded retries with
-exponential backoff and jitter on ``TransientProviderError`` (429, 5xx, timeouts, dropped connections, unreadable
-bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
+Asking uses a pool of worker threads behind a concurrency gate (``recjudge.llm.concurrency``): by default an
+adaptive limit (AIMD: one more request in flight per window of successes, half as many on a 429 or a Retry-After,
+between 1 and a cap), or a fixed limit (``adaptive=False`` or env RECJUDGE_LLM_ADAPTIVE=0); an optional
+requests-per-minute limit; and bounded retries with exponential backoff and jitter on ``TransientProviderError``
+(429, 5xx, timeouts, dropped connections, unreadable bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
 resumes where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN
 score with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.  The report counts
 failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted), "deadline", "malformed" (a 200
@@ -55,6 +57,7 @@ import pandas as pd
 
 from ..compendium.paths import store_dir
 from . import pricing
+from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
 from .parsing import expected_score, parse_likert
 from .providers import get_provider
@@ -66,8 +69,13 @@ from .store import (MissingReplies, ResponseStore, StoreKeyer, StoreNotWritable,
 MODES = ("replay", "live", "auto")
 MODE_ENV = "RECJUDGE_LLM_MODE"
 CONCURRENCY_ENV = "RECJUDGE_LLM_CONCURRENCY"
+ADAPTIVE_ENV = "RECJUDGE_LLM_ADAPTIVE"
 RATE_LIMIT_ENV = "RECJUDGE_LLM_RPM"
+#: Requests in flight with a fixed limit (``adaptive=False``).
 DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
+#: The cap of the adaptive limit (the default): it starts at ``ADAPTIVE_INITIAL`` and finds the server's pace.
+DEFAULT_ADAPTIVE_CAP = {"local": 1, "openai": 64, "anthropic": 32, "recorded": 1}
+ADAPTIVE_INITIAL = 4
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
 #: or model name would otherwise be sent once per prompt.
 ABORT_AFTER_REFUSALS = 10
@@ -97,7 +105,9 @@ class RetryPolicy:
     """Bounded retries with exponential backoff and jitter.
 
     Attempt n (n >= 1) failing transiently waits uniform(b/2, b) with b = min(max_delay_s, base_delay_s * 2**(n-1)),
-    or, when the server sent Retry-After, that many seconds (capped at max_retry_after_s) plus uniform(0, base_delay_s).
+    or, when the server sent Retry-After, that many seconds (capped at max_retry_after_s) plus a jitter of
+    uniform(0, j) with j = min(base_delay_s, max(retry_after, 0.01)): a server that asks for a short wait (OpenAI's
+    ``retry-after-ms``) is not kept waiting up to a second longer.
     """
 
     max_attempts: int = 6
@@ -107,7 +117,8 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_retry_after_s) + rng.uniform(0, self.base_delay_s)
+            return min(retry_after, self.max_retry_after_s) + rng.uniform(0, min(self.base_delay_s,
+                                                                                  max(retry_after, 0.01)))
         backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
         return rng.uniform(backoff / 2, backoff)
 
@@ -172,6 +183,10 @@ class RunReport:
     n_model_mismatch: int = 0
     #: unusable lines met in this model's shards, as "shard:line: reason"
     skipped_store_lines: list[str] = field(default_factory=list)
+    #: throttled provider replies (HTTP 429 or Retry-After), each retried
+    n_throttled: int = 0
+    #: the concurrency gate, when something was asked: "adaptive" or "fixed", its cap, final and peak limit
+    concurrency: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -196,6 +211,8 @@ class RunReport:
                 text += f", {count} {what}"
         if self.n_no_logprobs:
             text += f", {self.n_no_logprobs} without log-probabilities"
+        if self.n_throttled:
+            text += f", {self.n_throttled} throttled (429)"
         text += (
             f". This run: {self.tokens} tokens ({self.input_tokens} in, {self.output_tokens} out), cost {cost}; "
             f"whole job: {self.job_tokens} tokens, {job_cost}. {self.seconds:.1f} s."
@@ -282,6 +299,17 @@ def _resolve_mode(mode: str | None) -> str:
     return chosen
 
 
+def _resolve_adaptive(adaptive: bool | None) -> bool:
+    if adaptive is not None:
+        return bool(adaptive)
+    value = os.environ.get(ADAPTIVE_ENV, "").strip().lower()
+    if value in ("", "1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"environment variable {ADAPTIVE_ENV}={value!r} is not 0 or 1")
+
+
 def _score_range(parser: Callable[..., Any]) -> tuple[float, float]:
     if isinstance(parser, functools.partial):
         keywords = parser.keywords or {}
@@ -346,14 +374,18 @@ def run_judge(
     rate_limit_per_minute: float | None = None,
     provider: Provider | None = None,
     timeout: float | None = None,
+    adaptive: bool | None = None,
 ) -> JudgeRun:
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
     parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5).
     store: a ResponseStore or folder; default ``recjudge.compendium.paths.store_dir()``.
     mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
-    concurrency: parallel requests; default env RECJUDGE_LLM_CONCURRENCY, else per provider (local 1, openai 8,
-        anthropic 4).
+    concurrency: the most requests in flight: the cap of the adaptive limit, or the fixed limit; default env
+        RECJUDGE_LLM_CONCURRENCY, else per provider (adaptive: ``DEFAULT_ADAPTIVE_CAP``, openai 64, anthropic 32;
+        fixed: ``DEFAULT_CONCURRENCY``, openai 8, anthropic 4; local 1 either way).
+    adaptive: True (default; env RECJUDGE_LLM_ADAPTIVE=0 turns it off) adapts the requests in flight to the
+        server's rate limit (AIMD, see ``recjudge.llm.concurrency``); False keeps exactly ``concurrency`` in flight.
     retry: retry policy (default ``RetryPolicy()``).
     rate_limit_per_minute: request starts per minute; default env RECJUDGE_LLM_RPM, else unlimited.
     provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
@@ -407,7 +439,11 @@ def run_judge(
     counters: Counter[str] = Counter()
     notes: list[str] = []
     if to_ask:
-        workers = concurrency or _env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
+        adaptive = _resolve_adaptive(adaptive)
+        defaults = DEFAULT_ADAPTIVE_CAP if adaptive else DEFAULT_CONCURRENCY
+        workers = concurrency or _env_number(CONCURRENCY_ENV, int) or defaults.get(config.provider, 4)
+        gate = ConcurrencyLimit(max(1, int(workers)), adaptive=adaptive, initial=ADAPTIVE_INITIAL,
+                                max_pause_s=retry.max_retry_after_s)
         rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
         store.check_writable(config.provider, config.model)
         if provider is None:
@@ -416,10 +452,16 @@ def run_judge(
         if callable(prepare):
             prepare(config.served_model or config.model, explicit_identity=config.served_model is not None)
         _ask_all(config, provider, store, to_ask, records, from_store, errors, counters, want_logprobs, options,
-                 retry, RateLimiter(rpm), max(1, int(workers)), progress, claim=mode != "live")
+                 retry, RateLimiter(rpm), gate, progress, claim=mode != "live")
 
-    return _assemble(config, mode, store, slots, records, from_store, errors, counters, len(to_ask),
-                     parser, want_logprobs, notes, started)
+    run = _assemble(config, mode, store, slots, records, from_store, errors, counters, len(to_ask),
+                    parser, want_logprobs, notes, started)
+    if to_ask:
+        stats: LimitStats = gate.stats
+        run.report.n_throttled = stats.n_throttled
+        run.report.concurrency = {"mode": "adaptive" if stats.adaptive else "fixed", "cap": stats.cap,
+                                  "final": stats.limit, "peak": stats.peak, "decreases": stats.n_decreases}
+    return run
 
 
 class _Stopped(Exception):
@@ -439,7 +481,7 @@ def _ask_all(
     options: dict[str, Any],
     retry: RetryPolicy,
     limiter: RateLimiter,
-    workers: int,
+    gate: ConcurrencyLimit,
     progress: bool,
     *,
     claim: bool = True,
@@ -498,17 +540,27 @@ def _ask_all(
         while True:
             if stop.is_set():
                 return not_asked(attempts)
-            limiter.acquire(stop)
-            if stop.is_set():
+            epoch = gate.acquire(stop)
+            if epoch is None:
                 return not_asked(attempts)
-            attempts += 1
+            outcome = NEUTRAL
+            retry_after = None
             try:
+                limiter.acquire(stop)
+                if stop.is_set():
+                    return not_asked(attempts)
+                attempts += 1
                 completion = provider.complete(
                     [dict(m) for m in request.messages], model=served_model, temperature=config.temperature,
                     max_tokens=config.max_tokens, seed=_run_seed(config.seed, run), logprobs=want_logprobs,
                     options=dict(options),
                 )
+                outcome = SUCCESS
             except TransientProviderError as exc:
+                if exc.throttled:
+                    outcome, retry_after = THROTTLED, exc.retry_after
+                gate.release(epoch, outcome, retry_after)
+                epoch = None
                 if exc.configuration and state["successes"] == 0:
                     stop_job(f"no reply has succeeded and the provider looks misconfigured: {redact(exc)}")
                     return _Outcome(None, f"configuration: {redact(exc)}", attempts, "configuration")
@@ -520,6 +572,8 @@ def _ask_all(
                 stop.wait(pause)  # an interrupt ends the wait at once
                 continue
             except ProviderError as exc:
+                gate.release(epoch, outcome)
+                epoch = None
                 if exc.configuration:
                     stop_job(f"configuration error: {redact(exc)}")
                     return _Outcome(None, f"configuration: {redact(exc)}", attempts, "configuration")
@@ -529,6 +583,9 @@ def _ask_all(
                 if too_many:
                     stop_job("the job was stopped after repeated provider refusals")
                 return _Outcome(None, f"refused: {redact(exc)}", attempts, exc.kind)
+            finally:
+                if epoch is not None:
+                    gate.release(epoch, outcome, retry_after)
             record = {
                 "key": key, "provider": config.provider, "model": config.model, "sample": run,
                 "request_key": request.key, "text": completion.text, "logprobs": completion.logprobs,
@@ -569,7 +626,7 @@ def _ask_all(
     # Daemon threads rather than an executor: a worker stuck in a request when the job is interrupted must not
     # keep the interpreter from exiting (its request has its own deadline; a reply that arrives is still stored).
     threads = [threading.Thread(target=worker, name=f"recjudge-judge-{i}", daemon=True)
-               for i in range(min(workers, len(to_ask)))]
+               for i in range(min(gate.cap, len(to_ask)))]
     done: set[str] = set()
 
     def collect(outcome_key: str, outcome: _Outcome) -> None:

@@ -112,7 +112,8 @@ def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
         status = exc.status_code
         message = f"{label} HTTP {status}: {redact(short_error(exc))}"
         if status in _RETRYABLE_STATUSES or status >= 500:
-            raise TransientProviderError(message, retry_after_seconds(exc.response.headers)) from None
+            raise TransientProviderError(message, retry_after_seconds(exc.response.headers),
+                                         status=status) from None
         raise ProviderError(message) from None
     except sdk.APIConnectionError as exc:  # includes APITimeoutError
         causes = list(_causes(exc))

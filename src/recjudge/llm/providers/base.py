@@ -48,6 +48,8 @@ class TransientProviderError(ProviderError):
     """Worth retrying: rate limit (429), server error (5xx), timeout, dropped connection, unreadable body.
 
     retry_after: seconds the server asked us to wait (Retry-After header), if any.
+    status: the HTTP status when the failure was an HTTP reply (429 tells the runner's adaptive concurrency to
+        slow down), else None.
     max_attempts: a lower bound than the retry policy's for this kind of failure (e.g. 2 for a malformed 200 reply).
     configuration: likely a set-up error (connection refused, an HTML page instead of JSON): before the job's first
         success the runner stops the job; after one success it is retried like any transient error.
@@ -56,10 +58,16 @@ class TransientProviderError(ProviderError):
     kind = "transient"
 
     def __init__(self, message: str, retry_after: float | None = None, *, kind: str | None = None,
-                 max_attempts: int | None = None, configuration: bool = False):
+                 max_attempts: int | None = None, configuration: bool = False, status: int | None = None):
         super().__init__(message, kind=kind, configuration=configuration)
         self.retry_after = retry_after
         self.max_attempts = max_attempts
+        self.status = status
+
+    @property
+    def throttled(self) -> bool:
+        """The server asked us to slow down: HTTP 429, or any reply carrying Retry-After."""
+        return self.status == 429 or self.retry_after is not None
 
 
 class Provider(Protocol):

@@ -1,0 +1,108 @@
+"""How many requests the runner keeps in flight: adaptive (AIMD, the default) or a fixed limit.
+
+``ConcurrencyLimit(cap)`` is a gate the runner's worker threads pass before every provider call (``acquire``) and
+after it (``release`` with what happened):
+
+- **Adaptive** (``adaptive=True``, the default): additive increase, multiplicative decrease, as TCP does.  The limit
+  starts at ``min(cap, initial)``; after every *window* of successes (as many successes as the limit) it grows by
+  one, never above ``cap``.  A throttled reply (HTTP 429, or any reply carrying Retry-After) halves it, never below
+  1, and holds back every new start until the Retry-After time has passed.  Only the first throttled reply of a
+  window counts: replies to requests that were already in flight when the limit was cut say nothing new about the
+  reduced limit (each request remembers the *epoch* it started in; a throttle from an older epoch is counted but
+  does not cut again).  Until the first throttle, the limit doubles per window instead of growing by one
+  (``slow_start``), so a server with room reaches the cap in a few round trips.  Other outcomes (errors, refusals,
+  timeouts) are neutral, and so are store hits, which never pass the gate.
+- **Fixed** (``adaptive=False``): at most ``cap`` requests in flight, always.
+
+Neither changes what is asked or what is stored: replies depend only on the prompts, so an adaptive run and a
+fixed run of the same job give identical tables.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+#: Outcomes ``release`` understands.
+SUCCESS, THROTTLED, NEUTRAL = "success", "throttled", "neutral"
+
+
+@dataclass
+class LimitStats:
+    """What the gate did during a job: final and peak limit, throttled replies, cuts of the limit."""
+
+    adaptive: bool
+    cap: int
+    limit: int
+    peak: int
+    n_throttled: int = 0
+    n_decreases: int = 0
+    #: (event, limit after it) for every change of the limit: "increase", "decrease"
+    history: list[tuple[str, int]] = field(default_factory=list)
+
+
+class ConcurrencyLimit:
+    """Gate for requests in flight; see the module docstring.  Thread-safe."""
+
+    def __init__(self, cap: int, *, adaptive: bool = True, initial: int = 4, slow_start: bool = True,
+                 max_pause_s: float = 300.0, clock=time.monotonic):
+        if cap < 1:
+            raise ValueError(f"concurrency cap must be >= 1, got {cap}")
+        self.cap = int(cap)
+        self.adaptive = bool(adaptive)
+        self.limit = max(1, min(self.cap, int(initial))) if self.adaptive else self.cap
+        self.slow_start = bool(slow_start) and self.adaptive
+        self.max_pause_s = max_pause_s
+        self.in_flight = 0
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._window_successes = 0
+        self._epoch = 0
+        self._paused_until = 0.0
+        self.stats = LimitStats(adaptive=self.adaptive, cap=self.cap, limit=self.limit, peak=self.limit)
+
+    def acquire(self, stop: threading.Event | None = None) -> int | None:
+        """Wait for a slot; returns the epoch to hand back to ``release``, or None when ``stop`` was set."""
+        with self._cond:
+            while True:
+                if stop is not None and stop.is_set():
+                    return None
+                now = self._clock()
+                if self.in_flight < self.limit and now >= self._paused_until:
+                    self.in_flight += 1
+                    return self._epoch
+                wait = 0.1 if now >= self._paused_until else min(0.1, self._paused_until - now)
+                self._cond.wait(wait)  # woken early by release(); the timeout lets ``stop`` be seen
+
+    def release(self, epoch: int, outcome: str = NEUTRAL, retry_after: float | None = None) -> None:
+        """A request started in ``epoch`` ended with ``outcome`` (SUCCESS, THROTTLED or NEUTRAL)."""
+        with self._cond:
+            self.in_flight -= 1
+            if outcome == THROTTLED:
+                self.stats.n_throttled += 1
+            if self.adaptive:
+                if outcome == SUCCESS:
+                    self._window_successes += 1
+                    if self._window_successes >= self.limit:
+                        self._window_successes = 0
+                        grown = self.limit * 2 if self.slow_start else self.limit + 1
+                        self._set(min(self.cap, grown), "increase")
+                elif outcome == THROTTLED:
+                    if epoch == self._epoch:
+                        self._epoch += 1
+                        self._window_successes = 0
+                        self.slow_start = False
+                        self.stats.n_decreases += 1
+                        self._set(max(1, self.limit // 2), "decrease")
+                    if retry_after is not None and retry_after > 0:
+                        until = self._clock() + min(float(retry_after), self.max_pause_s)
+                        self._paused_until = max(self._paused_until, until)
+            self._cond.notify_all()
+
+    def _set(self, limit: int, event: str) -> None:
+        if limit != self.limit:
+            self.limit = limit
+            self.stats.history.append((event, limit))
+        self.stats.limit = self.limit
+        self.stats.peak = max(self.stats.peak, self.limit)

@@ -1,0 +1,175 @@
+"""Adaptive (AIMD) and fixed concurrency: the limit's rules on scripted outcomes, and runs against a rate-limited
+mock server that give the same table either way."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from mock_openai_server import MockOpenAIServer, TokenBucket, expected_score as mock_score
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm.concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit
+from recjudge.llm.providers.base import Completion, TransientProviderError
+
+
+@pytest.fixture(autouse=True)
+def fake_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.delenv("RECJUDGE_LLM_ADAPTIVE", raising=False)
+    monkeypatch.delenv("RECJUDGE_LLM_CONCURRENCY", raising=False)
+
+
+def one(gate: ConcurrencyLimit, outcome: str, retry_after: float | None = None) -> int:
+    epoch = gate.acquire()
+    assert epoch is not None
+    gate.release(epoch, outcome, retry_after)
+    return gate.limit
+
+
+def test_aimd_rises_by_one_per_window_and_halves_on_429_within_1_and_the_cap():
+    gate = ConcurrencyLimit(6, initial=1, slow_start=False)
+    # (outcome, limit after it): a window is as many successes as the limit.
+    script = [
+        (SUCCESS, 2),                              # window of 1
+        (SUCCESS, 2), (SUCCESS, 3),                # window of 2
+        (NEUTRAL, 3),                              # errors and refusals do not count
+        (SUCCESS, 3), (SUCCESS, 3), (SUCCESS, 4),  # window of 3
+        *[(SUCCESS, 4)] * 3, (SUCCESS, 5),
+        *[(SUCCESS, 5)] * 4, (SUCCESS, 6),
+        *[(SUCCESS, 6)] * 5, (SUCCESS, 6),         # never above the cap
+        (THROTTLED, 3), (THROTTLED, 1), (THROTTLED, 1),  # halves, never below 1
+        (SUCCESS, 2), (SUCCESS, 2), (THROTTLED, 1),      # a throttle also restarts the window
+    ]
+    for step, (outcome, limit) in enumerate(script):
+        assert one(gate, outcome) == limit, f"step {step}: {outcome}"
+    assert gate.stats.n_throttled == 4 and gate.stats.n_decreases == 4 and gate.stats.peak == 6
+    assert gate.in_flight == 0
+
+
+def test_slow_start_doubles_until_the_first_throttle():
+    gate = ConcurrencyLimit(64, initial=4)
+    for expected in (8, 16, 32):
+        for _ in range(gate.limit):
+            one(gate, SUCCESS)
+        assert gate.limit == expected
+    assert one(gate, THROTTLED) == 16
+    for _ in range(16):
+        one(gate, SUCCESS)
+    assert gate.limit == 17  # additive from now on
+
+
+def test_throttles_of_requests_started_before_a_cut_do_not_cut_again():
+    gate = ConcurrencyLimit(8, initial=8, slow_start=False)
+    epochs = [gate.acquire() for _ in range(8)]  # eight in flight in epoch 0
+    for epoch in epochs[:3]:
+        gate.release(epoch, THROTTLED)
+    assert gate.limit == 4 and gate.stats.n_throttled == 3 and gate.stats.n_decreases == 1
+    for epoch in epochs[3:]:
+        gate.release(epoch, SUCCESS)  # five successes: one window of 4, so +1
+    assert gate.limit == 5
+    assert one(gate, THROTTLED) == 2  # a request of the new epoch cuts again
+
+
+def test_retry_after_holds_back_new_starts_and_fixed_mode_never_moves():
+    now = [100.0]
+    gate = ConcurrencyLimit(4, initial=4, slow_start=False, clock=lambda: now[0])
+    one(gate, THROTTLED, retry_after=2.5)
+    assert gate.limit == 2
+    stop = threading.Event()
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(gate.acquire(stop)))
+    waiter.start()
+    time.sleep(0.3)
+    assert not got  # paused until t = 102.5
+    now[0] = 102.6
+    waiter.join(2)
+    assert got == [1]
+    fixed = ConcurrencyLimit(3, adaptive=False)
+    assert [one(fixed, o) for o in (THROTTLED, SUCCESS, THROTTLED)] == [3, 3, 3]
+    assert fixed.stats.n_throttled == 2 and fixed.stats.n_decreases == 0
+
+
+def test_the_gate_bounds_requests_in_flight():
+    gate = ConcurrencyLimit(3, initial=2, slow_start=False)
+    assert gate.acquire() == 0 and gate.acquire() == 0
+    stop = threading.Event()
+    stop.set()
+    assert gate.acquire(stop) is None  # full, and stopped: gives up instead of waiting
+
+
+def make_requests(n: int) -> list[JudgeRequest]:
+    return [JudgeRequest(f"k{i}", [{"role": "user", "content": f"prompt {i}"}]) for i in range(n)]
+
+
+def test_adaptive_run_equals_fixed_run_against_a_rate_limited_server(tmp_path):
+    requests = make_requests(120)
+    with MockOpenAIServer(latency_s=0.02, rate_limit_rps=150, burst=3) as server:
+        config = JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url)
+        adaptive = run_judge(config, requests, store=tmp_path / "a", concurrency=32, progress=False)
+        throttled_adaptive = server.throttled
+        server.reset_counters()
+        fixed = run_judge(config, requests, store=tmp_path / "f", concurrency=16, adaptive=False, progress=False)
+        throttled_fixed = server.throttled
+    assert adaptive.report.n_failed == 0 and fixed.report.n_failed == 0
+    assert adaptive.report.concurrency["mode"] == "adaptive" and fixed.report.concurrency == {
+        "mode": "fixed", "cap": 16, "final": 16, "peak": 16, "decreases": 0}
+    assert adaptive.report.n_throttled == throttled_adaptive and fixed.report.n_throttled == throttled_fixed > 0
+    assert adaptive.report.concurrency["decreases"] >= 1 and "throttled (429)" in str(fixed.report)
+    columns = ["key", "run", "score", "reply", "store_key"]
+    assert adaptive.table[columns].equals(fixed.table[columns])
+    assert list(adaptive.table["score"]) == [float(mock_score(f"prompt {i}")) for i in range(120)]
+
+
+class CountingProvider:
+    name = "counting"
+
+    def __init__(self, throttle_first: int = 0):
+        self.lock = threading.Lock()
+        self.in_flight = self.peak = self.calls = 0
+        self.throttle_first = throttle_first
+
+    def complete(self, messages, **kwargs):
+        with self.lock:
+            self.in_flight += 1
+            self.calls += 1
+            call = self.calls
+            self.peak = max(self.peak, self.in_flight)
+        try:
+            time.sleep(0.01)
+            if call <= self.throttle_first:
+                raise TransientProviderError("HTTP 429", status=429)
+            return Completion(text="Score: 3")
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def test_fixed_mode_keeps_the_limit_and_the_environment_chooses(tmp_path, monkeypatch):
+    provider = CountingProvider()
+    config = JudgeConfig(provider="openai", model="m")
+    run = run_judge(config, make_requests(60), store=tmp_path / "1", provider=provider, concurrency=5,
+                    adaptive=False, progress=False)
+    assert provider.peak == 5 and run.report.concurrency["mode"] == "fixed"
+    monkeypatch.setenv("RECJUDGE_LLM_ADAPTIVE", "0")
+    monkeypatch.setenv("RECJUDGE_LLM_CONCURRENCY", "3")
+    run = run_judge(config, make_requests(30), store=tmp_path / "2", provider=CountingProvider(), progress=False)
+    assert run.report.concurrency == {"mode": "fixed", "cap": 3, "final": 3, "peak": 3, "decreases": 0}
+    monkeypatch.setenv("RECJUDGE_LLM_ADAPTIVE", "1")
+    provider = CountingProvider(throttle_first=1)
+    run = run_judge(config, make_requests(30), store=tmp_path / "3", provider=provider, progress=False)
+    assert run.report.concurrency["mode"] == "adaptive" and run.report.concurrency["cap"] == 3
+    assert provider.peak <= 3 and run.report.n_throttled == 1 and run.report.n_failed == 0
+    monkeypatch.setenv("RECJUDGE_LLM_ADAPTIVE", "sometimes")
+    with pytest.raises(ValueError, match="RECJUDGE_LLM_ADAPTIVE"):
+        run_judge(config, make_requests(2), store=tmp_path / "4", provider=CountingProvider(), progress=False)
+
+
+def test_token_bucket_refills_at_its_rate():
+    now = [0.0]
+    bucket = TokenBucket(10, 2, clock=lambda: now[0])
+    assert bucket.take() == 0.0 and bucket.take() == 0.0
+    assert bucket.take() == pytest.approx(0.1)
+    now[0] = 0.1
+    assert bucket.take() == 0.0 and bucket.take() == pytest.approx(0.1)
