@@ -16,6 +16,7 @@ not go looking for another number.  Numbers spelled as words are not read.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -31,7 +32,9 @@ _SCALE_MENTION = re.compile(rf"(?<![\w.]){NUMBER}\s*(?:-|–|to|and)\s*{NUMBER}(
 def _clean(text: object) -> str | None:
     if not isinstance(text, str):
         return None
-    return _EMPHASIS.sub("", text).strip()
+    if "*" in text or "`" in text or "#" in text or "_" in text:  # four scans in C beat one regex pass
+        text = _EMPHASIS.sub("", text)
+    return text.strip()
 
 
 def _in_range(value: str, low: float, high: float) -> float:
@@ -107,6 +110,17 @@ def parse_aspect_scores(
     return result
 
 
+@functools.lru_cache(maxsize=32)
+def _score_tokens(low: int, high: int) -> dict[str, int]:
+    """Token text -> score for the usual score tokens ("4", " 4", "4 ", "\n4"); ``expected_score`` looks any other
+    token up again stripped of whitespace."""
+    table: dict[str, int] = {}
+    for k in range(low, high + 1):
+        for text in (str(k), f" {k}", f"{k} ", f"\n{k}", f"  {k}", f"\t{k}"):
+            table[text] = k
+    return table
+
+
 def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1, high: int = 5) -> float:
     """Probability-weighted mean score from per-token log-probabilities.
 
@@ -117,13 +131,23 @@ def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1,
     """
     if not logprobs:
         return math.nan
-    scores = {str(k): k for k in range(int(low), int(high) + 1)}
+    scores = _score_tokens(int(low), int(high))
+    exp, isnan = math.exp, math.isnan
     for alternatives in logprobs:
         mass: dict[int, float] = {}
         for token, logprob in alternatives.items():
-            score = scores.get(str(token).strip())
-            if score is not None and logprob is not None and not math.isnan(logprob):
-                mass[score] = mass.get(score, 0.0) + math.exp(logprob)
+            score = scores.get(token)  # the common case: the token as it is ("4", " 4")
+            if score is None:
+                if type(token) is not str:
+                    token = str(token)
+                # Only a token ending in a digit or whitespace can strip to a score: skip the rest cheaply.
+                if not token or not (token[-1].isdigit() or token[-1].isspace()):
+                    continue
+                score = scores.get(token.strip())
+                if score is None:
+                    continue
+            if logprob is not None and not isnan(logprob):
+                mass[score] = mass.get(score, 0.0) + exp(logprob)
         total = sum(mass.values())
         if total > 0:
             return sum(k * p for k, p in mass.items()) / total

@@ -274,6 +274,7 @@ class StoredReply:
 
 
 _OPTIONAL_FIELDS = ("provenance", "repairs", "truncated_from_chars")
+_NUMBER_TYPES = frozenset((int, float))
 _COUNT_FIELDS = ("input_tokens", "output_tokens")
 
 
@@ -428,7 +429,8 @@ def entry_problem(record: Any) -> str | None:
         if type(logprobs) is not list:
             return "field 'logprobs' is not a list"
         for position in logprobs:
-            if type(position) is not dict or not all(type(v) in (int, float) for v in position.values()):
+            # set.issuperset walks the types in C: this check runs on every line read.
+            if type(position) is not dict or not _NUMBER_TYPES.issuperset(map(type, position.values())):
                 return "field 'logprobs' holds a position that is not a token -> number mapping"
     provenance = record.get("provenance")
     if provenance is not None and type(provenance) is not dict:
