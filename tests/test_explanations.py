@@ -212,3 +212,25 @@ def test_scores_from_run_builds_long_scores():
     assert len(long) == 8 and set(long["row_id"]) == {0, 1}
     assert long.loc[long["row_id"] == 1, "score"].isna().all()
     assert (scores_from_run(FakeRun(), prompts, "m", fill_unparsable=0.0).query("row_id == 1")["score"] == 0).all()
+
+
+def test_paper_average_column_is_quoted_as_printed():
+    from recjudge.explanations.evaluators import PAPER_TABLE1, paper_table1
+
+    table = paper_table1(with_average=True)
+    bleu4 = table[(table["evaluator"] == "BLEU-4") & (table["aspect"] == "average")].set_index("level")["paper"]
+    assert bleu4["dataset"] == -2.16  # as printed; the mean of the four printed cells rounds to -2.17
+    recomputed = sum(values[0] for values in PAPER_TABLE1["BLEU-4"].values()) / 4
+    assert round(recomputed, 2) == -2.17
+    assert len(paper_table1()) == len(PAPER_TABLE1) * 4 * 3  # without the flag: the aspects only
+    assert set(table["aspect"]) == {"persuasiveness", "transparency", "accuracy", "satisfaction", "average"}
+
+
+def test_average_over_aspects_is_the_mean_of_the_four_aspects():
+    import pandas as pd
+
+    from recjudge.explanations.evaluators import average_over_aspects
+
+    results = pd.DataFrame({"evaluator": "e", "aspect": ["persuasiveness", "transparency", "accuracy", "satisfaction"],
+                            "level": "dataset", "method": "pearson", "value": [0.1, 0.2, 0.3, 0.4]})
+    assert average_over_aspects(results)["value"].item() == pytest.approx(25.0)

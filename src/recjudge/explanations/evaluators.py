@@ -45,6 +45,8 @@ __all__ = [
     "compare_with_paper",
     "meta_evaluate",
     "paper_table1",
+    "PAPER_TABLE1_AVERAGE",
+    "average_over_aspects",
     "random_baseline",
     "random_scores",
     "reference_metric_evaluator_scores",
@@ -282,15 +284,39 @@ PAPER_TABLE1: dict[str, dict[str, _T]] = {
 }
 
 
-def paper_table1() -> pd.DataFrame:
-    """The paper's Table 1 as a long frame: evaluator, aspect, level, method ("pearson"), paper (in %)."""
+#: The Average column of the paper's Table 1, as printed (the mean over the four aspects, rounded by the authors:
+#: recomputing it from the printed cells can differ in the last digit, e.g. BLEU-4 -2.17 against the printed -2.16).
+PAPER_TABLE1_AVERAGE: dict[str, _T] = {
+    "Random": (0.01, 0.49, 2.27), "BLEU-1": (9.88, 13.04, 14.87), "BLEU-4": (-2.16, 5.86, 11.21),
+    "ROUGE-1-F": (11.89, 13.34, 15.27), "ROUGE-L-F": (11.89, 13.34, 15.27),
+    "Annotator-1": (15.16, 14.39, 12.62), "Annotator-2": (16.8, 17.07, 16.87), "Average": (18.65, 18.42, 17.10),
+    "Llama2-7B (S)": (-1.48, -1.35, -2.14), "Llama2-13B (S)": (3.60, 4.44, 5.39), "Qwen1.5-7B (S)": (3.9, 4.51, 4.89),
+    "Qwen1.5-14B (S)": (18.07, 18.52, 19.60), "GPT3.5-Turbo (S)": (18.43, 17.72, 19.71),
+    "GPT4 (S)": (15.12, 15.72, 15.79), "Llama2-7B (M)": (-1.27, -2.67, -9.44), "Llama2-13B (M)": (10.71, 9.92, 12.39),
+    "Qwen1.5-7B (M)": (8.65, 8.49, 10.87), "Qwen1.5-14B (M)": (18.02, 17.78, 21.96),
+    "GPT3.5-Turbo (M)": (17.65, 16.61, 17.88), "GPT4 (M)": (21.07, 21.90, 23.63),
+}
+
+
+def paper_table1(*, with_average: bool = False) -> pd.DataFrame:
+    """The paper's Table 1 as a long frame: evaluator, aspect, level, method ("pearson"), paper (in %). With
+    ``with_average``, also the printed Average column as aspect "average" (quoted, not recomputed)."""
     rows = [
         (evaluator, aspect, level, "pearson", value)
         for evaluator, cells in PAPER_TABLE1.items()
-        for aspect, values in cells.items()
+        for aspect, values in [*cells.items(), *((("average", PAPER_TABLE1_AVERAGE[evaluator]),)
+                                                 if with_average else ())]
         for level, value in zip(LEVELS, values)
     ]
     return pd.DataFrame(rows, columns=["evaluator", "aspect", "level", "method", "paper"])
+
+
+def average_over_aspects(results: pd.DataFrame, method: str = "pearson") -> pd.DataFrame:
+    """Per evaluator and level, the mean over the four aspects of a :func:`meta_evaluate` table (the paper's
+    Average column), in %: evaluator, level, value."""
+    data = results[(results["method"] == method) & results["aspect"].isin(ASPECTS)]
+    mean = data.groupby(["evaluator", "level"], sort=False)["value"].mean().mul(100)
+    return mean.rename("value").reset_index()
 
 
 def compare_with_paper(ours: pd.DataFrame, *, evaluators: Sequence[str] | None = None) -> pd.DataFrame:
