@@ -254,9 +254,57 @@ def _drop_thebe(app, pagename, templatename, context, doctree) -> None:  # noqa:
         context["script_files"] = [script for script in scripts if not _is_thebe_loader(script)]
 
 
+#: The bibliography style of the book (``bibtex_default_style`` in _config.yml): labels in the list read like the
+#: author-year citations in the text ("Kang et al., 2025"), entries sorted by author and year.
+BIBLIOGRAPHY_STYLE = "recjudge_author_year"
+
+
+def author_year_label(entry) -> str:  # noqa: ANN001 (a pybtex Entry)
+    """ "Kang et al., 2025", "Lima and Peres, n.d.": the label of one bibliography entry, as cited in the text."""
+    persons = entry.persons.get("author") or entry.persons.get("editor") or []
+    surnames = [" ".join(person.last_names).replace("{", "").replace("}", "") for person in persons]
+    if not surnames:
+        names = entry.fields.get("organization") or entry.fields.get("title", entry.key)
+        names = str(names).replace("{", "").replace("}", "")
+    elif len(surnames) == 1:
+        names = surnames[0]
+    elif len(surnames) == 2:
+        names = f"{surnames[0]} and {surnames[1]}"
+    else:
+        names = f"{surnames[0]} et al."
+    return f"{names}, {entry.fields.get('year', 'n.d.')}"
+
+
+def _register_bibliography_style() -> None:
+    from collections import Counter
+
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):  # noqa: ANN001, ANN201 (pybtex's interface)
+            labels = [author_year_label(entry) for entry in sorted_entries]
+            counts, seen = Counter(labels), Counter()
+            for label in labels:  # the same authors and year twice: 2020a, 2020b
+                if counts[label] > 1:
+                    seen[label] += 1
+                    label = f"{label}{'abcdefghijklmnopqrstuvwxyz'[seen[label] - 1]}"
+                yield label
+
+    class AuthorYearStyle(UnsrtStyle):
+        default_label_style = BIBLIOGRAPHY_STYLE
+        default_sorting_style = "author_year_title"
+
+    register_plugin("pybtex.style.labels", BIBLIOGRAPHY_STYLE, AuthorYearLabels, force=True)
+    register_plugin("pybtex.style.formatting", BIBLIOGRAPHY_STYLE, AuthorYearStyle, force=True)
+
+
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
-    """Sphinx entry point: drop the Thebe loader (a remote script) from every page."""
+    """Sphinx entry point: drop the Thebe loader (a remote script) from every page; register the bibliography's
+    author-year label style."""
     app.connect("html-page-context", _drop_thebe, priority=900)
+    _register_bibliography_style()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
