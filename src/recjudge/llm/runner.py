@@ -375,6 +375,7 @@ def run_judge(
     provider: Provider | None = None,
     timeout: float | None = None,
     adaptive: bool | None = None,
+    order_prompts: bool = True,
 ) -> JudgeRun:
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
@@ -391,6 +392,10 @@ def run_judge(
     provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
         something has to be asked).
     timeout: overall deadline of one request in seconds (default env RECJUDGE_LLM_TIMEOUT, else 60).
+    order_prompts: ask the missing prompts sorted by their rendered messages, so prompts sharing a prefix (system
+        prompt, few-shot examples) come one after another and a prefix cache (the local provider's llama.cpp KV
+        cache, a vLLM server's prefix caching) reuses it.  The table is in the caller's order either way, and the
+        replies do not depend on the order asked.
 
     Raises ``JudgeInterrupted`` on SIGINT/SIGTERM (replies received so far are stored), ``StoreNotWritable`` when
     something must be asked and the store cannot be written, ``ProviderError`` for a configuration the provider
@@ -414,10 +419,14 @@ def run_judge(
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
     slots: list[tuple[JudgeRequest, int, str]] = []
+    rendered: dict[str, str] = {}  # store key -> messages JSON, to order what is asked
     for request in requests:
         messages_json = keyer.messages_json(request.messages)
         for run in range(config.runs):
-            slots.append((request, run, keyer.key(messages_json, run)))
+            key = keyer.key(messages_json, run)
+            slots.append((request, run, key))
+            if order_prompts:
+                rendered[key] = messages_json
 
     records: dict[str, dict[str, Any]] = {}
     from_store: set[str] = set()
@@ -431,6 +440,8 @@ def run_judge(
     for request, run, key in slots:
         if key not in records and key not in to_ask:
             to_ask[key] = (request, run)
+    if order_prompts and len(to_ask) > 1:
+        to_ask = dict(sorted(to_ask.items(), key=lambda item: (rendered[item[0]], item[1][1])))
     if mode == "replay" and to_ask:
         missing = [(request.key, run, key) for request, run, key in slots if key in to_ask]
         raise MissingReplies(missing, label=config.label, store_root=store.root)

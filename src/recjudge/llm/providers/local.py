@@ -13,6 +13,19 @@ the way to the sampler), so the model need not be loaded with ``logits_all=True`
 context-sized logits matrix and compute the output layer for every prompt token. They are the model's own
 distribution (temperature 1, before top-k/top-p filtering), which is what an expected score needs.
 
+Prompt-prefix cache.  llama.cpp keeps the previous prompt's tokens in its KV cache; llama-cpp-python's
+``Llama.generate`` compares a new prompt with them and evaluates only the tokens after the common prefix.  Prompts
+of one job often share a long prefix (a system prompt and few-shot examples), so this saves most of the work.  But
+the logits of a token depend slightly on how the prompt was cut into batches (token by token they differ from
+batched ones, by up to ~0.1 in log-probability for the 4-bit default model), so a reply could depend on what was
+asked before it.  The provider therefore keeps only the part of the common prefix that ends on a multiple of the
+batch size ``n_batch`` (``_align_prefix``): the remaining tokens are then evaluated in exactly the batches a fresh
+evaluation would use (llama-cpp-python cuts a prompt into ``n_batch`` pieces from its first uncached token), and
+the reply is identical to asking the prompt alone.  ``LocalProvider(prefix_cache=False)`` restores a full
+re-evaluation of every prompt (a speed option of the provider object only: given in ``JudgeConfig.options`` it would
+enter the store key although it changes no reply).  The runner asks a job's prompts sorted by their
+text, so prompts sharing a prefix come one after another.
+
 Provenance: every reply records what produced it (``Completion.provenance``, stored with the entry): the
 llama-cpp-python version, its CPU backend (``llama_cpp.llama_print_system_info()`` condensed to the features that are
 on), the build flags when the environment has a ``llama-cpp-build-flags.txt`` in ``sys.prefix`` (written by the
@@ -32,7 +45,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.special import log_softmax
@@ -60,7 +73,9 @@ SAMPLING_OPTIONS = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "p
                     "frequency_penalty", "stop")
 #: Options of this provider itself.
 CALL_OPTIONS = ("top_logprobs",)
-KNOWN_OPTIONS = LOAD_OPTIONS + SAMPLING_OPTIONS + CALL_OPTIONS
+#: Options that change only speed, never a reply (give them to ``LocalProvider(...)``, not ``JudgeConfig.options``).
+SPEED_OPTIONS = ("prefix_cache",)
+KNOWN_OPTIONS = LOAD_OPTIONS + SAMPLING_OPTIONS + CALL_OPTIONS + SPEED_OPTIONS
 
 _INSTALL_HINT = "run `make setup`, or `pip install -e .[local]` in the project's environment"
 _ROLES = ("system", "user", "assistant")
@@ -75,6 +90,11 @@ class _LoadedModel:
     n_ctx: int
     load_seconds: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: whether the next prompt may reuse the aligned common prefix of the previous one (see ``_align_prefix``)
+    prefix_cache: bool = True
+    #: prompt tokens taken from the cache / evaluated, over this model's life (for benchmarks)
+    reused_tokens: int = 0
+    evaluated_tokens: int = 0
 
 
 _MODELS: dict[tuple[Any, ...], _LoadedModel] = {}
@@ -226,8 +246,43 @@ def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_lay
         loaded = _LoadedModel(
             llama=llama, path=path, n_ctx=int(llama.n_ctx()), load_seconds=time.perf_counter() - started
         )
+        _install_prefix_alignment(loaded)
         _MODELS[key] = loaded
         return loaded
+
+
+def _align_prefix(cached: np.ndarray, tokens: Sequence[int], block: int) -> int:
+    """How many leading tokens of the cache a new prompt may reuse: the common prefix of ``cached`` and ``tokens``
+    (leaving at least the prompt's last token to evaluate, whose logits are needed), cut down to a multiple of
+    ``block`` (the batch size), so the rest is evaluated in the same batches as a fresh evaluation."""
+    limit = min(len(cached), len(tokens) - 1)
+    if limit <= 0 or block <= 0:
+        return 0
+    differ = np.flatnonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))
+    common = int(differ[0]) if differ.size else limit
+    return common // block * block
+
+
+def _install_prefix_alignment(loaded: _LoadedModel) -> None:
+    """Wrap the model's ``generate`` so that, before llama-cpp-python looks for a cached prefix, the cache is cut to
+    the aligned common prefix (``_align_prefix``), or emptied when ``prefix_cache`` is off."""
+    llama = loaded.llama
+    original = llama.generate
+
+    def generate(tokens: Sequence[int], *args: Any, **kwargs: Any) -> Any:
+        tokens = list(tokens)
+        keep = 0
+        if loaded.prefix_cache and llama.n_tokens:
+            keep = _align_prefix(llama.input_ids[: llama.n_tokens], tokens, int(llama.n_batch))
+        if keep:
+            llama.n_tokens = keep  # generate() then reuses exactly these and evaluates the rest
+        else:
+            llama.reset()
+        loaded.reused_tokens += keep
+        loaded.evaluated_tokens += len(tokens) - keep
+        return original(tokens, *args, **kwargs)
+
+    llama.generate = generate
 
 
 class _LogprobRecorder:
@@ -335,6 +390,7 @@ class LocalProvider:
         call_options = dict(options or {})
         _check_options(call_options)
         merged = {**self.options, **call_options}
+        prefix_cache = bool(merged.pop("prefix_cache", True))
         if max_tokens < 1:
             raise ProviderError(f"local provider: max_tokens must be >= 1, got {max_tokens}")
         chat = _check_messages(messages)
@@ -342,10 +398,9 @@ class LocalProvider:
         sampling = {name: merged[name] for name in SAMPLING_OPTIONS if name in merged}
         recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if logprobs else None
         with loaded.lock:
-            # Forget the previous prompt: llama.cpp would otherwise reuse its matching prefix and re-evaluate only
-            # the rest, and logits computed token by token differ from batched ones (by up to ~0.1 in
-            # log-probability for this 4-bit model), so a reply would depend on what was asked before it.
-            loaded.llama.reset()
+            # The previous prompt's cache is reused only up to a batch boundary (``_align_prefix``, in the wrapped
+            # generate), so the reply does not depend on what was asked before it.
+            loaded.prefix_cache = prefix_cache
             started = time.perf_counter()
             try:
                 response = loaded.llama.create_chat_completion(
