@@ -13,10 +13,14 @@ report), ``parsing`` (scores from replies), ``pricing`` (cost accounting), ``sto
 
 from .config import JudgeConfig
 from .parsing import expected_score, parse_aspect_scores, parse_likert
-from .runner import JudgeRequest, JudgeRun, RetryPolicy, RunReport, open_store, run_judge
+from .runner import (CostLimitExceeded, JobEstimate, JudgeRequest, JudgeRun, RetryPolicy, RunReport, estimate_job,
+                     open_store, run_judge)
 from .store import MissingReplies, ResponseStore, StoredReply, store_key
 
 __all__ = [
+    "CostLimitExceeded",
+    "JobEstimate",
+    "estimate_job",
     "JudgeConfig",
     "JudgeRequest",
     "JudgeRun",

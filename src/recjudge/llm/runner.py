@@ -85,6 +85,95 @@ INTERRUPT_GRACE_S = 2.0
 CLAIM_POLL_S = 0.2
 
 
+#: Environment variable: the most a live job may be estimated to cost (USD) before it needs confirming.
+MAX_USD_ENV = "RECJUDGE_LLM_MAX_USD"
+DEFAULT_MAX_USD = 5.0
+#: Environment variable: "1" confirms any estimated cost (like ``run_judge(confirm_cost=True)``).
+CONFIRM_COST_ENV = "RECJUDGE_LLM_CONFIRM_COST"
+#: ``run_judge`` prints the estimate before asking more than this many prompts.
+ESTIMATE_PRINT_MIN = 20
+#: Characters per token for the input estimate (no tokenizer is used; English text averages about 4).
+CHARS_PER_TOKEN = 4.0
+#: Tokens a chat message adds besides its text (role markers), for the estimate.
+TOKENS_PER_MESSAGE = 4
+#: Assumed seconds per reply for the time estimate when nothing better is known.
+ASSUMED_LATENCY_S = {"local": 5.0, "openai": 1.5, "anthropic": 2.0}
+
+
+class CostLimitExceeded(RuntimeError):
+    """A live job's estimated cost is above the limit (env RECJUDGE_LLM_MAX_USD) and was not confirmed."""
+
+
+@dataclass(frozen=True)
+class JobEstimate:
+    """What a job would ask and roughly cost before it starts (``estimate_job``).
+
+    input_tokens: characters / ``CHARS_PER_TOKEN`` plus ``TOKENS_PER_MESSAGE`` per message (no tokenizer; real counts
+    differ by tens of percent, more for non-English text).  output_tokens: ``max_tokens`` per reply, an upper bound.
+    cost_usd: at the list prices of ``recjudge.llm.pricing`` (NaN when the model has no price).  seconds: the larger
+    of the rate limit's bound and (replies x assumed latency / concurrency): an order of magnitude, not a promise.
+    """
+
+    config_label: str
+    n_prompts: int
+    n_replies: int
+    n_missing: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    seconds: float
+
+    def __str__(self) -> str:
+        cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
+        return (f"{self.config_label}: {self.n_missing} of {self.n_replies} replies to ask, ~{self.input_tokens:,} "
+                f"input tokens (chars/4) + <= {self.output_tokens:,} output tokens, {cost}, "
+                f"~{_duration(self.seconds)}")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[JudgeRequest],
+              concurrency: int, rpm: float | None) -> JobEstimate:
+    chars = sum(len(m["content"]) for request in missing for m in request.messages)
+    n_messages = sum(len(request.messages) for request in missing)
+    input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
+    output_tokens = config.max_tokens * len(missing)
+    latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
+    seconds = len(missing) * latency / max(1, concurrency)
+    if rpm:
+        seconds = max(seconds, len(missing) * 60.0 / rpm)
+    return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
+                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens), seconds)
+
+
+def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
+                 store: "ResponseStore | str | os.PathLike[str] | None" = None, *, concurrency: int | None = None,
+                 rate_limit_per_minute: float | None = None) -> JobEstimate:
+    """Before a live job: how many replies are not yet in ``store`` (default: the process's store for
+    ``store_dir()``), their estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
+    requests = list(requests)
+    _validate(requests, needs_messages=True)
+    if not isinstance(store, ResponseStore):
+        store = open_store(store)
+    store.refresh(config.provider, config.model)
+    keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
+                       max_tokens=config.max_tokens, seed=config.seed, logprobs=config.scoring == "expected",
+                       options=dict(config.options))
+    missing: list[JudgeRequest] = []
+    for request in requests:
+        messages_json = keyer.messages_json(request.messages)
+        missing += [request for run in range(config.runs) if store.peek(keyer.key(messages_json, run)) is None]
+    cap = concurrency or _env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
+    rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
+    return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm)
+
+
 class JudgeInterrupted(KeyboardInterrupt):
     """A job stopped by SIGINT or SIGTERM; every reply that arrived before is in the store (re-run to resume)."""
 
@@ -299,6 +388,20 @@ def _resolve_mode(mode: str | None) -> str:
     return chosen
 
 
+def _check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:
+    """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
+    if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
+        print(f"Estimate: {estimate}", flush=True)
+    limit = _env_number(MAX_USD_ENV)
+    limit = DEFAULT_MAX_USD if limit is None else float(limit)
+    confirmed = confirm_cost or os.environ.get(CONFIRM_COST_ENV, "").strip().lower() in ("1", "true", "yes")
+    if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
+        raise CostLimitExceeded(
+            f"{estimate}: above the limit of ${limit:.2f} (env {MAX_USD_ENV}); nothing was asked. Confirm with "
+            f"run_judge(..., confirm_cost=True) or env {CONFIRM_COST_ENV}=1, or raise {MAX_USD_ENV}."
+        )
+
+
 def _resolve_adaptive(adaptive: bool | None) -> bool:
     if adaptive is not None:
         return bool(adaptive)
@@ -376,6 +479,7 @@ def run_judge(
     timeout: float | None = None,
     adaptive: bool | None = None,
     order_prompts: bool = True,
+    confirm_cost: bool = False,
 ) -> JudgeRun:
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
@@ -396,6 +500,9 @@ def run_judge(
         prompt, few-shot examples) come one after another and a prefix cache (the local provider's llama.cpp KV
         cache, a vLLM server's prefix caching) reuses it.  The table is in the caller's order either way, and the
         replies do not depend on the order asked.
+    confirm_cost: before asking, the job is estimated (``estimate_job``; printed in one line when more than
+        ``ESTIMATE_PRINT_MIN`` replies are to be asked); a job estimated above env RECJUDGE_LLM_MAX_USD (default 5
+        USD) raises ``CostLimitExceeded`` unless ``confirm_cost=True`` or env RECJUDGE_LLM_CONFIRM_COST=1.
 
     Raises ``JudgeInterrupted`` on SIGINT/SIGTERM (replies received so far are stored), ``StoreNotWritable`` when
     something must be asked and the store cannot be written, ``ProviderError`` for a configuration the provider
@@ -456,6 +563,11 @@ def run_judge(
         gate = ConcurrencyLimit(max(1, int(workers)), adaptive=adaptive, initial=ADAPTIVE_INITIAL,
                                 max_pause_s=retry.max_retry_after_s)
         rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
+        # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
+        pace = gate.cap if not adaptive else min(gate.cap, DEFAULT_CONCURRENCY.get(config.provider, 4))
+        estimate = _estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
+                             pace, rpm)
+        _check_cost(estimate, confirm_cost, progress)
         store.check_writable(config.provider, config.model)
         if provider is None:
             provider = get_provider(config, timeout=timeout)
