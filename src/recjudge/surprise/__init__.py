@@ -6,4 +6,5 @@
 - ``time_frames``      time frames and eligible intervals of a rating log
 - ``recommenders``     the paper's item-kNN, MSI and LSI
 - ``one_plus_random``  the one-plus-random protocol of experiment 2
+- ``paper_tables``     the paper's Table 2 as printed (package data ``lima_peres_table2.csv``)
 """
