@@ -245,3 +245,12 @@ def test_html_escapes_cell_text():
 def test_text_columns_are_shown_as_they_are():
     table = format_table(pd.DataFrame({"verdict": ["holds", "fails"], "x": [1, 2]}), {"verdict": text(label="Claim")})
     assert cells(table, "Claim") == ["holds", "fails"]
+
+
+def test_text_columns_keep_numeric_looking_text_as_written():
+    import pandas as pd
+
+    from recjudge.compendium.tables import format_table, text
+
+    table = format_table(pd.DataFrame({"k": ["2", "1,000", "s4, s5"], "v": [1, 2, 3]}), {"k": text()})
+    assert table.data.iloc[:, 0].tolist() == ["2", "1,000", "s4, s5"]

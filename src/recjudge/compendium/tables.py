@@ -103,6 +103,8 @@ class Format:
 
     def to_display_units(self, values: pd.Series, *, paper: bool = False) -> pd.Series:
         """Numbers in the units shown (per cent for ``percent`` given as fractions); text left as it is."""
+        if self.kind == "text":  # "2" or "1,000" in a text column is text, not a number to reformat
+            return values.astype(object)
         numbers_ = _as_numbers(values)
         if self.kind == "percent":
             scale = (self.paper_scale or self.scale) if paper else self.scale

@@ -1,4 +1,4 @@
-"""The chronological time-frame process of Lima & Peres (2018), section 4.2 ("segmentation" stage).
+"""The chronological time-frame process of Lima & Peres, section 4.2 ("segmentation" stage).
 
 The paper's words, rule by rule, and how each is implemented here:
 
