@@ -28,6 +28,21 @@ def test_distance_columns_match_direct_blocks_and_respect_row_restriction():
     np.testing.assert_array_equal(columns.block([3, 1], [0, 2]), [[7.0, 4.0], [1.0, 2.0]])
     with pytest.raises(ValueError, match="outside the rows"):
         columns.block([0], [1])
+    # the nearest known item and single columns read the same values as the blocks
+    rows = columns.row_index([3, 1])
+    np.testing.assert_array_equal(columns.nearest(rows, [0, 2]), columns.block([3, 1], [0, 2]).min(axis=1))
+    np.testing.assert_array_equal(columns.column(rows, 2), columns.block([3, 1], [2])[:, 0])
+
+
+def test_parallel_grid_returns_the_sequential_results_in_the_same_order(synthetic):
+    ratings, model, release = synthetic
+    intervals = eligible_intervals(ratings, frame_size=6, min_common_users=1)[:2]
+    settings = OnePlusRandomSettings(top_n=2, n_sampled=4)
+    pairs = [("P", "cosine"), ("P", "euclidean")]
+    sequential, _ = run_grid({"P": model}, intervals, release, settings, pairs=pairs)
+    parallel, timings = run_grid({"P": model}, intervals, release, settings, pairs=pairs, n_jobs=2)
+    pd.testing.assert_frame_equal(sequential, parallel, check_exact=True)
+    assert list(timings["distance"]) == ["cosine", "euclidean"]
 
 
 def test_hand_computed_lists_on_a_line():

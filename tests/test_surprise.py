@@ -219,3 +219,17 @@ def test_lima_peres_table2_as_printed():
     assert list(long["recommender"].head(3)) == ["MSI", "kNN", "LSI"]
     row = long[(long["model"] == "P") & (long["distance"] == "cosine") & (long["recommender"] == "MSI")].iloc[0]
     assert (row["median"], row["mean"], row["sd"]) == (0.971, 0.951, 0.061)
+
+
+def test_normalised_surprise_reuses_given_limits_and_refuses_mismatched_ones(triangle):
+    order = [1, 2, 0]
+    limits = (s.potential_surprise_greedy(triangle, "min", 3), s.potential_surprise_greedy(triangle, "max", 3))
+    assert s.normalised_surprise(triangle, order, "greedy", limits=limits) == s.normalised_surprise(
+        triangle, order, "greedy")
+    with pytest.raises(ValueError, match="lists of 2 items"):
+        s.normalised_surprise(triangle, order[:2], "greedy", limits=limits)
+    with pytest.raises(ValueError, match="minimum and maximum"):
+        s.normalised_surprise(triangle, order, "greedy", limits=limits[::-1])
+    exact = (s.potential_surprise_exact(triangle, "min", 3), s.potential_surprise_exact(triangle, "max", 3))
+    with pytest.raises(ValueError, match="greedy minimum"):
+        s.normalised_surprise(triangle, order, "greedy", limits=exact)

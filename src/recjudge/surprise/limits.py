@@ -348,6 +348,8 @@ _METHODS: dict[str, Callable[..., PotentialSurprise]] = {
     "exact": potential_surprise_exact,
     "bruteforce": potential_surprise_bruteforce,
 }
+#: ``PotentialSurprise.method`` of each method's results.
+_METHOD_LABELS = {"greedy": "greedy", "exact": "exact_dp", "bruteforce": "bruteforce"}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -376,7 +378,8 @@ class NormalisedSurprise:
 
 
 def normalised_surprise(
-    problem: SurpriseProblem, order: Sequence[int], method: Literal["greedy", "exact", "bruteforce"] = "greedy"
+    problem: SurpriseProblem, order: Sequence[int], method: Literal["greedy", "exact", "bruteforce"] = "greedy",
+    *, limits: tuple[PotentialSurprise, PotentialSurprise] | None = None,
 ) -> NormalisedSurprise:
     """Eq. 16 (``method="exact"``/``"bruteforce"``) or eq. 21 (``"greedy"``, the paper's Ŝ_sn).
 
@@ -384,13 +387,24 @@ def normalised_surprise(
     k-arrangements of N for a truncated one (section 3.6). With greedy limits the ratio can leave [0, 1] (a
     greedy maximum can underestimate the exact one); it is then clipped to [0, 1] as in the paper's Experiment 2,
     and ``clipped`` says so. When the two limits are equal the scale is degenerate and ``value`` is NaN.
+
+    ``limits``: the (minimum, maximum) :class:`PotentialSurprise` of this problem already computed with ``method``
+    for lists of ``len(order)`` items (several lists of one user share them); checked, not recomputed.
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
     k = len(order)
     s = sequence_surprise(problem, order)
-    s_max = _METHODS[method](problem, "max", k).value
-    s_min = _METHODS[method](problem, "min", k).value
+    if limits is None:
+        s_max = _METHODS[method](problem, "max", k).value
+        s_min = _METHODS[method](problem, "min", k).value
+    else:
+        low, high = limits
+        expected = _METHOD_LABELS[method]
+        if (low.kind, high.kind) != ("min", "max") or (low.k, high.k) != (k, k) or {low.method, high.method} != {
+                expected}:
+            raise ValueError(f"limits must be the {method} minimum and maximum for lists of {k} items")
+        s_min, s_max = low.value, high.value
     span = s_max - s_min
     if span <= 1e-12 * max(1.0, abs(s_max)):
         return NormalisedSurprise(float("nan"), float("nan"), False, s, s_min, s_max, method, k)

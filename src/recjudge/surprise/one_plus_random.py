@@ -40,10 +40,13 @@ import pandas as pd
 
 from recjudge.surprise.item_models import DISTANCE_LABELS, ItemModel, PairwiseDistance
 from recjudge.surprise.recommenders import PAPER_K_NEIGHBOURS, RECOMMENDERS, scorer, top_n
-from recjudge.surprise.limits import SurpriseProblem, normalised_surprise, potential_surprise_greedy
+from recjudge.surprise.limits import (PotentialSurprise, SurpriseProblem, normalised_surprise,
+                                      potential_surprise_greedy)
 from recjudge.surprise.time_frames import Interval, repository_items
 
 PAPER_N_SAMPLED = 1000
+#: Rough cost of a distance relative to cosine in a one-plus-random pass (orders parallel work only).
+_RELATIVE_COST = {"jensen_shannon": 3, "jaccard": 2, "npmi": 2}
 PAPER_TOP_N = 10
 
 
@@ -100,25 +103,43 @@ class DistanceColumns:
             self._done[part] = True
         self.n_computed += len(missing)
 
-    def block(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """Distances (float64) from items at ``rows`` (model positions) to items at ``columns``."""
-        columns = np.asarray(columns, dtype=np.int64)
+    def row_index(self, rows: np.ndarray) -> np.ndarray:
+        """Positions of items (model positions) among this matrix's rows."""
         row_index = self._row_lookup[np.asarray(rows, dtype=np.int64)]
         if (row_index < 0).any():
             raise ValueError("distance requested from an item outside the rows this matrix was built for")
+        return row_index
+
+    def block(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Distances (float64) from items at ``rows`` (model positions) to items at ``columns``."""
+        columns = np.asarray(columns, dtype=np.int64)
+        row_index = self.row_index(rows)
         self.ensure(columns)
         return self._columns[columns][:, row_index].T.astype(np.float64)
+
+    def column(self, row_index: np.ndarray, column: int) -> np.ndarray:
+        """Distances (float64) from the rows at ``row_index`` (see :meth:`row_index`) to one item."""
+        self.ensure(np.array([column]))
+        return self._columns[column][row_index].astype(np.float64)
+
+    def nearest(self, row_index: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """For each row at ``row_index``, the smallest distance to any item at ``columns`` (float64): the same
+        values as ``block(rows, columns).min(axis=1)``, with the minimum taken before the rows are selected."""
+        columns = np.asarray(columns, dtype=np.int64)
+        self.ensure(columns)
+        return self._columns[columns].min(axis=0)[row_index].astype(np.float64)
 
 
 def user_problem(columns: DistanceColumns, known: np.ndarray, unknown: np.ndarray) -> SurpriseProblem:
     """The user's :class:`recjudge.surprise.SurpriseProblem`: ``S_i(i, E_u)`` for every unknown item and lazily
     computed distances between unknown items (one cached column per item the greedy search or a list touches)."""
-    initial = columns.block(unknown, known).min(axis=1)
-    rows: dict[int, np.ndarray] = {}  # the limits are searched once per recommender: keep the rows they read
+    unknown_rows = columns.row_index(unknown)
+    initial = columns.nearest(unknown_rows, known)
+    rows: dict[int, np.ndarray] = {}  # the limits and the lists read the same rows: keep them
 
     def row(position: int) -> np.ndarray:
         if position not in rows:
-            rows[position] = columns.block(unknown, [unknown[position]])[:, 0]
+            rows[position] = columns.column(unknown_rows, int(unknown[position]))
         return rows[position]
 
     return SurpriseProblem(initial=initial, row=row)
@@ -143,12 +164,19 @@ def evaluate_user(
     else:
         sample = rng.permutation(len(unknown))
     block = None
+    greedy: dict[str, PotentialSurprise] = {}  # the limits (and greedy lists) are the same for every recommender
+
+    def greedy_limit(kind: str) -> PotentialSurprise:
+        if kind not in greedy:
+            greedy[kind] = potential_surprise_greedy(problem, kind, k)
+        return greedy[kind]
+
     rows = []
     for name in settings.recommenders:
         if settings.greedy_selection and name in ("MSI", "LSI"):
             if settings.sampling:
                 raise ValueError("greedy selection is defined on the whole N_u: set sampling=False")
-            chosen = np.asarray(potential_surprise_greedy(problem, "max" if name == "MSI" else "min", k).order)
+            chosen = np.asarray(greedy_limit("max" if name == "MSI" else "min").order)
         else:
             if name == "kNN":
                 if block is None:
@@ -157,7 +185,8 @@ def evaluate_user(
             else:
                 scores = scorer(name)(problem.initial[sample][:, None], known_ratings)
             chosen = sample[top_n(scores, k)]
-        result = normalised_surprise(problem, chosen, "greedy")
+        limits = (greedy_limit("min"), greedy_limit("max")) if len(chosen) == k else None
+        result = normalised_surprise(problem, chosen, "greedy", limits=limits)
         rows.append(
             {
                 "recommender": name,
@@ -272,9 +301,14 @@ def run_grid(
         )
         return result, {"model": model_name, "distance": distance, "seconds": time.perf_counter() - started}
 
-    outputs = Parallel(n_jobs=n_jobs)(delayed(one)(m, d) for m, d in pairs) if n_jobs != 1 else [
-        one(m, d) for m, d in pairs
-    ]
+    if n_jobs == 1:
+        outputs = [one(m, d) for m, d in pairs]
+    else:
+        # the slowest distances first, so that no core is left with one long cell at the end; results keep the
+        # order of ``pairs``
+        order = sorted(range(len(pairs)), key=lambda i: -_RELATIVE_COST.get(pairs[i][1], 1))
+        done = Parallel(n_jobs=n_jobs, batch_size=1)(delayed(one)(*pairs[i]) for i in order)
+        outputs = [output for _, output in sorted(zip(order, done), key=lambda pair: pair[0])]
     results = pd.concat([out[0] for out in outputs], ignore_index=True)
     timings = pd.DataFrame([out[1] for out in outputs])
     return results, timings
