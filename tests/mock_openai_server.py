@@ -21,6 +21,13 @@ start).  A completion request arriving when the bucket is empty is answered at o
 the next token in ``retry-after-ms`` (and ``Retry-After``, in whole seconds, rounded up), like OpenAI's API; it is
 counted in ``throttled`` and not in ``requests_by_prompt``.
 
+Batch APIs: OpenAI's (``POST /v1/files`` with ``purpose=batch``, ``POST /v1/batches``, ``GET /v1/batches/{id}``,
+``GET /v1/files/{id}/content``) and Anthropic's Message Batches (``POST /v1/messages/batches``, ``GET
+/v1/messages/batches/{id}`` and ``.../results``).  A batch ends at its ``batch_polls_to_end``-th status request;
+requests whose prompt is in ``batch_failing_prompts`` fail (an error line / an ``errored`` result); with
+``batch_expire_after=n`` the batch expires after its first n requests (the rest are reported expired).  Counted in
+``batch_submissions`` and ``batch_requests``.
+
 Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
 sent), ``faults`` (count per kind), ``throttled`` (429s from the rate limit).
 """
@@ -113,8 +120,16 @@ class MockOpenAIServer:
                  expected_key: str | None = None, reply_variants: dict[str, str] | None = None,
                  served_models: list[str] | None = None, reported_model: str | None = None,
                  trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS,
-                 rate_limit_rps: float | None = None, burst: float | None = None):
+                 rate_limit_rps: float | None = None, burst: float | None = None, batch_polls_to_end: int = 1,
+                 batch_failing_prompts: set[str] | None = None, batch_expire_after: int | None = None):
         self.latency_s = latency_s
+        self.batch_polls_to_end = batch_polls_to_end
+        self.batch_failing_prompts = set(batch_failing_prompts or ())
+        self.batch_expire_after = batch_expire_after
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_submissions = 0
+        self.batch_requests = 0
         self.bucket = None if not rate_limit_rps else TokenBucket(
             rate_limit_rps, burst if burst is not None else max(1.0, rate_limit_rps / 10))
         self.throttled = 0
@@ -203,9 +218,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        headers = dict(headers or {})
+        self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
         self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
@@ -220,6 +236,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         mock = self.server_mock
+        path = self.path.split("?")[0].rstrip("/")
+        parts = path.split("/")
+        if "/messages/batches/" in path:
+            batch_id = parts[parts.index("batches") + 1]
+            if batch_id not in mock.batches:
+                self._send(404, b'{"type": "error", "error": {"type": "not_found_error", "message": "no batch"}}')
+            elif path.endswith("/results"):
+                self._send(200, _batch_results(mock, batch_id), {"Content-Type": "application/binary"})
+            else:
+                self._send(200, json.dumps(_batch_status(mock, batch_id, self.headers.get("Host"))).encode())
+            return
+        if "/batches/" in path:
+            batch_id = parts[-1]
+            if batch_id not in mock.batches:
+                self._send(404, b'{"error": {"message": "no such batch"}}')
+            else:
+                self._send(200, json.dumps(_batch_status(mock, batch_id, None)).encode())
+            return
+        if "/files/" in path and path.endswith("/content"):
+            file_id = parts[-2]
+            if file_id not in mock.files:
+                self._send(404, b'{"error": {"message": "no such file"}}')
+            else:
+                self._send(200, mock.files[file_id], {"Content-Type": "application/octet-stream"})
+            return
         with mock.lock:
             mock.models_requests += 1
         if self.path.rstrip("/").endswith("/models") and mock.served_models is not None:
@@ -247,7 +288,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server naming)
         mock = self.server_mock
         length = int(self.headers.get("Content-Length", 0))
-        payload = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/files") or path.endswith("/batches"):
+            self._send(200, json.dumps(_create_batch_or_file(mock, path, raw, self.headers)).encode())
+            return
+        payload = json.loads(raw or b"{}")
         anthropic_style = self.path.rstrip("/").endswith("/v1/messages")
         if not (anthropic_style or self.path.rstrip("/").endswith("/chat/completions")):
             self._send(404, b'{"error": {"message": "not found"}}')
@@ -362,6 +408,125 @@ def _odd(body: dict[str, Any], variant: str, score: int, huge_chars: int = HUGE_
     elif variant == "no_message":
         body["choices"] = [{"index": 0, "finish_reason": "stop"}]
     return body
+
+
+def _last_user(messages: list[dict[str, Any]]) -> str:
+    users = [m.get("content", "") for m in messages if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+def _create_batch_or_file(mock: MockOpenAIServer, path: str, raw: bytes, headers: Any) -> dict[str, Any]:
+    now = int(time.time())
+    with mock.lock:
+        if path.endswith("/files"):  # multipart upload: purpose and file
+            from email.parser import BytesParser
+            from email.policy import HTTP
+
+            message = BytesParser(policy=HTTP).parsebytes(
+                b"Content-Type: " + headers.get("Content-Type", "").encode() + b"\r\n\r\n" + raw)
+            content = next(part.get_payload(decode=True) for part in message.iter_parts()
+                           if part.get_param("name", header="content-disposition") == "file")
+            file_id = f"file-{len(mock.files) + 1}"
+            mock.files[file_id] = content
+            return {"id": file_id, "object": "file", "bytes": len(content), "created_at": now,
+                    "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
+        payload = json.loads(raw or b"{}")
+        mock.batch_submissions += 1
+        if path.endswith("/messages/batches"):
+            batch_id = f"msgbatch_{len(mock.batches) + 1:04d}"
+            requests = [(r["custom_id"], r["params"]) for r in payload["requests"]]
+            mock.batches[batch_id] = {"style": "anthropic", "requests": requests, "polls": 0}
+        else:
+            lines = [json.loads(line) for line in mock.files[payload["input_file_id"]].decode().splitlines() if line]
+            batch_id = f"batch_{len(mock.batches) + 1:04d}"
+            mock.batches[batch_id] = {"style": "openai", "requests": [(x["custom_id"], x["body"]) for x in lines],
+                                      "polls": 0, "input_file_id": payload["input_file_id"]}
+        mock.batch_requests += len(mock.batches[batch_id]["requests"])
+    return _batch_status(mock, batch_id, headers.get("Host"), poll=False)
+
+
+def _batch_outcomes(mock: MockOpenAIServer, batch: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(custom_id, "succeeded" | "errored" | "expired", body) per request, in submission order."""
+    outcomes = []
+    for index, (custom_id, body) in enumerate(batch["requests"]):
+        prompt = _last_user(body.get("messages", []))
+        if mock.batch_expire_after is not None and index >= mock.batch_expire_after:
+            outcomes.append((custom_id, "expired", body))
+        elif prompt in mock.batch_failing_prompts:
+            outcomes.append((custom_id, "errored", body))
+        else:
+            outcomes.append((custom_id, "succeeded", body))
+    return outcomes
+
+
+def _batch_status(mock: MockOpenAIServer, batch_id: str, host: str | None, poll: bool = True) -> dict[str, Any]:
+    with mock.lock:
+        batch = mock.batches[batch_id]
+        if poll:
+            batch["polls"] += 1
+        ended = batch["polls"] >= mock.batch_polls_to_end
+        outcomes = _batch_outcomes(mock, batch)
+        counts = Counter(kind for _, kind, _ in outcomes)
+        if batch["style"] == "anthropic":
+            return {
+                "id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": {"processing": 0 if ended else len(outcomes),
+                                   "succeeded": counts["succeeded"] if ended else 0,
+                                   "errored": counts["errored"] if ended else 0, "canceled": 0,
+                                   "expired": counts["expired"] if ended else 0},
+                "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
+                "ended_at": "2026-01-01T01:00:00Z" if ended else None, "cancel_initiated_at": None,
+                "archived_at": None,
+                "results_url": f"http://{host}/v1/messages/batches/{batch_id}/results" if ended else None,
+            }
+        status = {"id": batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
+                  "input_file_id": batch["input_file_id"], "completion_window": "24h", "created_at": 0,
+                  "status": "in_progress", "output_file_id": None, "error_file_id": None,
+                  "request_counts": {"total": len(outcomes), "completed": 0, "failed": 0}}
+        if not ended:
+            return status
+        if "output_file_id" not in batch:
+            output, failed = [], []
+            for custom_id, kind, body in outcomes:
+                if kind == "succeeded":
+                    output.append({"id": f"req-{custom_id[:8]}", "custom_id": custom_id, "error": None,
+                                   "response": {"status_code": 200, "request_id": "r",
+                                                "body": _completion(body, _last_user(body["messages"]))}})
+                elif kind == "errored":
+                    failed.append({"id": f"req-{custom_id[:8]}", "custom_id": custom_id, "error": None,
+                                   "response": {"status_code": 400, "request_id": "r", "body": {"error": {
+                                       "message": "invalid request", "type": "invalid_request_error"}}}})
+                else:
+                    failed.append({"id": f"req-{custom_id[:8]}", "custom_id": custom_id, "response": None,
+                                   "error": {"code": "batch_expired", "message": "not executed before the "
+                                                                                "completion window expired"}})
+            for name, lines in (("output_file_id", output), ("error_file_id", failed)):
+                if lines:
+                    file_id = f"file-{len(mock.files) + 1}"
+                    mock.files[file_id] = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                    batch[name] = file_id
+                else:
+                    batch[name] = None
+        status.update(status="expired" if counts["expired"] else "completed",
+                      output_file_id=batch["output_file_id"], error_file_id=batch["error_file_id"],
+                      request_counts={"total": len(outcomes), "completed": counts["succeeded"],
+                                      "failed": counts["errored"] + counts["expired"]})
+        return status
+
+
+def _batch_results(mock: MockOpenAIServer, batch_id: str) -> bytes:
+    with mock.lock:
+        lines = []
+        for custom_id, kind, params in _batch_outcomes(mock, mock.batches[batch_id]):
+            if kind == "succeeded":
+                result = {"type": "succeeded", "message": _anthropic_message(params, _last_user(params["messages"]))}
+            elif kind == "errored":
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "invalid_request_error", "message": "invalid request"}}}
+            else:
+                result = {"type": "expired"}
+            lines.append(json.dumps({"custom_id": custom_id, "result": result}))
+        return ("\n".join(lines) + "\n").encode()
 
 
 def _anthropic_message(payload: dict[str, Any], prompt: str) -> dict[str, Any]:

@@ -8,7 +8,8 @@ Typical use::
 
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
 llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (concurrency, retries, modes,
-report), ``parsing`` (scores from replies), ``pricing`` (cost accounting), ``store_cli`` (``recjudge store info``).
+report), ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``pricing`` (cost
+accounting), ``store_cli`` (``recjudge store info``).
 """
 
 from .config import JudgeConfig

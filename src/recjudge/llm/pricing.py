@@ -1,7 +1,8 @@
 """Token prices, for the runner's cost accounting.
 
-USD per one million tokens (input, output), from the providers' public price lists (standard tier, no batch or
-cache discounts) as of 2025; check them before budgeting a large run.  Local and recorded judges cost nothing.
+USD per one million tokens (input, output), from the providers' public price lists (standard tier, no cache
+discounts; replies through a batch API at ``BATCH_DISCOUNT``) as of 2025; check them before budgeting a large run.
+Local and recorded judges cost nothing.
 A model missing from the table has an unknown cost: NaN, and the run report says so rather than guessing.
 """
 
@@ -29,6 +30,9 @@ PRICES_PER_MILLION: dict[tuple[str, str], tuple[float, float]] = {
 }
 
 FREE_PROVIDERS = frozenset({"local", "recorded"})
+#: Price factor of replies obtained through a provider's batch API (OpenAI Batch API and Anthropic Message Batches:
+#: half the standard price for input and output tokens).
+BATCH_DISCOUNT: dict[str, float] = {"openai": 0.5, "anthropic": 0.5}
 
 
 def price(provider: str, model: str) -> tuple[float, float] | None:
@@ -43,9 +47,10 @@ def price(provider: str, model: str) -> tuple[float, float] | None:
     return None
 
 
-def cost_usd(provider: str, model: str, input_tokens: int, output_tokens: int) -> float:
-    """Cost of the given token counts; NaN when the model's price is unknown."""
+def cost_usd(provider: str, model: str, input_tokens: int, output_tokens: int, *, batch: bool = False) -> float:
+    """Cost of the given token counts (at the batch rate when ``batch``); NaN when the model's price is unknown."""
     rates = price(provider, model)
     if rates is None:
         return math.nan
-    return (input_tokens * rates[0] + output_tokens * rates[1]) / 1_000_000
+    factor = BATCH_DISCOUNT.get(provider, 1.0) if batch else 1.0
+    return factor * (input_tokens * rates[0] + output_tokens * rates[1]) / 1_000_000

@@ -63,6 +63,7 @@ from .parsing import expected_score, parse_likert
 from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
+from . import batch as batch_api
 from .store import (MissingReplies, ResponseStore, StoreKeyer, StoreNotWritable, max_stored_chars, now_utc,
                     sanitise_record)
 
@@ -98,6 +99,8 @@ CHARS_PER_TOKEN = 4.0
 TOKENS_PER_MESSAGE = 4
 #: Assumed seconds per reply for the time estimate when nothing better is known.
 ASSUMED_LATENCY_S = {"local": 5.0, "openai": 1.5, "anthropic": 2.0}
+#: The providers' batch completion window (OpenAI "24h"; Anthropic's batches end within 24 hours).
+BATCH_WINDOW_S = 24 * 3600.0
 
 
 class CostLimitExceeded(RuntimeError):
@@ -122,12 +125,14 @@ class JobEstimate:
     output_tokens: int
     cost_usd: float
     seconds: float
+    #: asked through a batch API: priced at the batch rate, ``seconds`` is the providers' window (at most)
+    batch: bool = False
 
     def __str__(self) -> str:
         cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
+        when = f"within {_duration(self.seconds)} (batch)" if self.batch else f"~{_duration(self.seconds)}"
         return (f"{self.config_label}: {self.n_missing} of {self.n_replies} replies to ask, ~{self.input_tokens:,} "
-                f"input tokens (chars/4) + <= {self.output_tokens:,} output tokens, {cost}, "
-                f"~{_duration(self.seconds)}")
+                f"input tokens (chars/4) + <= {self.output_tokens:,} output tokens, {cost}, {when}")
 
 
 def _duration(seconds: float) -> str:
@@ -139,7 +144,7 @@ def _duration(seconds: float) -> str:
 
 
 def _estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[JudgeRequest],
-              concurrency: int, rpm: float | None) -> JobEstimate:
+              concurrency: int, rpm: float | None, *, batch: bool = False) -> JobEstimate:
     chars = sum(len(m["content"]) for request in missing for m in request.messages)
     n_messages = sum(len(request.messages) for request in missing)
     input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
@@ -148,13 +153,16 @@ def _estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequ
     seconds = len(missing) * latency / max(1, concurrency)
     if rpm:
         seconds = max(seconds, len(missing) * 60.0 / rpm)
+    if batch:
+        seconds = BATCH_WINDOW_S  # the providers promise results within their completion window
     return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
-                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens), seconds)
+                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens, batch=batch),
+                       seconds, batch=batch)
 
 
 def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
                  store: "ResponseStore | str | os.PathLike[str] | None" = None, *, concurrency: int | None = None,
-                 rate_limit_per_minute: float | None = None) -> JobEstimate:
+                 rate_limit_per_minute: float | None = None, batch: bool = False) -> JobEstimate:
     """Before a live job: how many replies are not yet in ``store`` (default: the process's store for
     ``store_dir()``), their estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
     requests = list(requests)
@@ -171,7 +179,7 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
         missing += [request for run in range(config.runs) if store.peek(keyer.key(messages_json, run)) is None]
     cap = concurrency or _env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
     rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
-    return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm)
+    return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm, batch=batch)
 
 
 class JudgeInterrupted(KeyboardInterrupt):
@@ -276,6 +284,8 @@ class RunReport:
     n_throttled: int = 0
     #: the concurrency gate, when something was asked: "adaptive" or "fixed", its cap, final and peak limit
     concurrency: dict[str, Any] = field(default_factory=dict)
+    #: batch mode: ids of the batches submitted, resumed (found in the ledger) and still pending
+    batches: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -402,6 +412,17 @@ def _check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> No
         )
 
 
+def _resolve_batch(batch: bool | None) -> bool:
+    if batch is not None:
+        return bool(batch)
+    value = os.environ.get(batch_api.BATCH_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"environment variable {batch_api.BATCH_ENV}={value!r}: use 1 or 0")
+
+
 def _resolve_adaptive(adaptive: bool | None) -> bool:
     if adaptive is not None:
         return bool(adaptive)
@@ -480,6 +501,9 @@ def run_judge(
     adaptive: bool | None = None,
     order_prompts: bool = True,
     confirm_cost: bool = False,
+    batch: bool | None = None,
+    batch_wait: bool = True,
+    batch_poll_s: float | None = None,
 ) -> JudgeRun:
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
@@ -503,6 +527,11 @@ def run_judge(
     confirm_cost: before asking, the job is estimated (``estimate_job``; printed in one line when more than
         ``ESTIMATE_PRINT_MIN`` replies are to be asked); a job estimated above env RECJUDGE_LLM_MAX_USD (default 5
         USD) raises ``CostLimitExceeded`` unless ``confirm_cost=True`` or env RECJUDGE_LLM_CONFIRM_COST=1.
+    batch: send the missing prompts through the provider's batch API (``recjudge.llm.batch``: half price, replies
+        within 24 h; default env RECJUDGE_LLM_BATCH=1, else off).  Replies are stored under the same keys; a
+        killed job resumes polling its batches.  batch_wait: poll until every batch ends (default), or return at
+        once with the prompts still in flight counted as failed (kind ``batch_pending``; run again to collect).
+        batch_poll_s: seconds between polls (default env RECJUDGE_LLM_BATCH_POLL_S, else 30).
 
     Raises ``JudgeInterrupted`` on SIGINT/SIGTERM (replies received so far are stored), ``StoreNotWritable`` when
     something must be asked and the store cannot be written, ``ProviderError`` for a configuration the provider
@@ -556,6 +585,41 @@ def run_judge(
     errors: dict[str, tuple[str, str]] = {}
     counters: Counter[str] = Counter()
     notes: list[str] = []
+    batch = _resolve_batch(batch)
+    if to_ask and batch:
+        estimate = _estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
+                             1, None, batch=True)
+        _check_cost(estimate, confirm_cost, progress)
+        store.check_writable(config.provider, config.model)
+        if provider is None:
+            provider = get_provider(config, timeout=timeout)
+        backend = batch_api.backend_for(provider)
+        served_model = config.served_model or config.model
+        prepare = getattr(provider, "prepare", None)
+        if callable(prepare):
+            prepare(served_model, explicit_identity=config.served_model is not None)
+        items = [batch_api.BatchItem(key, request.key, run, provider.request_body(
+            [dict(m) for m in request.messages], model=served_model, temperature=config.temperature,
+            max_tokens=config.max_tokens, seed=_run_seed(config.seed, run), logprobs=want_logprobs,
+            options=dict(options))) for key, (request, run) in to_ask.items()]
+        try:
+            with _sigterm_raises_interrupt():
+                outcome = batch_api.ask_in_batches(
+                    backend, store, provider_name=config.provider, model=config.model,
+                    max_tokens=config.max_tokens, items=items, records=records, errors=errors, counters=counters,
+                    wait=batch_wait, poll_s=batch_poll_s)
+        except KeyboardInterrupt:
+            raise JudgeInterrupted(
+                f"{config.label}: interrupted while waiting for batches; they keep running at the provider and "
+                "their ids are in the batch ledger beside the store. Run again to collect them.") from None
+        notes.append(f"Batch mode: {len(outcome.submitted)} batch(es) submitted, {len(outcome.resumed)} resumed"
+                     + (f", {len(outcome.pending)} still running (run again to collect)" if outcome.pending else "")
+                     + "; replies priced at the batch rate.")
+        run = _assemble(config, mode, store, slots, records, from_store, errors, counters, len(to_ask),
+                        parser, want_logprobs, notes, started, batch=True)
+        run.report.batches = {"submitted": outcome.submitted, "resumed": outcome.resumed,
+                              "pending": outcome.pending}
+        return run
     if to_ask:
         adaptive = _resolve_adaptive(adaptive)
         defaults = DEFAULT_ADAPTIVE_CAP if adaptive else DEFAULT_CONCURRENCY
@@ -859,6 +923,7 @@ def _assemble(
     want_logprobs: bool,
     notes: list[str],
     started: float,
+    batch: bool = False,
 ) -> JudgeRun:
     low, high = _score_range(parser)
     rows: list[dict[str, Any]] = []
@@ -967,14 +1032,14 @@ def _assemble(
         n_from_store=int(table["from_store"].sum()),
         n_asked=n_asked - int(counters.get("other_process", 0)),
         n_provider_calls=n_calls,
-        n_retries=max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
+        n_retries=0 if batch else max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
         n_failed=int((~has_reply).sum()),
         n_unparsable=int((has_reply & ~table["parsed_ok"]).sum()),
         n_no_logprobs=n_no_logprobs,
         input_tokens=new_in,
         output_tokens=new_out,
         tokens=new_in + new_out,
-        cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out),
+        cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out, batch=batch),
         job_tokens=job_in + job_out,
         job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
         seconds=time.perf_counter() - started,

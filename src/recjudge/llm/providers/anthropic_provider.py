@@ -47,31 +47,53 @@ class AnthropicProvider:
         options: dict[str, Any] | None = None,
     ) -> Completion:
         anthropic = self._anthropic
-        # Anthropic takes the system prompt as a separate field; several system messages are joined.
-        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        body = self.request_body(messages, model=model, temperature=temperature, max_tokens=max_tokens,
+                                 options=options)
         # Sampling parameters go in the request body directly: recent SDK versions no longer list them as
         # arguments, but the API still reads temperature (and options such as top_k) from the body.
-        params: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens,
-                                  "extra_body": {"temperature": temperature, **(options or {})}}
-        if system:
-            params["system"] = system
+        params = {name: body.pop(name) for name in ("model", "messages", "max_tokens", "system") if name in body}
+        params["extra_body"] = body
         started = time.perf_counter()
         with sdk_errors(anthropic, "anthropic"):
             response = self._client.messages.create(**params)
-        latency = time.perf_counter() - started
-        try:
-            text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
-            usage = response.usage
-        except (AttributeError, TypeError) as exc:
-            raise TransientProviderError(f"anthropic unreadable response body: {type(exc).__name__}") from None
-        return Completion(
-            text=text,
-            input_tokens=getattr(usage, "input_tokens", None),
-            output_tokens=getattr(usage, "output_tokens", None),
-            logprobs=None,
-            latency_s=latency,
-            finish_reason=getattr(response, "stop_reason", None),
-            provenance={k: v for k, v in (("reported_model", getattr(response, "model", None)),
-                                          ("endpoint", endpoint_label(self.base_url))) if isinstance(v, str)},
-        )
+        return completion_from_message(response, time.perf_counter() - started, self.base_url)
+
+    @staticmethod
+    def request_body(messages: list[Message], *, model: str, temperature: float, max_tokens: int,
+                     seed: int | None = None, logprobs: bool = False, options: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+        """The Messages API request body (sent directly, or as the params of a batch request).  Anthropic takes
+        the system prompt as a separate field (several system messages are joined) and has no seed or
+        log-probabilities."""
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        body: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens,
+                                "temperature": temperature, **(options or {})}
+        if system:
+            body["system"] = system
+        return body
+
+    def batches(self):
+        """Message Batches (``recjudge.llm.batch``)."""
+        from ..batch import AnthropicBatches
+
+        return AnthropicBatches(self._client, self.base_url)
+
+
+def completion_from_message(response: Any, latency: float | None, base_url: str | None) -> Completion:
+    """A ``Completion`` from an Anthropic Message (a direct reply, or a succeeded batch result)."""
+    try:
+        text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
+        usage = response.usage
+    except (AttributeError, TypeError) as exc:
+        raise TransientProviderError(f"anthropic unreadable response body: {type(exc).__name__}") from None
+    return Completion(
+        text=text,
+        input_tokens=getattr(usage, "input_tokens", None),
+        output_tokens=getattr(usage, "output_tokens", None),
+        logprobs=None,
+        latency_s=latency,
+        finish_reason=getattr(response, "stop_reason", None),
+        provenance={k: v for k, v in (("reported_model", getattr(response, "model", None)),
+                                      ("endpoint", endpoint_label(base_url))) if isinstance(v, str)},
+    )

@@ -187,6 +187,25 @@ class OpenAICompatProvider:
         return tuple(str(item["id"]) for item in items if isinstance(item, dict) and "id" in item)
 
     # ------------------------------------------------------------------------------------------ asking
+    @staticmethod
+    def request_body(messages: list[Message], *, model: str, temperature: float, max_tokens: int,
+                     seed: int | None = None, logprobs: bool = False, options: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+        """The chat-completions request body (sent directly, or as one line of a batch)."""
+        params: dict[str, Any] = dict(options or {})
+        params.update(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens)
+        if seed is not None:
+            params["seed"] = seed
+        if logprobs:
+            params.update(logprobs=True, top_logprobs=20)
+        return params
+
+    def batches(self):
+        """This endpoint's Batch API (``recjudge.llm.batch``)."""
+        from ..batch import OpenAIBatches
+
+        return OpenAIBatches(self._client, self.base_url)
+
     def complete(
         self,
         messages: list[Message],
@@ -199,12 +218,8 @@ class OpenAICompatProvider:
         options: dict[str, Any] | None = None,
     ) -> Completion:
         openai = self._openai
-        params: dict[str, Any] = dict(options or {})
-        params.update(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens)
-        if seed is not None:
-            params["seed"] = seed
-        if logprobs:
-            params.update(logprobs=True, top_logprobs=20)
+        params = self.request_body(messages, model=model, temperature=temperature, max_tokens=max_tokens,
+                                   seed=seed, logprobs=logprobs, options=options)
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai"):
