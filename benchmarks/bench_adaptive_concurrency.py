@@ -4,7 +4,8 @@ The mock OpenAI server runs in its own process with a token-bucket rate limit (d
 a tenth of a second's worth, and of 50, a second's worth, as APIs that enforce a per-minute limit per second do)
 and 100 ms per reply; beyond the limit it answers 429 at once with Retry-After (``retry-after-ms``).  The same job
 (400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit and with a fixed
-limit of 16 (which would need 160 requests/s).  Printed side by side: seconds, replies/s, throughput as % of the
+limit of 16 (which would need 160 requests/s), and the adaptive limit with a gentler cut on 429 (x0.7 instead of
+halving) for comparison.  Printed side by side: seconds, replies/s, throughput as % of the
 server's capacity, 429s received, failed prompts, and the adaptive limit's final/peak value.  Target: adaptive
 >= 90 % of capacity with zero failed prompts.
 
@@ -21,7 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, runner
+
+default_decrease = runner.ADAPTIVE_DECREASE
 
 MOCK = Path(__file__).resolve().parents[1] / "tests" / "mock_openai_server.py"
 
@@ -45,8 +48,12 @@ def bench(args, burst: float) -> None:
         timed_run(base_url, 8, "warm-up", adaptive=False, concurrency=2)  # imports the client, opens connections
         time.sleep(1.0)  # let the bucket refill
         results = {}
-        results["adaptive (AIMD)"] = timed_run(base_url, args.prompts, "aimd", adaptive=True)
-        time.sleep(1.0)
+        for factor in args.decreases:
+            runner.ADAPTIVE_DECREASE = factor
+            results[f"adaptive, x{factor:g} on 429"] = timed_run(base_url, args.prompts, f"aimd{factor}",
+                                                                 adaptive=True)
+            time.sleep(1.0)
+        runner.ADAPTIVE_DECREASE = default_decrease
         results[f"fixed {args.fixed}"] = timed_run(base_url, args.prompts, "fixed", adaptive=False,
                                                    concurrency=args.fixed)
     finally:
@@ -56,14 +63,14 @@ def bench(args, burst: float) -> None:
     best = max(args.prompts - burst, 0) / args.rps
     print(f"\nserver: {args.rps:.0f} req/s, burst {burst:.0f}, latency {args.latency * 1000:.0f} ms; {args.prompts} "
           f"prompts; shortest possible {best:.2f} s")
-    print(f"{'runner':<18} {'seconds':>8} {'replies/s':>10} {'% capacity':>11} {'429s':>6} {'failed':>7}  limit")
+    print(f"{'runner':<24} {'seconds':>8} {'replies/s':>10} {'% capacity':>11} {'429s':>6} {'failed':>7}  limit")
     for name, (seconds, report) in results.items():
         rate = report.n_replies / seconds
         gate = report.concurrency
         limit = f"final {gate['final']}, peak {gate['peak']}, cap {gate['cap']}, {gate['decreases']} cuts" \
             if gate["mode"] == "adaptive" else f"fixed {gate['cap']}"
         used = max(report.n_replies - burst, 0) / (args.rps * seconds)  # share of the bucket's refill used
-        print(f"{name:<18} {seconds:8.2f} {rate:10.1f} {100 * used:10.1f}% {report.n_throttled:6d} "
+        print(f"{name:<24} {seconds:8.2f} {rate:10.1f} {100 * used:10.1f}% {report.n_throttled:6d} "
               f"{report.n_failed:7d}  {limit}")
 
 
@@ -74,7 +81,11 @@ def main() -> None:
     parser.add_argument("--bursts", default="5,50", help="token-bucket sizes to try, comma-separated")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fixed", type=int, default=16)
+    parser.add_argument("--decreases", default=f"{default_decrease:g},0.7",
+                        help="factors applied to the adaptive limit on a 429, comma-separated (the first is the "
+                             "runner's default)")
     args = parser.parse_args()
+    args.decreases = [float(x) for x in args.decreases.split(",")]
     os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark-placeholder")
     for burst in [float(b) for b in args.bursts.split(",")]:
         bench(args, burst)

@@ -173,3 +173,10 @@ def test_token_bucket_refills_at_its_rate():
     assert bucket.take() == pytest.approx(0.1)
     now[0] = 0.1
     assert bucket.take() == 0.0 and bucket.take() == pytest.approx(0.1)
+
+
+def test_a_gentler_decrease_still_cuts_by_at_least_one():
+    gate = ConcurrencyLimit(20, initial=10, slow_start=False, decrease=0.7)
+    assert [one(gate, THROTTLED) for _ in range(6)] == [7, 4, 2, 1, 1, 1]
+    with pytest.raises(ValueError, match="decrease factor"):
+        ConcurrencyLimit(4, decrease=1.0)

@@ -46,9 +46,12 @@ class ConcurrencyLimit:
     """Gate for requests in flight; see the module docstring.  Thread-safe."""
 
     def __init__(self, cap: int, *, adaptive: bool = True, initial: int = 4, slow_start: bool = True,
-                 max_pause_s: float = 300.0, clock=time.monotonic):
+                 max_pause_s: float = 300.0, decrease: float = 0.5, clock=time.monotonic):
         if cap < 1:
             raise ValueError(f"concurrency cap must be >= 1, got {cap}")
+        if not 0 < decrease < 1:
+            raise ValueError(f"decrease factor must be between 0 and 1 (exclusive), got {decrease}")
+        self.decrease = float(decrease)
         self.cap = int(cap)
         self.adaptive = bool(adaptive)
         self.limit = max(1, min(self.cap, int(initial))) if self.adaptive else self.cap
@@ -94,7 +97,7 @@ class ConcurrencyLimit:
                         self._window_successes = 0
                         self.slow_start = False
                         self.stats.n_decreases += 1
-                        self._set(max(1, self.limit // 2), "decrease")
+                        self._set(max(1, min(self.limit - 1, int(self.limit * self.decrease))), "decrease")
                     if retry_after is not None and retry_after > 0:
                         until = self._clock() + min(float(retry_after), self.max_pause_s)
                         self._paused_until = max(self._paused_until, until)

@@ -77,6 +77,8 @@ DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
 #: The cap of the adaptive limit (the default): it starts at ``ADAPTIVE_INITIAL`` and finds the server's pace.
 DEFAULT_ADAPTIVE_CAP = {"local": 1, "openai": 64, "anthropic": 32, "recorded": 1}
 ADAPTIVE_INITIAL = 4
+#: Factor applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).
+ADAPTIVE_DECREASE = 0.5
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
 #: or model name would otherwise be sent once per prompt.
 ABORT_AFTER_REFUSALS = 10
@@ -625,6 +627,7 @@ def run_judge(
         defaults = DEFAULT_ADAPTIVE_CAP if adaptive else DEFAULT_CONCURRENCY
         workers = concurrency or _env_number(CONCURRENCY_ENV, int) or defaults.get(config.provider, 4)
         gate = ConcurrencyLimit(max(1, int(workers)), adaptive=adaptive, initial=ADAPTIVE_INITIAL,
+                                decrease=ADAPTIVE_DECREASE,
                                 max_pause_s=retry.max_retry_after_s)
         rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
         # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
