@@ -231,7 +231,7 @@ def test_title_matcher(title, expected):
 
 def test_title_matcher_collision_rate_and_errors():
     matcher = TitleMatcher(CATALOGUE)
-    assert matcher.collision_rate(90) == pytest.approx(2 / 5)  # Toy Story / Toy Story 2 (score 95)
+    assert matcher.collision_rate([90, 96]).tolist() == pytest.approx([2 / 5, 0])  # Toy Story / Toy Story 2 (score 95)
     with pytest.raises(ValueError, match="title"):
         TitleMatcher(pd.DataFrame({"item_id": [1]}))
 
@@ -245,3 +245,45 @@ def test_parse_titles_and_ranking():
     assert ranking_of(reply, TitleMatcher(CATALOGUE), 2) == [3, 2]
     prose = parse_titles("I would suggest watching some good films.")
     assert not prose.is_list and prose.titles == []
+
+
+# ------------------------------------------------------------------------------------------------- judge relations
+
+from recjudge.llm import JudgeConfig, JudgeRequest  # noqa: E402
+from recjudge.metamorphic import judges  # noqa: E402
+
+
+def fake_judge(history="A (1990), B (1991), C (1992)"):
+    messages = [{"role": "system", "content": "Rate the item. Reply with a number."},
+                {"role": "user", "content": f"Your behavior history: {history}\nRecommended item: D (2000)\nRating:"}]
+    return judges.JudgeUnderTest(label="fake", config=JudgeConfig(provider="local", model="m"),
+                                 requests=[JudgeRequest("u:i", messages)], parser=float,
+                                 span_start="Your behavior history: ", span_end="\nRecommended item:", list_sep=", ",
+                                 paraphrase={"Rate the item.": "Give the item a rating."})
+
+
+def test_judge_relations_change_only_their_part():
+    judge = fake_judge()
+    spaced = judges.perturb(judge, "mr3")[0].messages
+    assert spaced[1]["content"].startswith("Your behavior history: A ( 1 9 9 0 ) ,")
+    assert spaced[1]["content"].endswith("\nRecommended item: D (2000)\nRating:") and spaced[0] == judge.requests[0].messages[0]
+    shuffled = judges.perturb(judge, "shuffle")[0].messages[1]["content"]
+    assert shuffled != judge.requests[0].messages[1]["content"] and "D (2000)" in shuffled
+    para = judges.perturb(judge, "paraphrase")[0].messages
+    assert para[0]["content"] == "Give the item a rating. Reply with a number." and para[1] == judge.requests[0].messages[1]
+    assert judges.applicable(judge, "mr1") == (False, "no ratings in the prompt")
+    rated = fake_judge("A (1990) 4/5, B (1991) 3.5/5")
+    assert judges.applicable(rated, "mr1")[0]
+    assert "A (1990) 8/10, B (1991) 7/10" in judges.perturb(rated, "mr1")[0].messages[1]["content"]
+
+
+def test_robustness_summary_by_hand():
+    scores = pd.DataFrame({"judge": "j", "relation": "r", "case": list("abcde"),
+                           "original": [1.0, 3.0, 4.0, 5.0, np.nan], "perturbed": [1.0, 3.4, 2.0, 4.0, 2.0],
+                           "truth": [1.0, 2.0, 4.0, 5.0, 3.0]})
+    row = judges.robustness(scores).iloc[0]
+    assert row["cases"] == 5 and row["filtered"] == 1
+    assert row["mean_abs_change"] == pytest.approx((0 + 0.4 + 2 + 1) / 4)
+    assert row["share_changed"] == pytest.approx(3 / 4)
+    assert row["verdict_flip_rate"] == pytest.approx(1 / 4)  # 4 -> 2 flips; 3 -> 3.4 rounds to 3; 5 -> 4 stays > 3
+    assert list(judges.verdict([2.4, 2.5, 3.49, 3.5])) == [-1, 0, 0, 1]

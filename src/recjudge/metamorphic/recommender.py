@@ -156,14 +156,19 @@ class TitleMatcher:
         _, score, row = ranked[0]
         return self._ids[row].item() if hasattr(self._ids[row], "item") else self._ids[row], float(score)
 
-    def collision_rate(self, threshold: float | None = None) -> float:
-        """Share of catalogue titles whose most similar *other* title scores at least ``threshold``."""
-        threshold = self.threshold if threshold is None else threshold
-        scores = process.cdist(self._names, self._names, scorer=fuzz.token_sort_ratio, workers=1)
-        np.fill_diagonal(scores, 0)
-        same_text = np.equal.outer(np.array(self._names), np.array(self._names))
-        scores[same_text & ~np.eye(len(self._names), dtype=bool)] = 100  # remakes with one title collide fully
-        return float((scores.max(axis=1) >= threshold).mean())
+    def collision_rate(self, thresholds: Sequence[float] | None = None, sample: int | None = None,
+                       seed: int = 0) -> pd.Series:
+        """Share of catalogue titles whose most similar *other* title scores at least each threshold (default: the
+        matcher's), over all titles or a seeded ``sample`` of them compared with the whole catalogue."""
+        thresholds = [self.threshold] if thresholds is None else list(thresholds)
+        rows = np.arange(len(self._names))
+        if sample is not None and sample < len(rows):
+            rows = np.sort(np.random.default_rng(seed).choice(rows, size=sample, replace=False))
+        queries = [self._names[i] for i in rows]
+        scores = process.cdist(queries, self._names, scorer=fuzz.token_sort_ratio, workers=1)
+        scores[np.arange(len(rows)), rows] = 0  # not the title itself
+        best = scores.max(axis=1)
+        return pd.Series([float((best >= t).mean()) for t in thresholds], index=thresholds, name="collision_rate")
 
 
 def ranking_of(reply: str | None, matcher: TitleMatcher, k: int) -> list[Hashable]:
