@@ -68,6 +68,10 @@ def test_shuffle_list_permutes_items():
     assert out != text and sorted(out.split(", ")) == sorted(text.split(", "))
     assert out == relations.shuffle_list(text, seed=1)
     assert relations.shuffle_list("only one", seed=1) == "only one"
+    titles = "Iron Giant, The (1999), Sex, Lies, and Videotape (1989), Alien (1979)"
+    shuffled = relations.shuffle_list(titles, seed=2, split=r"(?<=\)), ")
+    assert sorted(shuffled.split("), ")) != sorted(titles.split(", "))
+    assert sorted(s.strip("()") for s in shuffled.split("), ")) == sorted(s.strip("()") for s in titles.split("), "))
 
 
 def test_paraphrase_and_span():
@@ -287,3 +291,39 @@ def test_robustness_summary_by_hand():
     assert row["share_changed"] == pytest.approx(3 / 4)
     assert row["verdict_flip_rate"] == pytest.approx(1 / 4)  # 4 -> 2 flips; 3 -> 3.4 rounds to 3; 5 -> 4 stays > 3
     assert list(judges.verdict([2.4, 2.5, 3.49, 3.5])) == [-1, 0, 0, 1]
+
+
+# ------------------------------------------------------------------------------------------------- study tables
+
+from recjudge.metamorphic import study  # noqa: E402
+
+
+def fake_replies():
+    rows = []
+    for k in (5, 10):
+        for it, ranking in enumerate([[1, 2, 3], [1, 3, 2]]):
+            rows.append({"table": "2", "condition": f"k={k}", "user_id": 1, "iteration": it, "ranking": ranking})
+    for it in range(4):
+        rows.append({"table": "3", "condition": "l=20", "user_id": 1, "iteration": it,
+                     "ranking": [1, 2, 3] if it % 2 == 0 else [1, 2, 4]})
+    for name in ("mr1", "mr2", "mr3", "mr4"):
+        for it in range(3):
+            rows.append({"table": "4", "condition": name, "user_id": 1, "iteration": it,
+                         "ranking": [1, 2, 3] if name == "mr1" else [7, 8, it + 10]})
+    return pd.DataFrame(rows)
+
+
+def test_study_tables_compare_as_described():
+    replies = fake_replies()
+    t2 = study.table_2(replies).set_index("condition")
+    assert t2.loc["k=5", "overlap"] == pytest.approx(1.0)
+    assert t2.loc["k=5", "kendall_tau"] == pytest.approx(1 / 3)  # one of three pairs discordant
+    t3 = study.table_3(replies).set_index("condition")
+    assert t3.loc["l=20", "overlap"] == pytest.approx(np.mean([2 / 3, 1, 2 / 3]))  # iterations 1-3 vs 0
+    t4, per_iteration = study.table_4(replies)
+    t4 = t4.set_index("relation")
+    assert t4.loc["No change (baseline)", "iterations"] == 3
+    assert t4.loc["MR1: Multiply", "overlap"] == pytest.approx(1.0) and t4.loc["MR1: Multiply", "overlap_sd"] == 0
+    assert t4.loc["MR3: Spaces", "overlap"] == pytest.approx(0.0)
+    assert 0 <= t4.loc["MR3: Spaces", "overlap_p"] < 0.05
+    assert len(per_iteration) == 15

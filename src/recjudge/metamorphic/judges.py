@@ -34,6 +34,8 @@ from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
 
 from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase, shuffle_list
 
+#: Separators of a "Title (year), Title (year)" history: a comma after a closing parenthesis (titles hold commas).
+HISTORY_SPLIT = r"(?<=\)), "
 RELATIONS = ("mr3", "mr4", "shuffle", "mr1", "mr2", "paraphrase")
 RELATION_NAMES = {"mr3": "MR3: spaces", "mr4": "MR4: random words", "shuffle": "History order shuffled",
                   "mr1": "MR1: ratings multiplied", "mr2": "MR2: ratings shifted",
@@ -71,6 +73,7 @@ class JudgeUnderTest:
     span_start: str
     span_end: str | None
     list_sep: str | None = None
+    list_split: str | None = None
     paraphrase: Mapping[str, str] = field(default_factory=dict)
     truth: Mapping[str, float] | None = None
 
@@ -100,7 +103,7 @@ def _relation(judge: JudgeUnderTest, relation: str, position: int) -> Callable[[
     if relation == "mr4":
         return partial(mr4_random_words, seed=position)
     if relation == "shuffle":
-        return partial(shuffle_list, seed=position, sep=judge.list_sep)
+        return partial(shuffle_list, seed=position, sep=judge.list_sep, split=judge.list_split)
     if relation == "mr1":
         return lambda text: mr1_multiply(" " + text)[1:]
     if relation == "mr2":
@@ -197,6 +200,7 @@ def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: st
     return JudgeUnderTest(label=label, config=config.with_(prompt="kang_basic"),
                           requests=study.requests("kang_basic", frame), parser=_likert_parser(config),
                           span_start="Your behavior history: ", span_end="\nRecommended item:", list_sep=", ",
+                          list_split=HISTORY_SPLIT,
                           paraphrase=KANG_BASIC_PARAPHRASE, truth=truth)
 
 

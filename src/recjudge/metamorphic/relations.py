@@ -87,9 +87,12 @@ def mr4_random_words(text: str, seed: int = 0, n: int | None = None, every: int 
     return " ".join(out)
 
 
-def shuffle_list(text: str, seed: int = 0, sep: str = ", ") -> str:
-    """The items of a ``sep``-joined list in a seeded random order that differs from the original when it can."""
-    items = text.split(sep)
+def shuffle_list(text: str, seed: int = 0, sep: str = ", ", split: str | None = None) -> str:
+    """The items of a ``sep``-joined list in a seeded random order that differs from the original when it can.
+
+    split: a regular expression that finds the separators when ``sep`` also occurs inside items (e.g.
+    ``r"(?<=\)), "`` for "Title, The (1999), Other (2001)": only a comma after a closing parenthesis separates)."""
+    items = re.split(split, text) if split else text.split(sep)
     if len(items) < 2:
         return text
     rng = np.random.default_rng(seed)
