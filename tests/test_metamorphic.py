@@ -163,6 +163,14 @@ def test_rbo_uneven_lengths_against_equation_32_and_series(x, y):
     assert rbo(y, x, P) == pytest.approx(result)
 
 
+def test_similarity_row_with_empty_lists():
+    one_empty = rank.similarity_row([], [1, 2])
+    assert one_empty["rbo"] == 0 and one_empty["overlap"] == 0 and math.isnan(one_empty["kendall_tau"])
+    assert all(math.isnan(v) for v in rank.similarity_row([], []).values())
+    same = rank.similarity_row([1, 2, 3], [1, 2, 3])
+    assert same == pytest.approx({"kendall_tau": 1, "kendall_tau_shared": 1, "rbo": 1, "overlap": 1})
+
+
 def test_rbo_weight_of_the_top_ten_at_p_09():
     # Webber et al.: at p = 0.9 the first ten ranks carry about 86% of the weight
     assert rank.rbo_weight(10, 0.9) == pytest.approx(0.8556, abs=1e-4)

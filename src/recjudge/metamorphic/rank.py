@@ -228,9 +228,14 @@ def rbo_weight(depth: int, p: float = 0.9) -> float:
 
 
 def similarity_row(x: Sequence[Hashable], y: Sequence[Hashable], p: float = 0.9) -> dict[str, float]:
-    """The chapter's four numbers for two recommendation lists: tau (union), tau (shared), RBO ext, overlap."""
-    if not x or not y:
+    """The chapter's four numbers for two recommendation lists: tau (union), tau (shared), RBO ext, overlap.
+
+    A reply that is not a list gives an empty list. Both empty: all NaN (nothing to compare). One empty: overlap and
+    RBO 0 (no agreement at any depth), both taus NaN (no order to compare)."""
+    if not x and not y:
         return {"kendall_tau": math.nan, "kendall_tau_shared": math.nan, "rbo": math.nan, "overlap": math.nan}
+    if not x or not y:
+        return {"kendall_tau": math.nan, "kendall_tau_shared": math.nan, "rbo": 0.0, "overlap": 0.0}
     return {"kendall_tau": kendall_tau_union(x, y), "kendall_tau_shared": kendall_tau_shared(x, y),
             "rbo": rank_biased_overlap(x, y, p=p).ext, "overlap": overlap_ratio(x, y)}
 
