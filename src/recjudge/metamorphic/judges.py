@@ -1,0 +1,226 @@
+"""Metamorphic robustness of the compendium's own LLM judges.
+
+A judge under test (``JudgeUnderTest``) is a configuration, its original requests, its reply parser and where its
+prompt holds the user's history (markers around it). ``perturb`` applies one relation to every request:
+
+- ``mr3``: spaces between the characters of the history (or of the judged text when the prompt has no history);
+- ``mr4``: random words inserted into the same span (seeded by the request's position);
+- ``shuffle``: the history items in a random order (only where the prompt holds a list of items);
+- ``mr1`` / ``mr2``: the rating relations, only where ratings "R/5" appear in the span;
+- ``paraphrase``: the instruction reworded by the judge's own sentence replacements.
+
+A relation that does not apply to a judge (no history list, no ratings) is reported as not applicable, never run.
+``robustness`` compares original and perturbed scores per (judge, relation): cases run and filtered (a NaN on
+either side), mean absolute change, the share whose three-class verdict (< 3, = 3, > 3, on the score rounded to the
+nearest scale point) flips, the share of scores that change at all (by more than 0.01), Spearman's rank
+correlation between original and perturbed scores, and the change in Pearson agreement with the ground truth.
+The judge list is a parameter of the chapter; a new judge (e.g. the best Tokutake template) is one more
+``JudgeUnderTest``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+
+from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase, shuffle_list
+
+#: Separators of a "Title (year), Title (year)" history: a comma after a closing parenthesis (titles hold commas).
+HISTORY_SPLIT = r"(?<=\)), "
+RELATIONS = ("mr3", "mr4", "shuffle", "mr1", "mr2", "paraphrase")
+RELATION_NAMES = {"mr3": "MR3: spaces", "mr4": "MR4: random words", "shuffle": "History order shuffled",
+                  "mr1": "MR1: ratings multiplied", "mr2": "MR2: ratings shifted",
+                  "paraphrase": "Paraphrased instruction"}
+_RATING = re.compile(r"\s\d+(?:\.\d+)?/5\b")
+
+#: Kang et al.'s basic prompt, reworded sentence by sentence (same meaning, other words).
+KANG_BASIC_PARAPHRASE = {
+    "Please provide a serendipity rating for the recommended item using a 5-point Likert scale:":
+        "Rate how serendipitous the recommended item is on a five-point Likert scale:",
+    "Rate the recommended item from the perspective of serendipity, based on your behavior history.":
+        "Judge the recommended item for serendipity in the light of your behavior history.",
+    "Generate only the rating number, without any additional commentary or explanation.":
+        "Reply with the rating number alone and nothing else.",
+}
+#: The explanation judge's (Zhang et al. multiple-aspect zero-shot) instruction, reworded.
+EXPLANATION_PARAPHRASE = {
+    "Please rate the user experience with the explanation in the following aspects:":
+        "Score your experience of the explanation on each of these aspects:",
+    "Try to immerse yourself in this user's experience and provide feedback.":
+        "Put yourself in this user's place and give your feedback.",
+}
+
+
+@dataclass(frozen=True)
+class JudgeUnderTest:
+    """label; config (the judge); requests (originals); parser (reply -> score or aspect dict); span markers of the
+    history or judged text in the last message (end None = to the message's end); list_sep when the span is a list
+    (enables ``shuffle``); paraphrase: sentence replacements; truth: request key -> ground truth (optional)."""
+
+    label: str
+    config: JudgeConfig
+    requests: list[JudgeRequest]
+    parser: Callable[[str], object]
+    span_start: str
+    span_end: str | None
+    list_sep: str | None = None
+    list_split: str | None = None
+    paraphrase: Mapping[str, str] = field(default_factory=dict)
+    truth: Mapping[str, float] | None = None
+
+
+def _span_text(judge: JudgeUnderTest, request: JudgeRequest) -> str:
+    text = request.messages[-1]["content"]
+    begin = text.index(judge.span_start) + len(judge.span_start)
+    end = len(text) if judge.span_end is None else text.index(judge.span_end, begin)
+    return text[begin:end]
+
+
+def applicable(judge: JudgeUnderTest, relation: str) -> tuple[bool, str]:
+    """(applies, why not)."""
+    if relation == "shuffle" and judge.list_sep is None:
+        return False, "no list of history items in the prompt"
+    if relation in ("mr1", "mr2"):
+        if not any(_RATING.search(" " + _span_text(judge, r)) for r in judge.requests):
+            return False, "no ratings in the prompt"
+    if relation == "paraphrase" and not judge.paraphrase:
+        return False, "no paraphrase defined"
+    return True, ""
+
+
+def _relation(judge: JudgeUnderTest, relation: str, position: int) -> Callable[[str], str]:
+    if relation == "mr3":
+        return mr3_spaces
+    if relation == "mr4":
+        return partial(mr4_random_words, seed=position)
+    if relation == "shuffle":
+        return partial(shuffle_list, seed=position, sep=judge.list_sep, split=judge.list_split)
+    if relation == "mr1":
+        return lambda text: mr1_multiply(" " + text)[1:]
+    if relation == "mr2":
+        return lambda text: mr2_shift(" " + text)[1:]
+    raise ValueError(f"unknown relation {relation!r}; known: {', '.join(RELATIONS)}")
+
+
+def perturb(judge: JudgeUnderTest, relation: str) -> list[JudgeRequest]:
+    """The follow-up requests of ``judge`` under ``relation`` (same keys, changed messages)."""
+    out = []
+    for position, request in enumerate(judge.requests):
+        messages = [dict(m) for m in request.messages]
+        if relation == "paraphrase":
+            joined = "\n\x00\n".join(m["content"] for m in messages)
+            parts = paraphrase(joined, judge.paraphrase).split("\n\x00\n")
+            for message, content in zip(messages, parts):
+                message["content"] = content
+        else:
+            messages[-1]["content"] = apply_to_span(messages[-1]["content"], judge.span_start, judge.span_end,
+                                                    _relation(judge, relation, position))
+        out.append(JudgeRequest(key=request.key, messages=messages, meta={**request.meta, "relation": relation}))
+    return out
+
+
+def _long_scores(run) -> pd.Series:
+    scores = run.scores()
+    if isinstance(scores, pd.DataFrame):  # one column per aspect: one case per (key, aspect)
+        scores = scores.stack(future_stack=True)
+        scores.index = [f"{k}:{a}" for k, a in scores.index]
+    return scores.astype(float)
+
+
+def run_relations(judge: JudgeUnderTest, relations: Sequence[str] = RELATIONS, mode: str | None = None,
+                  store=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scores: case, relation, original, perturbed, truth; skipped: relation, reason) for one judge."""
+    original = _long_scores(run_judge(judge.config, judge.requests, judge.parser, mode=mode, store=store,
+                                      progress=False))
+    frames, skipped = [], []
+    for relation in relations:
+        ok, why = applicable(judge, relation)
+        if not ok:
+            skipped.append({"judge": judge.label, "relation": RELATION_NAMES[relation], "reason": why})
+            continue
+        changed = _long_scores(run_judge(judge.config, perturb(judge, relation), judge.parser, mode=mode,
+                                         store=store, progress=False))
+        frame = pd.DataFrame({"case": original.index, "original": original.to_numpy(),
+                              "perturbed": changed.reindex(original.index).to_numpy()})
+        if judge.truth is not None:
+            frame["truth"] = [judge.truth.get(c, math.nan) for c in frame["case"]]
+        frames.append(frame.assign(judge=judge.label, relation=RELATION_NAMES[relation]))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
+            pd.DataFrame(skipped, columns=["judge", "relation", "reason"]))
+
+
+def verdict(scores: pd.Series | np.ndarray) -> np.ndarray:
+    """Three-class verdict of scores rounded to the nearest scale point: -1 (< 3), 0 (= 3), 1 (> 3)."""
+    return np.sign(np.floor(np.asarray(scores, dtype=float) + 0.5) - 3)
+
+
+def robustness(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per (judge, relation) from ``run_relations`` scores (see the module docstring)."""
+    rows = []
+    for (judge, relation), group in scores.groupby(["judge", "relation"], sort=False):
+        both = group.dropna(subset=["original", "perturbed"])
+        change = (both["perturbed"] - both["original"]).abs()
+        row = {"judge": judge, "relation": relation, "cases": len(group), "filtered": len(group) - len(both),
+               "mean_abs_change": change.mean() if len(both) else math.nan,
+               "share_changed": (change > 0.01).mean() if len(both) else math.nan,
+               "verdict_flip_rate": (verdict(both["original"]) != verdict(both["perturbed"])).mean()
+               if len(both) else math.nan,
+               "spearman": math.nan, "delta_pearson_truth": math.nan}
+        if len(both) > 2 and both["original"].nunique() > 1 and both["perturbed"].nunique() > 1:
+            row["spearman"] = float(stats.spearmanr(both["original"], both["perturbed"]).statistic)
+        if "truth" in both.columns:
+            t = both.dropna(subset=["truth"])
+            if len(t) > 2 and t["truth"].nunique() > 1 and t["original"].nunique() > 1 and t["perturbed"].nunique() > 1:
+                row["delta_pearson_truth"] = float(stats.pearsonr(t["perturbed"], t["truth"]).statistic
+                                                   - stats.pearsonr(t["original"], t["truth"]).statistic)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+__all__ = ["EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS", "RELATION_NAMES",
+           "applicable", "explanation_judge", "kang_basic_judge", "perturb", "robustness", "run_relations", "verdict"]
+
+
+def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:
+    """Kang et al.'s basic prompt on the first ``n`` answers of a Serendipity-2018 study's judged sample
+    (``recjudge.serendipity.ground_truth.Serendipity2018Study``); truth: the primary ground truth."""
+    from recjudge.prompts.serendipity import request_key
+
+    frame = study.sample if n is None else study.sample.iloc[:n]
+    truth = {request_key(u, i): t for u, i, t in frame[["user_id", "item_id", "truth"]].itertuples(index=False)}
+    return JudgeUnderTest(label=label, config=config.with_(prompt="kang_basic"),
+                          requests=study.requests("kang_basic", frame), parser=_likert_parser(config),
+                          span_start="Your behavior history: ", span_end="\nRecommended item:", list_sep=", ",
+                          list_split=HISTORY_SPLIT,
+                          paraphrase=KANG_BASIC_PARAPHRASE, truth=truth)
+
+
+def explanation_judge(study, config: JudgeConfig, row_ids: Sequence[int],
+                      label: str = "Explanation judge") -> JudgeUnderTest:
+    """The explanation judge (Zhang et al., multiple-aspect zero-shot) on ``row_ids`` of the Lu et al. study
+    (``recjudge.data.lu2023.ExplanationStudy``): MR3/MR4 act on the explanation text; truth: the user's own rating
+    of each aspect."""
+    from recjudge.data.lu2023 import ASPECTS
+    from recjudge.prompts.explanations import build_requests, parser_for
+
+    prompts = build_requests(study, row_ids, "multi", "zero_shot")
+    ratings = study.user_ratings.set_index("row_id")
+    truth = {f"{r}:{a}": float(ratings.loc[int(r), a]) for r in row_ids for a in ASPECTS}
+    return JudgeUnderTest(label=label, config=config.with_(prompt=prompts.template), requests=prompts.requests,
+                          parser=parser_for("multi"), span_start="Explanation: ", span_end="\n\nReply with",
+                          paraphrase=EXPLANATION_PARAPHRASE, truth=truth)
+
+
+def _likert_parser(config: JudgeConfig):
+    from recjudge.llm import parse_likert
+
+    return parse_likert

@@ -1,0 +1,235 @@
+"""The randomness-control and metamorphic-relation study of Khirbat et al. (2024), section 4, as one request plan.
+
+``plan`` lists every reply the study needs, one row per (condition, user, iteration) with the request and the
+judge configuration that asks it; ``ask`` runs the plan through the judge engine (``recjudge.llm.run_judge``; replay
+from the store in the book) and returns the ranked list of each reply; ``similarities`` compares lists as the
+paper does and ``table_2`` / ``table_3`` / ``table_4`` summarise them.
+
+Design (the paper's, with our reading where it is silent):
+
+- Table 2: k in {5, 10, 30, 50}, all the user's liked items (rating > 3) in the prompt, two iterations per user;
+  the two lists of each user compared.
+- Table 3: l in {5, 10, 20, 30}, k = 5; iteration 0 is the reference and iterations 1..n (n = 10) are each compared
+  with it; the mean over users of each iteration, then the mean over iterations.
+- Table 4: k = 5, l = 20; the baseline is iteration 0 of the unchanged prompt; "No change" is iterations 1..n of the
+  unchanged prompt (so it equals Table 3's l = 20 row, as in the paper), each MR is n iterations of the changed
+  prompt, all compared with the baseline; mean and SD over the n iteration means, and an unpaired t-test
+  (``scipy.stats.ttest_ind``) of each MR's iteration means against No change's.
+- Iterations at temperature > 0 are sample indices of the judge engine (distinct store entries), so the whole study
+  replays. MR4 draws its words with the iteration as seed, so its iterations are distinct prompts (sample 0 each).
+- MR1 and MR2 use λ = 2; MR3 and MR4 change the liked-items part of the prompt (its "user history and rating").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+
+from .rank import similarity_row
+from .recommender import TitleMatcher, liked_history, list_length, parse_titles, ranking_of, recommendation_request
+from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words
+
+K_VALUES = (5, 10, 30, 50)
+L_VALUES = (5, 10, 20, 30)
+MR_NAMES = {"none": "No change (baseline)", "mr1": "MR1: Multiply", "mr2": "MR2: Addition", "mr3": "MR3: Spaces",
+            "mr4": "MR4: Random words"}
+HISTORY_START, HISTORY_END = "likes the following items: ", ". (1 being lowest"
+METRICS = ("kendall_tau", "kendall_tau_shared", "rbo", "overlap")
+
+
+def max_tokens_for(k: int) -> int:
+    """Reply length limit for k titles: 12 tokens a title (title, year, numbering) plus 20."""
+    return 12 * int(k) + 20
+
+
+def recommender_config(k: int, model: str = "smollm2-135m-instruct-q4_1", provider: str = "local",
+                       temperature: float = 0.7, runs: int = 1) -> JudgeConfig:
+    return JudgeConfig(provider=provider, model=model, prompt="khirbat_recommend", temperature=temperature,
+                       runs=runs, max_tokens=max_tokens_for(k))
+
+
+def eligible_users(ratings: pd.DataFrame, min_liked: int = 30, max_liked: int = 40) -> list:
+    """Users with between ``min_liked`` and ``max_liked`` ratings above 3 (enough for l = 30; Table 2 puts all of
+    them into the prompt, so the upper bound keeps that prompt short), sorted."""
+    liked = ratings[ratings["rating"] > 3].groupby("user_id").size()
+    return sorted(liked[(liked >= min_liked) & (liked <= max_liked)].index.tolist())
+
+
+def sample_users(ratings: pd.DataFrame, n_users: int, seed: int = 0, **bounds) -> list:
+    users = eligible_users(ratings, **bounds)
+    if n_users > len(users):
+        raise ValueError(f"asked for {n_users} users, only {len(users)} are eligible")
+    rng = np.random.default_rng(seed)
+    return sorted(rng.choice(np.array(users), size=n_users, replace=False).tolist())
+
+
+def _relation(name: str, iteration: int) -> Callable[[str], str]:
+    if name == "mr1":
+        return mr1_multiply
+    if name == "mr2":
+        return mr2_shift
+    if name == "mr3":
+        return partial(apply_to_span, start=HISTORY_START, end=HISTORY_END, relation=mr3_spaces)
+    if name == "mr4":
+        return partial(apply_to_span, start=HISTORY_START, end=HISTORY_END,
+                       relation=partial(mr4_random_words, seed=iteration))
+    raise ValueError(f"unknown relation {name!r}; known: mr1, mr2, mr3, mr4")
+
+
+def _changed(request: JudgeRequest, relation: Callable[[str], str], key: str, **meta) -> JudgeRequest:
+    messages = [dict(m) for m in request.messages]
+    messages[-1]["content"] = relation(messages[-1]["content"])
+    return JudgeRequest(key=key, messages=messages, meta={**request.meta, **meta})
+
+
+@dataclass(frozen=True)
+class PlanGroup:
+    """Requests asked with one configuration: ``runs`` samples each (iterations = sample indices)."""
+
+    table: str
+    condition: str
+    config: JudgeConfig
+    requests: list[JudgeRequest]
+
+
+def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations: int = 10,
+         model: str = "smollm2-135m-instruct-q4_1", provider: str = "local", temperature: float = 0.7,
+         tables: Sequence[str] = ("2", "3", "4")) -> list[PlanGroup]:
+    """Every request of the study for ``users`` (see the module docstring)."""
+    groups: list[PlanGroup] = []
+    cfg = partial(recommender_config, model=model, provider=provider, temperature=temperature)
+    if "2" in tables:
+        for k in K_VALUES:
+            reqs = [recommendation_request(f"t2:k{k}:{u}", u, liked_history(ratings, items, u, None), k,
+                                           table="2", condition=f"k={k}") for u in users]
+            groups.append(PlanGroup("2", f"k={k}", cfg(k, runs=2), reqs))
+    if "3" in tables or "4" in tables:
+        for l in L_VALUES if "3" in tables else (20,):
+            reqs = [recommendation_request(f"t3:l{l}:{u}", u, liked_history(ratings, items, u, l), 5,
+                                           table="3", condition=f"l={l}") for u in users]
+            groups.append(PlanGroup("3", f"l={l}", cfg(5, runs=iterations + 1), reqs))
+    if "4" in tables:
+        base = {u: recommendation_request(f"t3:l20:{u}", u, liked_history(ratings, items, u, 20), 5) for u in users}
+        for name in ("mr1", "mr2", "mr3"):
+            reqs = [_changed(base[u], _relation(name, 0), f"t4:{name}:{u}", table="4", condition=name) for u in users]
+            groups.append(PlanGroup("4", name, cfg(5, runs=iterations), reqs))
+        reqs = [_changed(base[u], _relation("mr4", i), f"t4:mr4:{u}:{i}", table="4", condition="mr4", iteration=i)
+                for u in users for i in range(iterations)]
+        groups.append(PlanGroup("4", "mr4", cfg(5, runs=1), reqs))
+    return groups
+
+
+def n_replies(groups: Sequence[PlanGroup]) -> int:
+    return sum(len(g.requests) * g.config.runs for g in groups)
+
+
+def ask(groups: Sequence[PlanGroup], items: pd.DataFrame, matcher: TitleMatcher | None = None,
+        mode: str | None = None, store=None, progress: bool = False) -> pd.DataFrame:
+    """One row per reply: table, condition, user_id, iteration, k, reply, is_list, n_titles, ranking."""
+    matcher = matcher or TitleMatcher(items)
+    rows = []
+    for group in groups:
+        run = run_judge(group.config, group.requests, parser=list_length, mode=mode, store=store, progress=progress)
+        meta = {r.key: r.meta for r in group.requests}
+        for rec in run.table.itertuples(index=False):
+            m = meta[rec.key]
+            k = int(m["k"])
+            iteration = int(m.get("iteration", rec.run))
+            reply = rec.reply if isinstance(rec.reply, str) else None
+            parsed = parse_titles(reply)
+            rows.append({"table": group.table, "condition": group.condition, "user_id": m["user_id"],
+                         "iteration": iteration, "k": k, "l": int(m["l"]), "reply": reply,
+                         "is_list": parsed.is_list, "n_titles": len(parsed.titles),
+                         "ranking": ranking_of(reply, matcher, k)})
+    return pd.DataFrame(rows)
+
+
+def _compare(a: Sequence, b: Sequence) -> dict[str, float]:
+    return similarity_row(list(a), list(b))
+
+
+def table_2(replies: pd.DataFrame) -> pd.DataFrame:
+    """Per k: mean similarity of the two iterations' lists over users (and the users compared)."""
+    out = []
+    for condition, group in replies[replies["table"] == "2"].groupby("condition", sort=False):
+        sims = []
+        for _, user in group.groupby("user_id"):
+            lists = user.sort_values("iteration")["ranking"].tolist()
+            if len(lists) >= 2:
+                sims.append(_compare(lists[0], lists[1]))
+        frame = pd.DataFrame(sims, columns=list(METRICS))
+        out.append({"condition": condition, **frame.mean().to_dict(), "users": len(sims)})
+    return pd.DataFrame(out)
+
+
+def iteration_means(replies: pd.DataFrame, reference: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
+    """Per iteration: the mean over users of the similarity of that iteration's list to the user's reference list."""
+    ref = {u: r for u, r in zip(reference["user_id"], reference["ranking"])}
+    rows = []
+    for it, group in compared.groupby("iteration"):
+        sims = pd.DataFrame([_compare(ref[u], r) for u, r in zip(group["user_id"], group["ranking"]) if u in ref],
+                            columns=list(METRICS))
+        rows.append({"iteration": it, **sims.mean().to_dict(), "users": len(sims)})
+    return pd.DataFrame(rows)
+
+
+def table_3(replies: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    t3 = replies[replies["table"] == "3"]
+    for condition, group in t3.groupby("condition", sort=False):
+        means = iteration_means(group, group[group["iteration"] == 0], group[group["iteration"] > 0])
+        out.append({"condition": condition, **means[list(METRICS)].mean().to_dict(), "iterations": len(means)})
+    return pd.DataFrame(out)
+
+
+def table_4(replies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary: mean and SD over iteration means per relation, with t-test p-values; iteration means long)."""
+    base = replies[(replies["table"] == "3") & (replies["condition"] == "l=20")]
+    reference = base[base["iteration"] == 0]
+    per_iteration = {"none": iteration_means(base, reference, base[base["iteration"] > 0])}
+    t4 = replies[replies["table"] == "4"]
+    for name in ("mr1", "mr2", "mr3", "mr4"):
+        per_iteration[name] = iteration_means(t4, reference, t4[t4["condition"] == name])
+    rows = []
+    for name, means in per_iteration.items():
+        row: dict[str, object] = {"relation": MR_NAMES[name], "iterations": len(means)}
+        for metric in METRICS:
+            values = means[metric].dropna()
+            row[metric] = values.mean()
+            row[f"{metric}_sd"] = values.std(ddof=1) if len(values) > 1 else math.nan
+            if name != "none":
+                baseline = per_iteration["none"][metric].dropna()
+                test = stats.ttest_ind(values, baseline) if len(values) > 1 and len(baseline) > 1 else None
+                row[f"{metric}_p"] = float(test.pvalue) if test is not None else math.nan
+        rows.append(row)
+    long = pd.concat([m.assign(relation=MR_NAMES[n]) for n, m in per_iteration.items()], ignore_index=True)
+    return pd.DataFrame(rows), long
+
+
+__all__ = ["HISTORY_END", "HISTORY_START", "K_VALUES", "L_VALUES", "METRICS", "MR_NAMES", "PlanGroup", "ask",
+           "eligible_users", "iteration_means", "max_tokens_for", "n_replies", "plan", "recommender_config",
+           "sample_users", "table_2", "table_3", "table_4"]
+
+
+#: Khirbat et al. (2024) Tables 2-4, numbers as printed (GPT-3.5-turbo, ml-latest-small read as "MovieLens 100k").
+PAPER_TABLE_2 = pd.DataFrame({"condition": ["k=5", "k=10", "k=30", "k=50"],
+                              "kendall_tau": [0.8784, 0.8673, 0.7679, 0.7096], "rbo": [0.9632, 0.951, 0.9068, 0.8522],
+                              "overlap": [0.8146, 0.9445, 0.8801, 0.6870]})
+PAPER_TABLE_3 = pd.DataFrame({"condition": ["l=5", "l=10", "l=20", "l=30"],
+                              "kendall_tau": [0.9120, 0.8757, 0.9116, 0.9179], "rbo": [0.9707, 0.9663, 0.9768, 0.9791],
+                              "overlap": [0.8495, 0.8088, 0.9623, 0.9665]})
+PAPER_TABLE_4 = pd.DataFrame({"relation": list(MR_NAMES.values()),
+                              "kendall_tau": [0.9116, 0.4829, 0.4966, 0.0640, 0.2295],
+                              "kendall_tau_sd": [0.0055, 0.0082, 0.0057, 0.0121, 0.0117],
+                              "rbo": [0.9768, 0.8496, 0.8460, 0.4710, 0.6802],
+                              "rbo_sd": [0.0027, 0.0021, 0.0014, 0.0081, 0.0050],
+                              "overlap": [0.9623, 0.8146, 0.8174, 0.4882, 0.6863],
+                              "overlap_sd": [0.0030, 0.0025, 0.0028, 0.0057, 0.0089]})

@@ -1,0 +1,337 @@
+"""Metamorphic relations, Kendall variants, overlap, rank-biased overlap and the title matcher."""
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recjudge.metamorphic import rank, relations
+from recjudge.metamorphic.rank import rank_biased_overlap as rbo
+from recjudge.metamorphic.recommender import TitleMatcher, normalise_title, parse_titles, ranking_of
+
+P = 0.9
+
+
+# ------------------------------------------------------------------------------------------------------ relations
+
+PROMPT = ("Given a user, as a recommender system, provide recommendations. The user 7 likes the following items: "
+          "Toy Story (1995) 4/5, Fahrenheit 9/11 (2004) 4.5/5, Alien (1979) 5/5. (1 being lowest and 5 being "
+          "highest).Give me back 5 recommendations")
+
+
+def test_mr1_multiplies_every_rating_and_leaves_the_rest():
+    out = relations.mr1_multiply(PROMPT, 2)
+    assert "Toy Story (1995) 8/10" in out and "Fahrenheit 9/11 (2004) 9/10" in out and "Alien (1979) 10/10" in out
+    assert "(1 being lowest and 5 being highest)" in out and "9/11" in out
+    assert relations.mr1_multiply(PROMPT, 3).count("/15") == 3
+
+
+def test_mr2_shifts_every_rating():
+    out = relations.mr2_shift(PROMPT, 2)
+    assert "Toy Story (1995) 6/7" in out and "(2004) 6.5/7" in out and "Alien (1979) 7/7" in out
+    assert "Give me back 5 recommendations" in out
+
+
+@pytest.mark.parametrize("fn,bad", [(relations.mr1_multiply, 1), (relations.mr1_multiply, 1.5),
+                                    (relations.mr2_shift, 0), (relations.mr2_shift, -5)])
+def test_rating_relations_reject_bad_lambda(fn, bad):
+    with pytest.raises(ValueError):
+        fn(PROMPT, bad)
+
+
+def test_rating_relations_need_a_rating():
+    with pytest.raises(ValueError, match="no rating"):
+        relations.mr1_multiply("no ratings here", 2)
+
+
+def test_mr3_spaces_between_characters():
+    assert relations.mr3_spaces("Toy Story 4/5") == "T o y S t o r y 4 / 5"
+    assert relations.mr3_spaces("a") == "a"
+
+
+def test_mr4_inserts_seeded_words_only():
+    text = "one two three four five six seven eight nine ten"
+    out = relations.mr4_random_words(text, seed=3, n=4)
+    assert out == relations.mr4_random_words(text, seed=3, n=4)
+    words = out.split()
+    assert len(words) == 14 and sum(w in relations.RANDOM_WORDS for w in words) == 4
+    assert [w for w in words if w not in relations.RANDOM_WORDS] == text.split()
+    assert relations.mr4_random_words(text, seed=4, n=4) != out
+    assert len(relations.mr4_random_words(text, seed=0).split()) == 12  # default: one per five words
+
+
+def test_shuffle_list_permutes_items():
+    text = "A (1990), B (1991), C (1992), D (1993)"
+    out = relations.shuffle_list(text, seed=1)
+    assert out != text and sorted(out.split(", ")) == sorted(text.split(", "))
+    assert out == relations.shuffle_list(text, seed=1)
+    assert relations.shuffle_list("only one", seed=1) == "only one"
+    titles = "Iron Giant, The (1999), Sex, Lies, and Videotape (1989), Alien (1979)"
+    shuffled = relations.shuffle_list(titles, seed=2, split=r"(?<=\)), ")
+    assert sorted(shuffled.split("), ")) != sorted(titles.split(", "))
+    assert sorted(s.strip("()") for s in shuffled.split("), ")) == sorted(s.strip("()") for s in titles.split("), "))
+
+
+def test_paraphrase_and_span():
+    assert relations.paraphrase("Rate it. Be brief.", {"Rate it.": "Give a rating."}) == "Give a rating. Be brief."
+    with pytest.raises(ValueError, match="does not contain"):
+        relations.paraphrase("Rate it.", {"Score it.": "x"})
+    out = relations.apply_to_span(PROMPT, "items: ", ". (1 being", relations.mr3_spaces)
+    assert out.startswith("Given a user, as a recommender system") and "T o y" in out
+    assert out.endswith(". (1 being lowest and 5 being highest).Give me back 5 recommendations")
+    with pytest.raises(ValueError, match="not found"):
+        relations.apply_to_span(PROMPT, "nowhere", None, str.upper)
+
+
+# ------------------------------------------------------------------------------------------- Kendall and overlap
+
+def test_kendall_variants_by_hand():
+    x, y = list("abcde"), list("abcdf")
+    assert rank.kendall_tau_shared(x, y) == pytest.approx(1.0)
+    assert rank.kendall_tau_union(x, y) == pytest.approx(13 / 15)  # 15 pairs, only (e, f) discordant
+    # disjoint lists: union ranks x = 1,2,3,3 and y = 3,3,1,2: C = 0, D = 4, one tie on each side
+    assert rank.kendall_tau_union(list("ab"), list("cd")) == pytest.approx(-4 / 5)
+    assert math.isnan(rank.kendall_tau_shared(list("ab"), list("cd")))
+    assert rank.kendall_tau_shared(list("abc"), list("cba")) == pytest.approx(-1.0)
+
+
+def test_overlap_ratio():
+    assert rank.overlap_ratio(list("abcde"), list("abxyz")) == pytest.approx(0.4)
+    assert rank.overlap_ratio(list("ab"), list("abcd")) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="duplicated"):
+        rank.overlap_ratio(list("aa"), list("a"))
+
+
+# -------------------------------------------------------------------------------------------- rank-biased overlap
+
+def overlap_at(x, y, d):
+    return len(set(x[:d]) & set(y[:d]))
+
+
+def webber_ext(x, y, p):
+    """Webber, Moffat & Zobel (2010) equation 32, written out (no ties)."""
+    S, L = (x, y) if len(x) <= len(y) else (y, x)
+    s, l = len(S), len(L)
+    X = {d: overlap_at(S, L, d) for d in range(1, l + 1)}
+    head = sum(X[d] / d * p ** d for d in range(1, l + 1))
+    head += sum(X[s] * (d - s) / (s * d) * p ** d for d in range(s + 1, l + 1))
+    return (1 - p) / p * head + ((X[l] - X[s]) / l + X[s] / s) * p ** l
+
+
+def series(x_ext, y_ext, p, depth=3000):
+    """RBO of two (long) lists as the plain truncated series (1 - p) sum_d p^(d-1) A_d."""
+    seen_x, seen_y, common, total = set(), set(), 0, 0.0
+    for d in range(1, depth + 1):
+        a, b = x_ext[d - 1], y_ext[d - 1]
+        common += (a in seen_y) + (b in seen_x) + (a == b)
+        seen_x.add(a)
+        seen_y.add(b)
+        total += (1 - p) * p ** (d - 1) * common / d
+    return total
+
+
+def test_rbo_hand_computed_even_lists():
+    # x = a b c, y = a c b: X = 1, 1, 3, so A = 1, 1/2, 1
+    expected_ext = (1 - P) / P * (1 * P + 0.5 * P ** 2 + 1 * P ** 3) + 1 * P ** 3
+    assert rbo(list("abc"), list("acb"), P).ext == pytest.approx(expected_ext)
+    same = rbo(list("abcd"), list("abcd"), P)
+    assert same.ext == pytest.approx(1) and same.max == pytest.approx(1)
+    apart = rbo(list("ab"), list("cd"), P)
+    assert apart.ext == pytest.approx(0) and apart.min == pytest.approx(0) and apart.max > 0
+
+
+@pytest.mark.parametrize("x,y", [(list("abcde"), list("bxaq")), (list("ab"), list("cabdef")),
+                                 (list("abc"), list("abcdefg")), (list("z"), list("abcd")),
+                                 (list("abcdef"), list("fedcba"))])
+def test_rbo_uneven_lengths_against_equation_32_and_series(x, y):
+    result = rbo(x, y, P)
+    assert result.ext == pytest.approx(webber_ext(x, y, P))
+    assert result.min <= result.ext <= result.max and result.res == pytest.approx(result.max - result.min)
+    # min: both lists continue with new items nobody else holds
+    assert result.min == pytest.approx(series(x + [f"x{i}" for i in range(3000)], y + [f"y{i}" for i in range(3000)],
+                                              P), abs=1e-9)
+    # max: each list continues with the other's missing items in order, then the same new items
+    S, L = (x, y) if len(x) <= len(y) else (y, x)
+    s_ext = S + [i for i in L if i not in S]
+    l_ext = L + [i for i in S if i not in L]
+    s_ext += [i for i in l_ext if i not in s_ext]
+    l_ext += [i for i in s_ext if i not in l_ext]
+    tail = [f"n{i}" for i in range(3000)]
+    assert result.max == pytest.approx(series(s_ext + tail, l_ext + tail, P), abs=1e-9)
+    assert rbo(y, x, P) == pytest.approx(result)
+
+
+def test_similarity_row_with_empty_lists():
+    one_empty = rank.similarity_row([], [1, 2])
+    assert one_empty["rbo"] == 0 and one_empty["overlap"] == 0 and math.isnan(one_empty["kendall_tau"])
+    assert all(math.isnan(v) for v in rank.similarity_row([], []).values())
+    same = rank.similarity_row([1, 2, 3], [1, 2, 3])
+    assert same == pytest.approx({"kendall_tau": 1, "kendall_tau_shared": 1, "rbo": 1, "overlap": 1})
+
+
+def test_rbo_weight_of_the_top_ten_at_p_09():
+    # Webber et al.: at p = 0.9 the first ten ranks carry about 86% of the weight
+    assert rank.rbo_weight(10, 0.9) == pytest.approx(0.8556, abs=1e-4)
+
+
+def test_rbo_variants_agree_without_ties():
+    x, y = list("abcdefg"), list("bdaqz")
+    values = [rbo(x, y, P, ties=t) for t in rank.TIE_VARIANTS]
+    for other in values[1:]:
+        assert other == pytest.approx(values[0])
+
+
+def resolutions(ranking):
+    groups = [list(e) if isinstance(e, (tuple, set, frozenset, list)) else [e] for e in ranking]
+    for perms in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [item for perm in perms for item in perm]
+
+
+@pytest.mark.parametrize("x,y", [([("a", "b"), "c", "d"], ["b", "c", "a", "e"]),
+                                 (["a", ("b", "c", "d")], [("a", "c"), "e", "b"]),
+                                 ([("a", "b", "c")], ["c", "x", "a", "y", "b"])])
+def test_rbo_a_min_is_the_mean_over_orders_of_the_ties(x, y):
+    mins = [rbo(xx, yy, P).min for xx in resolutions(x) for yy in resolutions(y)]
+    assert rbo(x, y, P, ties="a").min == pytest.approx(np.mean(mins))
+
+
+def test_rbo_w_and_b_by_hand():
+    # w: x = (a b) c, y = a b c. Depth 1: X = 1, |S| = 2, |L| = 1 -> A = 2/3; depths 2, 3: A = 1
+    w = rbo([("a", "b"), "c"], list("abc"), P, ties="w")
+    assert w.ext == pytest.approx((1 - P) / P * (2 / 3 * P + P ** 2 + P ** 3) + P ** 3)
+    # b: x = (a b), y = a b. Depth 1: c_x = (.5, .5), c_y = (1, 0): X = .5, A = .5 / (sqrt(.5) sqrt(1))
+    b = rbo([("a", "b")], list("ab"), P, ties="b")
+    assert b.ext == pytest.approx((1 - P) / P * (math.sqrt(0.5) * P + P ** 2) + P ** 2)
+    # a: depth 1: X = .5, A = .5
+    a = rbo([("a", "b")], list("ab"), P, ties="a")
+    assert a.ext == pytest.approx((1 - P) / P * (0.5 * P + P ** 2) + P ** 2)
+
+
+def test_rbo_rejects_bad_input():
+    with pytest.raises(ValueError, match="twice"):
+        rbo(["a", ("a", "b")], ["a"], P)
+    with pytest.raises(ValueError, match="non-empty"):
+        rbo([], ["a"], P)
+    with pytest.raises(ValueError, match="p must"):
+        rbo(["a"], ["a"], 1.0)
+    with pytest.raises(ValueError, match="ties"):
+        rbo(["a"], ["a"], P, ties="x")
+
+
+# ------------------------------------------------------------------------------------------ replies and matching
+
+CATALOGUE = pd.DataFrame({"item_id": [1, 2, 3, 4, 5],
+                          "title": ["Toy Story (1995)", "Toy Story 2 (1999)", "Matrix, The (1999)",
+                                    "Shining, The (1980)", "Alien (1979)"]})
+
+
+def test_normalise_title():
+    assert normalise_title("Matrix, The (1999)") == normalise_title("The Matrix") == "the matrix"
+    assert normalise_title("Amélie (Fabuleux destin d'Amélie Poulain, Le) (2001)") == "amelie"
+
+
+@pytest.mark.parametrize("title,expected", [("The Matrix (1999)", 3), ("the matrix", 3), ("Toy Story 2", 2),
+                                            ("Toy Story (1995)", 1), ("THE SHINING", 4), ("Aliens: Reloaded", None),
+                                            ("Gone with the Wind", None)])
+def test_title_matcher(title, expected):
+    item, score = TitleMatcher(CATALOGUE).match(title)
+    assert item == expected
+    assert (score >= 90) == (expected is not None)
+
+
+def test_title_matcher_collision_rate_and_errors():
+    matcher = TitleMatcher(CATALOGUE)
+    assert matcher.collision_rate([90, 96]).tolist() == pytest.approx([2 / 5, 0])  # Toy Story / Toy Story 2 (score 95)
+    with pytest.raises(ValueError, match="title"):
+        TitleMatcher(pd.DataFrame({"item_id": [1]}))
+
+
+def test_parse_titles_and_ranking():
+    reply = ("Here are my picks:\n1. **The Matrix** (1999) - mind-bending\n2) Toy Story 2: sequel\n"
+             "- Unknown Film (2020)\n3. The Matrix (1999)\n")
+    assert parse_titles(reply).titles == ["The Matrix (1999)", "Toy Story 2", "Unknown Film (2020)",
+                                          "The Matrix (1999)"]
+    assert ranking_of(reply, TitleMatcher(CATALOGUE), 5) == [3, 2, "?unknown film"]
+    assert ranking_of(reply, TitleMatcher(CATALOGUE), 2) == [3, 2]
+    prose = parse_titles("I would suggest watching some good films.")
+    assert not prose.is_list and prose.titles == []
+
+
+# ------------------------------------------------------------------------------------------------- judge relations
+
+from recjudge.llm import JudgeConfig, JudgeRequest  # noqa: E402
+from recjudge.metamorphic import judges  # noqa: E402
+
+
+def fake_judge(history="A (1990), B (1991), C (1992)"):
+    messages = [{"role": "system", "content": "Rate the item. Reply with a number."},
+                {"role": "user", "content": f"Your behavior history: {history}\nRecommended item: D (2000)\nRating:"}]
+    return judges.JudgeUnderTest(label="fake", config=JudgeConfig(provider="local", model="m"),
+                                 requests=[JudgeRequest("u:i", messages)], parser=float,
+                                 span_start="Your behavior history: ", span_end="\nRecommended item:", list_sep=", ",
+                                 paraphrase={"Rate the item.": "Give the item a rating."})
+
+
+def test_judge_relations_change_only_their_part():
+    judge = fake_judge()
+    spaced = judges.perturb(judge, "mr3")[0].messages
+    assert spaced[1]["content"].startswith("Your behavior history: A ( 1 9 9 0 ) ,")
+    assert spaced[1]["content"].endswith("\nRecommended item: D (2000)\nRating:") and spaced[0] == judge.requests[0].messages[0]
+    shuffled = judges.perturb(judge, "shuffle")[0].messages[1]["content"]
+    assert shuffled != judge.requests[0].messages[1]["content"] and "D (2000)" in shuffled
+    para = judges.perturb(judge, "paraphrase")[0].messages
+    assert para[0]["content"] == "Give the item a rating. Reply with a number." and para[1] == judge.requests[0].messages[1]
+    assert judges.applicable(judge, "mr1") == (False, "no ratings in the prompt")
+    rated = fake_judge("A (1990) 4/5, B (1991) 3.5/5")
+    assert judges.applicable(rated, "mr1")[0]
+    assert "A (1990) 8/10, B (1991) 7/10" in judges.perturb(rated, "mr1")[0].messages[1]["content"]
+
+
+def test_robustness_summary_by_hand():
+    scores = pd.DataFrame({"judge": "j", "relation": "r", "case": list("abcde"),
+                           "original": [1.0, 3.0, 4.0, 5.0, np.nan], "perturbed": [1.0, 3.4, 2.0, 4.0, 2.0],
+                           "truth": [1.0, 2.0, 4.0, 5.0, 3.0]})
+    row = judges.robustness(scores).iloc[0]
+    assert row["cases"] == 5 and row["filtered"] == 1
+    assert row["mean_abs_change"] == pytest.approx((0 + 0.4 + 2 + 1) / 4)
+    assert row["share_changed"] == pytest.approx(3 / 4)
+    assert row["verdict_flip_rate"] == pytest.approx(1 / 4)  # 4 -> 2 flips; 3 -> 3.4 rounds to 3; 5 -> 4 stays > 3
+    assert list(judges.verdict([2.4, 2.5, 3.49, 3.5])) == [-1, 0, 0, 1]
+
+
+# ------------------------------------------------------------------------------------------------- study tables
+
+from recjudge.metamorphic import study  # noqa: E402
+
+
+def fake_replies():
+    rows = []
+    for k in (5, 10):
+        for it, ranking in enumerate([[1, 2, 3], [1, 3, 2]]):
+            rows.append({"table": "2", "condition": f"k={k}", "user_id": 1, "iteration": it, "ranking": ranking})
+    for it in range(4):
+        rows.append({"table": "3", "condition": "l=20", "user_id": 1, "iteration": it,
+                     "ranking": [1, 2, 3] if it % 2 == 0 else [1, 2, 4]})
+    for name in ("mr1", "mr2", "mr3", "mr4"):
+        for it in range(3):
+            rows.append({"table": "4", "condition": name, "user_id": 1, "iteration": it,
+                         "ranking": [1, 2, 3] if name == "mr1" else [7, 8, it + 10]})
+    return pd.DataFrame(rows)
+
+
+def test_study_tables_compare_as_described():
+    replies = fake_replies()
+    t2 = study.table_2(replies).set_index("condition")
+    assert t2.loc["k=5", "overlap"] == pytest.approx(1.0)
+    assert t2.loc["k=5", "kendall_tau"] == pytest.approx(1 / 3)  # one of three pairs discordant
+    t3 = study.table_3(replies).set_index("condition")
+    assert t3.loc["l=20", "overlap"] == pytest.approx(np.mean([2 / 3, 1, 2 / 3]))  # iterations 1-3 vs 0
+    t4, per_iteration = study.table_4(replies)
+    t4 = t4.set_index("relation")
+    assert t4.loc["No change (baseline)", "iterations"] == 3
+    assert t4.loc["MR1: Multiply", "overlap"] == pytest.approx(1.0) and t4.loc["MR1: Multiply", "overlap_sd"] == 0
+    assert t4.loc["MR3: Spaces", "overlap"] == pytest.approx(0.0)
+    assert 0 <= t4.loc["MR3: Spaces", "overlap_p"] < 0.05
+    assert len(per_iteration) == 15
