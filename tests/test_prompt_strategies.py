@@ -243,6 +243,10 @@ def test_metrics_by_hand_and_against_sklearn():
     assert levels.to_numpy().sum() == 6 and levels.loc["3", "4"] == 1 and levels.loc["4", "3"] == 1
     three = ps.confusion(pred, true, "three")
     assert np.trace(three.to_numpy()) == 4 and list(three.columns) == list(ps.CLASS_NAMES)
+    empty = ps.confusion([nan, nan], [2, 3])
+    assert empty.shape == (5, 5) and empty.to_numpy().sum() == 0
+    none = ps.strategy_metrics([nan, nan], [2, 3])
+    assert none["n"] == 0 and none["n_unparsable"] == 2 and math.isnan(none["mae"])
 
 
 def test_paper_table1_and_default():

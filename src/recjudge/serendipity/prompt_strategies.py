@@ -448,7 +448,10 @@ def confusion(predicted, truth, classes: str = "levels") -> pd.DataFrame:
         p, t = three_class(pred[both]).astype(int), three_class(true[both]).astype(int)
     else:
         raise ValueError(f"classes must be 'levels' or 'three', got {classes!r}")
-    matrix = confusion_matrix(t, p, labels=labels)
+    if len(t) == 0:  # no reply parsed: an all-zero matrix, not an error
+        matrix = np.zeros((len(labels), len(labels)), dtype=int)
+    else:
+        matrix = confusion_matrix(t, p, labels=labels)
     return pd.DataFrame(matrix, index=pd.Index(names, name="true"), columns=pd.Index(names, name="predicted"))
 
 
