@@ -216,6 +216,7 @@ def test_ltm_chain_is_three_chained_calls_and_replays(tmp_path):
     replay = ps.run_strategy(config, "ltm", items, block, mode="replay", store=tmp_path)
     pd.testing.assert_frame_equal(replay.table, live.table)
     assert sum(r.n_from_store for r in replay.reports) == 9
+    assert replay.model_seconds == live.model_seconds >= 0
 
     # a chain whose first reply differs is a different chain: replay refuses instead of mixing
     with pytest.raises(MissingReplies):

@@ -323,12 +323,15 @@ def parser_for(strategy: str):
 @dataclass
 class StrategyRun:
     """One strategy's judgments: ``table`` has one row per item (key, reply or the three LtM replies, step scores,
-    predicted), ``calls`` the number of model calls per item, ``reports`` the engine's run reports."""
+    predicted), ``calls_per_item`` the model calls per item, ``reports`` the engine's run reports."""
 
     strategy: str
     table: pd.DataFrame
     reports: list
     calls_per_item: int
+    #: the model's wall-clock seconds when these replies were asked, summed from the store's records (a timing:
+    #: shown, never written to a result table)
+    model_seconds: float = 0.0
 
     @property
     def n_unparsable(self) -> int:
@@ -362,10 +365,10 @@ def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, m
             for step in STEP_NAMES:
                 out[step] = [parse_step(r, step) for r in out["reply"]]
         out["predicted"] = table["score"].to_numpy(dtype=float)
-        return StrategyRun(strategy, out, [run.report], 1)
+        return StrategyRun(strategy, out, [run.report], 1, _model_seconds(run, store))
 
     out = pd.DataFrame({"key": keys})
-    reports = []
+    reports, seconds = [], 0.0
     for number, template in enumerate(LTM_STEPS, start=1):
         if number > 1:
             previous = out[f"reply_{number - 1}"].tolist()
@@ -377,8 +380,17 @@ def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, m
         out[f"reply_{number}"] = table["reply"].to_numpy()
         out[STEP_NAMES[number - 1]] = table["score"].to_numpy(dtype=float)
         reports.append(run.report)
+        seconds += _model_seconds(run, store)
     out["predicted"] = out["serendipity"]
-    return StrategyRun(strategy, out, reports, 3)
+    return StrategyRun(strategy, out, reports, 3, seconds)
+
+
+def _model_seconds(run, store) -> float:
+    from recjudge.llm import ResponseStore, open_store
+
+    opened = store if isinstance(store, ResponseStore) else open_store(store)
+    records = (opened.peek(key) for key in run.table["store_key"].dropna())
+    return float(sum((record or {}).get("latency_s") or 0.0 for record in records))
 
 
 def ltm_chain(run: StrategyRun, key: str) -> list[dict[str, str]]:
