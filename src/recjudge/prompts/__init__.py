@@ -8,8 +8,8 @@ description (source, page of the paper, what was reconstructed) and is never sen
 format spec such as ``{score:.1f}`` is allowed. Any other line, including other Markdown headings, is message text.
 
 Builders for the papers' prompts live beside this module, one module per paper, and call ``render``:
-``serendipity`` (Kang et al.), ``explanations`` (Zhang et al.) and ``recommendation`` (Khirbat et al., the LLM
-recommender under metamorphic test).
+``serendipity`` (Kang et al.), ``tokutake`` (Tokutake et al.: Base, LS, CoT, LtM), ``explanations``
+(Zhang et al.) and ``recommendation`` (Khirbat et al., the LLM recommender under metamorphic test).
 """
 
 from __future__ import annotations

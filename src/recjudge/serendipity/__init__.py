@@ -2,6 +2,8 @@
 
 - ``ground_truth``  serendipity ground truth of Serendipity-2018 and Taobao, user histories, samples, agreement tables
 - ``proxies``       the proxy metrics SOG, SNPR, PURS, DESR and a random baseline
+- ``prompt_strategies`` Tokutake et al.: ground-truth search, the Base/LS/CoT/LtM judges (LtM chains), MAE and
+  three-class accuracy, ``DEFAULT_STRATEGY``
 
 Prompts for these judges live in ``recjudge.prompts.serendipity``.
 """

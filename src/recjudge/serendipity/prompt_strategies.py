@@ -1,0 +1,537 @@
+"""Prompt strategies for a serendipity judge (Tokutake, Okamoto et al. 2025, section 4 and Table 1).
+
+Ground truth g
+--------------
+The paper defines g as "the average of the five-level responses to the six serendipity questions in the dataset
+rounded to the nearest integer" and reports its distribution 1: 321, 2: 1,022, 3: 586, 4: 208, 5: 13 (2,150
+answers), without naming the six statements. ``search_ground_truth`` scores every candidate reading against that
+distribution:
+
+- which six of s1–s8 (28 subsets);
+- s3 ("I expected to enjoy this movie") as answered or reverse-keyed (6 − s3), when it is among the six;
+- NA ("don't remember"): ``skip`` (mean of the answered statements; no g when none is answered), ``complete``
+  (only answers with all six answered), ``as_3`` (NA counts as the neutral 3), ``as_1`` (NA counts as 1);
+- rounding: ``half_up`` (2.5 → 3), ``half_even`` (Python/NumPy ``round``: 2.5 → 2, 3.5 → 4), ``half_down``
+  (2.5 → 2), ``floor``, ``ceil``.
+
+The distance of a candidate is the sum over levels 1–5 of |its count − the paper's count| (answers without a g count
+as missing from every level). ``closest_ground_truth`` returns the candidate with the smallest distance (ties broken
+by the order of the search space: fewer reversals, then the NA and rounding rules in the order above).
+
+Strategies
+----------
+Four templates, all 10-shot (two solved examples per level from answers outside the evaluated sample, never of an
+evaluated user, seeded) and *reconstructions* (the paper prints no prompt text): ``base`` (``tokutake_base``), ``ls``
+(``tokutake_ls``), ``cot`` (``tokutake_cot``) and ``ltm`` (``tokutake_ltm`` → ``tokutake_ltm_step2`` →
+``tokutake_ltm_step3``: three chained calls per item; the chat of step k+1 is the chat of step k, the model's reply
+to it and the next question, so the chain replays from the response store like any request).
+
+The examples' step answers: relevance = the user's star rating at answer time rounded half up to 1–5 (the survey has
+no relevance statement), unexpectedness = mean of the unexpectedness statements s4, s5, s6 rounded half up,
+serendipity = the example's g.
+
+Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by explicit rules, NaN when they find none:
+
+1. Markdown emphasis and step numbers ("Step 3") are removed. A *labelled* score is a number after the word "serendipity" on the same line (at
+   most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last** labelled score counts
+   (CoT states relevance and unexpectedness first; a reply may restate its answer). A labelled *range* ("3-4",
+   "3 to 4", "3 or 4") gives NaN.
+2. Without a label: ``cot`` gives NaN (the first number of a CoT reply is the relevance step, not the answer).
+   ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone numbers
+   after removing scale mentions ("1 to 5", "1-5", "between 1 and 5"): exactly one distinct number → it; a range
+   or several distinct numbers → NaN.
+3. The number must lie in [1, 5]; otherwise NaN.
+
+Metrics: MAE and three-class accuracy (negative < 3, neutral = 3, positive > 3) of predicted vs g with seeded
+percentile bootstrap intervals, and the 5 × 5 and 3 × 3 confusion matrices (``sklearn.metrics.confusion_matrix``).
+Unparsable replies are counted and left out, never scored as 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from recjudge.prompts.tokutake import (LTM_STEPS, RECONSTRUCTED, STEP_NAMES, STRATEGIES, STRATEGY_NAMES,
+                                       TEMPLATES, examples_block, first_messages, ltm_next_messages)
+from recjudge.prompts.tokutake import check_strategy as _check_strategy
+from recjudge.serendipity.ground_truth import STATEMENTS, likert_level
+
+# ------------------------------------------------------------------------------------------------- ground truth g
+
+#: The paper's distribution of g (section 4.1), levels 1..5.
+PAPER_G_DISTRIBUTION: dict[int, int] = {1: 321, 2: 1022, 3: 586, 4: 208, 5: 13}
+NA_RULES = ("skip", "complete", "as_3", "as_1")
+ROUNDING_RULES = ("half_up", "half_even", "half_down", "floor", "ceil")
+
+
+def round_level(values: pd.Series | np.ndarray, rule: str) -> pd.Series:
+    """Round means to integer levels by ``rule`` (see the module docstring); NaN stays NaN."""
+    x = pd.Series(values, dtype=float)
+    if rule == "half_up":
+        out = np.floor(x + 0.5)
+    elif rule == "half_even":
+        out = np.round(x)
+    elif rule == "half_down":
+        out = np.ceil(x - 0.5)
+    elif rule == "floor":
+        out = np.floor(x)
+    elif rule == "ceil":
+        out = np.ceil(x)
+    else:
+        raise ValueError(f"unknown rounding rule {rule!r}; known: {ROUNDING_RULES}")
+    return pd.Series(out, index=x.index)
+
+
+@dataclass(frozen=True)
+class GroundTruthCandidate:
+    """One reading of "the average of the six serendipity questions rounded to the nearest integer"."""
+
+    statements: tuple[str, ...]
+    s3_reversed: bool = False
+    na_rule: str = "skip"
+    rounding: str = "half_up"
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.statements if s not in STATEMENTS]
+        if unknown:
+            raise ValueError(f"unknown statement(s) {unknown}; known: {STATEMENTS}")
+        if self.s3_reversed and "s3" not in self.statements:
+            raise ValueError("s3_reversed needs s3 among the statements")
+        if self.na_rule not in NA_RULES:
+            raise ValueError(f"unknown NA rule {self.na_rule!r}; known: {NA_RULES}")
+        if self.rounding not in ROUNDING_RULES:
+            raise ValueError(f"unknown rounding rule {self.rounding!r}; known: {ROUNDING_RULES}")
+
+    @property
+    def label(self) -> str:
+        names = ", ".join("6−s3" if s == "s3" and self.s3_reversed else s for s in self.statements)
+        return f"mean({names}); NA {self.na_rule}; round {self.rounding}"
+
+    def mean(self, answers: pd.DataFrame) -> pd.Series:
+        missing = [c for c in self.statements if c not in answers.columns]
+        if missing:
+            raise KeyError(f"ground-truth candidate needs answer column(s) {missing}")
+        values = answers[list(self.statements)].astype(float)
+        if self.s3_reversed:
+            values = values.assign(s3=6.0 - values["s3"])
+        if self.na_rule == "skip":
+            return values.mean(axis=1)
+        if self.na_rule == "complete":
+            return values.mean(axis=1).where(values.notna().all(axis=1))
+        return values.fillna(3.0 if self.na_rule == "as_3" else 1.0).mean(axis=1)
+
+    def levels(self, answers: pd.DataFrame) -> pd.Series:
+        """g for every answer (float level 1–5, NaN where the NA rule leaves none)."""
+        return round_level(self.mean(answers), self.rounding).rename("g")
+
+
+def ground_truth_candidates(k: int = 6) -> list[GroundTruthCandidate]:
+    """The search space: every k of s1–s8 × s3 keying × NA rule × rounding rule, in a fixed order."""
+    out = []
+    for subset in itertools.combinations(STATEMENTS, k):
+        for reversed_ in ((False, True) if "s3" in subset else (False,)):
+            for na in NA_RULES:
+                for rounding in ROUNDING_RULES:
+                    out.append(GroundTruthCandidate(subset, reversed_, na, rounding))
+    return out
+
+
+def level_counts(levels: pd.Series) -> dict[int, int]:
+    values = pd.Series(levels, dtype=float)
+    return {k: int((values == k).sum()) for k in PAPER_G_DISTRIBUTION}
+
+
+def distribution_distance(counts: Mapping[int, int], reference: Mapping[int, int] = PAPER_G_DISTRIBUTION) -> int:
+    """Sum over levels of |count − reference count|."""
+    return int(sum(abs(int(counts.get(k, 0)) - int(v)) for k, v in reference.items()))
+
+
+def search_ground_truth(answers: pd.DataFrame, candidates: Sequence[GroundTruthCandidate] | None = None
+                        ) -> pd.DataFrame:
+    """Every candidate's distribution of g beside the paper's, closest first.
+
+    Columns: rank, candidate (label), statements, s3_reversed, na_rule, rounding, n_1..n_5, n_without_g, distance,
+    exact (distance 0 and no answer without g)."""
+    candidates = list(candidates) if candidates is not None else ground_truth_candidates()
+    rows = []
+    for order, cand in enumerate(candidates):
+        levels = cand.levels(answers)
+        counts = level_counts(levels)
+        distance = distribution_distance(counts)
+        rows.append({"order": order, "candidate": cand.label, "statements": ", ".join(cand.statements),
+                     "s3_reversed": cand.s3_reversed, "na_rule": cand.na_rule, "rounding": cand.rounding,
+                     **{f"n_{k}": v for k, v in counts.items()}, "n_without_g": int(levels.isna().sum()),
+                     "distance": distance, "exact": distance == 0 and sum(counts.values()) == len(answers)})
+    table = pd.DataFrame(rows).sort_values(["distance", "order"], kind="stable").reset_index(drop=True)
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    return table.drop(columns="order")
+
+
+def candidate_from_row(row: Mapping[str, object]) -> GroundTruthCandidate:
+    return GroundTruthCandidate(tuple(str(row["statements"]).split(", ")), bool(row["s3_reversed"]),
+                                str(row["na_rule"]), str(row["rounding"]))
+
+
+def closest_ground_truth(answers: pd.DataFrame) -> GroundTruthCandidate:
+    """The candidate whose distribution of g is closest to the paper's (see ``search_ground_truth``)."""
+    return candidate_from_row(search_ground_truth(answers).iloc[0])
+
+
+def paper_distribution_table() -> pd.DataFrame:
+    return pd.DataFrame({"level": list(PAPER_G_DISTRIBUTION), "paper": list(PAPER_G_DISTRIBUTION.values())})
+
+
+# ------------------------------------------------------------------------------------------------------ strategies
+
+N_PER_LEVEL = 2
+#: The strategy the recommender re-evaluation uses: CoT, the paper's best on MAE for both models and on accuracy for
+#: GPT-4o-mini (Table 1; the paper re-evaluates recommenders with GPT-4o-mini and CoT). The tiny local model cannot
+#: rank the templates (its results are near noise level), so the chapter reports its ranking but does not let it
+#: override this choice.
+DEFAULT_STRATEGY = "cot"
+
+#: Tokutake et al. (2025), Table 1, as printed (accuracy in %).
+PAPER_TABLE1 = pd.DataFrame(
+    [("base", 1.473, 2.265, 20.79, 27.49), ("ls", 1.159, 1.731, 30.74, 13.67),
+     ("cot", 0.8470, 1.117, 46.98, 34.05), ("ltm", 1.014, 1.356, 40.88, 35.26)],
+    columns=["strategy", "mae_gpt", "mae_llama", "accuracy_gpt", "accuracy_llama"])
+
+
+def paper_table1() -> pd.DataFrame:
+    """The paper's Table 1: strategy, template name, MAE and accuracy (%) for GPT-4o-mini and Llama-3.1-70B (4-bit)."""
+    return PAPER_TABLE1.assign(template=PAPER_TABLE1["strategy"].map(STRATEGY_NAMES)).copy()
+
+
+# ----------------------------------------------------------------------------------------------------- examples
+
+def example_step_scores(examples: pd.DataFrame, g_column: str = "g") -> pd.DataFrame:
+    """Relevance, unexpectedness and serendipity answers of solved examples (see the module docstring)."""
+    relevance = likert_level(examples["rating"].astype(float)).clip(1, 5)
+    unexpected = likert_level(examples[["s4", "s5", "s6"]].astype(float).mean(axis=1)).clip(1, 5)
+    out = pd.DataFrame({"relevance": relevance, "unexpectedness": unexpected,
+                        "serendipity": examples[g_column].astype(float)}, index=examples.index)
+    bad = out.index[out.isna().any(axis=1)]
+    if len(bad):
+        raise ValueError(f"example answer(s) {list(bad)[:5]} lack a rating, s4–s6 or {g_column}")
+    return out.astype(int)
+
+
+def select_examples(pool: pd.DataFrame, g_column: str = "g", per_level: int = N_PER_LEVEL, seed: int = 0,
+                    exclude_users: Sequence = (), strict: bool = True) -> pd.DataFrame:
+    """``per_level`` solved examples per level 1–5 of ``g_column`` from ``pool`` (answers outside the evaluated set),
+    never of ``exclude_users``, with a rating and s4–s6 answered (their step answers), seeded; shuffled so that the
+    level does not rise across the block. A level with too few candidates raises, unless ``strict`` is False
+    (synthetic fixtures): its missing examples are then taken from the nearest levels (their own g is shown)."""
+    rng = np.random.default_rng(seed)
+    ok = (pool[g_column].notna() & ~pool["user_id"].isin(set(exclude_users)) & pool["rating"].notna()
+          & pool[["s4", "s5", "s6"]].notna().any(axis=1))
+    candidates = pool[ok]
+    chosen: list = []
+    for level in range(1, 6):
+        rows = candidates.index[candidates[g_column] == level]
+        if len(rows) < per_level and strict:
+            raise ValueError(f"only {len(rows)} candidate examples of level {level} in column {g_column!r} "
+                             f"(need {per_level})")
+        if len(rows) < per_level:  # nearest levels first, then the lower one
+            rest = candidates.drop(index=pd.Index(chosen).union(rows))
+            order = (rest[g_column] - level).abs().to_numpy() * 2 + (rest[g_column] > level).to_numpy()
+            extra = rest.index[np.argsort(order, kind="stable")][: per_level - len(rows)]
+            rows = rows.append(extra)
+        chosen.extend(rng.choice(rows, size=per_level, replace=False).tolist())
+    return candidates.loc[[chosen[i] for i in rng.permutation(len(chosen))]]
+
+
+# ------------------------------------------------------------------------------------------------------- parsing
+
+_EMPHASIS = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")
+_NUM = r"\d+(?:\.\d+)?"
+_RANGE_TAIL = rf"\s*(?:-|–|—|to|or)\s*({_NUM})(?![\w.]|\.\d)"
+_LABEL = re.compile(rf"serendipity\b[^\d\n]{{0,30}}?({_NUM})(\s*(?:/|out of)\s*5(?![\d.]))?(?:{_RANGE_TAIL})?",
+                    re.IGNORECASE)
+_SCALE = re.compile(rf"(?:between\s+)?\b1\s*(?:-|–|to|and)\s*5\b", re.IGNORECASE)
+_RANGE = re.compile(rf"(?<![\w.])({_NUM}){_RANGE_TAIL}", re.IGNORECASE)
+_STANDALONE = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
+_STEP_NUMBER = re.compile(r"\bstep\s*\d\b", re.IGNORECASE)  # "Step 3 (serendipity): 4": the 3 is no score
+_STEP_LABEL = {step: re.compile(rf"{step}\b[^\d\n]{{0,30}}?({_NUM})", re.IGNORECASE) for step in STEP_NAMES}
+
+
+def _in_range(value: str) -> float:
+    number = float(value)
+    return number if 1 <= number <= 5 else math.nan
+
+
+def _lone_number(text: str) -> float:
+    without_scale = _SCALE.sub(" ", text)
+    if _RANGE.search(without_scale):
+        return math.nan
+    numbers = {float(m) for m in _STANDALONE.findall(without_scale)}
+    if len(numbers) != 1:
+        return math.nan
+    return _in_range(_format(numbers.pop()))
+
+
+def _format(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def parse_serendipity(text: str | None, strategy: str = "base") -> float:
+    """The final serendipity score of a reply to ``strategy``'s prompt (for ``ltm``: the step-3 reply), or NaN.
+
+    Rules in the module docstring: last labelled "Serendipity" score (a labelled range gives NaN); without a label,
+    NaN for CoT, else the single distinct standalone number; the number must lie in [1, 5]."""
+    _check_strategy(strategy)
+    if not isinstance(text, str) or not text.strip():
+        return math.nan
+    cleaned = _STEP_NUMBER.sub("step", _EMPHASIS.sub("", text))
+    labelled = list(_LABEL.finditer(cleaned))
+    if labelled:
+        last = labelled[-1]
+        if last.group(3) is not None and last.group(2) is None:
+            return math.nan  # a range such as "Serendipity: 3-4"
+        return _in_range(last.group(1))
+    if strategy == "cot":
+        return math.nan
+    return _lone_number(cleaned)
+
+
+def parse_step(text: str | None, step: str) -> float:
+    """The last score labelled ``step`` (relevance, unexpectedness or serendipity) in a reply, or NaN."""
+    if step not in STEP_NAMES:
+        raise ValueError(f"unknown step {step!r}; known: {STEP_NAMES}")
+    if not isinstance(text, str):
+        return math.nan
+    found = _STEP_LABEL[step].findall(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)))
+    return _in_range(found[-1]) if found else math.nan
+
+
+def parser_for(strategy: str):
+    """The reply parser the engine uses for ``strategy`` (the final step of LtM)."""
+    _check_strategy(strategy)
+    return functools.partial(parse_serendipity, strategy=strategy)
+
+
+# ------------------------------------------------------------------------------------------------------ judging
+
+@dataclass
+class StrategyRun:
+    """One strategy's judgments: ``table`` has one row per item (key, reply or the three LtM replies, step scores,
+    predicted), ``calls_per_item`` the model calls per item, ``reports`` the engine's run reports."""
+
+    strategy: str
+    table: pd.DataFrame
+    reports: list
+    calls_per_item: int
+    #: the model's wall-clock seconds when these replies were asked, summed from the store's records (a timing:
+    #: shown, never written to a result table)
+    model_seconds: float = 0.0
+
+    @property
+    def n_unparsable(self) -> int:
+        return int(self.table["predicted"].isna().sum())
+
+
+def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, mode: str | None = None,
+                 store=None, progress: bool = False, provider=None) -> StrategyRun:
+    """Judge ``items`` (columns key, history, item) with ``strategy``.
+
+    ``config`` is a ``recjudge.llm.JudgeConfig``; its ``prompt`` is set to the strategy's template. Base, LS and CoT
+    are one call per item; LtM runs its three steps as three engine runs, step k+1's chat built from step k's chat and
+    stored reply, so a replay (``mode="replay"``) rebuilds the same chain from the store. The engine asks missing
+    prompts in prefix order (``order_prompts``), so prompts sharing the examples block reuse the model's cache.
+    ``provider``: an already built provider (tests), passed to ``run_judge``."""
+    from recjudge.llm import JudgeRequest, run_judge
+
+    _check_strategy(strategy)
+    for column in ("key", "history", "item"):
+        if column not in items.columns:
+            raise KeyError(f"items frame lacks column {column!r}")
+    messages = [first_messages(strategy, h, i, examples) for h, i in zip(items["history"], items["item"])]
+    keys = items["key"].astype(str).tolist()
+    config = config.with_(prompt=TEMPLATES[strategy])
+    if strategy != "ltm":
+        run = run_judge(config, [JudgeRequest(k, m) for k, m in zip(keys, messages)], parser_for(strategy),
+                        mode=mode, store=store, progress=progress, provider=provider)
+        table = run.table.drop_duplicates("key").set_index("key").reindex(keys)
+        out = pd.DataFrame({"key": keys, "reply": table["reply"].to_numpy()})
+        if strategy == "cot":
+            for step in STEP_NAMES:
+                out[step] = [parse_step(r, step) for r in out["reply"]]
+        out["predicted"] = table["score"].to_numpy(dtype=float)
+        return StrategyRun(strategy, out, [run.report], 1, _model_seconds(run, store))
+
+    out = pd.DataFrame({"key": keys})
+    reports, seconds = [], 0.0
+    for number, template in enumerate(LTM_STEPS, start=1):
+        if number > 1:
+            previous = out[f"reply_{number - 1}"].tolist()
+            messages = [ltm_next_messages(m, r, number) for m, r in zip(messages, previous)]
+        parser = parser_for("ltm") if number == 3 else functools.partial(parse_step, step=STEP_NAMES[number - 1])
+        run = run_judge(config.with_(prompt=template), [JudgeRequest(k, m) for k, m in zip(keys, messages)],
+                        parser, mode=mode, store=store, progress=progress, provider=provider)
+        table = run.table.drop_duplicates("key").set_index("key").reindex(keys)
+        out[f"reply_{number}"] = table["reply"].to_numpy()
+        out[STEP_NAMES[number - 1]] = table["score"].to_numpy(dtype=float)
+        reports.append(run.report)
+        seconds += _model_seconds(run, store)
+    out["predicted"] = out["serendipity"]
+    return StrategyRun(strategy, out, reports, 3, seconds)
+
+
+def _model_seconds(run, store) -> float:
+    from recjudge.llm import ResponseStore, open_store
+
+    opened = store if isinstance(store, ResponseStore) else open_store(store)
+    records = (opened.peek(key) for key in run.table["store_key"].dropna())
+    return float(sum((record or {}).get("latency_s") or 0.0 for record in records))
+
+
+def ltm_chain(run: StrategyRun, key: str) -> list[dict[str, str]]:
+    """The replies of one item's LtM chain in order, as (step, reply, score) records."""
+    if run.strategy != "ltm":
+        raise ValueError("ltm_chain needs an LtM run")
+    row = run.table.set_index("key").loc[str(key)]
+    return [{"step": step, "reply": row[f"reply_{n}"], "score": row[step]}
+            for n, step in enumerate(STEP_NAMES, start=1)]
+
+
+# ------------------------------------------------------------------------------------------------------ metrics
+
+def three_class(values: pd.Series | np.ndarray) -> np.ndarray:
+    """negative (< 3) → 0, neutral (= 3) → 1, positive (> 3) → 2; NaN stays NaN."""
+    x = np.asarray(values, dtype=float)
+    return np.where(np.isnan(x), np.nan, np.where(x < 3, 0.0, np.where(x > 3, 2.0, 1.0)))
+
+
+CLASS_NAMES = ("negative", "neutral", "positive")
+
+
+def _mae(pred: np.ndarray, true: np.ndarray) -> float:
+    return float(np.mean(np.abs(pred - true)))
+
+
+def _accuracy(pred: np.ndarray, true: np.ndarray) -> float:
+    return float(np.mean(three_class(pred) == three_class(true)))
+
+
+def strategy_metrics(predicted: pd.Series | np.ndarray, truth: pd.Series | np.ndarray, n_boot: int = 1000,
+                     seed: int = 0) -> dict[str, float]:
+    """MAE and three-class accuracy (%) on the rows where both are present, with seeded percentile bootstrap 95%
+    intervals (``scipy.stats.bootstrap``, paired), n and the number of rows without a prediction."""
+    from scipy import stats
+
+    pred, true = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
+    if pred.shape != true.shape:
+        raise ValueError(f"predicted and truth differ in length: {pred.shape} vs {true.shape}")
+    has_truth = ~np.isnan(true)
+    both = has_truth & ~np.isnan(pred)
+    out = {"n": int(both.sum()), "n_unparsable": int((has_truth & np.isnan(pred)).sum())}
+    p, t = pred[both], true[both]
+    for name, fn, scale in (("mae", _mae, 1.0), ("accuracy_pct", _accuracy, 100.0)):
+        out[name] = scale * fn(p, t) if len(p) else math.nan
+        if len(p) > 1 and n_boot > 0 and not (name == "mae" and np.all(p - t == (p - t)[0])):
+            ci = stats.bootstrap((p, t), fn, paired=True, vectorized=False, n_resamples=n_boot,
+                                 confidence_level=0.95, method="percentile", random_state=seed).confidence_interval
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = scale * ci.low, scale * ci.high
+        else:
+            out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = out[name]
+    return out
+
+
+def confusion(predicted, truth, classes: str = "levels") -> pd.DataFrame:
+    """Confusion matrix (rows: true, columns: predicted) over levels 1–5 (``"levels"``; non-integer predictions are
+    rounded half up) or the three classes (``"three"``), rows where both are present."""
+    from sklearn.metrics import confusion_matrix
+
+    pred, true = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
+    both = ~np.isnan(pred) & ~np.isnan(true)
+    if classes == "levels":
+        labels, names = [1, 2, 3, 4, 5], [str(k) for k in range(1, 6)]
+        p, t = np.floor(pred[both] + 0.5).astype(int), true[both].astype(int)
+    elif classes == "three":
+        labels, names = [0, 1, 2], list(CLASS_NAMES)
+        p, t = three_class(pred[both]).astype(int), three_class(true[both]).astype(int)
+    else:
+        raise ValueError(f"classes must be 'levels' or 'three', got {classes!r}")
+    if len(t) == 0:  # no reply parsed: an all-zero matrix, not an error
+        matrix = np.zeros((len(labels), len(labels)), dtype=int)
+    else:
+        matrix = confusion_matrix(t, p, labels=labels)
+    return pd.DataFrame(matrix, index=pd.Index(names, name="true"), columns=pd.Index(names, name="predicted"))
+
+
+# ---------------------------------------------------------------------------------------------------- the study
+
+@dataclass
+class PromptStrategyStudy:
+    """The inputs of the prompt-selection experiment, built once by ``prepare_study``.
+
+    answers:   the survey answers with ``g`` (the chosen ground truth, level 1–5 or NaN).
+    search:    ``search_ground_truth`` of the answers; ``definition`` the candidate used for g.
+    items:     the evaluated sample: key ("user_id:item_id"), user_id, item_id, g, history, item (prompt texts).
+    examples:  the ten solved examples (rows of ``answers`` with history, item and step scores).
+    source:    the history's label (``recjudge.serendipity.ground_truth.HistorySource``); synthetic: bool.
+    """
+
+    answers: pd.DataFrame
+    search: pd.DataFrame
+    definition: GroundTruthCandidate
+    items: pd.DataFrame
+    examples: pd.DataFrame
+    source: object
+    synthetic: bool
+
+    def examples_block(self, strategy: str) -> str:
+        return examples_block(strategy, self.examples.to_dict("records"))
+
+
+def prepare_study(source: str = "mirror", sample_size: int = 60, seed: int = 0, history_k: int = 10,
+                  definition: GroundTruthCandidate | None = None) -> PromptStrategyStudy:
+    """Load Serendipity-2018 (``"mirror"``) or the committed synthetic survey (``"synthetic"``), search the ground
+    truth and use the closest candidate (or ``definition``), build last-``history_k`` histories (training.csv when
+    present, else the survey fallback), draw a sample stratified by g (seeded) and ten solved examples from the
+    other answers of users outside the sample."""
+    from recjudge import data
+    from recjudge.prompts import serendipity as texts
+    from recjudge.serendipity.ground_truth import serendipity_histories, stratified_sample
+
+    if source not in ("mirror", "synthetic"):
+        raise ValueError(f"source must be 'mirror' or 'synthetic', got {source!r}")
+    loader_source = None if source == "mirror" else source
+    answers = data.load_serendipity_answers(loader_source).copy()
+    synthetic = bool(answers.attrs.get("synthetic", source == "synthetic"))
+    search = search_ground_truth(answers)
+    definition = definition or candidate_from_row(search.iloc[0])
+    answers["g"] = definition.levels(answers)
+    try:
+        training = data.load_serendipity_training(loader_source)
+    except data.MissingDataError:
+        training = None
+    history, history_label = serendipity_histories(answers, training, history_k)
+    movies = data.load_serendipity_movies(loader_source).drop_duplicates("item_id").set_index("item_id")
+    answers["history"] = texts.history_texts(answers, history, movies)
+    answers["item"] = [texts.movie_item_text(i, movies) for i in answers["item_id"]]
+    answers["key"] = [texts.request_key(u, i) for u, i in answers[["user_id", "item_id"]].itertuples(index=False)]
+    sample = stratified_sample(answers, "g", n=sample_size, seed=seed)
+    pool = answers.drop(index=sample.index)
+    examples = select_examples(pool, "g", seed=seed, exclude_users=sample["user_id"].unique(), strict=not synthetic)
+    examples = examples.join(example_step_scores(examples, "g"))
+    items = sample[["key", "user_id", "item_id", "g", "history", "item"]].copy()
+    return PromptStrategyStudy(answers, search, definition, items, examples, history_label, synthetic)
+
+
+__all__ = [
+    "CLASS_NAMES", "DEFAULT_STRATEGY", "GroundTruthCandidate", "LTM_STEPS", "NA_RULES", "PAPER_G_DISTRIBUTION",
+    "RECONSTRUCTED", "ROUNDING_RULES", "STEP_NAMES", "STRATEGIES", "STRATEGY_NAMES", "StrategyRun", "TEMPLATES",
+    "closest_ground_truth", "confusion", "distribution_distance", "example_step_scores",
+    "candidate_from_row", "examples_block", "first_messages", "ground_truth_candidates", "level_counts", "ltm_chain", "ltm_next_messages",
+    "paper_distribution_table", "paper_table1", "parse_serendipity", "parse_step", "parser_for", "round_level",
+    "PromptStrategyStudy", "prepare_study", "run_strategy", "search_ground_truth", "select_examples", "strategy_metrics", "three_class",
+]
