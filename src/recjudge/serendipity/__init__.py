@@ -2,6 +2,8 @@
 
 - ``ground_truth``  serendipity ground truth of Serendipity-2018 and Taobao, user histories, samples, agreement tables
 - ``proxies``       the proxy metrics SOG, SNPR, PURS, DESR and a random baseline
+- ``auxiliary_data`` auxiliary data in the judge's prompt (RQ2): popularity, similarity, ratings, profiles, history length
+- ``personality``   Taobao CEI-II curiosity and TIPI Big-Five scoring; ordinal and linear regressions of serendipity
 
 Prompts for these judges live in ``recjudge.prompts.serendipity``.
 """
