@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -340,3 +341,120 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
                                      meta={"user_id": row["user_id"], "item_id": row["item_id"],
                                            "setting": setting.name}))
     return requests
+
+
+#: Kang et al. (2025), Tables 4 and 5, as printed.
+KANG2025_TABLES45 = Path(__file__).with_name("kang2025_tables45.csv")
+
+
+def kang2025_tables45() -> pd.DataFrame:
+    """The paper's Table 4 and Table 5 rows (table, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
+    return pd.read_csv(KANG2025_TABLES45, comment="#")
+
+
+#: What Serendipity-2018 and the Taobao file cannot support, with the reason (Kang et al. RQ2 and RQ3).
+NOT_SUPPORTED = (
+    ("Taobao: LLM judge with any auxiliary datum (Figures 1-5, Table 4 and 5 Taobao rows)",
+     "the public file has no item text and no user histories, only anonymised ids; a judge has nothing to read"),
+    ("Taobao: demographic data (Figure 1b: age, gender)",
+     "the file has no age or gender column (its README reports 7,769 female users, per-user values are absent)"),
+    ("Taobao: interaction types click / purchase (Table 4)",
+     "the click and purchase flags refer to the recommended item itself, not to a history"),
+    ("Taobao: popularity (HOT function flag)", "not in the public file"),
+    ("Serendipity-2018: curiosity, Big-Five, demographics", "the survey did not collect them"),
+    ("Serendipity-2018: last 10 interactions, long histories (Figure 4 beyond k = 4)",
+     "training.csv is absent from the public copy; histories are the user's earlier survey answers (at most 4)"),
+    ("Serendipity-2018: popularity as 'percentage of users who rated the movie' in the study's population",
+     "training.csv is absent; the percentage is taken over the MovieLens latest-small users instead"),
+    ("Category-level data (weekly/hourly frequency, time since last interaction)",
+     "the paper omits its results; the histories here are too short to aggregate"),
+    ("Qwen2.5-14B/72B, GPT-4 and other judges of the paper",
+     "not available offline; a configured API model can be added as a parameter"),
+)
+
+
+def profile_parser(text: str | None) -> float:
+    """Parser for the summariser's replies: 1.0 when the reply has text, else NaN (the text itself is the result)."""
+    return 1.0 if text and str(text).strip() else float("nan")
+
+
+@dataclass
+class RQ2Run:
+    """Scores of every setting on the judged rows, and what was asked.
+
+    scores:   one column per setting name, index = the judged rows' index.
+    aux:      the auxiliary table of the judged rows and the few-shot examples (with ``long_profile`` when used).
+    reports:  one row per engine run (setting, prompts, from_store, provider_calls, unparsable).
+    """
+
+    scores: pd.DataFrame
+    aux: pd.DataFrame
+    reports: pd.DataFrame
+
+
+def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
+                 model: str, mode: str | None = None, scoring: str = "expected",
+                 profile_max_tokens: int = 48, progress: bool = False) -> RQ2Run:
+    """Judge ``rows`` (answers of ``study``, a ``Serendipity2018Study``) under every setting with the local judge
+    (temperature 0, one run; the few-shot examples are ``study.examples``), through the judge engine and its store.
+    Long-term profiles are generated first (template ``kang_profile_long``, greedy, ``profile_max_tokens``) for the
+    rows and the examples that have an earlier history. The engine asks each job's prompts in prefix order."""
+    from recjudge.llm import JudgeConfig, run_judge
+
+    frames = pd.concat([rows, study.examples])
+    aux = auxiliary_table(frames, study.history, study.movies, ratings, interactions=study.answers)
+    reports = []
+    if any("long_profile" in s.components for s in settings):
+        requests = long_profile_requests(frames, study.history, study.movies)
+        config = JudgeConfig(provider="local", model=model, prompt="kang_profile_long", scoring="generate",
+                             max_tokens=profile_max_tokens, temperature=0.0, runs=1, seed=0)
+        run = run_judge(config, requests, profile_parser, mode=mode, progress=progress)
+        replies = run.table.drop_duplicates("key").set_index("key")["reply"]
+        keys = [f"{u}:{i}" for u, i in frames[["user_id", "item_id"]].itertuples(index=False)]
+        from recjudge.prompts.serendipity import EMPTY_HISTORY
+
+        aux["long_profile"] = [clean_profile_reply(replies[k]) if k in replies.index else EMPTY_HISTORY
+                               for k in keys]
+        reports.append({"setting": "long-term profiles (summaries)", "prompts": run.report.n_prompts,
+                        "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
+                        "unparsable": run.report.n_unparsable})
+    scores = pd.DataFrame(index=rows.index)
+    keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
+    for setting in settings:
+        requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
+                                    answers=study.answers)
+        prompt = "kang_fewshot_aux" if setting.components else "kang_fewshot"
+        config = JudgeConfig(provider="local", model=model, prompt=prompt, scoring=scoring, max_tokens=1,
+                             temperature=0.0, runs=1, seed=0)
+        run = run_judge(config, requests, mode=mode, progress=progress)
+        scores[setting.name] = run.scores().reindex(keys).to_numpy()
+        reports.append({"setting": setting.name, "prompts": run.report.n_prompts,
+                        "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
+                        "unparsable": run.report.n_unparsable})
+    return RQ2Run(scores, aux, pd.DataFrame(reports))
+
+
+def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], title: str = ""):
+    """Pearson (%), MAE and RMSE with their 95% bootstrap intervals per setting, three panels side by side (the
+    shape of Kang et al.'s Figures 2-3). ``table``: rows of ``ground_truth.agreement_table``."""
+    import matplotlib.pyplot as plt
+
+    from recjudge.compendium import figures
+
+    part = table.set_index("method").loc[list(settings)]
+    fig, axes = plt.subplots(1, 3, figsize=(figures.FIGURE_WIDTH_IN, 3.6))
+    for ax, (metric, low, high, label) in zip(axes, (("pearson_pct", "pearson_ci_low", "pearson_ci_high", "Pearson (%)"),
+                                                   ("mae", "mae_ci_low", "mae_ci_high", "MAE"),
+                                                   ("rmse", "rmse_ci_low", "rmse_ci_high", "RMSE"))):
+        y = part[metric].to_numpy(dtype=float)
+        err = np.vstack([y - part[low].to_numpy(dtype=float), part[high].to_numpy(dtype=float) - y])
+        ax.errorbar(np.arange(len(y)), y, yerr=err, fmt="o", color=figures.colours(1)[0], capsize=3)
+        ax.set_xticks(np.arange(len(y)), list(settings), rotation=60, ha="right")
+        ax.set_title(label)
+        ax.set_ylabel(label)
+        if metric == "pearson_pct":
+            ax.axhline(0, color="grey", lw=0.8, ls=":")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
