@@ -452,6 +452,7 @@ def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], titl
         ax.set_xticks(np.arange(len(y)), list(settings), rotation=60, ha="right")
         ax.set_title(label)
         ax.set_ylabel(label)
+        ax.set_xlabel("Setting")
         if metric == "pearson_pct":
             ax.axhline(0, color="grey", lw=0.8, ls=":")
     if title:
