@@ -68,9 +68,13 @@ class Setting:
             raise ValueError(f"setting {self.name!r}: unknown component(s) {unknown}; known: {list(COMPONENTS)}")
 
 
+#: Name of the baseline without auxiliary data (the paper's "NA"; spelled out so CSV readers do not take it for a
+#: missing value). ``settings_by_name`` also accepts "NA".
+NA = "none (NA)"
+
 #: The settings of Figures 2-3 and Table 4 (the length sweep is added by ``length_settings``).
 SETTINGS: tuple[Setting, ...] = (
-    Setting("NA"),
+    Setting(NA),
     Setting("Pop", ("popularity",)),
     Setting("Sim", ("similarity",)),
     Setting("Pop + Sim", ("popularity", "similarity")),
@@ -89,6 +93,7 @@ def length_settings(ks: Sequence[int]) -> list[Setting]:
 def settings_by_name(names: Sequence[str]) -> list[Setting]:
     """The named settings of ``SETTINGS``, or "k=N" for a history length; ValueError naming an unknown one."""
     known = {s.name: s for s in SETTINGS}
+    known["NA"] = known[NA]
     out = []
     for name in names:
         if name in known:
@@ -349,7 +354,8 @@ KANG2025_TABLES45 = Path(__file__).with_name("kang2025_tables45.csv")
 
 def kang2025_tables45() -> pd.DataFrame:
     """The paper's Table 4 and Table 5 rows (table, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
-    return pd.read_csv(KANG2025_TABLES45, comment="#")
+    table = pd.read_csv(KANG2025_TABLES45, comment="#", keep_default_na=False)
+    return table.assign(method=table["method"].replace({"NA": NA}))
 
 
 #: What Serendipity-2018 and the Taobao file cannot support, with the reason (Kang et al. RQ2 and RQ3).
