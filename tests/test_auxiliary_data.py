@@ -95,7 +95,14 @@ def test_messages_without_auxiliary_equal_the_fewshot_prompt():
 
 def test_settings_by_name():
     named = aux.settings_by_name(["NA", "Pop + Sim", "k=3"])
-    assert [s.name for s in named] == ["NA", "Pop + Sim", "k=3"]
+    assert [s.name for s in named] == [aux.NA, "Pop + Sim", "k=3"]
     assert named[2].k == 3 and named[1].components == ("popularity", "similarity")
     with pytest.raises(ValueError, match="unknown auxiliary-data setting"):
         aux.settings_by_name(["Age"])
+
+
+def test_paper_tables_keep_the_na_row():
+    table = aux.kang2025_tables45()
+    assert table["method"].notna().all()
+    na = table.query("table == 5 and dataset == 'Serendipity-2018'").set_index("method").loc[aux.NA]
+    assert na["pearson_pct"] == pytest.approx(11.4769)
