@@ -87,3 +87,47 @@ def test_generic_ensemble_with_any_agreement_function():
     assert summary["n_ensembles"].tolist() == [3, 3, 1]
     assert summary.loc[summary["n"] == 1, "max"].item() == pytest.approx(
         table[table["n"] == 1]["pearson"].max())
+
+
+def test_every_subset_is_enumerated_once():
+    from itertools import combinations
+
+    members = ensemble_members(["a", "b", "c", "d"])
+    assert len(members) == 2 ** 4 - 1
+    assert len(set(members)) == len(members)
+    assert set(members) == {c for n in range(1, 5) for c in combinations("abcd", n)}
+    assert ensemble_members(["a", "b", "c"], sizes=[2]) == [("a", "b"), ("a", "c"), ("b", "c")]
+
+
+def test_size_table_best_and_worst_follow_the_metric_direction():
+    from recjudge.metaeval.ensembles import ensemble_size_table
+
+    acc = pd.DataFrame({"n": [1, 1, 1, 2], "members": ["a", "b", "c", "a + b"],
+                        "pearson": [0.1, 0.3, 0.2, 0.25], "mae": [1.0, 0.8, 0.9, 0.85]})
+    table = ensemble_size_table(acc, ["pearson", "mae"]).set_index(["n", "metric"])
+    assert table.loc[(1, "pearson"), "best"] == 0.3 and table.loc[(1, "pearson"), "best_members"] == "b"
+    assert table.loc[(1, "pearson"), "worst_members"] == "a"
+    assert table.loc[(1, "mae"), "best"] == 0.8 and table.loc[(1, "mae"), "worst"] == 1.0
+    assert table.loc[(1, "mae"), "mean"] == pytest.approx(0.9)
+    assert table.loc[(2, "pearson"), "n_ensembles"] == 1
+    with pytest.raises(KeyError, match="direction"):
+        ensemble_size_table(acc.rename(columns={"mae": "odd"}), ["odd"])
+
+
+def test_held_out_selection_chooses_on_one_half_and_reports_the_other():
+    from recjudge.metaeval.ensembles import held_out_selection, split_groups
+
+    first, second = split_groups([1, 1, 2, 3, 4, 5], seed=0)
+    assert first | second == {1, 2, 3, 4, 5} and not first & second and len(first) == 3
+    users = pd.Series([1, 1, 2, 2, 3, 3, 4, 4])
+    truth = pd.Series([1.0, 2, 3, 4, 5, 4, 3, 2])
+    good = truth + pd.Series([0.1, -0.1, 0.1, -0.1, 0.1, -0.1, 0.1, -0.1])
+    noisy = pd.Series([3.0, 1, 4, 2, 1, 5, 2, 4])
+
+    def mae(pred, true):
+        return {"mae": float(np.nanmean(np.abs(pred - true))), "n": int(len(pred))}
+
+    result = held_out_selection({"noisy": noisy, "good": good}, truth, users, mae, select_by="mae", n_splits=3)
+    assert (result["cell"] == "good").all()
+    assert result["heldout_mae"].tolist() == pytest.approx([0.1, 0.1, 0.1])
+    assert (result["select_n"] + result["heldout_n"] == 8).all()

@@ -7,6 +7,11 @@ the M available evaluators is formed and judged by an agreement function the cal
 users' ratings, MAE, a three-level meta-evaluation, ...); the distribution of the results against N is what
 Figures 5-6 of Kang et al. and Figure 4 of Zhang et al. show.
 
+``ensemble_size_table`` gives, per size, the mean, best and worst of every agreement metric with its own direction
+(Pearson: higher is better; MAE, RMSE: lower is better). ``held_out_selection`` guards against reporting the best of
+many cells (ensembles x settings) on the data it was chosen on: the cell is chosen on one half of the groups (users)
+and reported on the other half, over several seeded splits.
+
 Scores come in long format: the ``keys`` columns, ``evaluator`` and ``score``. Missing member scores make the
 ensemble's score NaN (it is then up to the agreement function to drop it) unless ``missing_score`` replaces them
 before averaging (Zhang et al.'s penalty of 0). Ensemble scores are never rounded here.
@@ -14,14 +19,15 @@ before averaging (Zhang et al.'s penalty of 0). Ensemble scores are never rounde
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from math import comb
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ensemble_accuracy", "ensemble_members", "ensemble_scores", "ensemble_summary"]
+__all__ = ["ensemble_accuracy", "ensemble_members", "ensemble_scores", "ensemble_size_table", "ensemble_summary",
+           "held_out_selection", "split_groups"]
 
 #: Above this many subsets, ensemble_accuracy refuses (2**M - 1 grows fast); pass max_subsets to raise it.
 DEFAULT_MAX_SUBSETS = 1023
@@ -107,3 +113,109 @@ def ensemble_summary(accuracy: pd.DataFrame, *, by: Sequence[str] = (), value: s
     keys = [*by, "n"]
     return accuracy.groupby(keys, sort=False)[value].agg(
         n_ensembles="count", mean="mean", min="min", max="max", sd="std").reset_index()
+
+
+#: Direction of the usual agreement metrics: True when higher is better.
+HIGHER_IS_BETTER = {"pearson": True, "pearson_r": True, "pearson_pct": True, "spearman": True, "kendall": True,
+                    "mae": False, "rmse": False}
+
+
+def _direction(metric: str, higher_is_better: bool | None) -> bool:
+    if higher_is_better is not None:
+        return higher_is_better
+    try:
+        return HIGHER_IS_BETTER[metric]
+    except KeyError:
+        raise KeyError(f"direction of metric {metric!r} unknown: pass higher_is_better") from None
+
+
+def ensemble_size_table(accuracy: pd.DataFrame, metrics: Sequence[str], *, by: Sequence[str] = (),
+                        higher_is_better: dict[str, bool] | None = None) -> pd.DataFrame:
+    """Per ``by`` columns, ensemble size n and metric: number of ensembles, mean, best and worst value (best =
+    max for a higher-is-better metric, min otherwise) and the members of the best and of the worst ensemble
+    (first in ``accuracy`` order on ties). ``accuracy`` holds one row per ensemble with the ``metrics`` columns
+    (wide), e.g. from ``ensemble_accuracy`` with an agreement function returning one row."""
+    rows = []
+    for keys, part in accuracy.groupby([*by, "n"], sort=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        for metric in metrics:
+            up = _direction(metric, (higher_is_better or {}).get(metric))
+            values = part[metric].astype(float)
+            valid = values.dropna()
+            best = valid.idxmax() if up else valid.idxmin() if len(valid) else None
+            worst = valid.idxmin() if up else valid.idxmax() if len(valid) else None
+            rows.append({**dict(zip([*by, "n"], keys)), "metric": metric, "n_ensembles": len(part),
+                         "mean": values.mean(), "best": values[best] if best is not None else np.nan,
+                         "worst": values[worst] if worst is not None else np.nan,
+                         "best_members": part.loc[best, "members"] if best is not None else "",
+                         "worst_members": part.loc[worst, "members"] if worst is not None else ""})
+    return pd.DataFrame(rows)
+
+
+def split_groups(groups: Sequence, seed: int = 0) -> tuple[set, set]:
+    """The distinct ``groups`` (e.g. user ids) split at random into two halves (seeded; the first half gets the
+    extra group when their number is odd)."""
+    unique = pd.unique(pd.Series(list(groups)))
+    if len(unique) < 2:
+        raise ValueError(f"need at least two groups to split, got {len(unique)}")
+    order = np.random.default_rng(seed).permutation(len(unique))
+    cut = (len(unique) + 1) // 2
+    return set(unique[order[:cut]]), set(unique[order[cut:]])
+
+
+def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups: pd.Series,
+                       metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]], *, select_by: str,
+                       higher_is_better: bool | None = None, n_splits: int = 1, seed: int = 0) -> pd.DataFrame:
+    """Choose the best cell on one half of the groups and report it on the other half.
+
+    cells: cell name -> predicted scores (index aligned with ``truth`` and ``groups``; NaN = not scored).
+    metric: (pred, true) -> mapping of metric values (e.g. ``recjudge.metaeval.agreement.agreement``); the cell
+        with the best ``select_by`` value on the selection half is chosen (first cell on ties).
+    For each split s = 0..n_splits-1 (seed + s): one row with split, chosen cell, n and every metric on the
+    selection half (prefix ``select_``) and on the held-out half (prefix ``heldout_``)."""
+    if not cells:
+        raise ValueError("no cells to select from")
+    up = _direction(select_by, higher_is_better)
+    rows = []
+    for split in range(n_splits):
+        first, _second = split_groups(groups, seed + split)
+        in_first = groups.isin(first).to_numpy()
+        best_name, best_value, best_stats = None, None, None
+        for name, pred in cells.items():
+            pred = pred.reindex(truth.index).to_numpy(dtype=float)
+            stats = metric(pred[in_first], truth.to_numpy(dtype=float)[in_first])
+            value = float(stats[select_by])
+            if np.isnan(value):
+                continue
+            if best_value is None or (value > best_value if up else value < best_value):
+                best_name, best_value, best_stats = name, value, stats
+        if best_name is None:
+            raise ValueError(f"no cell has a defined {select_by!r} on the selection half of split {split}")
+        pred = cells[best_name].reindex(truth.index).to_numpy(dtype=float)
+        held = metric(pred[~in_first], truth.to_numpy(dtype=float)[~in_first])
+        row: dict[str, object] = {"split": split, "seed": seed + split, "cell": best_name}
+        row.update({f"select_{k}": v for k, v in best_stats.items()})
+        row.update({f"heldout_{k}": v for k, v in held.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Mapping[str, str] | None = None):
+    """Mean, best and worst value per ensemble size, one panel per metric (Kang et al. Figures 5-6 shape).
+    ``size_table``: rows of ``ensemble_size_table`` (one ``by`` group)."""
+    import matplotlib.pyplot as plt
+
+    from recjudge.compendium import figures
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(figures.FIGURE_WIDTH_IN, 3.4), squeeze=False)
+    colours = figures.colours(3)
+    for ax, metric in zip(axes.flat, metrics):
+        part = size_table[size_table["metric"] == metric].sort_values("n")
+        for (column, name), colour, marker in zip((("mean", "mean"), ("best", "best"), ("worst", "worst")),
+                                                  colours, figures.MARKERS):
+            ax.plot(part["n"], part[column], marker=marker, color=colour, label=name)
+        label = (labels or {}).get(metric, metric)
+        ax.set(xlabel="Ensemble size", ylabel=label, title=label, xticks=sorted(part["n"].unique()))
+    axes.flat[0].legend(frameon=False)
+    fig.tight_layout()
+    return fig

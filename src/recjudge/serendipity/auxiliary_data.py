@@ -1,0 +1,467 @@
+"""Auxiliary data in the serendipity judge's prompt (Kang et al. 2025, RQ2, section 4, Table 3): each kind of datum
+as a prompt fragment, built from Serendipity-2018 and stated with its source.
+
+Kang et al. describe the data in words only; the fragments and their wording are **reconstructions** (template
+``kang_fewshot_aux``: the 5-shot prompt with one "Label: value" line per datum between the history and the
+recommended item, and a sentence in the Background naming the data given).
+
+========================= ===========================================================================================
+setting                   datum and source
+========================= ===========================================================================================
+Pop (popularity)          "percentage of users who rated the movie". ``training.csv`` is absent from the public copy,
+                          so the population is the caller's rating table (the book: MovieLens latest-small, the
+                          users who rated each movie among all its users; a movie absent from it counts 0%).
+Sim (similarity)          "minimum collaborative-based Jaccard distance between the target item and the user's
+                          historical interactions": 1 - |U_i ∩ U_j| / |U_i ∪ U_j| with U the set of users who rated
+                          the item in the same rating table, minimised over the history items; unknown without history
+                          or when the target or every history item is absent from the table.
+Rating (interaction type) the history with the user's own rating of each movie (Table 4's "Rating" row).
+L-prof. (long-term)       an LLM-written summary of the user's whole earlier history (template
+                          ``kang_profile_long``), generated through the judge engine and stored like any judgment.
+S-prof. (short-term)      the interactions of the ``SHORT_TERM_DAYS`` days before the target (the paper: "past 2-4
+                          weeks"), aggregated: how many, their mean rating, their most frequent genres.
+k (interaction length)    the last k interactions as history (the sweep of Figure 4), no auxiliary line.
+========================= ===========================================================================================
+
+Combinations are the union of the lines (Figures 2-3: "ALL").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: Days before the target whose interactions form the short-term profile (the paper: the past 2-4 weeks).
+SHORT_TERM_DAYS = 28
+#: Most frequent genres named in the short-term profile.
+PROFILE_GENRES = 3
+#: Longest long-term profile text kept from the summariser's reply (characters).
+PROFILE_MAX_CHARS = 300
+COMPONENTS = ("popularity", "similarity", "rating", "long_profile", "short_profile")
+LABELS = {"popularity": "Pop", "similarity": "Sim", "rating": "Rating", "long_profile": "L-prof.",
+          "short_profile": "S-prof."}
+DESCRIPTIONS = {
+    "popularity": "the popularity of the recommended movie",
+    "similarity": "its similarity to the movies in your history",
+    "rating": "your rating of each movie in your history",
+    "long_profile": "a summary of your long-term preferences",
+    "short_profile": "a summary of your recent activity",
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One RQ2 condition: the auxiliary components in the prompt and the history length (None: the default)."""
+
+    name: str
+    components: tuple[str, ...] = ()
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.components) - set(COMPONENTS))
+        if unknown:
+            raise ValueError(f"setting {self.name!r}: unknown component(s) {unknown}; known: {list(COMPONENTS)}")
+
+
+#: Name of the baseline without auxiliary data (the paper's "NA"; spelled out so CSV readers do not take it for a
+#: missing value). ``settings_by_name`` also accepts "NA".
+NA = "none (NA)"
+
+#: The settings of Figures 2-3 and Table 4 (the length sweep is added by ``length_settings``).
+SETTINGS: tuple[Setting, ...] = (
+    Setting(NA),
+    Setting("Pop", ("popularity",)),
+    Setting("Sim", ("similarity",)),
+    Setting("Pop + Sim", ("popularity", "similarity")),
+    Setting("Rating", ("rating",)),
+    Setting("S-prof.", ("short_profile",)),
+    Setting("L-prof.", ("long_profile",)),
+    Setting("S-prof. + L-prof.", ("short_profile", "long_profile")),
+)
+
+
+def length_settings(ks: Sequence[int]) -> list[Setting]:
+    """One setting per history length k (no auxiliary line)."""
+    return [Setting(f"k={k}", (), int(k)) for k in ks]
+
+
+def settings_by_name(names: Sequence[str]) -> list[Setting]:
+    """The named settings of ``SETTINGS``, or "k=N" for a history length; ValueError naming an unknown one."""
+    known = {s.name: s for s in SETTINGS}
+    known["NA"] = known[NA]
+    out = []
+    for name in names:
+        if name in known:
+            out.append(known[name])
+        elif name.startswith("k=") and name[2:].isdigit():
+            out.extend(length_settings([int(name[2:])]))
+        else:
+            raise ValueError(f"unknown auxiliary-data setting {name!r}; known: {list(known)} or 'k=N'")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- the data
+
+def item_popularity_percent(ratings: pd.DataFrame, item_ids: Sequence) -> pd.Series:
+    """Percentage of the users of ``ratings`` (user_id, item_id) who rated each of ``item_ids`` (0 when none did)."""
+    missing = sorted({"user_id", "item_id"} - set(ratings.columns))
+    if missing:
+        raise KeyError(f"ratings frame lacks column(s) {missing}")
+    n_users = ratings["user_id"].nunique()
+    if n_users == 0:
+        raise ValueError("ratings frame is empty; popularity needs a population of users")
+    raters = ratings.groupby("item_id")["user_id"].nunique()
+    return pd.Series(100.0 * raters.reindex(list(item_ids)).fillna(0).to_numpy() / n_users,
+                     index=pd.Index(list(item_ids), name="item_id"), name="popularity_pct")
+
+
+def jaccard_distance(a: set, b: set) -> float:
+    """1 - |a ∩ b| / |a ∪ b|; NaN when both sets are empty."""
+    union = len(a | b)
+    return float("nan") if union == 0 else 1.0 - len(a & b) / union
+
+
+def min_jaccard_distance(ratings: pd.DataFrame, targets: pd.DataFrame, history: pd.DataFrame) -> pd.Series:
+    """Per target row (user_id, item_id): the smallest collaborative Jaccard distance between the target item and
+    its history items (``history``: user_id, item_id, history_item_id), rater sets from ``ratings``. NaN when the
+    target has no history, or the target or all its history items have no rater in ``ratings``."""
+    raters = {item: set(group) for item, group in ratings.groupby("item_id")["user_id"]}
+    by_target = {key: list(g["history_item_id"]) for key, g in history.groupby(["user_id", "item_id"])}
+    values = []
+    for user, item in targets[["user_id", "item_id"]].itertuples(index=False):
+        target_raters = raters.get(item)
+        distances = [jaccard_distance(target_raters, raters[h]) for h in by_target.get((user, item), [])
+                     if target_raters and h in raters]
+        values.append(min(distances) if distances else np.nan)
+    return pd.Series(values, index=targets.index, name="similarity_jaccard")
+
+
+def rated_history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
+    """The history text with the user's rating of each movie: "Title (year) (rated 4.5/5)", oldest first."""
+    from recjudge.prompts.serendipity import EMPTY_HISTORY, movie_history_text
+
+    ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
+    by_target = {key: list(zip(g["history_item_id"], g["history_rating"]))
+                 for key, g in ordered.groupby(["user_id", "item_id"])}
+    texts = []
+    for user, item in targets[["user_id", "item_id"]].itertuples(index=False):
+        pairs = by_target.get((user, item), [])
+        parts = [movie_history_text([h], movies) + ("" if pd.isna(r) else f" (rated {float(r):g}/5)")
+                 for h, r in pairs]
+        texts.append(", ".join(parts) if parts else EMPTY_HISTORY)
+    return pd.Series(texts, index=targets.index, name="history_rated")
+
+
+def short_term_profile_texts(targets: pd.DataFrame, interactions: pd.DataFrame, movies: pd.DataFrame,
+                             days: int = SHORT_TERM_DAYS) -> pd.Series:
+    """The short-term profile of each target: the user's interactions in the ``days`` days before the target's
+    timestamp (strictly earlier, target item excluded), aggregated as "N movies rated in the past D days, mean
+    rating R; most frequent genres: G (n), ..."; "no movie rated in the past D days" when none."""
+    for name, frame in (("targets", targets), ("interactions", interactions)):
+        missing = sorted({"user_id", "item_id", "timestamp"} - set(frame.columns))
+        if missing:
+            raise KeyError(f"{name} frame lacks column(s) {missing}")
+    window = pd.Timedelta(days=days)
+    by_user = {u: g.sort_values("timestamp") for u, g in interactions.groupby("user_id")}
+    texts = []
+    for user, item, when in targets[["user_id", "item_id", "timestamp"]].itertuples(index=False):
+        group = by_user.get(user)
+        recent = (group[(group["timestamp"] < when) & (group["timestamp"] >= when - window)
+                        & (group["item_id"] != item)] if group is not None else None)
+        if recent is None or recent.empty:
+            texts.append(f"no movie rated in the past {days} days")
+            continue
+        genres: Counter = Counter()
+        for movie in recent["item_id"]:
+            if movie in movies.index:
+                genres.update(g for g in (movies.loc[movie, "genres"] or ()) if g != "(no genres listed)")
+        text = f"{len(recent)} movie{'s' if len(recent) != 1 else ''} rated in the past {days} days"
+        if "rating" in recent.columns and recent["rating"].notna().any():
+            text += f", mean rating {recent['rating'].mean():.1f}/5"
+        if genres:
+            top = sorted(genres.items(), key=lambda kv: (-kv[1], kv[0]))[:PROFILE_GENRES]
+            text += "; most frequent genres: " + ", ".join(f"{g} ({n})" for g, n in top)
+        texts.append(text)
+    return pd.Series(texts, index=targets.index, name="short_profile")
+
+
+def clean_profile_reply(text: str | None) -> str:
+    """The long-term profile from the summariser's reply: whitespace collapsed, cut at ``PROFILE_MAX_CHARS`` on a
+    word boundary; "(no profile)" for an empty reply."""
+    words = " ".join(str(text or "").split())
+    if not words:
+        return "(no profile)"
+    if len(words) > PROFILE_MAX_CHARS:
+        words = words[:PROFILE_MAX_CHARS].rsplit(" ", 1)[0] + " ..."
+    return words
+
+
+def long_profile_requests(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame,
+                          domain: str = "movies"):
+    """One summarisation request (template ``kang_profile_long``) per target that has an earlier history; the
+    history given is ``history`` with ratings (pass the *whole* earlier history). Key "user_id:item_id"."""
+    from recjudge.llm import JudgeRequest
+    from recjudge.prompts import render, template_fields
+    from recjudge.prompts.serendipity import EMPTY_HISTORY, domain_fields, request_key
+
+    texts = rated_history_texts(targets, history, movies)
+    needed = template_fields("kang_profile_long")
+    fields = {k: v for k, v in domain_fields(domain).items() if k in needed}
+    return [JudgeRequest(key=request_key(u, i), messages=render("kang_profile_long", **fields, history=text),
+                         meta={"user_id": u, "item_id": i})
+            for (u, i), text in zip(targets[["user_id", "item_id"]].itertuples(index=False), texts)
+            if text != EMPTY_HISTORY]
+
+
+# ------------------------------------------------------------------------------------------------- fragments
+
+def popularity_fragment(percent: float) -> str:
+    if percent is None or pd.isna(percent):
+        return "Popularity of the recommended movie: unknown\n"
+    return f"Popularity of the recommended movie: rated by {percent:.1f}% of users\n"
+
+
+def similarity_fragment(distance: float) -> str:
+    if distance is None or pd.isna(distance):
+        return "Similarity to your history: unknown (no earlier movie to compare)\n"
+    return (f"Similarity to your history: smallest Jaccard distance {distance:.2f} to a movie you rated "
+            "(0 = rated by exactly the same users, 1 = no user in common)\n")
+
+
+def long_profile_fragment(text: str) -> str:
+    return f"Your long-term profile: {text}\n"
+
+
+def short_profile_fragment(text: str) -> str:
+    return f"Your short-term profile: {text}\n"
+
+
+FRAGMENTS = {"popularity": ("popularity_pct", popularity_fragment),
+             "similarity": ("similarity_jaccard", similarity_fragment),
+             "long_profile": ("long_profile", long_profile_fragment),
+             "short_profile": ("short_profile", short_profile_fragment)}
+
+
+def auxiliary_block(values: Mapping[str, object], components: Sequence[str]) -> str:
+    """The auxiliary lines of one Response block: one fragment per component in ``COMPONENTS`` order ("rating"
+    changes the history text instead and has no line). ``values`` maps the columns named in ``FRAGMENTS``."""
+    lines = []
+    for component in COMPONENTS:
+        if component in components and component in FRAGMENTS:
+            column, fragment = FRAGMENTS[component]
+            if column not in values:
+                raise KeyError(f"auxiliary component {component!r} needs the value {column!r}")
+            lines.append(fragment(values[column]))
+    return "".join(lines)
+
+
+def auxiliary_description(components: Sequence[str]) -> str:
+    """The Background sentence naming the auxiliary data ("" for none)."""
+    named = [DESCRIPTIONS[c] for c in COMPONENTS if c in components]
+    if not named:
+        return ""
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    return f" You are also given {listed}."
+
+
+def auxiliary_messages(components: Sequence[str], history: str, item: str, values: Mapping[str, object],
+                       examples: Sequence[Mapping[str, object]], domain: str = "movies"):
+    """Messages of template ``kang_fewshot_aux``: ``examples`` (5) carry history, item, rating and their own
+    auxiliary ``values`` mapping."""
+    from recjudge.prompts import render, template_fields
+    from recjudge.prompts.serendipity import N_SHOTS, _rating_text, domain_fields
+
+    if len(examples) != N_SHOTS:
+        raise ValueError(f"kang_fewshot_aux needs exactly {N_SHOTS} examples, got {len(examples)}")
+    fields: dict[str, object] = {**domain_fields(domain), "history": history, "item": item,
+                                 "auxiliary": auxiliary_block(values, components),
+                                 "auxiliary_description": auxiliary_description(components)}
+    for number, example in enumerate(examples, start=1):
+        fields[f"example_{number}_history"] = example["history"]
+        fields[f"example_{number}_item"] = example["item"]
+        fields[f"example_{number}_rating"] = _rating_text(example["rating"])
+        fields[f"example_{number}_auxiliary"] = auxiliary_block(example["values"], components)
+    needed = template_fields("kang_fewshot_aux")
+    return render("kang_fewshot_aux", **{k: v for k, v in fields.items() if k in needed})
+
+
+# --------------------------------------------------------------------------------------------- study wiring
+
+def auxiliary_table(answers: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame,
+                    ratings: pd.DataFrame, interactions: pd.DataFrame | None = None,
+                    days: int = SHORT_TERM_DAYS) -> pd.DataFrame:
+    """Every non-LLM auxiliary datum of every answer (index aligned with ``answers``): popularity_pct,
+    similarity_jaccard, history_rated, short_profile. ``ratings``: the population for popularity and similarity;
+    ``interactions`` (default: the answers) for the short-term profile."""
+    out = pd.DataFrame(index=answers.index)
+    out["popularity_pct"] = item_popularity_percent(ratings, answers["item_id"]).to_numpy()
+    out["similarity_jaccard"] = min_jaccard_distance(ratings, answers, history)
+    out["history_rated"] = rated_history_texts(answers, history, movies)
+    out["short_profile"] = short_term_profile_texts(answers, answers if interactions is None else interactions,
+                                                    movies, days)
+    return out
+
+
+def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFrame, aux: pd.DataFrame,
+                     history: pd.DataFrame, movies: pd.DataFrame, answers: pd.DataFrame | None = None,
+                     domain: str = "movies"):
+    """Judge requests of one setting for ``rows`` (answers to judge) with the 5 few-shot ``examples`` (answers with
+    ``level``), both index-aligned with ``aux`` (``auxiliary_table`` plus ``long_profile`` when used).
+
+    "NA" and the length settings use the plain ``kang_fewshot`` template (so "NA" is exactly the RQ1 few-shot
+    judge); the others ``kang_fewshot_aux``. For a length setting, ``answers`` (all answers) provide the
+    last-k histories."""
+    from recjudge.llm import JudgeRequest
+    from recjudge.prompts import serendipity as prompts
+
+    if setting.k is not None:
+        from recjudge.serendipity.ground_truth import last_k_history
+
+        source = answers if answers is not None else pd.concat([rows, examples])
+        history = last_k_history(pd.concat([rows, examples]), source, setting.k)
+    if not setting.components:
+        fewshot = prompts.fewshot_example_fields(examples, history, movies, "level")
+        return prompts.serendipity_requests(rows, history, movies, "kang_fewshot", domain, fewshot)
+    if "long_profile" in setting.components and "long_profile" not in aux.columns:
+        raise KeyError("setting needs the long-term profiles: add a 'long_profile' column to the auxiliary table")
+
+    def history_text(frame: pd.DataFrame) -> pd.Series:
+        if "rating" in setting.components:
+            return aux.loc[frame.index, "history_rated"]
+        return prompts.history_texts(frame, history, movies)
+
+    example_texts = history_text(examples)
+    shots = [{"history": example_texts[i], "item": prompts.movie_item_text(row["item_id"], movies),
+              "rating": row["level"], "values": aux.loc[i].to_dict()} for i, row in examples.iterrows()]
+    requests = []
+    for (index, row), text in zip(rows.iterrows(), history_text(rows)):
+        messages = auxiliary_messages(setting.components, text, prompts.movie_item_text(row["item_id"], movies),
+                                      aux.loc[index].to_dict(), shots, domain)
+        requests.append(JudgeRequest(key=prompts.request_key(row["user_id"], row["item_id"]), messages=messages,
+                                     meta={"user_id": row["user_id"], "item_id": row["item_id"],
+                                           "setting": setting.name}))
+    return requests
+
+
+#: Kang et al. (2025), Tables 4 and 5, as printed.
+KANG2025_TABLES45 = Path(__file__).with_name("kang2025_tables45.csv")
+
+
+def kang2025_tables45() -> pd.DataFrame:
+    """The paper's Table 4 and Table 5 rows (table, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
+    table = pd.read_csv(KANG2025_TABLES45, comment="#", keep_default_na=False)
+    return table.assign(method=table["method"].replace({"NA": NA}))
+
+
+#: What Serendipity-2018 and the Taobao file cannot support, with the reason (Kang et al. RQ2 and RQ3).
+NOT_SUPPORTED = (
+    ("Taobao: LLM judge with any auxiliary datum (Figures 1-5, Table 4 and 5 Taobao rows)",
+     "the public file has no item text and no user histories, only anonymised ids; a judge has nothing to read"),
+    ("Taobao: demographic data (Figure 1b: age, gender)",
+     "the file has no age or gender column (its README reports 7,769 female users, per-user values are absent)"),
+    ("Taobao: interaction types click / purchase (Table 4)",
+     "the click and purchase flags refer to the recommended item itself, not to a history"),
+    ("Taobao: popularity (HOT function flag)", "not in the public file"),
+    ("Serendipity-2018: curiosity, Big-Five, demographics", "the survey did not collect them"),
+    ("Serendipity-2018: last 10 interactions, long histories (Figure 4 beyond k = 4)",
+     "training.csv is absent from the public copy; histories are the user's earlier survey answers (at most 4)"),
+    ("Serendipity-2018: popularity as 'percentage of users who rated the movie' in the study's population",
+     "training.csv is absent; the percentage is taken over the MovieLens latest-small users instead"),
+    ("Category-level data (weekly/hourly frequency, time since last interaction)",
+     "the paper omits its results; the histories here are too short to aggregate"),
+    ("Qwen2.5-14B/72B, GPT-4 and other judges of the paper",
+     "not available offline; a configured API model can be added as a parameter"),
+)
+
+
+def profile_parser(text: str | None) -> float:
+    """Parser for the summariser's replies: 1.0 when the reply has text, else NaN (the text itself is the result)."""
+    return 1.0 if text and str(text).strip() else float("nan")
+
+
+@dataclass
+class RQ2Run:
+    """Scores of every setting on the judged rows, and what was asked.
+
+    scores:   one column per setting name, index = the judged rows' index.
+    aux:      the auxiliary table of the judged rows and the few-shot examples (with ``long_profile`` when used).
+    reports:  one row per engine run (setting, prompts, from_store, provider_calls, unparsable).
+    """
+
+    scores: pd.DataFrame
+    aux: pd.DataFrame
+    reports: pd.DataFrame
+
+
+def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
+                 model: str, mode: str | None = None, scoring: str = "expected",
+                 profile_max_tokens: int = 48, progress: bool = False) -> RQ2Run:
+    """Judge ``rows`` (answers of ``study``, a ``Serendipity2018Study``) under every setting with the local judge
+    (temperature 0, one run; the few-shot examples are ``study.examples``), through the judge engine and its store.
+    Long-term profiles are generated first (template ``kang_profile_long``, greedy, ``profile_max_tokens``) for the
+    rows and the examples that have an earlier history. The engine asks each job's prompts in prefix order."""
+    from recjudge.llm import JudgeConfig, run_judge
+
+    frames = pd.concat([rows, study.examples])
+    aux = auxiliary_table(frames, study.history, study.movies, ratings, interactions=study.answers)
+    reports = []
+    if any("long_profile" in s.components for s in settings):
+        requests = long_profile_requests(frames, study.history, study.movies)
+        config = JudgeConfig(provider="local", model=model, prompt="kang_profile_long", scoring="generate",
+                             max_tokens=profile_max_tokens, temperature=0.0, runs=1, seed=0)
+        run = run_judge(config, requests, profile_parser, mode=mode, progress=progress)
+        replies = run.table.drop_duplicates("key").set_index("key")["reply"]
+        keys = [f"{u}:{i}" for u, i in frames[["user_id", "item_id"]].itertuples(index=False)]
+        from recjudge.prompts.serendipity import EMPTY_HISTORY
+
+        aux["long_profile"] = [clean_profile_reply(replies[k]) if k in replies.index else EMPTY_HISTORY
+                               for k in keys]
+        reports.append({"setting": "long-term profiles (summaries)", "prompts": run.report.n_prompts,
+                        "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
+                        "unparsable": run.report.n_unparsable})
+    scores = pd.DataFrame(index=rows.index)
+    keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
+    for setting in settings:
+        requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
+                                    answers=study.answers)
+        prompt = "kang_fewshot_aux" if setting.components else "kang_fewshot"
+        config = JudgeConfig(provider="local", model=model, prompt=prompt, scoring=scoring, max_tokens=1,
+                             temperature=0.0, runs=1, seed=0)
+        run = run_judge(config, requests, mode=mode, progress=progress)
+        scores[setting.name] = run.scores().reindex(keys).to_numpy()
+        reports.append({"setting": setting.name, "prompts": run.report.n_prompts,
+                        "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
+                        "unparsable": run.report.n_unparsable})
+    return RQ2Run(scores, aux, pd.DataFrame(reports))
+
+
+def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], title: str = ""):
+    """Pearson (%), MAE and RMSE with their 95% bootstrap intervals per setting, three panels side by side (the
+    shape of Kang et al.'s Figures 2-3). ``table``: rows of ``ground_truth.agreement_table``."""
+    import matplotlib.pyplot as plt
+
+    from recjudge.compendium import figures
+
+    part = table.set_index("method").loc[list(settings)]
+    fig, axes = plt.subplots(1, 3, figsize=(figures.FIGURE_WIDTH_IN, 3.6))
+    for ax, (metric, low, high, label) in zip(axes, (("pearson_pct", "pearson_ci_low", "pearson_ci_high", "Pearson (%)"),
+                                                   ("mae", "mae_ci_low", "mae_ci_high", "MAE"),
+                                                   ("rmse", "rmse_ci_low", "rmse_ci_high", "RMSE"))):
+        y = part[metric].to_numpy(dtype=float)
+        err = np.vstack([y - part[low].to_numpy(dtype=float), part[high].to_numpy(dtype=float) - y])
+        ax.errorbar(np.arange(len(y)), y, yerr=err, fmt="o", color=figures.colours(1)[0], capsize=3)
+        ax.set_xticks(np.arange(len(y)), list(settings), rotation=60, ha="right")
+        ax.set_title(label)
+        ax.set_ylabel(label)
+        ax.set_xlabel("Setting")
+        if metric == "pearson_pct":
+            ax.axhline(0, color="grey", lw=0.8, ls=":")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,108 @@
+"""The auxiliary-data fragment builders of Kang et al. RQ2 (recjudge.serendipity.auxiliary_data)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recjudge.serendipity import auxiliary_data as aux
+
+
+@pytest.fixture
+def movies():
+    return pd.DataFrame({"item_id": [1, 2, 3, 4], "title": ["A", "B", "C", "D"], "year": [2001, 2002, 2003, 2004],
+                         "genres": [("Drama",), ("Comedy", "Drama"), ("Horror",), ("Drama",)]}).set_index("item_id")
+
+
+@pytest.fixture
+def ratings():
+    # users 10, 11, 12, 13; item 1 rated by {10, 11}, item 2 by {10, 11, 12}, item 3 by {13}, item 4 by nobody
+    return pd.DataFrame({"user_id": [10, 11, 10, 11, 12, 13], "item_id": [1, 1, 2, 2, 2, 3]})
+
+
+def test_popularity_is_the_percentage_of_users(ratings):
+    pop = aux.item_popularity_percent(ratings, [1, 2, 3, 4])
+    assert pop.tolist() == pytest.approx([50.0, 75.0, 25.0, 0.0])
+    assert aux.popularity_fragment(12.345) == "Popularity of the recommended movie: rated by 12.3% of users\n"
+    assert "unknown" in aux.popularity_fragment(np.nan)
+
+
+def test_min_jaccard_distance_by_hand(ratings):
+    targets = pd.DataFrame({"user_id": [5, 5, 6], "item_id": [1, 3, 2]})
+    history = pd.DataFrame({"user_id": [5, 5, 5], "item_id": [1, 1, 3], "history_item_id": [2, 3, 2]})
+    dist = aux.min_jaccard_distance(ratings, targets, history)
+    # target 1 vs {2: 1 - 2/3, 3: 1 - 0/3} -> 1/3; target 3 vs 2: 1 - 0/4 = 1; user 6 has no history -> NaN
+    assert dist.iloc[0] == pytest.approx(1 / 3)
+    assert dist.iloc[1] == pytest.approx(1.0)
+    assert np.isnan(dist.iloc[2])
+    assert aux.jaccard_distance(set(), set()) != aux.jaccard_distance(set(), set())  # NaN
+    assert "0.33" in aux.similarity_fragment(1 / 3) and "unknown" in aux.similarity_fragment(np.nan)
+
+
+def test_rated_history_and_short_term_profile(movies):
+    t0 = pd.Timestamp("2017-03-01", tz="UTC")
+    history = pd.DataFrame({"user_id": [5, 5], "item_id": [4, 4], "position": [1, 0], "history_item_id": [2, 1],
+                            "history_rating": [3.5, 5.0]})
+    targets = pd.DataFrame({"user_id": [5], "item_id": [4], "timestamp": [t0]})
+    text = aux.rated_history_texts(targets, history, movies).iloc[0]
+    assert text == "A (2001) (rated 5/5), B (2002) (rated 3.5/5)"
+    interactions = pd.DataFrame({"user_id": [5, 5, 5, 5], "item_id": [1, 2, 3, 4],
+                                 "timestamp": [t0 - pd.Timedelta(days=40), t0 - pd.Timedelta(days=3),
+                                               t0 - pd.Timedelta(days=1), t0],
+                                 "rating": [1.0, 4.0, 5.0, 2.0]})
+    profile = aux.short_term_profile_texts(targets, interactions, movies, days=28).iloc[0]
+    # items 2 and 3 are inside the 28 days; item 1 is too old, item 4 is the target itself
+    assert profile == "2 movies rated in the past 28 days, mean rating 4.5/5; most frequent genres: Comedy (1), Drama (1), Horror (1)"
+    empty = aux.short_term_profile_texts(targets.assign(user_id=9), interactions, movies).iloc[0]
+    assert empty == "no movie rated in the past 28 days"
+
+
+def test_profile_reply_cleaning():
+    assert aux.clean_profile_reply("  likes\n dramas ") == "likes dramas"
+    assert aux.clean_profile_reply("") == "(no profile)"
+    long = aux.clean_profile_reply("word " * 200)
+    assert len(long) <= aux.PROFILE_MAX_CHARS + 4 and long.endswith(" ...")
+    assert aux.long_profile_fragment("x") == "Your long-term profile: x\n"
+    assert aux.short_profile_fragment("y") == "Your short-term profile: y\n"
+
+
+def test_block_and_description_follow_component_order():
+    values = {"popularity_pct": 5.0, "similarity_jaccard": 0.5, "long_profile": "L", "short_profile": "S"}
+    block = aux.auxiliary_block(values, ["short_profile", "popularity"])
+    assert block == aux.popularity_fragment(5.0) + aux.short_profile_fragment("S")
+    assert aux.auxiliary_block(values, ["rating"]) == ""
+    assert aux.auxiliary_description([]) == ""
+    assert aux.auxiliary_description(["similarity", "popularity"]) == (
+        " You are also given the popularity of the recommended movie and its similarity to the movies in your history.")
+    with pytest.raises(KeyError, match="similarity_jaccard"):
+        aux.auxiliary_block({}, ["similarity"])
+    with pytest.raises(ValueError, match="unknown component"):
+        aux.Setting("x", ("age",))
+
+
+def test_messages_without_auxiliary_equal_the_fewshot_prompt():
+    from recjudge.prompts import serendipity as prompts
+
+    shots = [{"history": f"h{i}", "item": f"i{i}", "rating": i, "values": {}} for i in range(1, 6)]
+    plain = prompts.build_messages("kang_fewshot", "movies", "H", "I",
+                                   [{k: v for k, v in s.items() if k != "values"} for s in shots])
+    assert aux.auxiliary_messages((), "H", "I", {}, shots) == plain
+    with_pop = aux.auxiliary_messages(("popularity",), "H", "I", {"popularity_pct": 1.0},
+                                      [dict(s, values={"popularity_pct": 2.0}) for s in shots])
+    assert "rated by 1.0% of users\nRecommended item: I" in with_pop[-1]["content"]
+    assert "rated by 2.0% of users" in with_pop[1]["content"]
+    assert "newest. You are also given the popularity of the recommended movie.\n## Task" in with_pop[0]["content"]
+
+
+def test_settings_by_name():
+    named = aux.settings_by_name(["NA", "Pop + Sim", "k=3"])
+    assert [s.name for s in named] == [aux.NA, "Pop + Sim", "k=3"]
+    assert named[2].k == 3 and named[1].components == ("popularity", "similarity")
+    with pytest.raises(ValueError, match="unknown auxiliary-data setting"):
+        aux.settings_by_name(["Age"])
+
+
+def test_paper_tables_keep_the_na_row():
+    table = aux.kang2025_tables45()
+    assert table["method"].notna().all()
+    na = table.query("table == 5 and dataset == 'Serendipity-2018'").set_index("method").loc[aux.NA]
+    assert na["pearson_pct"] == pytest.approx(11.4769)
