@@ -1,4 +1,7 @@
-"""Command line: ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info``.
+"""Command line: the data, run, book, store and judge sub-commands.
+
+``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info``,
+``recjudge judge LISTS.csv ...``.
 
 Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
 imports inside ``run_command`` so that ``recjudge data fetch`` does not pay for papermill or the LLM stack.
@@ -16,6 +19,7 @@ SUBCOMMANDS = {
     "run": ("recjudge.compendium.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
     "book": ("recjudge.compendium.book", "build the Jupyter Book from the executed notebooks"),
     "store": ("recjudge.llm.store_cli", "inspect the LLM response store (`recjudge store info`)"),
+    "judge": ("recjudge.recsys.judge_cli", "score a recommender's lists offline with an LLM judge"),
 }
 
 

@@ -1,0 +1,79 @@
+"""Recommendation lists: train every recommender on every fold, and the committed copy of the result.
+
+``produce_lists`` trains each recommender once per fold (seeded, one thread) and writes the top-k lists of the
+validation and the test users.  Training with floating-point SGD is reproducible on one machine but not across CPUs
+(vectorised kernels differ, e.g. AVX2 against AVX-512, and small differences grow over epochs), so a book built
+elsewhere would produce other lists, other result tables and judge requests that the committed response store does
+not hold.  The lists are therefore committed like the judge's replies: ``save_lists`` writes a gzip CSV (no time
+stamp in the header, rows in a fixed order) and a JSON file with the configuration that produced them;
+``load_lists`` reads them back; ``overlap`` compares a retrained set with the committed one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from .models import make
+from .split import Fold
+
+LIST_COLUMNS = ["recommender", "fold", "part", "user_id", "rank", "item_id"]
+
+
+def produce_lists(folds: list[Fold], params: dict[str, dict[str, Any]], k: int = 20, seed: int = 0,
+                  progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Top-k lists for each recommender in ``params`` (name -> hyper-parameters) on each fold, for the users of the
+    validation ("valid") and test ("test") targets."""
+    frames = []
+    for fold in folds:
+        for name, values in params.items():
+            if progress:
+                progress(f"fold {fold.fold}: {name}")
+            model = make(name, seed=seed + fold.fold, **values).fit(fold.train)
+            for part, targets in (("valid", fold.valid), ("test", fold.test)):
+                lists = model.recommend(sorted(targets["user_id"].unique()), k)
+                frames.append(lists.assign(recommender=name, fold=fold.fold, part=part)[LIST_COLUMNS])
+    return pd.concat(frames, ignore_index=True)
+
+
+def save_lists(lists: pd.DataFrame, folder: str | Path, config: dict[str, Any]) -> Path:
+    """Write ``lists.csv.gz`` (deterministic bytes) and ``lists.json`` (the configuration) into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    ordered = lists[LIST_COLUMNS].sort_values(["recommender", "fold", "part", "user_id", "rank"]).reset_index(drop=True)
+    text = ordered.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    path = folder / "lists.csv.gz"
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+        gz.write(text)
+    (folder / "lists.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def load_lists(folder: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The committed lists and their configuration; FileNotFoundError naming the file when absent."""
+    folder = Path(folder)
+    path, config_path = folder / "lists.csv.gz", folder / "lists.json"
+    for needed in (path, config_path):
+        if not needed.is_file():
+            raise FileNotFoundError(f"{needed} does not exist: produce the lists with retrain=True first")
+    with gzip.open(path, "rb") as gz:
+        lists = pd.read_csv(io.BytesIO(gz.read()))
+    missing = [c for c in LIST_COLUMNS if c not in lists.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}")
+    return lists, json.loads(config_path.read_text(encoding="utf-8"))
+
+
+def overlap(new: pd.DataFrame, committed: pd.DataFrame, k: int = 20) -> pd.DataFrame:
+    """Per recommender and fold: the mean share of each user's top-k items also in the committed top k."""
+    keys = ["recommender", "fold", "part", "user_id"]
+    a = new[new["rank"] <= k][keys + ["item_id"]]
+    b = committed[committed["rank"] <= k][keys + ["item_id"]].assign(shared=1.0)
+    merged = a.merge(b, on=keys + ["item_id"], how="left").fillna({"shared": 0.0})
+    per_user = merged.groupby(keys)["shared"].mean().reset_index()
+    return per_user.groupby(["recommender", "fold"])["shared"].mean().rename("overlap").reset_index()

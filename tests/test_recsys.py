@@ -1,0 +1,264 @@
+"""recjudge.recsys: the temporal split on a hand-made timeline, the metrics against hand-computed cases, every
+recommender on a tiny synthetic fixture, and ``recjudge judge`` (inputs, errors, a replayed run)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recjudge.recsys import judging, lists as recsys_lists, metrics, split
+from recjudge.recsys.models import RECOMMENDERS, make
+
+
+# ------------------------------------------------------------------ split
+def timeline() -> pd.DataFrame:
+    """20 ratings at times 0..19; every third is a 3 (discarded) -> 14 positives (hand-made)."""
+    rows = []
+    for t in range(20):
+        rows.append({"user_id": t % 3, "item_id": 100 + t % 5, "rating": 3.0 if t % 3 == 2 else 4.5,
+                     "timestamp": pd.Timestamp(t, unit="s", tz="UTC")})
+    return pd.DataFrame(rows).drop_duplicates(["user_id", "item_id"])
+
+
+def test_positives_keep_ratings_of_four_and_more():
+    ratings = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [1, 2, 1], "rating": [4.0, 3.5, 5.0],
+                            "timestamp": [1, 2, 3]})
+    assert split.positives(ratings)["item_id"].tolist() == [1, 1]
+
+
+def test_chunks_are_equal_and_in_time_order():
+    data = pd.DataFrame({"user_id": range(23), "item_id": range(23), "timestamp": list(range(23))[::-1]})
+    chunked = split.temporal_chunks(data, 10)
+    assert chunked["timestamp"].is_monotonic_increasing
+    # 23 = 3 chunks of 3 then 7 chunks of 2
+    assert chunked.groupby("chunk").size().tolist() == [3, 3, 3, 2, 2, 2, 2, 2, 2, 2]
+
+
+def test_fold_boundaries_and_unseen_users_items_on_a_hand_made_timeline():
+    # ten chunks of one interaction each (times 0..9): fold f trains on f..f+5, validates on f+6, tests on f+7
+    data = pd.DataFrame({"user_id": [1, 1, 2, 2, 1, 2, 1, 3, 1, 2], "item_id": [10, 11, 10, 12, 12, 11, 13, 10, 11, 14],
+                         "timestamp": range(10)})
+    chunked = split.temporal_chunks(data, 10)
+    fold = split.make_fold(chunked, 1)
+    assert fold.train["timestamp"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert fold.valid.empty and fold.dropped["valid_unseen_user"] == 1  # user 3 at time 7 never trained
+    assert fold.test[["user_id", "item_id"]].values.tolist() == [[1, 11]]  # time 8: both seen in training
+    fold0 = split.make_fold(chunked, 0)
+    assert fold0.valid.empty and fold0.dropped["valid_unseen_item"] == 1   # time 6: item 13 is new
+    assert fold0.test.empty and fold0.dropped["test_unseen_user"] == 1     # time 7: user 3 is new
+    fold2 = split.make_fold(chunked, 2)
+    assert fold2.train["timestamp"].tolist() == [2, 3, 4, 5, 6, 7]
+    assert fold2.valid["item_id"].tolist() == [11]                      # time 8: user 1, item 11 (seen at 5)
+    assert fold2.test.empty and fold2.dropped["test_unseen_item"] == 1  # time 9: item 14 never trained
+    with pytest.raises(ValueError, match="fold 3"):
+        split.make_fold(chunked, 3)
+
+
+def test_unseen_item_in_validation_is_dropped():
+    data = pd.DataFrame({"user_id": [1] * 10, "item_id": list(range(10)), "timestamp": range(10)})
+    fold = split.make_fold(split.temporal_chunks(data, 10), 0)
+    assert fold.valid.empty and fold.dropped["valid_unseen_item"] == 1
+
+
+# ------------------------------------------------------------------ metrics (hand-computed)
+LISTS = pd.DataFrame({"user_id": [1, 1, 1, 2, 2, 2], "rank": [1, 2, 3, 1, 2, 3], "item_id": [5, 6, 7, 5, 8, 9]})
+
+
+def test_accuracy_metrics_by_hand():
+    relevant = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [6, 42, 9]})
+    per = metrics.accuracy_per_user(LISTS, relevant, k=3)
+    # user 1: hit at rank 2 of 3; two relevant -> P = 1/3, R = 1/2, DCG = 1/log2(3), IDCG = 1 + 1/log2(3)
+    assert per.loc[1, "precision"] == pytest.approx(1 / 3)
+    assert per.loc[1, "recall"] == pytest.approx(0.5)
+    assert per.loc[1, "ndcg"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    # user 2: hit at rank 3, one relevant -> DCG = 1/2, IDCG = 1
+    assert per.loc[2, "ndcg"] == pytest.approx(0.5)
+    assert metrics.recall_at_k(LISTS, relevant, 3) == pytest.approx(0.75)
+
+
+def test_accuracy_counts_a_user_without_a_list_as_zero_and_cuts_at_k():
+    relevant = pd.DataFrame({"user_id": [1, 3], "item_id": [7, 1]})
+    per = metrics.accuracy_per_user(LISTS, relevant, k=2)
+    assert per.loc[1, "precision"] == 0.0 and per.loc[3, "ndcg"] == 0.0
+
+
+def test_serendipity_metrics_by_hand():
+    scores = pd.DataFrame({"user_id": [1, 1, 1, 2, 2, 2], "item_id": [5, 6, 7, 5, 8, 9],
+                           "score": [4.0, 2.0, 5.0, 1.0, np.nan, 3.9]})
+    per = metrics.serendipity_per_user(LISTS, scores, k=3)
+    idcg = 1 + 1 / math.log2(3) + 0.5
+    assert per.loc[1, "precision_ser"] == pytest.approx(2 / 3)
+    assert per.loc[1, "ndcg_ser"] == pytest.approx((1 + 0.5) / idcg)
+    assert per.loc[1, "avg_score"] == pytest.approx(11 / 3)
+    assert per.loc[2, "precision_ser"] == 0.0 and per.loc[2, "avg_score"] == pytest.approx(2.45)  # NaN left out
+
+
+def test_serendipity_needs_every_pair_scored():
+    with pytest.raises(ValueError, match="user 2 item 9"):
+        metrics.serendipity_per_user(LISTS, pd.DataFrame({"user_id": [1, 1, 1, 2, 2], "item_id": [5, 6, 7, 5, 8],
+                                                          "score": [1.0] * 5}), k=3)
+
+
+def test_ideal_dcg_against_direct_sum():
+    assert metrics.ideal_dcg([0, 2, 9], 3).tolist() == pytest.approx(
+        [0.0, 1 + 1 / math.log2(3), 1 + 1 / math.log2(3) + 0.5])
+
+
+# ------------------------------------------------------------------ recommenders on a tiny synthetic fixture
+def tiny_train(seed: int = 0) -> pd.DataFrame:
+    """Synthetic: two taste groups of 15 users over 20 items; each user likes 6 of their group's 10 items."""
+    rng = np.random.default_rng(seed)
+    rows, t = [], 0
+    for user in range(30):
+        group = user % 2
+        for item in rng.choice(10, size=6, replace=False):
+            rows.append((user, group * 10 + int(item), t))
+            t += 1
+    return pd.DataFrame(rows, columns=["user_id", "item_id", "timestamp"])
+
+
+FAST = {"SASRec": {"n_epochs": 1, "embedding_dim": 8}, "UAUM": {"epochs": 2, "dim": 8},
+        "DESR": {"epochs": 2, "dim": 8}, "PURS": {"epochs": 2, "dim": 8}, "BPRMF": {"k": 8, "max_iter": 20}}
+
+
+@pytest.mark.parametrize("name", sorted(RECOMMENDERS))
+def test_every_recommender_fits_and_recommends_unseen_items(name):
+    train = tiny_train()
+    model = make(name, seed=0, **FAST.get(name, {})).fit(train)
+    out = model.recommend([0, 1, 999], k=5)
+    assert set(out["user_id"]) == {0, 1}                       # unknown user 999 gets no list
+    assert out.groupby("user_id")["rank"].apply(list).tolist() == [[1, 2, 3, 4, 5]] * 2
+    seen = set(map(tuple, train[["user_id", "item_id"]].to_numpy()))
+    assert not any((u, i) in seen for u, i in out[["user_id", "item_id"]].to_numpy())
+    again = make(name, seed=0, **FAST.get(name, {})).fit(train).recommend([0, 1], k=5)
+    assert again["item_id"].tolist() == out["item_id"].tolist()   # seeded: same lists on one machine
+
+
+def test_group_structure_is_learnt_by_neighbourhood_models():
+    train = tiny_train()
+    for name in ("ItemKNN",):
+        out = make(name, seed=0, **FAST.get(name, {})).fit(train).recommend([0], k=4)
+        assert (out["item_id"] < 10).all(), name  # user 0 is in group 0 (items 0..9)
+    far = make("KFN", seed=0, k=5, pop_weight=0.0).fit(train).recommend([0], k=4)
+    assert (far["item_id"] >= 10).all()  # the furthest neighbours are the other group
+
+
+def test_unknown_parameter_is_named():
+    with pytest.raises(ValueError, match="unknown parameter"):
+        make("ItemKNN", neighbours=3)
+
+
+def test_lists_round_trip_and_overlap(tmp_path):
+    lists = pd.DataFrame({"recommender": "A", "fold": 0, "part": "test", "user_id": [1, 1], "rank": [1, 2],
+                          "item_id": [3, 4]})
+    recsys_lists.save_lists(lists, tmp_path, {"k": 2})
+    first = (tmp_path / "lists.csv.gz").read_bytes()
+    recsys_lists.save_lists(lists, tmp_path, {"k": 2})
+    assert (tmp_path / "lists.csv.gz").read_bytes() == first  # deterministic bytes
+    back, config = recsys_lists.load_lists(tmp_path)
+    assert config == {"k": 2} and back["item_id"].tolist() == [3, 4]
+    moved = lists.assign(item_id=[3, 9])
+    assert recsys_lists.overlap(moved, back, k=2)["overlap"].tolist() == [0.5]
+
+
+def test_tuning_returns_parameters_in_the_space():
+    from recjudge.recsys import tuning
+
+    train = tiny_train()
+    unseen = sorted(set(range(10)) - set(train.loc[train.user_id == 0, "item_id"]))
+    valid = pd.DataFrame({"user_id": [0], "item_id": [unseen[0]], "timestamp": [999]})
+    fold = split.Fold(0, train, valid, valid)
+    params, recall = tuning.tune("ItemKNN", fold, n_trials=3, seed=0)
+    assert 5 <= params["k"] <= 400 and 0.0 <= recall <= 1.0
+
+
+# ------------------------------------------------------------------ recjudge judge
+def write_inputs(tmp_path, lists=None, items=None, history=None):
+    lists = lists if lists is not None else pd.DataFrame(
+        {"recommender": "A", "user_id": ["u1", "u1", "u2", "u2"], "rank": [1, 2, 1, 2], "item_id": ["i1", "i2", "i1", "i3"]})
+    items = items if items is not None else pd.DataFrame(
+        {"item_id": ["i1", "i2", "i3", "i4"], "name": ["Alpha (1990)", "Beta", "Gamma", "Delta"],
+         "categories": ["Drama|Comedy", "Horror", "", "Drama"]})
+    history = history if history is not None else pd.DataFrame(
+        {"user_id": ["u1", "u2", "u2"], "item_id": ["i4", "i4", "i2"], "timestamp": [1, 1, 2]})
+    paths = []
+    for name, frame in (("lists", lists), ("items", items), ("history", history)):
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda l, i, h: (l.drop(columns=["rank"]), i, h), "missing column(s) rank"),
+    (lambda l, i, h: (l.assign(item_id=["i1", "i2", "i1", "zz"]), i, h), "row 4, field item_id: unknown item 'zz'"),
+    (lambda l, i, h: (l.assign(rank=[1, 1, 1, 2]), i, h), "row 2, field rank: duplicate rank 1 for user u1"),
+    (lambda l, i, h: (l, i, h[h.user_id != "u2"]), "row 3, field user_id: user 'u2' has no history"),
+    (lambda l, i, h: (l.assign(rank=["1", "x", "1", "2"]), i, h), "row 2, field rank: 'x' is not a whole number"),
+])
+def test_judge_input_errors_name_file_row_and_field(tmp_path, change, message):
+    from recjudge.recsys.judge_cli import InputError, read_inputs
+
+    base = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in write_inputs(tmp_path)]
+    paths = write_inputs(tmp_path, *change(*base))
+    with pytest.raises(InputError) as caught:
+        read_inputs(*paths, k=20)
+    assert message in str(caught.value) and ".csv" in str(caught.value)
+
+
+def test_judge_command_replays_stored_judgments(tmp_path, capsys):
+    from recjudge.cli import main
+    from recjudge.llm import JudgeConfig
+    from recjudge.llm.providers.base import Completion
+    from recjudge.recsys.judge_cli import read_inputs
+
+    paths = write_inputs(tmp_path)
+    store = tmp_path / "store"
+    lists, items, history, _ = read_inputs(*paths, k=20)
+
+    class Scripted:
+        name = "scripted"
+
+        def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
+            return Completion(text="5" if "Alpha" in messages[-1]["content"] + messages[0]["content"].split("## Output")[0][-200:]
+                              else "2", input_tokens=100, output_tokens=1)
+
+    config = JudgeConfig(provider="openai", model="gpt-4o-mini", prompt="kang_basic", temperature=0.0, seed=0,
+                         scoring="generate", max_tokens=16)
+    # nothing stored yet: replay names what is missing and exits 3
+    assert main(["judge", paths[0], "--items", paths[1], "--history", paths[2], "--judge", "openai:gpt-4o-mini",
+                 "--store", str(store), "--mode", "replay", "--out", str(tmp_path / "o0")]) == 3
+    judged, _ = judging.judge_pairs(lists, history, items, config, mode="live", store=store, provider=Scripted())
+    assert len(judged) == 4  # four distinct (user, item) pairs
+    out = tmp_path / "out"
+    assert main(["judge", paths[0], "--items", paths[1], "--history", paths[2], "--judge", "openai:gpt-4o-mini",
+                 "--store", str(store), "--mode", "replay", "--out", str(out)]) == 0
+    overall = pd.read_csv(out / "overall.csv")
+    per_item = pd.read_csv(out / "item_scores.csv")
+    assert len(per_item) == 4 and per_item["score"].notna().all()
+    expected = metrics.serendipity_per_user(per_item, per_item, k=20)["precision_ser"].mean()
+    assert overall["precision_ser@20"].iloc[0] == pytest.approx(expected)
+    assert "Unique judgments: 4" in (out / "report.txt").read_text()
+
+
+def test_judge_rejects_a_bad_judge_spec(tmp_path, capsys):
+    from recjudge.cli import main
+
+    paths = write_inputs(tmp_path)
+    assert main(["judge", paths[0], "--items", paths[1], "--history", paths[2], "--judge", "gpt-4o-mini"]) == 2
+    assert "PROVIDER:MODEL" in capsys.readouterr().err
+
+
+def test_table3_metrics_and_fold_means():
+    lists = LISTS.assign(recommender="A", fold=0)
+    lists = pd.concat([lists, lists.assign(fold=1)])
+    targets = pd.DataFrame({"fold": [0, 1], "user_id": [1, 1], "item_id": [5, 7]})
+    scores = pd.DataFrame({"user_id": [1, 1, 1, 2, 2, 2], "item_id": [5, 6, 7, 5, 8, 9], "score": [5.0] * 6})
+    per_fold = judging.table3_metrics(lists, targets, scores, k=3)
+    assert per_fold["precision_acc"].tolist() == pytest.approx([1 / 3, 1 / 3])  # only user 1 has test positives
+    assert per_fold["precision_ser"].tolist() == [1.0, 1.0]
+    means = judging.fold_means(per_fold, ["precision_acc"])
+    assert means["precision_acc_std"].iloc[0] == pytest.approx(0.0) and means["n_users"].iloc[0] == "2/2"
