@@ -4,8 +4,8 @@ The mock OpenAI server runs in its own process with a token-bucket rate limit (d
 a tenth of a second's worth, and of 50, a second's worth, as APIs that enforce a per-minute limit per second do)
 and 100 ms per reply; beyond the limit it answers 429 at once with Retry-After (``retry-after-ms``).  The same job
 (400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit and with a fixed
-limit of 16 (which would need 160 requests/s), and the adaptive limit with a gentler cut on 429 (x0.7 instead of
-halving) for comparison.  Printed side by side: seconds, replies/s, throughput as % of the
+limit of 16 (which would need 160 requests/s), and the adaptive limit with classic halving on 429 beside the
+runner's gentler default cut (x0.7) for comparison.  Printed side by side: seconds, replies/s, throughput as % of the
 server's capacity, 429s received, failed prompts, and the adaptive limit's final/peak value.  Target: adaptive
 >= 90 % of capacity with zero failed prompts.
 
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--bursts", default="5,50", help="token-bucket sizes to try, comma-separated")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fixed", type=int, default=16)
-    parser.add_argument("--decreases", default=f"{default_decrease:g},0.7",
+    parser.add_argument("--decreases", default=",".join(f"{x:g}" for x in dict.fromkeys([default_decrease, 0.5])),
                         help="factors applied to the adaptive limit on a 429, comma-separated (the first is the "
                              "runner's default)")
     args = parser.parse_args()

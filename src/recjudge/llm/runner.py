@@ -77,8 +77,10 @@ DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
 #: The cap of the adaptive limit (the default): it starts at ``ADAPTIVE_INITIAL`` and finds the server's pace.
 DEFAULT_ADAPTIVE_CAP = {"local": 1, "openai": 64, "anthropic": 32, "recorded": 1}
 ADAPTIVE_INITIAL = 4
-#: Factor applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).
-ADAPTIVE_DECREASE = 0.5
+#: Factor applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).  Gentler than
+#: halving: against a server whose bucket holds a tenth of a second's requests, halving left 14-17% of its capacity
+#: unused and x0.7 10-14% (benchmarks/bench_adaptive_concurrency.py, side by side); with larger buckets both use 96%.
+ADAPTIVE_DECREASE = 0.7
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
 #: or model name would otherwise be sent once per prompt.
 ABORT_AFTER_REFUSALS = 10
