@@ -2,7 +2,8 @@
 
 Usage: python scripts/recsys_lists.py [DATASET] [TRIALS]   (DATASET: latest-small (default) or 1m; TRIALS per
 recommender and fold for the fast recommenders BPRMF, ItemKNN, KFN; the PyTorch models and SASRec keep their
-defaults).  Writes data/recsys/<dataset>/lists.csv.gz, lists.json and results/recommender_reevaluation/tuned_values.csv.
+defaults).  Writes data/recsys/<dataset>/lists.csv.gz and lists.json (the chosen values; the chapter
+recommender_reevaluation tabulates them with the validation Recall_acc@10 of the committed lists).
 """
 
 import sys
@@ -40,7 +41,5 @@ root = repo_root()
 config = {"dataset": dataset, "k": 20, "seed": "fold number", "trials": trials, "tuned": list(TUNED),
           "params": {str(f): p for f, p in params_by_fold.items()}}
 recsys_lists.save_lists(lists, root / "data" / "recsys" / dataset, config)
-out = root / "results" / "recommender_reevaluation"
-out.mkdir(parents=True, exist_ok=True)
-tuning.tuned_values(rows).assign(dataset=dataset).to_csv(out / f"tuned_values_{dataset}.csv", index=False)
+print(tuning.tuned_values(rows).to_string(index=False))
 print("done")

@@ -262,3 +262,26 @@ def test_table3_metrics_and_fold_means():
     assert per_fold["precision_ser"].tolist() == [1.0, 1.0]
     means = judging.fold_means(per_fold, ["precision_acc"])
     assert means["precision_acc_std"].iloc[0] == pytest.approx(0.0) and means["n_users"].iloc[0] == "2/2"
+
+
+def test_paper_table3_numbers_as_printed():
+    from recjudge.recsys import judging
+
+    table = judging.paper_table3()
+    assert list(table.columns) == judging.TABLE3_COLUMNS
+    assert table.groupby("dataset").size().to_dict() == {"Beauty": 6, "Goodreads": 6, "ML-1M": 6}
+    ml = judging.paper_table3("ML-1M").set_index("recommender")
+    assert ml.loc["PURS", "n_acc"] == 11.8 and ml.loc["BPRMF", "p_ser"] == 8.51 and ml.loc["KFN", "avg_score"] == 2.134
+    assert judging.paper_table3("Beauty").set_index("recommender").loc["DESR", "p_acc"] == 0.0183
+    with pytest.raises(KeyError, match="ML-100K"):
+        judging.paper_table3("ML-100K")
+
+
+def test_paper_table3_bad_value_names_file_row_and_field(tmp_path, monkeypatch):
+    from recjudge.recsys import judging
+
+    bad = tmp_path / "t3.csv"
+    bad.write_text(judging.TOKUTAKE2025_TABLE3.read_text().replace("8.20,9.34", "8.20,n/a"))
+    monkeypatch.setattr(judging, "TOKUTAKE2025_TABLE3", bad)
+    with pytest.raises(ValueError, match=r"t3.csv, row 1, field n_acc"):
+        judging.paper_table3()

@@ -11,6 +11,7 @@ the full prompt, and ``unique_requests`` de-duplicates before asking.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,31 @@ HISTORY_K = 10
 DEFAULT_PROMPT = "kang_basic"
 #: The paper's judge, for the cost estimate at list price
 PAPER_JUDGE = ("openai", "gpt-4o-mini")
+#: Tokutake et al. (2025), Table 3, as printed (package data).
+TOKUTAKE2025_TABLE3 = Path(__file__).with_name("tokutake2025_table3.csv")
+TABLE3_COLUMNS = ["dataset", "recommender", "p_acc", "n_acc", "p_ser", "n_ser", "avg_score"]
+
+
+def paper_table3(dataset: str | None = None) -> pd.DataFrame:
+    """The paper's Table 3 (dataset, recommender, p_acc, n_acc, p_ser, n_ser in percent, avg_score), numbers as
+    printed; ``dataset`` ("ML-1M", "Goodreads", "Beauty") keeps one dataset's rows. ValueError naming the file, row
+    and field on a missing column or a non-numeric value; KeyError for an unknown dataset."""
+    table = pd.read_csv(TOKUTAKE2025_TABLE3, comment="#")
+    missing = [c for c in TABLE3_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"{TOKUTAKE2025_TABLE3}: missing column(s) {missing}")
+    for column in TABLE3_COLUMNS[2:]:
+        values = pd.to_numeric(table[column], errors="coerce")
+        if values.isna().any():
+            row = int(values.index[values.isna()][0])
+            raise ValueError(f"{TOKUTAKE2025_TABLE3}, row {row + 1}, field {column}: {table.at[row, column]!r} is not a "
+                             "number")
+        table[column] = values.astype(float)
+    if dataset is not None:
+        if dataset not in set(table["dataset"]):
+            raise KeyError(f"dataset {dataset!r} not in Table 3 (has {sorted(set(table['dataset']))})")
+        table = table[table["dataset"] == dataset].reset_index(drop=True)
+    return table[TABLE3_COLUMNS]
 
 
 def movies_frame(items: pd.DataFrame) -> pd.DataFrame:
