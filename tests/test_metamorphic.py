@@ -335,3 +335,12 @@ def test_study_tables_compare_as_described():
     assert t4.loc["MR3: Spaces", "overlap"] == pytest.approx(0.0)
     assert 0 <= t4.loc["MR3: Spaces", "overlap_p"] < 0.05
     assert len(per_iteration) == 15
+
+
+def test_judge_slug_names_files():
+    from recjudge.metamorphic.judges import judge_slug
+
+    assert judge_slug("Explanation (Zhang)") == "explanation_zhang"
+    assert judge_slug("Kang basic") == "kang_basic"
+    with pytest.raises(ValueError, match="no letters or digits"):
+        judge_slug(" () ")

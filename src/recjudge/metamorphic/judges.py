@@ -158,6 +158,14 @@ def run_relations(judge: JudgeUnderTest, relations: Sequence[str] = RELATIONS, m
             pd.DataFrame(skipped, columns=["judge", "relation", "reason"]))
 
 
+def judge_slug(label: str) -> str:
+    """A judge's label as a file-name part ("Explanation (Zhang)" -> "explanation_zhang")."""
+    slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+    if not slug:
+        raise ValueError(f"judge label {label!r} has no letters or digits to name its files")
+    return slug
+
+
 def verdict(scores: pd.Series | np.ndarray) -> np.ndarray:
     """Three-class verdict of scores rounded to the nearest scale point: -1 (< 3), 0 (= 3), 1 (> 3)."""
     return np.sign(np.floor(np.asarray(scores, dtype=float) + 0.5) - 3)
@@ -187,7 +195,8 @@ def robustness(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS", "RELATION_NAMES",
-           "applicable", "explanation_judge", "kang_basic_judge", "perturb", "robustness", "run_relations", "verdict"]
+           "applicable", "explanation_judge", "judge_slug", "kang_basic_judge", "perturb", "robustness",
+           "run_relations", "verdict"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:
