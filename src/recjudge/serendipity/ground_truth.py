@@ -322,6 +322,42 @@ class Serendipity2018Study:
         return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
 
 
+@dataclass(frozen=True)
+class Serendipity2018Data:
+    """Serendipity-2018 as the studies read it, from ``load_serendipity2018``.
+
+    answers:  the survey answers (a copy the caller may add columns to).
+    history:  each answer's last-k history (``serendipity_histories``); ``source`` its label.
+    movies:   item_id-indexed title, year, genres.
+    synthetic: True when built from the synthetic survey fixture.
+    """
+
+    answers: pd.DataFrame
+    history: pd.DataFrame
+    source: HistorySource
+    movies: pd.DataFrame
+    synthetic: bool
+
+
+def load_serendipity2018(source: str = "mirror", history_k: int = 10) -> Serendipity2018Data:
+    """Load Serendipity-2018 (``source="mirror"``: the dataset through the data layer; ``"synthetic"``: the committed
+    synthetic survey) with last-``history_k`` histories (training.csv when present, else the survey fallback)."""
+    from recjudge import data
+
+    if source not in ("mirror", "synthetic"):
+        raise ValueError(f"source must be 'mirror' or 'synthetic', got {source!r}")
+    loader_source = None if source == "mirror" else source
+    answers = data.load_serendipity_answers(loader_source).copy()
+    synthetic = bool(answers.attrs.get("synthetic", source == "synthetic"))
+    try:
+        training = data.load_serendipity_training(loader_source)
+    except data.MissingDataError:
+        training = None
+    history, history_label = serendipity_histories(answers, training, history_k)
+    movies = data.load_serendipity_movies(loader_source).drop_duplicates("item_id").set_index("item_id")
+    return Serendipity2018Data(answers, history, history_label, movies, synthetic)
+
+
 def prepare_serendipity2018(
     source: str = "mirror",
     history_k: int = 10,
@@ -329,30 +365,19 @@ def prepare_serendipity2018(
     seed: int = 0,
     definition: str = PRIMARY_DEFINITION,
 ) -> Serendipity2018Study:
-    """Load Serendipity-2018 (``source="mirror"``: the dataset through the data layer; ``"synthetic"``: the committed
-    synthetic survey), attach the ground truth, build last-k histories (training.csv when present, else the survey
-    fallback), draw the stratified sample and pick the few-shot examples (seeded)."""
-    from recjudge import data
-
-    loader_source = None if source == "mirror" else source
-    if source not in ("mirror", "synthetic"):
-        raise ValueError(f"source must be 'mirror' or 'synthetic', got {source!r}")
-    answers = data.load_serendipity_answers(loader_source).copy()
-    synthetic = bool(answers.attrs.get("synthetic", source == "synthetic"))
-    answers["truth"] = serendipity_ground_truth(answers, definition)
-    answers["level"] = likert_level(answers["truth"])
-    try:
-        training = data.load_serendipity_training(loader_source)
-    except data.MissingDataError:
-        training = None
-    history, history_label = serendipity_histories(answers, training, history_k)
-    movies = data.load_serendipity_movies(loader_source).drop_duplicates("item_id").set_index("item_id")
-    sample = stratified_sample(answers, "level", n=sample_size, seed=seed)
+    """Load Serendipity-2018 (``load_serendipity2018``), attach the ground truth, draw the stratified sample and pick
+    the few-shot examples (seeded)."""
     from recjudge.prompts.serendipity import select_fewshot_examples
 
+    loaded = load_serendipity2018(source, history_k)
+    answers = loaded.answers
+    answers["truth"] = serendipity_ground_truth(answers, definition)
+    answers["level"] = likert_level(answers["truth"])
+    sample = stratified_sample(answers, "level", n=sample_size, seed=seed)
     pool = answers.drop(index=sample.index)
     examples = select_fewshot_examples(pool, "level", seed=seed, exclude_users=sample["user_id"].unique())
-    return Serendipity2018Study(answers, movies, history, history_label, sample, examples, synthetic)
+    return Serendipity2018Study(answers, loaded.movies, loaded.history, loaded.source, sample, examples,
+                                loaded.synthetic)
 
 
 # ---------------------------------------------------------------------------------------------- meta-evaluation

@@ -498,33 +498,24 @@ def prepare_study(source: str = "mirror", sample_size: int = 60, seed: int = 0, 
     truth and use the closest candidate (or ``definition``), build last-``history_k`` histories (training.csv when
     present, else the survey fallback), draw a sample stratified by g (seeded) and ten solved examples from the
     other answers of users outside the sample."""
-    from recjudge import data
     from recjudge.prompts import serendipity as texts
-    from recjudge.serendipity.ground_truth import serendipity_histories, stratified_sample
+    from recjudge.serendipity.ground_truth import load_serendipity2018, stratified_sample
 
-    if source not in ("mirror", "synthetic"):
-        raise ValueError(f"source must be 'mirror' or 'synthetic', got {source!r}")
-    loader_source = None if source == "mirror" else source
-    answers = data.load_serendipity_answers(loader_source).copy()
-    synthetic = bool(answers.attrs.get("synthetic", source == "synthetic"))
+    loaded = load_serendipity2018(source, history_k)
+    answers, movies = loaded.answers, loaded.movies
     search = search_ground_truth(answers)
     definition = definition or candidate_from_row(search.iloc[0])
     answers["g"] = definition.levels(answers)
-    try:
-        training = data.load_serendipity_training(loader_source)
-    except data.MissingDataError:
-        training = None
-    history, history_label = serendipity_histories(answers, training, history_k)
-    movies = data.load_serendipity_movies(loader_source).drop_duplicates("item_id").set_index("item_id")
-    answers["history"] = texts.history_texts(answers, history, movies)
+    answers["history"] = texts.history_texts(answers, loaded.history, movies)
     answers["item"] = [texts.movie_item_text(i, movies) for i in answers["item_id"]]
     answers["key"] = [texts.request_key(u, i) for u, i in answers[["user_id", "item_id"]].itertuples(index=False)]
     sample = stratified_sample(answers, "g", n=sample_size, seed=seed)
     pool = answers.drop(index=sample.index)
-    examples = select_examples(pool, "g", seed=seed, exclude_users=sample["user_id"].unique(), strict=not synthetic)
+    examples = select_examples(pool, "g", seed=seed, exclude_users=sample["user_id"].unique(),
+                               strict=not loaded.synthetic)
     examples = examples.join(example_step_scores(examples, "g"))
     items = sample[["key", "user_id", "item_id", "g", "history", "item"]].copy()
-    return PromptStrategyStudy(answers, search, definition, items, examples, history_label, synthetic)
+    return PromptStrategyStudy(answers, search, definition, items, examples, loaded.source, loaded.synthetic)
 
 
 __all__ = [
