@@ -159,6 +159,35 @@ def test_fast_keyer_matches_reference_key():
             assert keyer.key(messages, sample) == store_key(**{**args, "messages": messages, "sample": sample})
 
 
+def test_fast_keyer_matches_reference_key_on_awkward_messages():
+    from recjudge.llm.store import StoreKeyer
+
+    args = {**BASE_KEY_ARGS, "options": {"stop": ["\n", "é"], "top_p": 0.1 + 0.2}, "temperature": 0.7}
+    keyer = StoreKeyer(**{k: v for k, v in args.items() if k not in ("messages", "sample")})
+    every_char = "".join(chr(c) for c in range(0x3000) if not 0xD800 <= c <= 0xDFFF)  # all controls, quotes, ...
+    texts = [every_char, "", "\"\\/\b\f\n\r\t\x00\x1f\x7f\u2028\u2029\ufeff", "😀 𝄞 \U0010ffff", "ünï cödé ‹›",
+             "".join(chr(c) for c in range(0xE000, 0x10000))]
+    class Text(str):
+        pass
+
+    cases = [[{"role": "user", "content": t}] for t in texts]
+    cases += [
+        [{"role": "system", "content": texts[2]}, {"role": "user", "content": texts[3]}],
+        ({"role": "user", "content": "a tuple of messages"},),
+        [{"role": "user", "content": "extra fields", "name": "n", "weight": 1e16, "x": [0.1, -0.0, 5e-324, None]}],
+        [{"content": "keys in another order", "role": "user"}],
+        [{"role": "user", "content": {"nested": [1, 2.5, {"é": True}]}}],
+        [{"role": Text("user"), "content": Text("a str subclass")}],
+        [],
+    ]
+    for messages in cases:
+        for sample in (0, 12):
+            assert keyer.key(messages, sample) == store_key(**{**args, "messages": messages, "sample": sample})
+        assert keyer.key(keyer.messages_json(messages), 3) == store_key(**{**args, "messages": messages, "sample": 3})
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate cannot be keyed, as before
+        keyer.key([{"role": "user", "content": "half an emoji \ud83d"}], 0)
+
+
 def test_refresh_one_model_reads_only_its_shards(tmp_path):
     writer = ResponseStore(tmp_path)
     writer.put(reply("a" * 64))

@@ -73,8 +73,6 @@ from typing import Annotated, Any, Iterable, Iterator, Mapping, NamedTuple, Sequ
 
 import msgspec
 from filelock import FileLock
-# The string encoder json.dumps(ensure_ascii=False) itself uses; StoreKeyer's fast path relies on it.
-from json.encoder import encode_basestring as _encode_str
 
 from ..compendium import paths
 
@@ -153,27 +151,33 @@ class StoreKeyer:
                   seed=seed, logprobs=logprobs, options=opts, sample=0)
         enc = canonical_json
         # Sorted key order: logprobs, max_tokens, messages, model, options, provider, sample, seed, temperature, v.
-        self._head = f'{{"logprobs":{enc(bool(logprobs))},"max_tokens":{enc(int(max_tokens))},"messages":'
-        self._middle = f',"model":{enc(model)},"options":{enc(opts)},"provider":{enc(provider)},"sample":'
+        self._head = f'{{"logprobs":{enc(bool(logprobs))},"max_tokens":{enc(int(max_tokens))},"messages":'.encode()
+        self._middle = f',"model":{enc(model)},"options":{enc(opts)},"provider":{enc(provider)},"sample":'.encode()
         self._tail = (f',"seed":{enc(None if seed is None else int(seed))},"temperature":{enc(float(temperature))},'
-                      f'"v":{KEY_VERSION}}}')
+                      f'"v":{KEY_VERSION}}}').encode()
 
-    def messages_json(self, messages: Sequence[Mapping[str, str]]) -> str:
-        parts = []
+    def messages_json(self, messages: Sequence[Mapping[str, str]]) -> bytes:
+        """The messages' canonical JSON, UTF-8 encoded (what the key hashes)."""
         for message in messages:
-            if type(message) is dict and len(message) == 2 and type(message.get("role")) is str \
-                    and type(message.get("content")) is str:
-                # Fast path for the usual {"role", "content"} pair; identical to canonical_json's output.
-                parts.append(f'{{"content":{_encode_str(message["content"])},"role":{_encode_str(message["role"])}}}')
-            else:
-                parts.append(canonical_json(dict(message)))
-        return "[" + ",".join(parts) + "]"
+            if not (type(message) is dict and len(message) == 2 and type(message.get("role")) is str
+                    and type(message.get("content")) is str):
+                return canonical_json([dict(m) for m in messages]).encode("utf-8")
+        # The usual {"role", "content"} pairs of plain strings: msgspec writes exactly canonical_json's bytes for
+        # them (the same escapes for every code point, tested), several times faster.
+        return _SORTED_ENCODER.encode(messages if type(messages) in (list, tuple) else list(messages))
 
-    def key(self, messages: Sequence[Mapping[str, str]] | str, sample: int) -> str:
+    def key(self, messages: Sequence[Mapping[str, str]] | bytes | str, sample: int) -> str:
         """Key for ``messages`` (or their ``messages_json``, to reuse across samples) and a sample index."""
-        text = messages if isinstance(messages, str) else self.messages_json(messages)
-        payload = f"{self._head}{text}{self._middle}{int(sample)}{self._tail}"
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        if isinstance(messages, str):
+            text = messages.encode("utf-8")
+        elif isinstance(messages, bytes):
+            text = messages
+        else:
+            text = self.messages_json(messages)
+        return hashlib.sha256(b"%b%b%b%d%b" % (self._head, text, self._middle, int(sample), self._tail)).hexdigest()
+
+
+_SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
 
 
 def model_slug(model: str) -> str:
