@@ -577,6 +577,11 @@ class ResponseStore:
         """Like ``get_record`` but only among entries already read (no loading); pair with ``refresh``."""
         return self._index.get(key)
 
+    def peek_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """``{key: record}`` for those of ``keys`` already read (see ``peek``); keys not found are left out."""
+        index = self._index
+        return {key: index[key] for key in keys if key in index}
+
     def _ensure_loaded(self) -> None:
         if not self._loaded:
             self.refresh()
