@@ -78,3 +78,53 @@ def test_expected_score_nan_without_score_tokens():
     assert math.isnan(expected_score(None))
     assert math.isnan(expected_score([]))
     assert math.isnan(expected_score([{"no": -0.1}, {"digits": -0.2}]))
+
+
+def _expected_score_reference(logprobs, low=1, high=5):
+    """The straightforward per-token loop ``expected_score`` replaced (kept here as the reference it must equal)."""
+    if not logprobs:
+        return math.nan
+    scores = {}
+    for k in range(low, high + 1):
+        for text in (str(k), f" {k}", f"{k} ", f"\n{k}", f"  {k}", f"\t{k}"):
+            scores[text] = k
+    for alternatives in logprobs:
+        mass = {}
+        for token, logprob in alternatives.items():
+            score = scores.get(token)
+            if score is None:
+                if type(token) is not str:
+                    token = str(token)
+                if not token or not (token[-1].isdigit() or token[-1].isspace()):
+                    continue
+                score = scores.get(token.strip())
+                if score is None:
+                    continue
+            if logprob is not None and not math.isnan(logprob):
+                mass[score] = mass.get(score, 0.0) + math.exp(logprob)
+        total = sum(mass.values())
+        if total > 0:
+            return sum(k * p for k, p in mass.items()) / total
+    return math.nan
+
+
+def test_expected_score_bitwise_equal_to_the_reference_loop():
+    import random
+
+    rnd = random.Random(11)
+    vocabulary = ["1", "2", "3", "4", "5", "0", "6", "10", "-1", " 4", "4 ", "\n3", "\t2", "  5", " 5\n", "\u20033",
+                  "4.0", "four", "Score", "**", "", " ", "\n", "x4", "4x", "٣", "²", "The", "-", 3, 4.0, None]
+    checked = 0
+    for _ in range(20000):
+        positions = []
+        for _ in range(rnd.choice([0, 1, 1, 2, 3])):
+            tokens = rnd.sample(vocabulary, rnd.randint(0, 20))
+            values = [rnd.choice([rnd.uniform(-40, 0), round(rnd.uniform(-20, 0), 4), 0.0, -0.0, None, math.nan,
+                                  -math.inf, 1.5, -800.0, rnd.randint(-30, 0)]) for _ in tokens]
+            positions.append(dict(zip(tokens, values)))
+        low, high = rnd.choice([(1, 5), (1, 5), (0, 10), (-1, 3), (1, 7)])
+        got = expected_score(positions, low, high)
+        want = _expected_score_reference(positions, low, high)
+        assert (math.isnan(got) and math.isnan(want)) or got.hex() == want.hex(), (positions, low, high)
+        checked += not math.isnan(want)
+    assert checked > 5000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import textwrap
@@ -158,6 +159,35 @@ def test_fast_keyer_matches_reference_key():
             assert keyer.key(messages, sample) == store_key(**{**args, "messages": messages, "sample": sample})
 
 
+def test_fast_keyer_matches_reference_key_on_awkward_messages():
+    from recjudge.llm.store import StoreKeyer
+
+    args = {**BASE_KEY_ARGS, "options": {"stop": ["\n", "é"], "top_p": 0.1 + 0.2}, "temperature": 0.7}
+    keyer = StoreKeyer(**{k: v for k, v in args.items() if k not in ("messages", "sample")})
+    every_char = "".join(chr(c) for c in range(0x3000) if not 0xD800 <= c <= 0xDFFF)  # all controls, quotes, ...
+    texts = [every_char, "", "\"\\/\b\f\n\r\t\x00\x1f\x7f\u2028\u2029\ufeff", "😀 𝄞 \U0010ffff", "ünï cödé ‹›",
+             "".join(chr(c) for c in range(0xE000, 0x10000))]
+    class Text(str):
+        pass
+
+    cases = [[{"role": "user", "content": t}] for t in texts]
+    cases += [
+        [{"role": "system", "content": texts[2]}, {"role": "user", "content": texts[3]}],
+        ({"role": "user", "content": "a tuple of messages"},),
+        [{"role": "user", "content": "extra fields", "name": "n", "weight": 1e16, "x": [0.1, -0.0, 5e-324, None]}],
+        [{"content": "keys in another order", "role": "user"}],
+        [{"role": "user", "content": {"nested": [1, 2.5, {"é": True}]}}],
+        [{"role": Text("user"), "content": Text("a str subclass")}],
+        [],
+    ]
+    for messages in cases:
+        for sample in (0, 12):
+            assert keyer.key(messages, sample) == store_key(**{**args, "messages": messages, "sample": sample})
+        assert keyer.key(keyer.messages_json(messages), 3) == store_key(**{**args, "messages": messages, "sample": 3})
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate cannot be keyed, as before
+        keyer.key([{"role": "user", "content": "half an emoji \ud83d"}], 0)
+
+
 def test_refresh_one_model_reads_only_its_shards(tmp_path):
     writer = ResponseStore(tmp_path)
     writer.put(reply("a" * 64))
@@ -220,6 +250,73 @@ def test_malformed_lines_are_skipped_and_named_never_raised(tmp_path):
     assert "input_tokens" in reasons[2] and "output_tokens" in reasons[3] and "UTF-8" in reasons[5]
     assert str(reader.skipped_lines[0]).startswith(f"{shard}:2: ")
     assert entry_problem(json.loads(shard.read_text(encoding="utf-8", errors="replace").splitlines()[0])) is None
+
+
+def _awkward_lines() -> list[str]:
+    base = '{"key":"ab","provider":"p","model":"m","text":"t"'
+    fields = [
+        '', ',"sample":0', ',"sample":-1', ',"sample":true', ',"sample":null', ',"sample":1.0', ',"sample":1e400',
+        ',"sample":99999999999999999999999', ',"input_tokens":100000000', ',"input_tokens":100000001',
+        ',"output_tokens":-1', ',"latency_s":1', ',"latency_s":-0.0', ',"latency_s":1e400', ',"latency_s":NaN',
+        ',"latency_s":"1"', ',"logprobs":[{"a":-1,"b":-0.5}]', ',"logprobs":[{"a":true}]', ',"logprobs":[]',
+        ',"logprobs":{}', ',"logprobs":[[1]]', ',"logprobs":[{"a":-1,"a":-2}]', ',"logprobs":[{"a":null}]',
+        ',"provenance":[]', ',"provenance":{"x":[1,{"y":99999999999999999999999}]}', ',"repairs":123456789012345678901',
+        ',"repairs":[1.5e300,"\\ud800"]', ',"extra":1', ',"text":"again"', ',"created":null,"request_key":null',
+        ',"finish_reason":3', ',"created":1', ',"truncated_from_chars":null,"repairs":null,"provenance":null',
+        ' , "sample" : 3 ', ',"text":"\\ud800 \\u0000 \\u2028 \\u00e9 \\" \\n"', ',"key":""', ',"key":null',
+    ]
+    lines = [base + extra + "}" for extra in fields]
+    lines += ['{"key":"a","provider":"p","model":"m"}', '[1]', '"x"', "{}", base + "}" + base + "}"]
+    rnd = random.Random(7)
+    for _ in range(2000):  # float spellings: the C decoder must round exactly as json.loads does
+        x = rnd.choice([rnd.uniform(-30, 0), round(rnd.uniform(-20, 0), 4), rnd.random() * 10.0 ** rnd.randint(-320, 300)])
+        lines.append(base + f',"logprobs":[{{"t":{json.dumps(x)},"u":{x:.17g}}}],"latency_s":{x!r}}}')
+    return lines
+
+
+def test_typed_fast_decoding_agrees_with_json_loads_and_entry_problem():
+    import msgspec
+
+    from recjudge.llm.store import _ENTRY_DECODER
+
+    accepted = 0
+    for line in _awkward_lines():
+        try:
+            reference = json.loads(line)
+            problem = entry_problem(reference)
+        except ValueError:
+            reference, problem = None, "not JSON"
+        try:
+            got = msgspec.to_builtins(_ENTRY_DECODER.decode(line.encode("utf-8", "surrogatepass")))
+        except msgspec.DecodeError:
+            continue  # the slow path decides (and names the reason)
+        accepted += 1
+        assert problem is None, line
+        assert got == reference and json.dumps(got, sort_keys=True) == json.dumps(reference, sort_keys=True), line
+        assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in reference.items()}, line
+    assert accepted > 2000
+
+
+def test_store_load_skips_the_same_lines_as_the_line_by_line_reader(tmp_path):
+    lines = _awkward_lines()[:60]
+    shard = tmp_path / "p" / "m" / "a.jsonl"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
+    reader = ResponseStore(tmp_path)
+    reader.refresh()
+    expected_bad = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            problem = entry_problem(json.loads(line))
+        except ValueError:
+            problem = "not JSON"
+        if problem is not None:
+            expected_bad.append(number)
+    assert [s.line for s in reader.skipped_lines] == expected_bad
+    good = [json.loads(line) for number, line in enumerate(lines, start=1) if number not in expected_bad]
+    assert len(reader) == len({r["key"] for r in good}) and reader.peek("ab") == good[-1]  # the last line wins
+    two_objects = next(number for number, line in enumerate(lines, start=1) if "}{" in line)
+    assert two_objects in expected_bad and len(expected_bad) >= 20
 
 
 def test_compact_moves_malformed_lines_to_quarantine(tmp_path):

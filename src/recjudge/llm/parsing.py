@@ -20,7 +20,7 @@ import functools
 import json
 import math
 import re
-from typing import Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 NUMBER = r"-?\d+(?:\.\d+)?"
 _EMPHASIS = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")  # underscores inside words (user_novelty) stay
@@ -112,13 +112,8 @@ def parse_aspect_scores(
 
 @functools.lru_cache(maxsize=32)
 def _score_tokens(low: int, high: int) -> dict[str, int]:
-    """Token text -> score for the usual score tokens ("4", " 4", "4 ", "\n4"); ``expected_score`` looks any other
-    token up again stripped of whitespace."""
-    table: dict[str, int] = {}
-    for k in range(low, high + 1):
-        for text in (str(k), f" {k}", f"{k} ", f"\n{k}", f"  {k}", f"\t{k}"):
-            table[text] = k
-    return table
+    """Score token text ("4") -> score; ``expected_score`` looks tokens up stripped of whitespace (" 4", "\n4")."""
+    return {str(k): k for k in range(low, high + 1)}
 
 
 def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1, high: int = 5) -> float:
@@ -131,24 +126,25 @@ def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1,
     """
     if not logprobs:
         return math.nan
-    scores = _score_tokens(int(low), int(high))
-    exp, isnan = math.exp, math.isnan
+    lookup = _score_tokens(int(low), int(high)).get
     for alternatives in logprobs:
-        mass: dict[int, float] = {}
-        for token, logprob in alternatives.items():
-            score = scores.get(token)  # the common case: the token as it is ("4", " 4")
-            if score is None:
-                if type(token) is not str:
-                    token = str(token)
-                # Only a token ending in a digit or whitespace can strip to a score: skip the rest cheaply.
-                if not token or not (token[-1].isdigit() or token[-1].isspace()):
-                    continue
-                score = scores.get(token.strip())
-                if score is None:
-                    continue
-            if logprob is not None and not isnan(logprob):
-                mass[score] = mass.get(score, 0.0) + exp(logprob)
+        pairs = alternatives.items()
+        try:
+            mass = _score_mass(pairs, lookup)
+        except AttributeError:  # a token that is not a string (not from JSON): read as its text
+            mass = _score_mass([(str(token), logprob) for token, logprob in pairs], lookup)
         total = sum(mass.values())
         if total > 0:
             return sum(k * p for k, p in mass.items()) / total
     return math.nan
+
+
+def _score_mass(pairs: Iterable[tuple[str, float | None]], lookup: Callable[[str], int | None]) -> dict[int, float]:
+    """Probability per score at one position, summed in token order (so results are bitwise reproducible)."""
+    mass: dict[int, float] = {}
+    exp, isnan = math.exp, math.isnan
+    for token, logprob in pairs:
+        score = lookup(token.strip())  # " 4", "4\n" count for 4
+        if score is not None and logprob is not None and not isnan(logprob):
+            mass[score] = mass.get(score, 0.0) + exp(logprob)
+    return mass

@@ -455,6 +455,11 @@ def _declared_aspects(parser: Callable[..., Any]) -> list[str] | None:
 
 
 def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
+    # The common case (all fine) is checked in bulk; the loop below only runs to name the first problem.
+    if all(type(request) is JudgeRequest for request in requests) \
+            and len({request.key for request in requests}) == len(requests) \
+            and (not needs_messages or all(map(_plain_messages, requests))):
+        return
     seen: set[str] = set()
     for position, request in enumerate(requests):
         if not isinstance(request, JudgeRequest):
@@ -472,6 +477,17 @@ def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
                         f"request {request.key!r}, message {turn}: expected {{'role': str, 'content': str}}, "
                         f"got {message!r}"
                     )
+
+
+def _plain_messages(request: JudgeRequest) -> bool:
+    messages = request.messages
+    if not messages:
+        return False
+    for message in messages:
+        if not (isinstance(message, dict) and type(message.get("role")) is str
+                and type(message.get("content")) is str):
+            return False
+    return True
 
 
 def _env_number(name: str, kind: type = float) -> float | int | None:
@@ -559,29 +575,24 @@ def run_judge(
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
     slots: list[tuple[JudgeRequest, int, str]] = []
-    rendered: dict[str, str] = {}  # store key -> messages JSON, to order what is asked
+    rendered: dict[str, bytes] = {}  # request key -> messages JSON, to order what is asked
+    runs = range(config.runs)
     for request in requests:
-        messages_json = keyer.messages_json(request.messages)
-        for run in range(config.runs):
-            key = keyer.key(messages_json, run)
-            slots.append((request, run, key))
-            if order_prompts:
-                rendered[key] = messages_json
+        messages_json = rendered[request.key] = keyer.messages_json(request.messages)
+        for run in runs:
+            slots.append((request, run, keyer.key(messages_json, run)))
 
     records: dict[str, dict[str, Any]] = {}
-    from_store: set[str] = set()
     if mode != "live":
-        for _, _, key in slots:
-            record = store.peek(key)
-            if record is not None:
-                records[key] = record
-                from_store.add(key)
+        records = store.peek_many(key for _, _, key in slots)
+    from_store: set[str] = set(records)
     to_ask: dict[str, tuple[JudgeRequest, int]] = {}
-    for request, run, key in slots:
-        if key not in records and key not in to_ask:
-            to_ask[key] = (request, run)
+    if len(records) < len(slots):  # else every slot has its reply (the usual replay)
+        for request, run, key in slots:
+            if key not in records and key not in to_ask:
+                to_ask[key] = (request, run)
     if order_prompts and len(to_ask) > 1:
-        to_ask = dict(sorted(to_ask.items(), key=lambda item: (rendered[item[0]], item[1][1])))
+        to_ask = dict(sorted(to_ask.items(), key=lambda item: (rendered[item[1][0].key], item[1][1])))
     if mode == "replay" and to_ask:
         missing = [(request.key, run, key) for request, run, key in slots if key in to_ask]
         raise MissingReplies(missing, label=config.label, store_root=store.root)
@@ -931,45 +942,76 @@ def _assemble(
     batch: bool = False,
 ) -> JudgeRun:
     low, high = _score_range(parser)
-    rows: list[dict[str, Any]] = []
     declared = _declared_aspects(parser)
     aspects: list[str] | None = declared
-    dict_parser = declared is not None
-    n_no_logprobs = 0
+    lookups = [key if key is not None else request.key for request, _, key in slots]
+    found = list(map(records.get, lookups))
     parsed_by_text: dict[str, Any] = {}  # parsers are pure functions of the reply text; replies repeat a lot
-    for request, run, key in slots:
-        lookup = key if key is not None else request.key
-        record = records.get(lookup)
-        row: dict[str, Any] = {"key": request.key, "run": run}
-        if record is None:
-            row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
-                       from_store=False, error=errors.get(lookup, ("no reply", "failed"))[0], store_key=key)
+    for (request, _, _), record in zip(slots, found):
+        if record is not None and parsed_by_text.get(record["text"]) is None:
+            parsed_by_text[record["text"]] = _parse_reply(parser, record["text"], request.key)
+    dict_parser = declared is not None or any(
+        not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping) for parsed in parsed_by_text.values())
+    n_no_logprobs = 0
+    if dict_parser:
+        rows: list[dict[str, Any]] = []
+        for request, run, key in slots:
+            lookup = key if key is not None else request.key
+            record = records.get(lookup)
+            row: dict[str, Any] = {"key": request.key, "run": run}
+            if record is None:
+                row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
+                           from_store=False, error=errors.get(lookup, ("no reply", "failed"))[0], store_key=key)
+                rows.append(row)
+                continue
+            text = record["text"]
+            parsed = parsed_by_text.get(text)
+            if parsed is None:
+                parsed = parsed_by_text[text] = _parse_reply(parser, text, request.key)
+            if not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping):
+                dict_parser = True
+                if aspects is None:
+                    aspects = list(parsed)
+                for aspect, value in parsed.items():
+                    row[aspect] = float(value)
+                ok = all(not math.isnan(float(v)) for v in parsed.values())
+            else:
+                value = float(parsed)
+                if want_logprobs:
+                    row["text_score"] = value
+                    value = expected_score(record.get("logprobs"), int(low), int(high))
+                    if not record.get("logprobs"):
+                        n_no_logprobs += 1
+                row["score"] = value
+                ok = not math.isnan(value)
+            row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
+                       output_tokens=record.get("output_tokens"), from_store=lookup in from_store, error=None,
+                       store_key=key)
             rows.append(row)
-            continue
-        text = record["text"]
-        parsed = parsed_by_text.get(text)
-        if parsed is None:
-            parsed = parsed_by_text[text] = _parse_reply(parser, text, request.key)
-        if not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping):
-            dict_parser = True
-            if aspects is None:
-                aspects = list(parsed)
-            for aspect, value in parsed.items():
-                row[aspect] = float(value)
-            ok = all(not math.isnan(float(v)) for v in parsed.values())
-        else:
-            value = float(parsed)
-            if want_logprobs:
-                row["text_score"] = value
-                value = expected_score(record.get("logprobs"), int(low), int(high))
-                if not record.get("logprobs"):
-                    n_no_logprobs += 1
-            row["score"] = value
-            ok = not math.isnan(value)
-        row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
-                   output_tokens=record.get("output_tokens"), from_store=lookup in from_store, error=None,
-                   store_key=key)
-        rows.append(row)
+        data: Any = rows
+    else:
+        # One score per reply (the usual case): the table is built column by column, several times faster than
+        # from one dict per row; the same values as the row-wise branch above.
+        nan = math.nan
+        replies = [None if record is None else record["text"] for record in found]
+        values = [nan if text is None else float(parsed_by_text[text]) for text in replies]
+        data = {"key": [request.key for request, _, _ in slots], "run": [run for _, run, _ in slots]}
+        if want_logprobs:
+            data["text_score"] = values
+            values = [nan if record is None else expected_score(record.get("logprobs"), int(low), int(high))
+                      for record in found]
+            n_no_logprobs = sum(1 for record in found if record is not None and not record.get("logprobs"))
+        data["score"] = values
+        data.update(
+            reply=replies,
+            parsed_ok=[record is not None and not math.isnan(value) for record, value in zip(found, values)],
+            input_tokens=[None if record is None else record.get("input_tokens") for record in found],
+            output_tokens=[None if record is None else record.get("output_tokens") for record in found],
+            from_store=[record is not None and lookup in from_store for record, lookup in zip(found, lookups)],
+            error=[None if record is not None else errors.get(lookup, ("no reply", "failed"))[0]
+                   for record, lookup in zip(found, lookups)],
+            store_key=[key for _, _, key in slots],
+        )
     if dict_parser:
         score_columns = aspects or []
         for row in rows:
@@ -982,7 +1024,7 @@ def _assemble(
     if want_logprobs and not dict_parser:
         leading.append("text_score")
     columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(data, columns=columns)
     for column in score_columns + (["text_score"] if "text_score" in columns else []):
         table[column] = table[column].astype(float)
     for column in ("input_tokens", "output_tokens"):
