@@ -9,7 +9,7 @@ Typical use::
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
 llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (concurrency, retries, modes,
 report), ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``pricing`` (cost
-accounting), ``store_cli`` (``recjudge store info``).
+accounting), ``settings`` (environment variables, checked), ``store_cli`` (``recjudge store info``).
 """
 
 from .config import JudgeConfig

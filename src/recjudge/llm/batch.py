@@ -36,6 +36,7 @@ from typing import Any
 from filelock import FileLock
 
 from .providers.base import Completion, ProviderError, TransientProviderError
+from .settings import env_number
 from .store import ResponseStore, model_slug, now_utc, max_stored_chars, sanitise_record
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
@@ -275,18 +276,11 @@ class BatchOutcome:
 
 
 def poll_seconds(value: float | None = None) -> float:
+    """Seconds between polls: ``value``, else RECJUDGE_LLM_BATCH_POLL_S, else the default."""
     if value is not None:
         return float(value)
-    raw = os.environ.get(POLL_ENV, "").strip()
-    if not raw:
-        return DEFAULT_POLL_S
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ValueError(f"environment variable {POLL_ENV}={raw!r} is not a number of seconds") from None
-    if not seconds >= 0:
-        raise ValueError(f"environment variable {POLL_ENV}={raw!r} must be zero or more seconds")
-    return seconds
+    seconds = env_number(POLL_ENV, allow_zero=True, unit="seconds")
+    return DEFAULT_POLL_S if seconds is None else seconds
 
 
 def ask_in_batches(

@@ -51,6 +51,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from .base import Completion, Message, ProviderError
+from ..settings import env_number
 
 #: Name of the default local model (the one notebooks use when no other judge is configured).
 DEFAULT_MODEL = "smollm2-135m-instruct-q4_1"
@@ -370,7 +371,7 @@ class LocalProvider:
             raise ProviderError("local provider: no model given")
         path = resolve_model_path(name)
         n_ctx = int(options.get("n_ctx", DEFAULT_N_CTX))
-        n_threads = int(options.get("n_threads") or os.environ.get(THREADS_ENV, "").strip() or os.cpu_count() or 1)
+        n_threads = int(options.get("n_threads") or env_number(THREADS_ENV, int) or os.cpu_count() or 1)
         n_batch = options.get("n_batch")
         return _load(path, n_ctx, n_threads, None if n_batch is None else int(n_batch),
                      int(options.get("n_gpu_layers", 0)))

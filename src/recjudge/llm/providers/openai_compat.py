@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .base import Completion, Message, ProviderError, TransientProviderError
+from ..settings import env_number
 from ._common import (MAX_BODY_BYTES, api_key_from_env, endpoint_label, malformed, parse_json_body, read_body,
                       redact, sdk_errors, short_error)
 
@@ -61,18 +62,11 @@ _OPENAI_MODEL_NAME = re.compile(r"^(gpt-|chatgpt|o\d|text-davinci|davinci|babbag
 def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
     """Seconds from RECJUDGE_LLM_TIMEOUT (default ``default``); a value that is not a positive number is an error
     naming the variable."""
-    value = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not value:
-        return default
     try:
-        seconds = float(value)
-    except ValueError:
-        raise ProviderError(f"environment variable {TIMEOUT_ENV}={value!r} is not a number of seconds",
-                            kind="configuration", configuration=True) from None
-    if not seconds > 0:
-        raise ProviderError(f"environment variable {TIMEOUT_ENV}={value!r} must be a positive number of seconds",
-                            kind="configuration", configuration=True)
-    return seconds
+        seconds = env_number(TIMEOUT_ENV, unit="seconds")
+    except ValueError as exc:
+        raise ProviderError(str(exc), kind="configuration", configuration=True) from None
+    return default if seconds is None else seconds
 
 
 def check_base_url(base_url: str) -> None:
