@@ -180,3 +180,42 @@ def test_a_gentler_decrease_still_cuts_by_at_least_one():
     assert [one(gate, THROTTLED) for _ in range(6)] == [7, 4, 2, 1, 1, 1]
     with pytest.raises(ValueError, match="decrease factor"):
         ConcurrencyLimit(4, decrease=1.0)
+
+
+def test_the_throttle_that_ends_slow_start_halves_and_later_ones_step_back_gently():
+    gate = ConcurrencyLimit(64, initial=4, decrease=0.85, first_decrease=0.5)
+    for _ in range(4 + 8):
+        one(gate, SUCCESS)
+    assert gate.limit == 16
+    assert one(gate, THROTTLED) == 8  # back to the last limit that drew no throttle
+    assert [one(gate, THROTTLED) for _ in range(4)] == [6, 5, 4, 3]  # x0.85 rounded down, at least one less
+    # Against a server whose pace is between 5 and 6 in flight, the limit then steps between them: a window of
+    # successes takes it to 6, the throttle there back to 5 (x0.7 would go back to 4).
+    script = [*[(SUCCESS, 3)] * 2, (SUCCESS, 4), *[(SUCCESS, 4)] * 3, (SUCCESS, 5), *[(SUCCESS, 5)] * 4,
+              (SUCCESS, 6), (THROTTLED, 5), *[(SUCCESS, 5)] * 4, (SUCCESS, 6), (THROTTLED, 5)]
+    for step, (outcome, limit) in enumerate(script):
+        assert one(gate, outcome) == limit, f"step {step}: {outcome}"
+    assert gate.stats.n_decreases == 7 and gate.stats.peak == 16
+    previous = ConcurrencyLimit(64, initial=6, slow_start=False, decrease=0.7)  # one factor for every throttle
+    assert [one(previous, THROTTLED) for _ in range(3)] == [4, 2, 1]
+    with pytest.raises(ValueError, match="first decrease factor"):
+        ConcurrencyLimit(4, first_decrease=0)
+
+
+def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
+    from recjudge.llm import runner
+
+    made = []
+
+    class Recording(ConcurrencyLimit):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(runner, "ConcurrencyLimit", Recording)
+    provider = CountingProvider()
+    run_judge(JudgeConfig(provider="openai", model="m"), make_requests(3), store=tmp_path, provider=provider,
+              progress=False)
+    assert [(g.first_decrease, g.decrease, g.adaptive) for g in made] == [
+        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True)]
+    assert runner.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < runner.ADAPTIVE_DECREASE < 1

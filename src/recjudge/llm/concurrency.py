@@ -5,12 +5,16 @@ after it (``release`` with what happened):
 
 - **Adaptive** (``adaptive=True``, the default): additive increase, multiplicative decrease, as TCP does.  The limit
   starts at ``min(cap, initial)``; after every *window* of successes (as many successes as the limit) it grows by
-  one, never above ``cap``.  A throttled reply (HTTP 429, or any reply carrying Retry-After) halves it, never below
-  1, and holds back every new start until the Retry-After time has passed.  Only the first throttled reply of a
+  one, never above ``cap``.  A throttled reply (HTTP 429, or any reply carrying Retry-After) multiplies it by
+  ``decrease`` (rounded down, at least one less, never below 1; the first throttle by ``first_decrease``, see
+  below), and holds back every new start until the Retry-After time has passed.  Only the first throttled reply of a
   window counts: replies to requests that were already in flight when the limit was cut say nothing new about the
   reduced limit (each request remembers the *epoch* it started in; a throttle from an older epoch is counted but
   does not cut again).  Until the first throttle, the limit doubles per window instead of growing by one
-  (``slow_start``), so a server with room reaches the cap in a few round trips.  Other outcomes (errors, refusals,
+  (``slow_start``), so a server with room reaches the cap in a few round trips.  The throttle that ends slow
+  start comes after a doubling, so it may cut deeper (``first_decrease``, e.g. 0.5: back to the last limit that drew
+  no throttle) than the later ones, which find the limit just above the server's pace and only need to step back
+  a little (``decrease``, e.g. 0.85: a limit of 6 becomes 5, where 0.7 would give 4).  Other outcomes (errors, refusals,
   timeouts) are neutral, and so are store hits, which never pass the gate.
 - **Fixed** (``adaptive=False``): at most ``cap`` requests in flight, always.
 
@@ -46,12 +50,16 @@ class ConcurrencyLimit:
     """Gate for requests in flight; see the module docstring.  Thread-safe."""
 
     def __init__(self, cap: int, *, adaptive: bool = True, initial: int = 4, slow_start: bool = True,
-                 max_pause_s: float = 300.0, decrease: float = 0.5, clock=time.monotonic):
+                 max_pause_s: float = 300.0, decrease: float = 0.5, first_decrease: float | None = None,
+                 clock=time.monotonic):
         if cap < 1:
             raise ValueError(f"concurrency cap must be >= 1, got {cap}")
         if not 0 < decrease < 1:
             raise ValueError(f"decrease factor must be between 0 and 1 (exclusive), got {decrease}")
+        if first_decrease is not None and not 0 < first_decrease < 1:
+            raise ValueError(f"first decrease factor must be between 0 and 1 (exclusive), got {first_decrease}")
         self.decrease = float(decrease)
+        self.first_decrease = self.decrease if first_decrease is None else float(first_decrease)
         self.cap = int(cap)
         self.adaptive = bool(adaptive)
         self.limit = max(1, min(self.cap, int(initial))) if self.adaptive else self.cap
@@ -93,11 +101,12 @@ class ConcurrencyLimit:
                         self._set(min(self.cap, grown), "increase")
                 elif outcome == THROTTLED:
                     if epoch == self._epoch:
+                        factor = self.first_decrease if self.stats.n_decreases == 0 else self.decrease
                         self._epoch += 1
                         self._window_successes = 0
                         self.slow_start = False
                         self.stats.n_decreases += 1
-                        self._set(max(1, min(self.limit - 1, int(self.limit * self.decrease))), "decrease")
+                        self._set(max(1, min(self.limit - 1, int(self.limit * factor))), "decrease")
                     if retry_after is not None and retry_after > 0:
                         until = self._clock() + min(float(retry_after), self.max_pause_s)
                         self._paused_until = max(self._paused_until, until)

@@ -9,7 +9,7 @@ mode, asks the provider for what is missing:
 - ``"live"``: ask the provider for everything and store the new replies (the newest entry wins on later reads).
 
 Asking uses a pool of worker threads behind a concurrency gate (``recjudge.llm.concurrency``): by default an
-adaptive limit (AIMD: one more request in flight per window of successes, half as many on a 429 or a Retry-After,
+adaptive limit (AIMD: one more request in flight per window of successes, fewer on a 429 or a Retry-After,
 between 1 and a cap), or a fixed limit (``adaptive=False`` or env RECJUDGE_LLM_ADAPTIVE=0); an optional
 requests-per-minute limit; and bounded retries with exponential backoff and jitter on ``TransientProviderError``
 (429, 5xx, timeouts, dropped connections, unreadable bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
@@ -77,10 +77,13 @@ DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
 #: The cap of the adaptive limit (the default): it starts at ``ADAPTIVE_INITIAL`` and finds the server's pace.
 DEFAULT_ADAPTIVE_CAP = {"local": 1, "openai": 64, "anthropic": 32, "recorded": 1}
 ADAPTIVE_INITIAL = 4
-#: Factor applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).  Gentler than
-#: halving: against a server whose bucket holds a tenth of a second's requests, halving left 14-17% of its capacity
-#: unused and x0.7 10-14% (benchmarks/bench_adaptive_concurrency.py, side by side); with larger buckets both use 96%.
-ADAPTIVE_DECREASE = 0.7
+#: Factors applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).  The first throttle
+#: ends slow start, whose last step doubled the limit: halving goes back to the last limit that drew no 429.  After
+#: that the limit hovers just around the server's pace, and a gentle cut keeps it there: against a server whose
+#: bucket holds a tenth of a second's requests, x0.7 left 8-14% of its capacity unused (x0.5: 12-17%), because at a
+#: limit of 6 it cuts to 4 when 5 would do (benchmarks/bench_adaptive_concurrency.py, side by side).
+ADAPTIVE_FIRST_DECREASE = 0.5
+ADAPTIVE_DECREASE = 0.85
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
 #: or model name would otherwise be sent once per prompt.
 ABORT_AFTER_REFUSALS = 10
@@ -629,7 +632,7 @@ def run_judge(
         defaults = DEFAULT_ADAPTIVE_CAP if adaptive else DEFAULT_CONCURRENCY
         workers = concurrency or _env_number(CONCURRENCY_ENV, int) or defaults.get(config.provider, 4)
         gate = ConcurrencyLimit(max(1, int(workers)), adaptive=adaptive, initial=ADAPTIVE_INITIAL,
-                                decrease=ADAPTIVE_DECREASE,
+                                decrease=ADAPTIVE_DECREASE, first_decrease=ADAPTIVE_FIRST_DECREASE,
                                 max_pause_s=retry.max_retry_after_s)
         rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
         # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
