@@ -4,13 +4,14 @@ The mock OpenAI server runs in its own process with a token-bucket rate limit (d
 a tenth of a second's worth, and of 50, a second's worth, as APIs that enforce a per-minute limit per second do)
 and 100 ms per reply; beyond the limit it answers 429 at once with Retry-After (``retry-after-ms``).  The same job
 (400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit (halved when the
-first 429 ends slow start, x0.85 on every later one), with the previous default (x0.7 on every 429) for comparison,
+first 429 ends slow start, x0.85 on every later one, starts paced after the first 429), with the previous default
+(x0.7 on every 429, unpaced) for comparison, optionally the default without pacing (``--unpaced``),
 and with a fixed limit of 16 (which would need 160 requests/s).  Printed side by side: seconds, replies/s, throughput as % of the
 server's capacity, 429s received, failed prompts, and the adaptive limit's final/peak value.  Target: adaptive
 >= 90 % of capacity with zero failed prompts.
 
     python benchmarks/bench_adaptive_concurrency.py [--prompts 400] [--rps 50] [--bursts 5,50] [--latency 0.1]
-        [--previous 0.7]   # the factor of the previous default's cuts; "" leaves that row out
+        [--unpaced] [--previous 0.7]   # the factor of the previous default's cuts; "" leaves that row out
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from pathlib import Path
 
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, runner
 
-DEFAULT_CUTS = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE)
+DEFAULT = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING)
+
+
+def set_adaptive(first: float, later: float, pacing: bool) -> None:
+    runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING = first, later, pacing
 
 MOCK = Path(__file__).resolve().parents[1] / "tests" / "mock_openai_server.py"
 
@@ -49,15 +54,17 @@ def bench(args, burst: float) -> None:
         timed_run(base_url, 8, "warm-up", adaptive=False, concurrency=2)  # imports the client, opens connections
         time.sleep(1.0)  # let the bucket refill
         results = {}
-        variants = {"adaptive (default)": DEFAULT_CUTS}
+        variants = {"adaptive (default)": DEFAULT}
+        if args.unpaced:
+            variants["adaptive, not paced"] = (*DEFAULT[:2], False)
         if args.previous:
-            variants[f"adaptive, x{args.previous:g} (prev.)"] = (args.previous, args.previous)
-        for name, (first, later) in variants.items():
-            runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE = first, later
+            variants[f"adaptive, x{args.previous:g} (prev.)"] = (args.previous, args.previous, False)
+        for name, settings in variants.items():
+            set_adaptive(*settings)
             try:
                 results[name] = timed_run(base_url, args.prompts, name, adaptive=True)
             finally:
-                runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE = DEFAULT_CUTS
+                set_adaptive(*DEFAULT)
             time.sleep(1.0)
         results[f"fixed {args.fixed}"] = timed_run(base_url, args.prompts, "fixed", adaptive=False,
                                                    concurrency=args.fixed)
@@ -89,6 +96,7 @@ def main() -> None:
     parser.add_argument("--fixed", type=int, default=16)
     parser.add_argument("--previous", type=lambda x: float(x) if x else None, default=0.7,
                         help="the previous default: this factor on every 429 (empty: leave the row out)")
+    parser.add_argument("--unpaced", action="store_true", help="also the default without pacing")
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark-placeholder")
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")

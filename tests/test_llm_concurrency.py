@@ -216,6 +216,38 @@ def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
     provider = CountingProvider()
     run_judge(JudgeConfig(provider="openai", model="m"), make_requests(3), store=tmp_path, provider=provider,
               progress=False)
-    assert [(g.first_decrease, g.decrease, g.adaptive) for g in made] == [
-        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True)]
+    assert [(g.first_decrease, g.decrease, g.adaptive, g.pacing) for g in made] == [
+        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True, runner.ADAPTIVE_PACING)]
+    assert made[0].srtt is not None  # the runner reports how long each successful call took
     assert runner.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < runner.ADAPTIVE_DECREASE < 1
+
+
+def test_after_the_first_throttle_starts_are_spaced_one_round_trip_over_the_limit():
+    now = [10.0]
+    gate = ConcurrencyLimit(8, initial=4, slow_start=False, pacing=True, clock=lambda: now[0])
+
+    def succeed(seconds: float) -> None:
+        gate.release(gate.acquire(), SUCCESS, seconds=seconds)
+
+    succeed(0.2)
+    succeed(0.6)
+    assert gate.srtt == pytest.approx(0.25)  # 7/8 of the old estimate, 1/8 of the newest
+    assert gate.pacing_interval() == 0.0  # no throttle yet: a server with room is not slowed down
+    epochs = [gate.acquire() for _ in range(4)]  # a whole window starts at once, at the same instant
+    assert epochs == [0] * 4 and gate.in_flight == 4
+    gate.release(epochs[0], THROTTLED)  # 429 without Retry-After: 4 -> 2
+    gate.release(epochs[1], NEUTRAL)
+    gate.release(epochs[2], NEUTRAL)
+    gate.release(epochs[3], NEUTRAL)  # throttles and errors do not change the round-trip estimate
+    assert gate.limit == 2 and gate.srtt == pytest.approx(0.25)
+    assert gate.pacing_interval() == pytest.approx(0.125)
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(10.125)
+    now[0] = 10.125  # the next start may come one interval later
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(10.25)
+    now[0] = 20.0  # after an idle spell the next start is one interval after now, not a catch-up burst
+    gate.release(1, SUCCESS, seconds=0.25)
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(20.125)
+    fixed = ConcurrencyLimit(4, adaptive=False, pacing=True, clock=lambda: now[0])
+    fixed.release(fixed.acquire(), SUCCESS, seconds=0.2)
+    fixed.release(fixed.acquire(), THROTTLED)
+    assert fixed.pacing_interval() == 0.0  # a fixed limit is never paced
