@@ -251,3 +251,41 @@ def test_after_the_first_throttle_starts_are_spaced_one_round_trip_over_the_limi
     fixed.release(fixed.acquire(), SUCCESS, seconds=0.2)
     fixed.release(fixed.acquire(), THROTTLED)
     assert fixed.pacing_interval() == 0.0  # a fixed limit is never paced
+
+
+class ThrottlingProvider:
+    """Throttles every prompt ``times`` times (429 with a zero Retry-After), then answers."""
+
+    name = "throttling"
+
+    def __init__(self, times: int):
+        self.times, self.calls, self.lock = times, {}, threading.Lock()
+
+    def complete(self, messages, **kwargs):
+        prompt = messages[-1]["content"]
+        with self.lock:
+            self.calls[prompt] = count = self.calls.get(prompt, 0) + 1
+        if count <= self.times:
+            raise TransientProviderError("HTTP 429", status=429, retry_after=0.0)
+        return Completion(text="Score: 3")
+
+
+def test_throttled_retries_have_their_own_budget_with_the_adaptive_limit(tmp_path):
+    from recjudge.llm import RetryPolicy
+
+    retry = RetryPolicy(max_attempts=6, max_throttled_attempts=12, base_delay_s=0.001, max_delay_s=0.001)
+    config = JudgeConfig(provider="openai", model="m")
+    provider = ThrottlingProvider(times=10)  # ten 429s in a row: more than max_attempts, fewer than the budget
+    adaptive = run_judge(config, make_requests(2), store=tmp_path / "a", provider=provider, retry=retry,
+                         progress=False)
+    assert adaptive.report.n_failed == 0 and provider.calls == {"prompt 0": 11, "prompt 1": 11}
+    assert adaptive.report.n_throttled == 20
+    provider = ThrottlingProvider(times=10)
+    fixed = run_judge(config, make_requests(2), store=tmp_path / "f", provider=provider, retry=retry,
+                      adaptive=False, concurrency=2, progress=False)
+    assert fixed.report.n_failed == 2 and provider.calls == {"prompt 0": 6, "prompt 1": 6}
+    provider = ThrottlingProvider(times=30)  # the throttle budget is bounded too
+    capped = run_judge(config, make_requests(1), store=tmp_path / "c", provider=provider, retry=retry,
+                       progress=False)
+    assert capped.report.n_failed == 1 and provider.calls == {"prompt 0": 12}
+    assert "gave up after 12 attempts" in capped.table["error"][0]
