@@ -80,7 +80,7 @@ ADAPTIVE_INITIAL = 4
 #: Factors applied to the adaptive limit on a throttled reply (see ``recjudge.llm.concurrency``).  The first throttle
 #: ends slow start, whose last step doubled the limit: halving goes back to the last limit that drew no 429.  After
 #: that the limit hovers just around the server's pace, and a gentle cut keeps it there: against a server whose
-#: bucket holds a tenth of a second's requests, x0.7 left 8-14% of its capacity unused (x0.5: 12-17%), because at a
+#: bucket holds a tenth of a second's requests, x0.7 left 9-14% of its capacity unused (x0.5: 12-17%), because at a
 #: limit of 6 it cuts to 4 when 5 would do (benchmarks/bench_adaptive_concurrency.py, side by side).
 ADAPTIVE_FIRST_DECREASE = 0.5
 ADAPTIVE_DECREASE = 0.85
