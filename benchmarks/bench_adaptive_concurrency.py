@@ -3,13 +3,15 @@
 The mock OpenAI server runs in its own process with a token-bucket rate limit (default 50 requests/s; bursts of 5,
 a tenth of a second's worth, and of 50, a second's worth, as APIs that enforce a per-minute limit per second do)
 and 100 ms per reply; beyond the limit it answers 429 at once with Retry-After (``retry-after-ms``).  The same job
-(400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit and with a fixed
-limit of 16 (which would need 160 requests/s), and the adaptive limit with classic halving on 429 beside the
-runner's gentler default cut (x0.7) for comparison.  Printed side by side: seconds, replies/s, throughput as % of the
+(400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit (halved when the
+first 429 ends slow start, x0.85 on every later one, starts paced after the first 429), with the previous default
+(x0.7 on every 429, unpaced) for comparison, optionally the default without pacing (``--unpaced``),
+and with a fixed limit of 16 (which would need 160 requests/s).  Printed side by side: seconds, replies/s, throughput as % of the
 server's capacity, 429s received, failed prompts, and the adaptive limit's final/peak value.  Target: adaptive
 >= 90 % of capacity with zero failed prompts.
 
     python benchmarks/bench_adaptive_concurrency.py [--prompts 400] [--rps 50] [--bursts 5,50] [--latency 0.1]
+        [--unpaced] [--previous 0.7]   # the factor of the previous default's cuts; "" leaves that row out
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from pathlib import Path
 
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, runner
 
-default_decrease = runner.ADAPTIVE_DECREASE
+DEFAULT = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING)
+
+
+def set_adaptive(first: float, later: float, pacing: bool) -> None:
+    runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING = first, later, pacing
 
 MOCK = Path(__file__).resolve().parents[1] / "tests" / "mock_openai_server.py"
 
@@ -48,12 +54,18 @@ def bench(args, burst: float) -> None:
         timed_run(base_url, 8, "warm-up", adaptive=False, concurrency=2)  # imports the client, opens connections
         time.sleep(1.0)  # let the bucket refill
         results = {}
-        for factor in args.decreases:
-            runner.ADAPTIVE_DECREASE = factor
-            results[f"adaptive, x{factor:g} on 429"] = timed_run(base_url, args.prompts, f"aimd{factor}",
-                                                                 adaptive=True)
+        variants = {"adaptive (default)": DEFAULT}
+        if args.unpaced:
+            variants["adaptive, not paced"] = (*DEFAULT[:2], False)
+        if args.previous:
+            variants[f"adaptive, x{args.previous:g} (prev.)"] = (args.previous, args.previous, False)
+        for name, settings in variants.items():
+            set_adaptive(*settings)
+            try:
+                results[name] = timed_run(base_url, args.prompts, name, adaptive=True)
+            finally:
+                set_adaptive(*DEFAULT)
             time.sleep(1.0)
-        runner.ADAPTIVE_DECREASE = default_decrease
         results[f"fixed {args.fixed}"] = timed_run(base_url, args.prompts, "fixed", adaptive=False,
                                                    concurrency=args.fixed)
     finally:
@@ -63,14 +75,15 @@ def bench(args, burst: float) -> None:
     best = max(args.prompts - burst, 0) / args.rps
     print(f"\nserver: {args.rps:.0f} req/s, burst {burst:.0f}, latency {args.latency * 1000:.0f} ms; {args.prompts} "
           f"prompts; shortest possible {best:.2f} s")
-    print(f"{'runner':<24} {'seconds':>8} {'replies/s':>10} {'% capacity':>11} {'429s':>6} {'failed':>7}  limit")
+    print(f"load average after these runs: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'runner':<28} {'seconds':>8} {'replies/s':>10} {'% capacity':>11} {'429s':>6} {'failed':>7}  limit")
     for name, (seconds, report) in results.items():
         rate = report.n_replies / seconds
         gate = report.concurrency
         limit = f"final {gate['final']}, peak {gate['peak']}, cap {gate['cap']}, {gate['decreases']} cuts" \
             if gate["mode"] == "adaptive" else f"fixed {gate['cap']}"
         used = max(report.n_replies - burst, 0) / (args.rps * seconds)  # share of the bucket's refill used
-        print(f"{name:<24} {seconds:8.2f} {rate:10.1f} {100 * used:10.1f}% {report.n_throttled:6d} "
+        print(f"{name:<28} {seconds:8.2f} {rate:10.1f} {100 * used:10.1f}% {report.n_throttled:6d} "
               f"{report.n_failed:7d}  {limit}")
 
 
@@ -81,12 +94,12 @@ def main() -> None:
     parser.add_argument("--bursts", default="5,50", help="token-bucket sizes to try, comma-separated")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fixed", type=int, default=16)
-    parser.add_argument("--decreases", default=",".join(f"{x:g}" for x in dict.fromkeys([default_decrease, 0.5])),
-                        help="factors applied to the adaptive limit on a 429, comma-separated (the first is the "
-                             "runner's default)")
+    parser.add_argument("--previous", type=lambda x: float(x) if x else None, default=0.7,
+                        help="the previous default: this factor on every 429 (empty: leave the row out)")
+    parser.add_argument("--unpaced", action="store_true", help="also the default without pacing")
     args = parser.parse_args()
-    args.decreases = [float(x) for x in args.decreases.split(",")]
     os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark-placeholder")
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     for burst in [float(b) for b in args.bursts.split(",")]:
         bench(args, burst)
     print("\n% capacity = (replies - burst) / (capacity x seconds): the share of the server's refill used. Target: adaptive >= 90% with 0 failed prompts.")

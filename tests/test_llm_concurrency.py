@@ -180,3 +180,112 @@ def test_a_gentler_decrease_still_cuts_by_at_least_one():
     assert [one(gate, THROTTLED) for _ in range(6)] == [7, 4, 2, 1, 1, 1]
     with pytest.raises(ValueError, match="decrease factor"):
         ConcurrencyLimit(4, decrease=1.0)
+
+
+def test_the_throttle_that_ends_slow_start_halves_and_later_ones_step_back_gently():
+    gate = ConcurrencyLimit(64, initial=4, decrease=0.85, first_decrease=0.5)
+    for _ in range(4 + 8):
+        one(gate, SUCCESS)
+    assert gate.limit == 16
+    assert one(gate, THROTTLED) == 8  # back to the last limit that drew no throttle
+    assert [one(gate, THROTTLED) for _ in range(4)] == [6, 5, 4, 3]  # x0.85 rounded down, at least one less
+    # Against a server whose pace is between 5 and 6 in flight, the limit then steps between them: a window of
+    # successes takes it to 6, the throttle there back to 5 (x0.7 would go back to 4).
+    script = [*[(SUCCESS, 3)] * 2, (SUCCESS, 4), *[(SUCCESS, 4)] * 3, (SUCCESS, 5), *[(SUCCESS, 5)] * 4,
+              (SUCCESS, 6), (THROTTLED, 5), *[(SUCCESS, 5)] * 4, (SUCCESS, 6), (THROTTLED, 5)]
+    for step, (outcome, limit) in enumerate(script):
+        assert one(gate, outcome) == limit, f"step {step}: {outcome}"
+    assert gate.stats.n_decreases == 7 and gate.stats.peak == 16
+    previous = ConcurrencyLimit(64, initial=6, slow_start=False, decrease=0.7)  # one factor for every throttle
+    assert [one(previous, THROTTLED) for _ in range(3)] == [4, 2, 1]
+    with pytest.raises(ValueError, match="first decrease factor"):
+        ConcurrencyLimit(4, first_decrease=0)
+
+
+def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
+    from recjudge.llm import runner
+
+    made = []
+
+    class Recording(ConcurrencyLimit):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(runner, "ConcurrencyLimit", Recording)
+    provider = CountingProvider()
+    run_judge(JudgeConfig(provider="openai", model="m"), make_requests(3), store=tmp_path, provider=provider,
+              progress=False)
+    assert [(g.first_decrease, g.decrease, g.adaptive, g.pacing) for g in made] == [
+        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True, runner.ADAPTIVE_PACING)]
+    assert made[0].srtt is not None  # the runner reports how long each successful call took
+    assert runner.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < runner.ADAPTIVE_DECREASE < 1
+
+
+def test_after_the_first_throttle_starts_are_spaced_one_round_trip_over_the_limit():
+    now = [10.0]
+    gate = ConcurrencyLimit(8, initial=4, slow_start=False, pacing=True, clock=lambda: now[0])
+
+    def succeed(seconds: float) -> None:
+        gate.release(gate.acquire(), SUCCESS, seconds=seconds)
+
+    succeed(0.2)
+    succeed(0.6)
+    assert gate.srtt == pytest.approx(0.25)  # 7/8 of the old estimate, 1/8 of the newest
+    assert gate.pacing_interval() == 0.0  # no throttle yet: a server with room is not slowed down
+    epochs = [gate.acquire() for _ in range(4)]  # a whole window starts at once, at the same instant
+    assert epochs == [0] * 4 and gate.in_flight == 4
+    gate.release(epochs[0], THROTTLED)  # 429 without Retry-After: 4 -> 2
+    gate.release(epochs[1], NEUTRAL)
+    gate.release(epochs[2], NEUTRAL)
+    gate.release(epochs[3], NEUTRAL)  # throttles and errors do not change the round-trip estimate
+    assert gate.limit == 2 and gate.srtt == pytest.approx(0.25)
+    assert gate.pacing_interval() == pytest.approx(0.125)
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(10.125)
+    now[0] = 10.125  # the next start may come one interval later
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(10.25)
+    now[0] = 20.0  # after an idle spell the next start is one interval after now, not a catch-up burst
+    gate.release(1, SUCCESS, seconds=0.25)
+    assert gate.acquire() == 1 and gate._next_start == pytest.approx(20.125)
+    fixed = ConcurrencyLimit(4, adaptive=False, pacing=True, clock=lambda: now[0])
+    fixed.release(fixed.acquire(), SUCCESS, seconds=0.2)
+    fixed.release(fixed.acquire(), THROTTLED)
+    assert fixed.pacing_interval() == 0.0  # a fixed limit is never paced
+
+
+class ThrottlingProvider:
+    """Throttles every prompt ``times`` times (429 with a zero Retry-After), then answers."""
+
+    name = "throttling"
+
+    def __init__(self, times: int):
+        self.times, self.calls, self.lock = times, {}, threading.Lock()
+
+    def complete(self, messages, **kwargs):
+        prompt = messages[-1]["content"]
+        with self.lock:
+            self.calls[prompt] = count = self.calls.get(prompt, 0) + 1
+        if count <= self.times:
+            raise TransientProviderError("HTTP 429", status=429, retry_after=0.0)
+        return Completion(text="Score: 3")
+
+
+def test_throttled_retries_have_their_own_budget_with_the_adaptive_limit(tmp_path):
+    from recjudge.llm import RetryPolicy
+
+    retry = RetryPolicy(max_attempts=6, max_throttled_attempts=12, base_delay_s=0.001, max_delay_s=0.001)
+    config = JudgeConfig(provider="openai", model="m")
+    provider = ThrottlingProvider(times=10)  # ten 429s in a row: more than max_attempts, fewer than the budget
+    adaptive = run_judge(config, make_requests(2), store=tmp_path / "a", provider=provider, retry=retry,
+                         progress=False)
+    assert adaptive.report.n_failed == 0 and provider.calls == {"prompt 0": 11, "prompt 1": 11}
+    assert adaptive.report.n_throttled == 20
+    provider = ThrottlingProvider(times=10)
+    fixed = run_judge(config, make_requests(2), store=tmp_path / "f", provider=provider, retry=retry,
+                      adaptive=False, concurrency=2, progress=False)
+    assert fixed.report.n_failed == 2 and provider.calls == {"prompt 0": 6, "prompt 1": 6}
+    provider = ThrottlingProvider(times=30)  # the throttle budget is bounded too
+    capped = run_judge(config, make_requests(1), store=tmp_path / "c", provider=provider, retry=retry,
+                       progress=False)
+    assert capped.report.n_failed == 1 and provider.calls == {"prompt 0": 12}
+    assert "gave up after 12 attempts" in capped.table["error"][0]

@@ -5,13 +5,23 @@ after it (``release`` with what happened):
 
 - **Adaptive** (``adaptive=True``, the default): additive increase, multiplicative decrease, as TCP does.  The limit
   starts at ``min(cap, initial)``; after every *window* of successes (as many successes as the limit) it grows by
-  one, never above ``cap``.  A throttled reply (HTTP 429, or any reply carrying Retry-After) halves it, never below
-  1, and holds back every new start until the Retry-After time has passed.  Only the first throttled reply of a
+  one, never above ``cap``.  A throttled reply (HTTP 429, or any reply carrying Retry-After) multiplies it by
+  ``decrease`` (rounded down, at least one less, never below 1; the first throttle by ``first_decrease``, see
+  below), and holds back every new start until the Retry-After time has passed.  Only the first throttled reply of a
   window counts: replies to requests that were already in flight when the limit was cut say nothing new about the
   reduced limit (each request remembers the *epoch* it started in; a throttle from an older epoch is counted but
   does not cut again).  Until the first throttle, the limit doubles per window instead of growing by one
-  (``slow_start``), so a server with room reaches the cap in a few round trips.  Other outcomes (errors, refusals,
+  (``slow_start``), so a server with room reaches the cap in a few round trips.  The throttle that ends slow
+  start comes after a doubling, so it may cut deeper (``first_decrease``, e.g. 0.5: back to the last limit that drew
+  no throttle) than the later ones, which find the limit just above the server's pace and only need to step back
+  a little (``decrease``, e.g. 0.85: a limit of 6 becomes 5, where 0.7 would give 4).  Other outcomes (errors, refusals,
   timeouts) are neutral, and so are store hits, which never pass the gate.
+- **Pacing** (``pacing=True``, adaptive only): once the server has throttled, request starts are spaced one smoothed
+  round trip of a successful request (``srtt``, weighted as TCP does) divided by the limit apart, as paced TCP
+  does.  Unpaced, a window of replies that return together starts a window of requests at once; a rate limit with a
+  small bucket (a tenth of a second's requests) refuses such a clump although the rate is within the limit, so the
+  limit was cut far below the server's pace when replies were slow.  Before the first throttle nothing is paced: a
+  server that never throttles (a self-hosted one) is not slowed down.
 - **Fixed** (``adaptive=False``): at most ``cap`` requests in flight, always.
 
 Neither changes what is asked or what is stored: replies depend only on the prompts, so an adaptive run and a
@@ -46,12 +56,16 @@ class ConcurrencyLimit:
     """Gate for requests in flight; see the module docstring.  Thread-safe."""
 
     def __init__(self, cap: int, *, adaptive: bool = True, initial: int = 4, slow_start: bool = True,
-                 max_pause_s: float = 300.0, decrease: float = 0.5, clock=time.monotonic):
+                 max_pause_s: float = 300.0, decrease: float = 0.5, first_decrease: float | None = None,
+                 pacing: bool = False, clock=time.monotonic):
         if cap < 1:
             raise ValueError(f"concurrency cap must be >= 1, got {cap}")
         if not 0 < decrease < 1:
             raise ValueError(f"decrease factor must be between 0 and 1 (exclusive), got {decrease}")
+        if first_decrease is not None and not 0 < first_decrease < 1:
+            raise ValueError(f"first decrease factor must be between 0 and 1 (exclusive), got {first_decrease}")
         self.decrease = float(decrease)
+        self.first_decrease = self.decrease if first_decrease is None else float(first_decrease)
         self.cap = int(cap)
         self.adaptive = bool(adaptive)
         self.limit = max(1, min(self.cap, int(initial))) if self.adaptive else self.cap
@@ -63,6 +77,9 @@ class ConcurrencyLimit:
         self._window_successes = 0
         self._epoch = 0
         self._paused_until = 0.0
+        self.pacing = bool(pacing) and self.adaptive
+        self.srtt: float | None = None  # smoothed seconds per successful request
+        self._next_start = 0.0
         self.stats = LimitStats(adaptive=self.adaptive, cap=self.cap, limit=self.limit, peak=self.limit)
 
     def acquire(self, stop: threading.Event | None = None) -> int | None:
@@ -72,16 +89,30 @@ class ConcurrencyLimit:
                 if stop is not None and stop.is_set():
                     return None
                 now = self._clock()
-                if self.in_flight < self.limit and now >= self._paused_until:
+                not_before = max(self._paused_until, self._next_start)
+                if self.in_flight < self.limit and now >= not_before:
                     self.in_flight += 1
+                    interval = self.pacing_interval()
+                    if interval:
+                        self._next_start = max(now, self._next_start) + interval
                     return self._epoch
-                wait = 0.1 if now >= self._paused_until else min(0.1, self._paused_until - now)
+                wait = 0.1 if now >= not_before else min(0.1, not_before - now)
                 self._cond.wait(wait)  # woken early by release(); the timeout lets ``stop`` be seen
 
-    def release(self, epoch: int, outcome: str = NEUTRAL, retry_after: float | None = None) -> None:
-        """A request started in ``epoch`` ended with ``outcome`` (SUCCESS, THROTTLED or NEUTRAL)."""
+    def pacing_interval(self) -> float:
+        """Seconds between request starts: one round trip spread over the limit, once pacing is on (else 0)."""
+        if not self.pacing or self.stats.n_decreases == 0 or self.srtt is None:
+            return 0.0
+        return self.srtt / self.limit
+
+    def release(self, epoch: int, outcome: str = NEUTRAL, retry_after: float | None = None,
+                seconds: float | None = None) -> None:
+        """A request started in ``epoch`` ended with ``outcome`` (SUCCESS, THROTTLED or NEUTRAL) after ``seconds``."""
         with self._cond:
             self.in_flight -= 1
+            if outcome == SUCCESS and seconds is not None and seconds >= 0:
+                # Exponentially weighted, as TCP smooths its round-trip time (weight 1/8 for the newest).
+                self.srtt = seconds if self.srtt is None else 0.875 * self.srtt + 0.125 * seconds
             if outcome == THROTTLED:
                 self.stats.n_throttled += 1
             if self.adaptive:
@@ -93,11 +124,12 @@ class ConcurrencyLimit:
                         self._set(min(self.cap, grown), "increase")
                 elif outcome == THROTTLED:
                     if epoch == self._epoch:
+                        factor = self.first_decrease if self.stats.n_decreases == 0 else self.decrease
                         self._epoch += 1
                         self._window_successes = 0
                         self.slow_start = False
                         self.stats.n_decreases += 1
-                        self._set(max(1, min(self.limit - 1, int(self.limit * self.decrease))), "decrease")
+                        self._set(max(1, min(self.limit - 1, int(self.limit * factor))), "decrease")
                     if retry_after is not None and retry_after > 0:
                         until = self._clock() + min(float(retry_after), self.max_pause_s)
                         self._paused_until = max(self._paused_until, until)
