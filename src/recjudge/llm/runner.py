@@ -10,7 +10,8 @@ mode, asks the provider for what is missing:
 
 Asking uses a pool of worker threads behind a concurrency gate (``recjudge.llm.concurrency``): by default an
 adaptive limit (AIMD: one more request in flight per window of successes, fewer on a 429 or a Retry-After,
-between 1 and a cap; after the first 429, starts spaced a round trip over the limit apart), or a fixed limit (``adaptive=False`` or env RECJUDGE_LLM_ADAPTIVE=0); an optional
+between 1 and a cap; after the first 429, starts spaced a round trip over the limit apart), or a fixed limit
+(``adaptive=False`` or env RECJUDGE_LLM_ADAPTIVE=0); an optional
 requests-per-minute limit; and bounded retries with exponential backoff and jitter on ``TransientProviderError``
 (429, 5xx, timeouts, dropped connections, unreadable bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
 resumes where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN
@@ -63,6 +64,7 @@ from .parsing import expected_score, parse_likert
 from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
+from .settings import env_flag, env_number
 from . import batch as batch_api
 from .store import (MissingReplies, ResponseStore, StoreKeyer, StoreNotWritable, max_stored_chars, now_utc,
                     sanitise_record)
@@ -189,8 +191,8 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     for request in requests:
         messages_json = keyer.messages_json(request.messages)
         missing += [request for run in range(config.runs) if store.peek(keyer.key(messages_json, run)) is None]
-    cap = concurrency or _env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
-    rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
+    cap = concurrency or env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
+    rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
     return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm, batch=batch)
 
 
@@ -420,9 +422,9 @@ def _check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> No
     """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
     if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
         print(f"Estimate: {estimate}", flush=True)
-    limit = _env_number(MAX_USD_ENV)
+    limit = env_number(MAX_USD_ENV)
     limit = DEFAULT_MAX_USD if limit is None else float(limit)
-    confirmed = confirm_cost or os.environ.get(CONFIRM_COST_ENV, "").strip().lower() in ("1", "true", "yes")
+    confirmed = confirm_cost or env_flag(CONFIRM_COST_ENV, default=False)
     if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
         raise CostLimitExceeded(
             f"{estimate}: above the limit of ${limit:.2f} (env {MAX_USD_ENV}); nothing was asked. Confirm with "
@@ -431,25 +433,11 @@ def _check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> No
 
 
 def _resolve_batch(batch: bool | None) -> bool:
-    if batch is not None:
-        return bool(batch)
-    value = os.environ.get(batch_api.BATCH_ENV, "").strip().lower()
-    if value in ("", "0", "false", "no"):
-        return False
-    if value in ("1", "true", "yes"):
-        return True
-    raise ValueError(f"environment variable {batch_api.BATCH_ENV}={value!r}: use 1 or 0")
+    return bool(batch) if batch is not None else env_flag(batch_api.BATCH_ENV, default=False)
 
 
 def _resolve_adaptive(adaptive: bool | None) -> bool:
-    if adaptive is not None:
-        return bool(adaptive)
-    value = os.environ.get(ADAPTIVE_ENV, "").strip().lower()
-    if value in ("", "1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"environment variable {ADAPTIVE_ENV}={value!r} is not 0 or 1")
+    return bool(adaptive) if adaptive is not None else env_flag(ADAPTIVE_ENV, default=True)
 
 
 def _score_range(parser: Callable[..., Any]) -> tuple[float, float]:
@@ -502,21 +490,6 @@ def _plain_messages(request: JudgeRequest) -> bool:
                 and type(message.get("content")) is str):
             return False
     return True
-
-
-def _env_number(name: str, kind: type = float) -> float | int | None:
-    """The number in environment variable ``name`` (None when unset or empty); ValueError naming the variable."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return None
-    try:
-        number = kind(value)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise ValueError(f"environment variable {name}={value!r} is not {what}") from None
-    if not number > 0:
-        raise ValueError(f"environment variable {name}={value!r} must be positive")
-    return number
 
 
 def run_judge(
@@ -652,12 +625,12 @@ def run_judge(
     if to_ask:
         adaptive = _resolve_adaptive(adaptive)
         defaults = DEFAULT_ADAPTIVE_CAP if adaptive else DEFAULT_CONCURRENCY
-        workers = concurrency or _env_number(CONCURRENCY_ENV, int) or defaults.get(config.provider, 4)
+        workers = concurrency or env_number(CONCURRENCY_ENV, int) or defaults.get(config.provider, 4)
         gate = ConcurrencyLimit(max(1, int(workers)), adaptive=adaptive, initial=ADAPTIVE_INITIAL,
                                 decrease=ADAPTIVE_DECREASE, first_decrease=ADAPTIVE_FIRST_DECREASE,
                                 pacing=ADAPTIVE_PACING,
                                 max_pause_s=retry.max_retry_after_s)
-        rpm = rate_limit_per_minute or _env_number(RATE_LIMIT_ENV)
+        rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
         # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
         pace = gate.cap if not adaptive else min(gate.cap, DEFAULT_CONCURRENCY.get(config.provider, 4))
         estimate = _estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
