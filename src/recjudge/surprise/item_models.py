@@ -354,6 +354,13 @@ class PairwiseDistance:
         part = matrix[rows]
         return part, part.T.tocsr()
 
+    def _jensen_shannon_rows(self, rows: np.ndarray):
+        part = self._smoothed.values[rows]
+        zero_rows = self._smoothed.zero_value[rows]
+        distinct_zero, zero_index = np.unique(zero_rows, return_inverse=True)
+        return (part, part.tocsc(), np.repeat(np.arange(len(rows)), np.diff(part.indptr)), zero_rows,
+                distinct_zero, zero_index, np.diff(part.indptr))
+
     def _rows(self, matrix, rows: np.ndarray):
         # the same (large) row set is asked for again and again by a distance-column cache: slice it once
         key = rows.tobytes()
@@ -390,9 +397,9 @@ class PairwiseDistance:
         return self._jensen_shannon(rows, columns)
 
     def _shared_groups(self, by_component: sparse.csr_matrix, matrix: sparse.csr_matrix, columns: np.ndarray,
-                       per_entry: int = 0, budget: int = 1 << 22):
+                       budget: int = 1 << 22):
         """The (row, column, component) triples where a row and a column both have a non-zero, for groups of
-        ``columns`` small enough that the triples (and ``per_entry`` values per column entry) fit ``budget``.
+        ``columns`` small enough that the triples fit ``budget``.
 
         Yields ``(group, part, shared)``: the column positions in ``columns``, their CSR rows of ``matrix`` and a
         dict with, per triple, ``row`` (row position), ``column`` (position in the group), ``entry`` (index into
@@ -404,7 +411,7 @@ class PairwiseDistance:
         lengths = by_component.indptr[component + 1] - starts
         entries_per_column = np.diff(cols.indptr)
         column_of_entry = np.repeat(np.arange(len(columns)), entries_per_column)
-        cost = np.bincount(column_of_entry, lengths, len(columns)) + per_entry * entries_per_column
+        cost = np.bincount(column_of_entry, lengths, len(columns))
         begin = 0
         while begin < len(columns):
             end = begin + max(1, int(np.searchsorted(np.cumsum(cost[begin:]), budget, side="right")))
@@ -439,69 +446,40 @@ class PairwiseDistance:
                     result[:, group] = np.where(maxs > 0, 1.0 - mins / np.where(maxs > 0, maxs, 1.0), 0.0)
         return np.clip(result, 0.0, 1.0, out=result)
 
-    def _row_sums_at(self, part: sparse.csr_matrix, zero_values: np.ndarray) -> np.ndarray:
-        """``A[i, j] = sum over row i's support of g((p_k + c_j) / 2)``, len(rows) x len(zero_values)."""
-        out = np.empty((part.shape[0], len(zero_values)))
-        for start in range(0, len(zero_values), 16):  # 16 values at a time bound the (non-zeros x 16) temporary
-            mean = (part.data[:, None] + zero_values[None, start : start + 16]) / 2.0
-            out[:, start : start + 16] = np.add.reduceat(mean * np.log(mean), part.indptr[:-1], axis=0)
-        return out
-
     def _jensen_shannon(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        # JS(p, q) = (sum g(p) + sum g(q)) / 2 - sum_k g(m_k), m = (p + q) / 2, g(x) = x log x (every smoothed part
-        # is positive). With c_p, c_q the zero values of p and q (the smoothed value off their supports), P, Q their
-        # supports and S = P n Q, the sum over all D components is
-        #   A(p, c_q) = sum_P g((p_k + c_q) / 2)        one column per distinct c_q, shared by many columns
-        # + B(c_p, q) = sum_Q g((c_p + q_k) / 2)        one row per distinct c_p, shared by many rows
-        # + sum_S [g((p_k + q_k) / 2) - g((p_k + c_q) / 2) - g((c_p + q_k) / 2)]   (S counted once, not twice)
-        # + (D - |P| - |Q| + |S|) g((c_p + c_q) / 2)   (components neither uses)
-        # so the cost is in distinct zero values and shared triples, not columns x non-zeros. Zero values repeat a
-        # lot for ratings (a total is a sum of half stars), so A is also kept across calls when it fits in memory.
+        # JS(p, q) = (sum g(p) + sum g(q)) / 2 - sum g(m), m = (p + q) / 2, g(x) = x log x (every smoothed part is
+        # positive). sum g(m) is split into the components on p's support, those on q's support only, and those on
+        # neither (both at their zero values). The middle part is sum over q's support of g((c_p + q_k) / 2)
+        # minus the same sum over the components p also uses; the first sum depends on p only through its zero
+        # value c_p, so it is evaluated once per distinct c_p (ratings sums repeat a lot).
         smoothed = self._smoothed
-        part, by_component = self._cached(rows, lambda: self._component_rows(smoothed.values, rows))
-        zero_rows = smoothed.zero_value[rows]
-        distinct_rows, row_zero_index = np.unique(zero_rows, return_inverse=True)
-        support_rows = np.diff(part.indptr)
+        part, part_csc, row_of_value, zero_rows, distinct_zero, zero_index, nnz_rows = self._cached(
+            rows, lambda: self._jensen_shannon_rows(rows)
+        )
         result = np.empty((len(rows), len(columns)))
-        for group, cols, shared in self._shared_groups(by_component, smoothed.values, columns,
-                                                       per_entry=len(distinct_rows)):
-            zero_cols = smoothed.zero_value[columns[group]]
-            distinct_cols, col_zero_index = np.unique(zero_cols, return_inverse=True)
-            a = self._row_sums_cached(rows, part, distinct_cols)[:, col_zero_index]
-            mean = (distinct_rows[:, None] + cols.data[None, :]) / 2.0
-            b = np.add.reduceat(mean * np.log(mean), cols.indptr[:-1], axis=1)[row_zero_index]
-            row, column = shared["row"], shared["column"]
-            p_k, q_k = shared["row_value"], cols.data[shared["entry"]]
-            both, p_only, q_only = (p_k + q_k) / 2.0, (p_k + zero_cols[column]) / 2.0, (zero_rows[row] + q_k) / 2.0
-            key = row * len(group) + column
-            size = len(rows) * len(group)
-            triples = np.bincount(key, both * np.log(both) - p_only * np.log(p_only) - q_only * np.log(q_only),
-                                  size).reshape(len(rows), len(group))
-            n_shared = np.bincount(key, minlength=size).reshape(len(rows), len(group))
-            mean = (distinct_rows[:, None] + distinct_cols[None, :]) / 2.0
-            neither = (smoothed.parts - support_rows[:, None] - np.diff(cols.indptr)[None, :] + n_shared) * (
-                mean * np.log(mean))[np.ix_(row_zero_index, col_zero_index)]
-            a += b  # in place, in the order a + b + triples + neither
-            a += triples
-            a += neither
-            result[:, group] = (self._self_terms[rows][:, None] + self._self_terms[columns[group]][None, :]) / 2.0 - a
-        return np.clip(result, 0.0, np.log(2.0), out=result)
-
-    def _row_sums_cached(self, rows: np.ndarray, part: sparse.csr_matrix, zero_values: np.ndarray) -> np.ndarray:
-        # A(., c) for the rows at every distinct zero value c asked for; kept while the rows stay the same and the
-        # model has few enough distinct zero values for all of them to fit in ~256 MB
-        n_distinct = len(np.unique(self._smoothed.zero_value))
-        if n_distinct * len(rows) * 8 > 1 << 28:
-            return self._row_sums_at(part, zero_values)
-        key = rows.tobytes()
-        if getattr(self, "_row_sums", None) is None or self._row_sums[0] != key:
-            self._row_sums = (key, {})
-        known = self._row_sums[1]
-        missing = np.array([value for value in zero_values.tolist() if value not in known])
-        if len(missing):
-            for value, sums in zip(missing.tolist(), self._row_sums_at(part, missing).T):
-                known[value] = sums
-        return np.column_stack([known[value] for value in zero_values.tolist()])
+        values = smoothed.values
+        dense_column = np.empty(smoothed.parts)
+        for j, column in enumerate(columns):
+            start, end = values.indptr[column], values.indptr[column + 1]
+            support, support_values = values.indices[start:end], values.data[start:end]
+            zero_column = smoothed.zero_value[column]
+            dense_column.fill(zero_column)
+            dense_column[support] = support_values
+            mean = (part.data + dense_column[part.indices]) / 2.0
+            on_rows = np.bincount(row_of_value, mean * np.log(mean), len(rows))
+            mean = (distinct_zero[:, None] + support_values[None, :]) / 2.0
+            on_column_all = (mean * np.log(mean)).sum(axis=1)[zero_index]
+            shared = part_csc[:, support]  # entries where p also uses a component of q's support
+            shared_column = np.repeat(np.arange(len(support)), np.diff(shared.indptr))
+            mean = (zero_rows[shared.indices] + support_values[shared_column]) / 2.0
+            on_column_only = on_column_all - np.bincount(shared.indices, mean * np.log(mean), len(rows))
+            union = nnz_rows + len(support) - np.bincount(shared.indices, minlength=len(rows))
+            mean = (zero_rows + zero_column) / 2.0
+            on_neither = (smoothed.parts - union) * mean * np.log(mean)
+            result[:, j] = (self._self_terms[rows] + self._self_terms[column]) / 2.0 - (
+                on_rows + on_column_only + on_neither
+            )
+        return np.clip(result, 0.0, np.log(2.0))
 
 
 def npmi_distance(co_counts: np.ndarray, counts_rows: np.ndarray, counts_cols: np.ndarray, n_users: int):
