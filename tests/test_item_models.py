@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
+from scipy.spatial import distance as spd
 
 from recjudge.surprise import distances
 from recjudge.surprise.item_models import (
@@ -130,3 +131,38 @@ def test_compositional_distances_refuse_negative_vectors():
     model = ItemModel("C", np.arange(2), np.array([[1.0, -1.0], [0.5, 0.5]]))
     with pytest.raises(ValueError, match="non-negative"):
         model.distance("jaccard")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorised_jaccard_and_jensen_shannon_equal_scipy_on_random_inputs(seed):
+    # half-star ratings make zero values repeat (the per-zero-value sums are shared); sparse rows make the shared
+    # (row, column, component) triples few; both closed forms must still give the textbook definitions
+    rng = np.random.default_rng(seed)
+    n_items, n_parts = int(rng.integers(5, 30)), int(rng.integers(3, 25))
+    dense = np.round(rng.integers(1, 11, (n_items, n_parts)) / 2 * (rng.random((n_items, n_parts)) < 0.3), 1)
+    dense[dense.sum(axis=1) == 0, rng.integers(n_parts)] = 0.5
+    model = ItemModel("U", np.arange(n_items), sparse.csr_matrix(dense))
+    rows = rng.permutation(n_items)[: max(1, n_items - 2)]
+    columns = rng.integers(0, n_items, int(rng.integers(1, 12)))
+
+    smoothed = distances.bayesian_multiplicative_replacement(dense)
+    js = np.array([[spd.jensenshannon(smoothed[r], smoothed[c]) ** 2 for c in columns] for r in rows])
+    np.testing.assert_allclose(model.distance("jensen_shannon").block(rows, columns), js, rtol=0, atol=1e-12)
+
+    weighted = np.array([[1 - np.minimum(dense[r], dense[c]).sum() / np.maximum(dense[r], dense[c]).sum()
+                          for c in columns] for r in rows])
+    np.testing.assert_allclose(model.distance("jaccard").block(rows, columns), weighted, rtol=0, atol=1e-12)
+    binary = ItemModel("U", np.arange(n_items), sparse.csr_matrix((dense > 0).astype(float)))
+    scipy_binary = np.array([[spd.jaccard(dense[r] > 0, dense[c] > 0) for c in columns] for r in rows])
+    np.testing.assert_allclose(binary.distance("jaccard").block(rows, columns), scipy_binary, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("distance", ["jaccard", "jensen_shannon"])
+def test_vectorised_blocks_do_not_depend_on_how_columns_are_grouped(sparse_vectors, distance):
+    # a distance cache asks for columns in whatever groups users need them: every grouping must give the same bits
+    model = ItemModel("U", np.arange(15), sparse.csr_matrix(sparse_vectors))
+    pairwise = model.distance(distance)
+    rows, columns = np.arange(15), np.array([3, 1, 14, 1, 0, 8])
+    together = pairwise.block(rows, columns)
+    one_by_one = np.column_stack([pairwise.block(rows, columns[j : j + 1]) for j in range(len(columns))])
+    assert np.array_equal(together, one_by_one)

@@ -32,8 +32,8 @@ its Table 2. Distances on vectors:
 
 - Euclidean and cosine: scikit-learn.
 - Jaccard, *"applied as described in [Jurafsky & Martin]"* to real vectors: the weighted Jaccard
-  ``1 - sum(min(a, b)) / sum(max(a, b))`` for non-negative vectors, evaluated through the identity
-  ``sum(min) = (|a|_1 + |b|_1 - |a - b|_1) / 2`` so that SciPy's compiled city-block distance does the work.
+  ``1 - sum(min(a, b)) / sum(max(a, b))`` for non-negative vectors, with ``sum(max) = |a|_1 + |b|_1 - sum(min)``
+  and ``sum(min)`` summed over the components both vectors use only.
 - Jensen–Shannon divergence (natural log, in [0, ln 2]; SciPy) and Aitchison distance (Euclidean distance of
   centred log-ratios) on vectors whose zeros are replaced by the Bayesian-multiplicative treatment with the Perks
   prior (*"When needed, smoothing was applied using Bayesian Multiplicative Treatment (BMT) with Perks prior"*),
@@ -326,7 +326,6 @@ class PairwiseDistance:
             raise ValueError(f"{distance} needs non-negative vectors; model {model.name} has negative components")
         if distance == "jaccard":
             self._data = matrix
-            self._data_csc = matrix.T.tocsr()  # row k of the transpose = component k of every item
             self._totals = np.asarray(matrix.sum(axis=1)).ravel()
             return
         smoothed = _SmoothedRows(matrix)
@@ -337,7 +336,6 @@ class PairwiseDistance:
                 sparse.csr_matrix((_xlogx(smoothed.values.data), smoothed.values.indices, smoothed.values.indptr),
                                   shape=smoothed.values.shape).sum(axis=1)
             ).ravel() + smoothed.n_zeros * _xlogx(smoothed.zero_value)
-            self._transposed = smoothed.values.T.tocsr()
         else:  # aitchison: u_k = log p_k - log(zero value) is zero off the support
             values = smoothed.values
             logs = np.log(values.data) - np.repeat(np.log(smoothed.zero_value), np.diff(values.indptr))
@@ -351,9 +349,10 @@ class PairwiseDistance:
             self._sliced = (key, build())
         return self._sliced[1]
 
-    def _jaccard_rows(self, rows: np.ndarray):
-        part = self._data[rows]
-        return part, np.repeat(np.arange(len(rows)), np.diff(part.indptr))
+    def _component_rows(self, matrix: sparse.csr_matrix, rows: np.ndarray):
+        # the rows' entries grouped by component: row k lists (row position, value) of every row using component k
+        part = matrix[rows]
+        return part, part.T.tocsr()
 
     def _jensen_shannon_rows(self, rows: np.ndarray):
         part = self._smoothed.values[rows]
@@ -397,21 +396,55 @@ class PairwiseDistance:
             return self._jaccard(rows, columns)
         return self._jensen_shannon(rows, columns)
 
+    def _shared_groups(self, by_component: sparse.csr_matrix, matrix: sparse.csr_matrix, columns: np.ndarray,
+                       budget: int = 1 << 22):
+        """The (row, column, component) triples where a row and a column both have a non-zero, for groups of
+        ``columns`` small enough that the triples fit ``budget``.
+
+        Yields ``(group, part, shared)``: the column positions in ``columns``, their CSR rows of ``matrix`` and a
+        dict with, per triple, ``row`` (row position), ``column`` (position in the group), ``entry`` (index into
+        ``part.data``) and ``row_value``. Triples come ordered by column, then component, then row, so that a
+        per-(row, column) sum over them adds its terms in ascending component order."""
+        cols = matrix[columns]
+        component = cols.indices
+        starts = by_component.indptr[component]
+        lengths = by_component.indptr[component + 1] - starts
+        entries_per_column = np.diff(cols.indptr)
+        column_of_entry = np.repeat(np.arange(len(columns)), entries_per_column)
+        cost = np.bincount(column_of_entry, lengths, len(columns))
+        begin = 0
+        while begin < len(columns):
+            end = begin + max(1, int(np.searchsorted(np.cumsum(cost[begin:]), budget, side="right")))
+            lo, hi = cols.indptr[begin], cols.indptr[end]
+            part = cols[begin:end]
+            n = lengths[lo:hi]
+            offsets = np.cumsum(n) - n
+            total = int(n.sum())
+            index = np.arange(total) - np.repeat(offsets, n) + np.repeat(starts[lo:hi], n)
+            entry = np.repeat(np.arange(hi - lo), n)
+            shared = {"row": by_component.indices[index], "column": column_of_entry[lo:hi][entry] - begin, "entry": entry,
+                      "row_value": by_component.data[index]}
+            yield np.arange(begin, end), part, shared
+            begin = end
+
     def _jaccard(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        # 1 - sum(min) / sum(max); sum(min) only runs over components both vectors use.
-        part, row_of_value = self._cached(rows, lambda: self._jaccard_rows(rows))
+        # 1 - sum(min) / sum(max), sum(max) = |a|_1 + |b|_1 - sum(min); sum(min) only runs over the components both
+        # vectors use, so it is a sum over the shared (row, column, component) triples, added in ascending
+        # component order per pair as a per-row loop over components would.
+        _, by_component = self._cached(rows, lambda: self._component_rows(self._data, rows))
         result = np.empty((len(rows), len(columns)))
-        dense_column = np.zeros(self._data.shape[1])
-        for j, column in enumerate(columns):
-            start, end = self._data.indptr[column], self._data.indptr[column + 1]
-            support = self._data.indices[start:end]
-            dense_column[support] = self._data.data[start:end]
-            mins = np.bincount(row_of_value, np.minimum(part.data, dense_column[part.indices]), len(rows))
-            dense_column[support] = 0.0
-            maxs = self._totals[rows] + self._totals[column] - mins
-            with np.errstate(invalid="ignore", divide="ignore"):
-                result[:, j] = np.where(maxs > 0, 1.0 - mins / np.where(maxs > 0, maxs, 1.0), 0.0)
-        return np.clip(result, 0.0, 1.0)
+        for group, part, shared in self._shared_groups(by_component, self._data, columns):
+            key = shared["row"] * len(group) + shared["column"]
+            mins = np.bincount(key, np.minimum(shared["row_value"], part.data[shared["entry"]]),
+                               len(rows) * len(group)).reshape(len(rows), len(group))
+            maxs = self._totals[rows][:, None] + self._totals[columns[group]][None, :]
+            maxs -= mins
+            if (maxs > 0).all():  # no all-zero vector (always, for the paper's models): skip the guard
+                result[:, group] = 1.0 - mins / maxs
+            else:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    result[:, group] = np.where(maxs > 0, 1.0 - mins / np.where(maxs > 0, maxs, 1.0), 0.0)
+        return np.clip(result, 0.0, 1.0, out=result)
 
     def _jensen_shannon(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         # JS(p, q) = (sum g(p) + sum g(q)) / 2 - sum g(m), m = (p + q) / 2, g(x) = x log x (every smoothed part is

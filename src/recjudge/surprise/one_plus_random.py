@@ -115,7 +115,8 @@ class DistanceColumns:
         columns = np.asarray(columns, dtype=np.int64)
         row_index = self.row_index(rows)
         self.ensure(columns)
-        return self._columns[columns][:, row_index].T.astype(np.float64)
+        # one fancy index over both axes reads only the requested entries (not whole stored rows first)
+        return self._columns[np.ix_(columns, row_index)].T.astype(np.float64)
 
     def column(self, row_index: np.ndarray, column: int) -> np.ndarray:
         """Distances (float64) from the rows at ``row_index`` (see :meth:`row_index`) to one item."""
@@ -127,7 +128,11 @@ class DistanceColumns:
         values as ``block(rows, columns).min(axis=1)``, with the minimum taken before the rows are selected."""
         columns = np.asarray(columns, dtype=np.int64)
         self.ensure(columns)
-        return self._columns[columns].min(axis=0)[row_index].astype(np.float64)
+        # a running minimum over the stored rows avoids copying a (known items x all items) block first
+        nearest = self._columns[columns[0]].copy()
+        for column in columns[1:]:
+            np.minimum(nearest, self._columns[column], out=nearest)
+        return nearest[row_index].astype(np.float64)
 
 
 def user_problem(columns: DistanceColumns, known: np.ndarray, unknown: np.ndarray) -> SurpriseProblem:
