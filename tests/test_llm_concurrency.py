@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mock_openai_server import MockOpenAIServer, TokenBucket, expected_score as mock_score
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge
 from recjudge.llm.concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit
 from recjudge.llm.providers.base import Completion, TransientProviderError
 
@@ -105,12 +105,16 @@ def make_requests(n: int) -> list[JudgeRequest]:
 
 def test_adaptive_run_equals_fixed_run_against_a_rate_limited_server(tmp_path):
     requests = make_requests(120)
-    with MockOpenAIServer(latency_s=0.02, rate_limit_rps=150, burst=3) as server:
+    # 50 requests/s: well below what 16 requests in flight ask even when the machine is busy, so the fixed run is
+    # throttled for certain (at 150/s a loaded machine sometimes sent too slowly to draw a single 429); the fixed
+    # run gets retries enough to lose no prompt, as the tables are compared whole.
+    with MockOpenAIServer(latency_s=0.02, rate_limit_rps=50, burst=3) as server:
         config = JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url)
         adaptive = run_judge(config, requests, store=tmp_path / "a", concurrency=32, progress=False)
         throttled_adaptive = server.throttled
         server.reset_counters()
-        fixed = run_judge(config, requests, store=tmp_path / "f", concurrency=16, adaptive=False, progress=False)
+        fixed = run_judge(config, requests, store=tmp_path / "f", concurrency=16, adaptive=False, progress=False,
+                          retry=RetryPolicy(max_attempts=30, base_delay_s=0.05))
         throttled_fixed = server.throttled
     assert adaptive.report.n_failed == 0 and fixed.report.n_failed == 0
     assert adaptive.report.concurrency["mode"] == "adaptive" and fixed.report.concurrency == {
