@@ -460,7 +460,8 @@ def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
     # The common case (all fine) is checked in bulk; the loop below only runs to name the first problem.
     if all(type(request) is JudgeRequest for request in requests) \
             and len({request.key for request in requests}) == len(requests) \
-            and (not needs_messages or all(map(_plain_messages, requests))):
+            and (not needs_messages or all(request.messages and all(map(_plain_message, request.messages))
+                                           for request in requests)):
         return
     seen: set[str] = set()
     for position, request in enumerate(requests):
@@ -473,23 +474,16 @@ def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
             if not request.messages:
                 raise ValueError(f"request {request.key!r} has no messages")
             for turn, message in enumerate(request.messages):
-                if not (isinstance(message, dict) and type(message.get("role")) is str
-                        and type(message.get("content")) is str):
+                if not _plain_message(message):
                     raise ValueError(
                         f"request {request.key!r}, message {turn}: expected {{'role': str, 'content': str}}, "
                         f"got {message!r}"
                     )
 
 
-def _plain_messages(request: JudgeRequest) -> bool:
-    messages = request.messages
-    if not messages:
-        return False
-    for message in messages:
-        if not (isinstance(message, dict) and type(message.get("role")) is str
-                and type(message.get("content")) is str):
-            return False
-    return True
+def _plain_message(message: object) -> bool:
+    """Whether a chat message is a {'role': str, 'content': str} mapping, as providers need."""
+    return isinstance(message, dict) and type(message.get("role")) is str and type(message.get("content")) is str
 
 
 def run_judge(
