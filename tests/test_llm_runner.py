@@ -12,6 +12,7 @@ import threading
 import time
 from functools import partial
 
+import pandas as pd
 import pytest
 
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score as mock_score
@@ -20,6 +21,7 @@ from recjudge.llm import (
 )
 from recjudge.llm.providers.base import Completion, ProviderError, TransientProviderError
 from recjudge.llm.runner import RateLimiter
+from recjudge.llm.store import store_key
 
 FAST_RETRY = RetryPolicy(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05)
 
@@ -269,6 +271,24 @@ def test_expected_scoring_uses_logprobs_and_counts_missing_ones(tmp_path):
     assert "without log-probabilities" in str(run.report)
 
 
+def test_tables_have_the_same_column_types_with_one_score_or_aspects_and_with_failures(tmp_path):
+    def answer(prompt, count):
+        if prompt.endswith(" 1"):
+            raise ProviderError("HTTP 400")
+        return Completion(text="Relevance: 4\nNovelty: 2", input_tokens=7, output_tokens=3)
+
+    aspects = partial(parse_aspect_scores, aspects=["relevance", "novelty"], low=1, high=5)
+    common = {"key": "object", "run": "int64", "reply": "object", "parsed_ok": "bool", "input_tokens": "Int64",
+              "output_tokens": "Int64", "from_store": "bool", "error": "object", "store_key": "object"}
+    for parser, scores in ((None, ["score"]), (aspects, ["relevance", "novelty"])):
+        for n in (1, 3):  # every prompt answered; one failed among three
+            run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(n), parser, store=tmp_path,
+                            provider=ScriptedProvider(answer), progress=False)
+            assert {c: str(t) for c, t in run.table.dtypes.items()} == {**common, **dict.fromkeys(scores, "float64")}
+            assert list(run.table["parsed_ok"]) == [True, False, True][:n]
+            assert list(run.table["input_tokens"].astype(object)) == [7, pd.NA, 7][:n]
+
+
 def test_aspect_parser_gives_one_column_per_aspect(tmp_path):
     provider = ScriptedProvider(lambda prompt, count: Completion(text="Relevance: 4\nNovelty: 2"))
     parser = partial(parse_aspect_scores, aspects=["relevance", "novelty", "surprise"], low=1, high=5)
@@ -299,6 +319,26 @@ def test_bad_requests_are_named(tmp_path):
     with pytest.raises(ValueError, match="request 'bad', message 0"):
         run_judge(JudgeConfig(provider="openai", model="m"), [JudgeRequest("bad", [{"role": "user"}])],
                   store=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="request 'bad', message 1"):
+        run_judge(JudgeConfig(provider="openai", model="m"),
+                  [*make_requests(2), JudgeRequest("bad", [{"role": "user", "content": "a"}, ("user", "b")])],
+                  store=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="request 'empty' has no messages"):
+        run_judge(JudgeConfig(provider="openai", model="m"), [JudgeRequest("empty", [])], store=tmp_path,
+                  progress=False)
+
+
+def test_messages_with_more_fields_are_asked_under_their_reference_key(tmp_path):
+    provider = ScriptedProvider(lambda prompt, count: Completion(text="4", input_tokens=5, output_tokens=1))
+    config = JudgeConfig(provider="openai", model="gpt-4o-mini")
+    named = [JudgeRequest("named", [{"role": "user", "content": "prompt 1", "name": "judge"}]),
+             JudgeRequest("tuple", ({"role": "user", "content": "prompt 2"},))]
+    run = run_judge(config, named, store=tmp_path, provider=provider, progress=False)
+    for request, key in zip(named, run.table["store_key"]):
+        assert key == store_key(provider="openai", model="gpt-4o-mini", messages=request.messages,
+                                temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed,
+                                logprobs=False, options={}, sample=0)
+    assert list(run.table["score"]) == [4.0, 4.0]
 
 
 # ----------------------------------------------------------------------------------------- odd and faulty replies

@@ -287,14 +287,48 @@ def test_typed_fast_decoding_agrees_with_json_loads_and_entry_problem():
         except ValueError:
             reference, problem = None, "not JSON"
         try:
-            got = msgspec.to_builtins(_ENTRY_DECODER.decode(line.encode("utf-8", "surrogatepass")))
+                entry = _ENTRY_DECODER.decode(line.encode("utf-8", "surrogatepass"))
         except msgspec.DecodeError:
             continue  # the slow path decides (and names the reason)
+        got = entry.to_dict()
         accepted += 1
         assert problem is None, line
         assert got == reference and json.dumps(got, sort_keys=True) == json.dumps(reference, sort_keys=True), line
         assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in reference.items()}, line
+        # Read by field name (as the runner reads a replay), the entry answers as the dict does.
+        for name in (*reference, "provenance", "repairs", "logprobs", "sample", "created", "to_dict", "get", "x"):
+            assert (name in entry) == (name in reference), (name, line)
+            assert entry.get(name, "absent") == reference.get(name, "absent"), (name, line)
+            if name in reference:
+                assert entry[name] == reference[name]
+            else:
+                with pytest.raises(KeyError):
+                    entry[name]
     assert accepted > 2000
+
+
+def test_bulk_reads_answer_as_the_records_and_the_collector_is_left_as_found(tmp_path):
+    import gc
+
+    writer = ResponseStore(tmp_path)
+    written = writer.put_records([reply(f"{i:02x}" * 32, text=f"Score: {1 + i % 5}", provenance={"server": "s"} if i % 2
+                                        else None).to_json() for i in range(40)])
+    for collector_on in (True, False):
+        (gc.enable if collector_on else gc.disable)()
+        try:
+            reader = ResponseStore(tmp_path)
+            reader.refresh()
+            assert gc.isenabled() == collector_on
+        finally:
+            gc.enable()
+        keys = [record["key"] for record in written]
+        views = reader.peek_many(keys + ["f" * 64])
+        assert list(views) == keys
+        for record in written:
+            view, copy = views[record["key"]], reader.get_record(record["key"])
+            assert type(copy) is dict and copy == record and reader.peek(record["key"]) == record
+            assert {name: view[name] for name in record} == record and view.get("provenance") == record.get("provenance")
+        assert sorted(map(json.dumps, reader.records())) == sorted(map(json.dumps, written))
 
 
 def test_store_load_skips_the_same_lines_as_the_line_by_line_reader(tmp_path):

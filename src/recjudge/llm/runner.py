@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..compendium.paths import store_dir
@@ -180,16 +181,16 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     """Before a live job: how many replies are not yet in ``store`` (default: the process's store for
     ``store_dir()``), their estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
     requests = list(requests)
-    _validate(requests, needs_messages=True)
-    if not isinstance(store, ResponseStore):
-        store = open_store(store)
-    store.refresh(config.provider, config.model)
+    _validate(requests)
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=config.scoring == "expected",
                        options=dict(config.options))
+    rendered = _rendered_messages(keyer, requests)
+    if not isinstance(store, ResponseStore):
+        store = open_store(store)
+    store.refresh(config.provider, config.model)
     missing: list[JudgeRequest] = []
-    for request in requests:
-        messages_json = keyer.messages_json(request.messages)
+    for request, messages_json in zip(requests, rendered):
         missing += [request for run in range(config.runs) if store.peek(keyer.key(messages_json, run)) is None]
     cap = concurrency or env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
     rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
@@ -456,12 +457,11 @@ def _declared_aspects(parser: Callable[..., Any]) -> list[str] | None:
     return None if aspects is None else [str(a) for a in aspects]
 
 
-def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
+def _validate(requests: Sequence[JudgeRequest]) -> None:
+    """Every request is a JudgeRequest and no key repeats (messages: see ``_rendered_messages``)."""
     # The common case (all fine) is checked in bulk; the loop below only runs to name the first problem.
     if all(type(request) is JudgeRequest for request in requests) \
-            and len({request.key for request in requests}) == len(requests) \
-            and (not needs_messages or all(request.messages and all(map(_plain_message, request.messages))
-                                           for request in requests)):
+            and len({request.key for request in requests}) == len(requests):
         return
     seen: set[str] = set()
     for position, request in enumerate(requests):
@@ -470,15 +470,30 @@ def _validate(requests: Sequence[JudgeRequest], needs_messages: bool) -> None:
         if request.key in seen:
             raise ValueError(f"duplicate request key {request.key!r} (request {position}); keys must be unique")
         seen.add(request.key)
-        if needs_messages:
-            if not request.messages:
-                raise ValueError(f"request {request.key!r} has no messages")
-            for turn, message in enumerate(request.messages):
-                if not _plain_message(message):
-                    raise ValueError(
-                        f"request {request.key!r}, message {turn}: expected {{'role': str, 'content': str}}, "
-                        f"got {message!r}"
-                    )
+
+
+def _rendered_messages(keyer: StoreKeyer, requests: Sequence[JudgeRequest]) -> list[bytes]:
+    """Each request's messages as the canonical JSON its store keys hash, checked on the way: a request without
+    messages, or with a message that is not a {'role': str, 'content': str} mapping, is refused by name."""
+    plain = keyer.plain_messages_json  # the usual messages pass its check, so they cost no separate one
+    rendered = []
+    for request in requests:
+        text = plain(request.messages) if request.messages else None
+        if text is None:
+            _check_messages(request)
+            text = keyer.messages_json(request.messages)
+        rendered.append(text)
+    return rendered
+
+
+def _check_messages(request: JudgeRequest) -> None:
+    if not request.messages:
+        raise ValueError(f"request {request.key!r} has no messages")
+    for turn, message in enumerate(request.messages):
+        if not _plain_message(message):
+            raise ValueError(
+                f"request {request.key!r}, message {turn}: expected {{'role': str, 'content': str}}, got {message!r}"
+            )
 
 
 def _plain_message(message: object) -> bool:
@@ -544,7 +559,7 @@ def run_judge(
     requests = list(requests)
     if config.provider == "recorded":
         return _run_recorded(config, requests, parser, mode, provider, started)
-    _validate(requests, needs_messages=True)
+    _validate(requests)
     if not isinstance(store, ResponseStore):
         store = open_store(store)
     # Read this model's shards: only bytes appended since the last run (by this or any other process).
@@ -555,11 +570,12 @@ def run_judge(
 
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
+    # Request key -> messages JSON: what the store keys hash, and the order in which missing prompts are asked.
+    rendered = dict(zip([request.key for request in requests], _rendered_messages(keyer, requests)))
     slots: list[tuple[JudgeRequest, int, str]] = []
-    rendered: dict[str, bytes] = {}  # request key -> messages JSON, to order what is asked
     runs = range(config.runs)
     for request in requests:
-        messages_json = rendered[request.key] = keyer.messages_json(request.messages)
+        messages_json = rendered[request.key]
         for run in runs:
             slots.append((request, run, keyer.key(messages_json, run)))
 
@@ -935,10 +951,11 @@ def _assemble(
     aspects: list[str] | None = declared
     lookups = [key if key is not None else request.key for request, _, key in slots]
     found = list(map(records.get, lookups))
+    replies = [None if record is None else record["text"] for record in found]
     parsed_by_text: dict[str, Any] = {}  # parsers are pure functions of the reply text; replies repeat a lot
-    for (request, _, _), record in zip(slots, found):
-        if record is not None and parsed_by_text.get(record["text"]) is None:
-            parsed_by_text[record["text"]] = _parse_reply(parser, record["text"], request.key)
+    for (request, _, _), text in zip(slots, replies):
+        if text is not None and parsed_by_text.get(text) is None:
+            parsed_by_text[text] = _parse_reply(parser, text, request.key)
     dict_parser = declared is not None or any(
         not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping) for parsed in parsed_by_text.values())
     n_no_logprobs = 0
@@ -981,25 +998,29 @@ def _assemble(
     else:
         # One score per reply (the usual case): the table is built column by column, several times faster than
         # from one dict per row; the same values as the row-wise branch above.
+        # Each column is handed to pandas as a typed array (pandas infers nothing per value).
         nan = math.nan
-        replies = [None if record is None else record["text"] for record in found]
-        values = [nan if text is None else float(parsed_by_text[text]) for text in replies]
-        data = {"key": [request.key for request, _, _ in slots], "run": [run for _, run, _ in slots]}
+        values = np.array([nan if text is None else float(parsed_by_text[text]) for text in replies], dtype=float)
+        data = {"key": _objects([request.key for request, _, _ in slots]),
+                "run": np.array([run for _, run, _ in slots], dtype=np.int64)}
         if want_logprobs:
             data["text_score"] = values
-            values = [nan if record is None else expected_score(record.get("logprobs"), int(low), int(high))
-                      for record in found]
-            n_no_logprobs = sum(1 for record in found if record is not None and not record.get("logprobs"))
+            logprobs = [None if record is None else record.get("logprobs") for record in found]
+            values = np.array([nan if record is None else expected_score(lp, int(low), int(high))
+                               for record, lp in zip(found, logprobs)], dtype=float)
+            n_no_logprobs = sum(1 for record, lp in zip(found, logprobs) if record is not None and not lp)
         data["score"] = values
+        answered = np.array([record is not None for record in found], dtype=bool)
         data.update(
-            reply=replies,
-            parsed_ok=[record is not None and not math.isnan(value) for record, value in zip(found, values)],
-            input_tokens=[None if record is None else record.get("input_tokens") for record in found],
-            output_tokens=[None if record is None else record.get("output_tokens") for record in found],
-            from_store=[record is not None and lookup in from_store for record, lookup in zip(found, lookups)],
-            error=[None if record is not None else errors.get(lookup, ("no reply", "failed"))[0]
-                   for record, lookup in zip(found, lookups)],
-            store_key=[key for _, _, key in slots],
+            reply=_objects(replies),
+            parsed_ok=answered & ~np.isnan(values),
+            input_tokens=_token_column([None if record is None else record.get("input_tokens") for record in found]),
+            output_tokens=_token_column([None if record is None else record.get("output_tokens")
+                                         for record in found]),
+            from_store=answered & np.array([lookup in from_store for lookup in lookups], dtype=bool),
+            error=_objects([None if record is not None else errors.get(lookup, ("no reply", "failed"))[0]
+                            for record, lookup in zip(found, lookups)]),
+            store_key=_objects([key for _, _, key in slots]),
         )
     if dict_parser:
         score_columns = aspects or []
@@ -1014,13 +1035,14 @@ def _assemble(
         leading.append("text_score")
     columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
     table = pd.DataFrame(data, columns=columns)
-    for column in score_columns + (["text_score"] if "text_score" in columns else []):
-        table[column] = table[column].astype(float)
-    for column in ("input_tokens", "output_tokens"):
-        table[column] = pd.array(table[column].tolist(), dtype="Int64")
-    table["run"] = table["run"].astype(int)
-    table["parsed_ok"] = table["parsed_ok"].astype(bool)
-    table["from_store"] = table["from_store"].astype(bool)
+    if dict_parser:  # built from rows: give the columns the types the column-wise branch builds them with
+        for column in score_columns:
+            table[column] = table[column].astype(float)
+        for column in ("input_tokens", "output_tokens"):
+            table[column] = pd.array(table[column].tolist(), dtype="Int64")
+        table["run"] = table["run"].astype(int)
+        table["parsed_ok"] = table["parsed_ok"].astype(bool)
+        table["from_store"] = table["from_store"].astype(bool)
 
     has_reply = table["error"].isna()
     new_keys = set(records) - from_store
@@ -1036,11 +1058,11 @@ def _assemble(
         notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
     failed_by_kind = Counter(errors.get(key if key is not None else request.key, ("", "failed"))[1]
                              for request, _, key in slots if (key if key is not None else request.key) not in records)
-    used = {key for _, _, key in slots if key is not None and key in records}
-    n_repaired = sum(1 for k in used if records[k].get("repairs"))
-    n_truncated = sum(1 for k in used if records[k].get("truncated_from_chars"))
+    used = [records[key] for key in {key for _, _, key in slots if key is not None and key in records}]
+    n_repaired = sum(1 for record in used if record.get("repairs"))
+    n_truncated = sum(1 for record in used if record.get("truncated_from_chars"))
     asked_name = (config.served_model or config.model).lower()
-    n_mismatch = sum(1 for k in used - from_store if _model_mismatch(records[k], asked_name))
+    n_mismatch = sum(1 for k in new_keys if _model_mismatch(records[k], asked_name))
     if n_truncated:
         notes.append(f"{n_truncated} replies were longer than the stored-text limit for max_tokens={config.max_tokens} "
                      "and were cut (entries marked truncated_from_chars).")
@@ -1090,6 +1112,20 @@ def _assemble(
     return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
 
 
+def _objects(values: list[Any]) -> np.ndarray:
+    """A column of Python objects (strings, None) as pandas would store it."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
+
+
+def _token_column(counts: list[int | None]) -> pd.api.extensions.ExtensionArray:
+    """Token counts (None where unknown) as a nullable Int64 column."""
+    if None in counts:
+        return pd.array(counts, dtype="Int64")
+    return pd.array(np.array(counts, dtype=np.int64), dtype="Int64")
+
+
 def _run_recorded(
     config: JudgeConfig,
     requests: list[JudgeRequest],
@@ -1099,7 +1135,7 @@ def _run_recorded(
     started: float,
 ) -> JudgeRun:
     """Recorded judgments are looked up by request key; the store is not involved (the source file is the record)."""
-    _validate(requests, needs_messages=False)
+    _validate(requests)
     if config.runs != 1:
         raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, got {config.runs}")
     provider = provider or get_provider(config)

@@ -59,6 +59,8 @@ decimals.  That is all ``expected_score`` needs.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import math
@@ -158,12 +160,19 @@ class StoreKeyer:
 
     def messages_json(self, messages: Sequence[Mapping[str, str]]) -> bytes:
         """The messages' canonical JSON, UTF-8 encoded (what the key hashes)."""
+        plain = self.plain_messages_json(messages)
+        return plain if plain is not None else canonical_json([dict(m) for m in messages]).encode("utf-8")
+
+    @staticmethod
+    def plain_messages_json(messages: Sequence[Mapping[str, str]]) -> bytes | None:
+        """``messages_json`` for the usual messages, exactly {"role", "content"} dicts of plain strings, fast;
+        None for any other messages."""
         for message in messages:
             if not (type(message) is dict and len(message) == 2 and type(message.get("role")) is str
                     and type(message.get("content")) is str):
-                return canonical_json([dict(m) for m in messages]).encode("utf-8")
-        # The usual {"role", "content"} pairs of plain strings: msgspec writes exactly canonical_json's bytes for
-        # them (the same escapes for every code point, tested), several times faster.
+                return None
+        # msgspec writes exactly canonical_json's bytes for these (the same escapes for every code point, tested),
+        # several times faster.
         return _SORTED_ENCODER.encode(messages if type(messages) in (list, tuple) else list(messages))
 
     def key(self, messages: Sequence[Mapping[str, str]] | bytes | str, sample: int) -> str:
@@ -471,8 +480,47 @@ class _Entry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     repairs: Any = _UNSET  # not checked by entry_problem either
     truncated_from_chars: Any = _UNSET
 
+    # Read access by field name, as on the dict ``json.loads`` gives for the line (fields the line lacks are
+    # missing), so the runner reads an entry without first copying it into a dict.
+    def __getitem__(self, name: str) -> Any:
+        value = getattr(self, name, _UNSET) if name in _ENTRY_FIELDS else _UNSET
+        if value is _UNSET:
+            raise KeyError(name)
+        return value
 
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, _UNSET) if name in _ENTRY_FIELDS else _UNSET
+        return default if value is _UNSET else value
+
+    def __contains__(self, name: object) -> bool:
+        return name in _ENTRY_FIELDS and getattr(self, name) is not _UNSET  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The line's fields as ``json.loads`` gives them (a fresh copy)."""
+        return msgspec.to_builtins(self)  # omits the UNSET fields
+
+
+_ENTRY_FIELDS = frozenset(_Entry.__struct_fields__)
 _ENTRY_DECODER = msgspec.json.Decoder(_Entry)
+#: What the index holds for a line: a dict (written by this process, or read line by line) or the decoded entry.
+_Record = Union[dict[str, Any], _Entry]
+
+
+def _as_dict(record: _Record) -> dict[str, Any]:
+    return record.to_dict() if type(record) is _Entry else record  # type: ignore[union-attr,return-value]
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many containers are created at once (reading a shard): decoding
+    creates no reference cycles, and the collector's passes over a growing heap cost a third of the decoding."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class SkippedLine(NamedTuple):
@@ -532,7 +580,7 @@ class ResponseStore:
     def __init__(self, root: str | os.PathLike[str] | None = None):
         self.root = Path(root) if root is not None else paths.store_dir()
         self._lock = threading.RLock()
-        self._index: dict[str, dict[str, Any]] = {}
+        self._index: dict[str, _Record] = {}
         self._shards: dict[Path, _ShardState] = {}
         self._loaded = False
         self._prepared: set[Path] = set()  # shard folders known to exist (see _prepare_dirs)
@@ -575,10 +623,14 @@ class ResponseStore:
 
     def peek(self, key: str) -> dict[str, Any] | None:
         """Like ``get_record`` but only among entries already read (no loading); pair with ``refresh``."""
-        return self._index.get(key)
+        record = self._index.get(key)
+        return None if record is None else _as_dict(record)
 
-    def peek_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """``{key: record}`` for those of ``keys`` already read (see ``peek``); keys not found are left out."""
+    def peek_many(self, keys: Iterable[str]) -> dict[str, Mapping[str, Any]]:
+        """``{key: record}`` for those of ``keys`` already read (see ``peek``); keys not found are left out.
+
+        For bulk reading (a replay): each record is a read-only view of its line, read by field name like the
+        dict ``get_record`` gives (``record["text"]``, ``record.get("logprobs")``), without copying it."""
         index = self._index
         return {key: index[key] for key in keys if key in index}
 
@@ -637,12 +689,13 @@ class ResponseStore:
         """
         # One decode() per line, not decode_lines(): that would also accept two objects on one line.
         try:
-            entries = list(map(_ENTRY_DECODER.decode, filter(None, chunk.split(b"\n"))))
+            with _gc_paused():
+                entries = list(map(_ENTRY_DECODER.decode, filter(None, chunk.split(b"\n"))))
         except msgspec.DecodeError:  # also raised for a line failing a type or range check
             return None
-        to_dict = msgspec.to_builtins  # omits the UNSET fields: the dict holds exactly the line's fields
+        # Kept as decoded (read by field name like a dict; ``_as_dict`` copies one out for the public readers).
         # In file order: the last line of a repeated key wins.
-        self._index.update({entry.key: to_dict(entry) for entry in entries})
+        self._index.update({entry.key: entry for entry in entries})
         return len(entries)
 
     def _index_lines(self, shard: Path, chunk: bytes, start: int, lines_before: int) -> int:
@@ -669,7 +722,8 @@ class ResponseStore:
     def get_record(self, key: str) -> dict[str, Any] | None:
         """The raw JSON record stored under ``key`` (fast path; do not mutate it), or None."""
         self._ensure_loaded()
-        return self._index.get(key)
+        record = self._index.get(key)
+        return None if record is None else _as_dict(record)
 
     def __contains__(self, key: object) -> bool:
         self._ensure_loaded()
@@ -685,9 +739,9 @@ class ResponseStore:
             yield StoredReply.from_json(record)
 
     def records(self) -> list[dict[str, Any]]:
-        """Every entry's raw record (read-only views)."""
+        """Every entry's raw record."""
         self._ensure_loaded()
-        return list(self._index.values())
+        return list(map(_as_dict, list(self._index.values())))
 
     # ----------------------------------------------------------------------------------------------- writing
     def put(self, reply: StoredReply) -> dict[str, Any]:
