@@ -26,11 +26,13 @@ from pathlib import Path
 
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, runner
 
-DEFAULT = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING)
+DEFAULT = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING,
+           runner.ADAPTIVE_BINARY_INCREASE)
 
 
-def set_adaptive(first: float, later: float, pacing: bool) -> None:
-    runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING = first, later, pacing
+def set_adaptive(first: float, later: float, pacing: bool, binary: bool) -> None:
+    (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING,
+     runner.ADAPTIVE_BINARY_INCREASE) = first, later, pacing, binary
 
 MOCK = Path(__file__).resolve().parents[1] / "tests" / "mock_openai_server.py"
 
@@ -55,10 +57,12 @@ def bench(args, burst: float) -> None:
         time.sleep(1.0)  # let the bucket refill
         results = {}
         variants = {"adaptive (default)": DEFAULT}
+        if args.additive:
+            variants["adaptive, additive only"] = (*DEFAULT[:3], False)
         if args.unpaced:
-            variants["adaptive, not paced"] = (*DEFAULT[:2], False)
+            variants["adaptive, not paced"] = (*DEFAULT[:2], False, DEFAULT[3])
         if args.previous:
-            variants[f"adaptive, x{args.previous:g} (prev.)"] = (args.previous, args.previous, False)
+            variants[f"adaptive, x{args.previous:g} (prev.)"] = (args.previous, args.previous, False, False)
         for name, settings in variants.items():
             set_adaptive(*settings)
             try:
@@ -97,6 +101,8 @@ def main() -> None:
     parser.add_argument("--previous", type=lambda x: float(x) if x else None, default=0.7,
                         help="the previous default: this factor on every 429 (empty: leave the row out)")
     parser.add_argument("--unpaced", action="store_true", help="also the default without pacing")
+    parser.add_argument("--additive", action="store_true",
+                        help="also the default growing by one per window after a cut (no binary increase)")
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-benchmark-placeholder")
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")

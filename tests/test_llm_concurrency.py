@@ -206,6 +206,48 @@ def test_the_throttle_that_ends_slow_start_halves_and_later_ones_step_back_gentl
         ConcurrencyLimit(4, first_decrease=0)
 
 
+def test_with_pacing_slow_start_goes_on_after_an_unpaced_throttle_and_ends_at_a_paced_one():
+    now = [0.0]
+    gate = ConcurrencyLimit(64, initial=4, decrease=0.85, first_decrease=0.5, pacing=True, clock=lambda: now[0])
+
+    def window(seconds: float = 0.5) -> None:
+        for _ in range(gate.limit):
+            now[0] = max(now[0], gate._next_start)  # the next paced start is due
+            gate.release(gate.acquire(), SUCCESS, seconds=seconds)
+
+    window()
+    assert gate.limit == 8 and gate.pacing_interval() == 0.0
+    assert one(gate, THROTTLED) == 4 and gate.slow_start  # a clump of unpaced starts: halved, still doubling
+    assert gate.pacing_interval() == pytest.approx(0.5 / 4)
+    for expected in (8, 16, 32):
+        window()
+        assert gate.limit == expected
+    now[0] = gate._next_start
+    assert one(gate, THROTTLED) == 16 and not gate.slow_start  # the first paced throttle ends slow start
+    unpaced = ConcurrencyLimit(64, initial=8)
+    assert one(unpaced, THROTTLED) == 4 and not unpaced.slow_start  # without pacing the first throttle ends it
+
+
+def test_binary_increase_grows_halfway_back_to_the_limit_that_drew_the_cut():
+    gate = ConcurrencyLimit(64, initial=32, slow_start=False, decrease=0.5, binary_increase=True)
+    assert one(gate, THROTTLED) == 16
+    grown = []
+    for _ in range(7):
+        for _ in range(gate.limit):
+            one(gate, SUCCESS)
+        grown.append(gate.limit)
+    assert grown == [24, 28, 30, 31, 32, 33, 34]  # halfway to 32, at least one more, then one per window
+    assert one(gate, THROTTLED) == 17  # the next cut: 34 x 0.5
+    for _ in range(17):
+        one(gate, SUCCESS)
+    assert gate.limit == 25  # halfway back to 34
+    additive = ConcurrencyLimit(64, initial=32, slow_start=False, decrease=0.5)
+    one(additive, THROTTLED)
+    for _ in range(16):
+        one(additive, SUCCESS)
+    assert additive.limit == 17
+
+
 def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
     from recjudge.llm import runner
 
@@ -220,8 +262,9 @@ def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
     provider = CountingProvider()
     run_judge(JudgeConfig(provider="openai", model="m"), make_requests(3), store=tmp_path, provider=provider,
               progress=False)
-    assert [(g.first_decrease, g.decrease, g.adaptive, g.pacing) for g in made] == [
-        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True, runner.ADAPTIVE_PACING)]
+    assert [(g.first_decrease, g.decrease, g.adaptive, g.pacing, g.binary_increase) for g in made] == [
+        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True, runner.ADAPTIVE_PACING,
+         runner.ADAPTIVE_BINARY_INCREASE)]
     assert made[0].srtt is not None  # the runner reports how long each successful call took
     assert runner.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < runner.ADAPTIVE_DECREASE < 1
 
