@@ -166,3 +166,51 @@ def test_vectorised_blocks_do_not_depend_on_how_columns_are_grouped(sparse_vecto
     together = pairwise.block(rows, columns)
     one_by_one = np.column_stack([pairwise.block(rows, columns[j : j + 1]) for j in range(len(columns))])
     assert np.array_equal(together, one_by_one)
+
+
+def _jensen_shannon_per_column(pairwise, rows, columns):
+    """The per-column sums the block computation replaced (one log per stored entry and column): the reference
+    that the shared-term version must reproduce bit for bit."""
+    smoothed = pairwise._smoothed
+    part = smoothed.values[rows]
+    part_csc = part.tocsc()
+    row_of_value = np.repeat(np.arange(len(rows)), np.diff(part.indptr))
+    zero_rows = smoothed.zero_value[rows]
+    distinct_zero, zero_index = np.unique(zero_rows, return_inverse=True)
+    result = np.empty((len(rows), len(columns)))
+    dense_column = np.empty(smoothed.parts)
+    for j, column in enumerate(columns):
+        start, end = smoothed.values.indptr[column], smoothed.values.indptr[column + 1]
+        support, support_values = smoothed.values.indices[start:end], smoothed.values.data[start:end]
+        zero_column = smoothed.zero_value[column]
+        dense_column.fill(zero_column)
+        dense_column[support] = support_values
+        mean = (part.data + dense_column[part.indices]) / 2.0
+        on_rows = np.bincount(row_of_value, mean * np.log(mean), len(rows))
+        mean = (distinct_zero[:, None] + support_values[None, :]) / 2.0
+        on_column_all = (mean * np.log(mean)).sum(axis=1)[zero_index]
+        shared = part_csc[:, support]
+        shared_column = np.repeat(np.arange(len(support)), np.diff(shared.indptr))
+        mean = (zero_rows[shared.indices] + support_values[shared_column]) / 2.0
+        on_column_only = on_column_all - np.bincount(shared.indices, mean * np.log(mean), len(rows))
+        union = np.diff(part.indptr) + len(support) - np.bincount(shared.indices, minlength=len(rows))
+        mean = (zero_rows + zero_column) / 2.0
+        on_neither = (smoothed.parts - union) * mean * np.log(mean)
+        result[:, j] = (pairwise._self_terms[rows] + pairwise._self_terms[column]) / 2.0 - (
+            on_rows + on_column_only + on_neither)
+    return np.clip(result, 0.0, np.log(2.0))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_jensen_shannon_shared_terms_give_the_per_column_sums_bit_for_bit(seed):
+    # half-star ratings repeat, so many entries share one term; tf-idf-like weights almost never do
+    rng = np.random.default_rng(seed)
+    n_items, n_parts = int(rng.integers(20, 60)), int(rng.integers(5, 40))
+    mask = rng.random((n_items, n_parts)) < 0.25
+    weights = rng.integers(1, 11, (n_items, n_parts)) / 2 if seed % 2 else rng.random((n_items, n_parts))
+    dense = weights * mask
+    dense[dense.sum(axis=1) == 0, 0] = 1.0
+    pairwise = ItemModel("U", np.arange(n_items), sparse.csr_matrix(dense)).distance("jensen_shannon")
+    for rows in (np.arange(n_items), np.sort(rng.choice(n_items, n_items // 2, replace=False))):
+        columns = rng.integers(0, n_items, 9)
+        assert np.array_equal(pairwise.block(rows, columns), _jensen_shannon_per_column(pairwise, rows, columns))

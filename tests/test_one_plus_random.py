@@ -159,3 +159,21 @@ def test_one_pass_serves_the_sampled_and_the_supplementary_runs(synthetic):
     assert (supplementary.query("recommender == 'MSI'")["normalised"].dropna() == 1.0).all()
     assert (supplementary.query("recommender == 'LSI'")["normalised"].dropna() == 0.0).all()
     assert (supplementary["n_candidates"] == supplementary["n_unknown"]).all()
+
+
+def test_distance_columns_store_and_read_the_same_bits_as_plain_numpy_indexing():
+    rng = np.random.default_rng(3)
+    model = ItemModel("P", np.arange(40), rng.random((40, 3)))
+    pairwise = model.distance("euclidean")
+    columns = DistanceColumns(pairwise, chunk=7)  # several chunks, and transposes wider than one band
+    wanted = rng.choice(40, 25, replace=False)
+    columns.ensure(wanted)
+    for part in (wanted[:7], wanted[7:14]):
+        assert np.array_equal(columns._columns[part], pairwise.block(columns.rows, part).T.astype(np.float32))
+    rows, known = rng.choice(40, 12, replace=False), wanted[:5]
+    got = columns.block(rows, known)
+    want = columns._columns[np.ix_(known, columns.row_index(rows))].T.astype(np.float64)
+    assert np.array_equal(got, want) and got.strides == want.strides  # same layout: later sums add in one order
+    block = rng.random((40, 3))
+    columns._store(np.array([0, 1, 2]), block, width=4)  # bands narrower than the rows
+    assert np.array_equal(columns._columns[[0, 1, 2]], block.T.astype(np.float32))

@@ -354,12 +354,22 @@ class PairwiseDistance:
         part = matrix[rows]
         return part, part.T.tocsr()
 
-    def _jensen_shannon_rows(self, rows: np.ndarray):
+    def _jensen_shannon_rows(self, rows: np.ndarray) -> dict:
+        # everything about the rows that does not depend on the column, computed once per row set
         part = self._smoothed.values[rows]
         zero_rows = self._smoothed.zero_value[rows]
         distinct_zero, zero_index = np.unique(zero_rows, return_inverse=True)
-        return (part, part.tocsc(), np.repeat(np.arange(len(rows)), np.diff(part.indptr)), zero_rows,
-                distinct_zero, zero_index, np.diff(part.indptr))
+        distinct_values, value_index = np.unique(part.data, return_inverse=True)
+        row_of_value = np.repeat(np.arange(len(rows)), np.diff(part.indptr))
+        # the entries in component order (rows ascending within a component), as a CSC copy would hold them
+        by_component = np.argsort(part.indices, kind="stable")
+        component_starts = np.zeros(self._smoothed.parts + 1, dtype=np.int64)
+        np.cumsum(np.bincount(part.indices, minlength=self._smoothed.parts), out=component_starts[1:])
+        return {"data": part.data, "row_of_value": row_of_value, "zero_rows": zero_rows,
+                "distinct_zero": distinct_zero, "zero_index": zero_index, "nnz_rows": np.diff(part.indptr),
+                "distinct_values": distinct_values, "value_index": value_index.ravel(),
+                "entry_by_component": by_component, "row_by_component": row_of_value[by_component],
+                "component_starts": component_starts, "self_terms": self._self_terms[rows]}
 
     def _rows(self, matrix, rows: np.ndarray):
         # the same (large) row set is asked for again and again by a distance-column cache: slice it once
@@ -452,31 +462,43 @@ class PairwiseDistance:
         # neither (both at their zero values). The middle part is sum over q's support of g((c_p + q_k) / 2)
         # minus the same sum over the components p also uses; the first sum depends on p only through its zero
         # value c_p, so it is evaluated once per distinct c_p (ratings sums repeat a lot).
+        # On p's support, a component q does not use has q_k = c_q, so its term g((p_k + c_q) / 2) is evaluated
+        # once per distinct p_k (ratings repeat) and only the entries on q's support get their own term; every term
+        # is the same expression of the same two numbers, and the per-row sums add them in the same order, so the
+        # values do not depend on this sharing.
         smoothed = self._smoothed
-        part, part_csc, row_of_value, zero_rows, distinct_zero, zero_index, nnz_rows = self._cached(
-            rows, lambda: self._jensen_shannon_rows(rows)
-        )
-        result = np.empty((len(rows), len(columns)))
+        cached = self._cached(rows, lambda: self._jensen_shannon_rows(rows))
+        data, row_of_value, zero_rows = cached["data"], cached["row_of_value"], cached["zero_rows"]
+        distinct_zero, zero_index, nnz_rows = cached["distinct_zero"], cached["zero_index"], cached["nnz_rows"]
+        distinct_values, value_index = cached["distinct_values"], cached["value_index"]
+        component_starts = cached["component_starts"]
+        n_rows = len(rows)
+        result = np.empty((n_rows, len(columns)))
         values = smoothed.values
-        dense_column = np.empty(smoothed.parts)
         for j, column in enumerate(columns):
             start, end = values.indptr[column], values.indptr[column + 1]
             support, support_values = values.indices[start:end], values.data[start:end]
             zero_column = smoothed.zero_value[column]
-            dense_column.fill(zero_column)
-            dense_column[support] = support_values
-            mean = (part.data + dense_column[part.indices]) / 2.0
-            on_rows = np.bincount(row_of_value, mean * np.log(mean), len(rows))
+            # the rows' entries on q's support, in component order, then row order
+            first = component_starts[support]
+            counts = component_starts[support + 1] - first
+            shared = np.arange(int(counts.sum())) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+            shared_rows = cached["row_by_component"][shared]
+            shared_entries = cached["entry_by_component"][shared]
+            shared_column = np.repeat(np.arange(len(support)), counts)
+            mean = (distinct_values + zero_column) / 2.0
+            terms = (mean * np.log(mean))[value_index]
+            mean = (data[shared_entries] + support_values[shared_column]) / 2.0
+            terms[shared_entries] = mean * np.log(mean)
+            on_rows = np.bincount(row_of_value, terms, n_rows)
             mean = (distinct_zero[:, None] + support_values[None, :]) / 2.0
             on_column_all = (mean * np.log(mean)).sum(axis=1)[zero_index]
-            shared = part_csc[:, support]  # entries where p also uses a component of q's support
-            shared_column = np.repeat(np.arange(len(support)), np.diff(shared.indptr))
-            mean = (zero_rows[shared.indices] + support_values[shared_column]) / 2.0
-            on_column_only = on_column_all - np.bincount(shared.indices, mean * np.log(mean), len(rows))
-            union = nnz_rows + len(support) - np.bincount(shared.indices, minlength=len(rows))
+            mean = (zero_rows[shared_rows] + support_values[shared_column]) / 2.0
+            on_column_only = on_column_all - np.bincount(shared_rows, mean * np.log(mean), n_rows)
+            union = nnz_rows + len(support) - np.bincount(shared_rows, minlength=n_rows)
             mean = (zero_rows + zero_column) / 2.0
-            on_neither = (smoothed.parts - union) * mean * np.log(mean)
-            result[:, j] = (self._self_terms[rows] + self._self_terms[column]) / 2.0 - (
+            on_neither = (smoothed.parts - union) * mean * np.log((distinct_zero + zero_column) / 2.0)[zero_index]
+            result[:, j] = (cached["self_terms"] + self._self_terms[column]) / 2.0 - (
                 on_rows + on_column_only + on_neither
             )
         return np.clip(result, 0.0, np.log(2.0))

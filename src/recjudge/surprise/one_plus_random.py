@@ -99,9 +99,21 @@ class DistanceColumns:
         missing = np.unique(positions[~self._done[positions]])
         for start in range(0, len(missing), self.chunk):
             part = missing[start : start + self.chunk]
-            self._columns[part] = self.pairwise.block(self.rows, part).T
+            self._store(part, self.pairwise.block(self.rows, part))
             self._done[part] = True
         self.n_computed += len(missing)
+
+    def _store(self, part: np.ndarray, block: np.ndarray, width: int = 256) -> None:
+        # float32 first (the same rounding as a cast on assignment), then the transpose a band of rows at a time,
+        # which keeps reads and writes in cache
+        block = block.astype(np.float32)
+        if len(part) == 1:
+            self._columns[part[0]] = block[:, 0]
+            return
+        stored = np.empty((len(part), block.shape[0]), dtype=np.float32)
+        for start in range(0, block.shape[0], width):
+            stored[:, start : start + width] = block[start : start + width].T
+        self._columns[part] = stored
 
     def row_index(self, rows: np.ndarray) -> np.ndarray:
         """Positions of items (model positions) among this matrix's rows."""
@@ -115,8 +127,12 @@ class DistanceColumns:
         columns = np.asarray(columns, dtype=np.int64)
         row_index = self.row_index(rows)
         self.ensure(columns)
-        # one fancy index over both axes reads only the requested entries (not whole stored rows first)
-        return self._columns[np.ix_(columns, row_index)].T.astype(np.float64)
+        # one stored row at a time reads only the requested entries (not whole stored rows first), and faster than
+        # one fancy index over both axes
+        picked = np.empty((len(columns), len(row_index)), dtype=np.float32)
+        for i, column in enumerate(columns.tolist()):
+            self._columns[column].take(row_index, out=picked[i])
+        return picked.T.astype(np.float64)
 
     def column(self, row_index: np.ndarray, column: int) -> np.ndarray:
         """Distances (float64) from the rows at ``row_index`` (see :meth:`row_index`) to one item."""
