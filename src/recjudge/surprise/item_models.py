@@ -343,6 +343,9 @@ class PairwiseDistance:
             self._log_sq = np.asarray(self._log_ratios.multiply(self._log_ratios).sum(axis=1)).ravel()
             self._log_mean = np.asarray(self._log_ratios.sum(axis=1)).ravel() / smoothed.parts
 
+    #: Blocks of at most this many columns sum products over shared components (see :meth:`_products`).
+    narrow = 64
+
     def _cached(self, rows: np.ndarray, build):
         key = rows.tobytes()
         if self._sliced is None or self._sliced[0] != key:
@@ -373,10 +376,27 @@ class PairwiseDistance:
 
     def _rows(self, matrix, rows: np.ndarray):
         # the same (large) row set is asked for again and again by a distance-column cache: slice it once
-        key = rows.tobytes()
-        if self._sliced is None or self._sliced[0] != key:
-            self._sliced = (key, matrix[rows])
-        return self._sliced[1]
+        return self._cached(rows, lambda: matrix[rows])
+
+    def _products(self, matrix, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """``matrix[rows] @ matrix[columns].T`` as a dense array, with the bits of SciPy's sparse product.
+
+        SciPy adds, for each (row, column), the products of the components both use in the order of the row's
+        stored components; with sorted indices that is ascending component order, the order of the shared
+        (row, column, component) triples, so a few columns are summed over those triples alone (the sparse
+        product walks every stored entry of the rows for each call). Wide blocks use the sparse product."""
+        if sparse.issparse(matrix) and matrix.has_sorted_indices and len(columns) <= self.narrow:
+            part, by_component = self._cached(rows, lambda: self._component_rows(matrix, rows))
+            result = np.empty((len(rows), len(columns)))
+            for group, cols, shared in self._shared_groups(by_component, matrix, columns):
+                key = shared["row"] * len(group) + shared["column"]
+                products = shared["row_value"] * cols.data[shared["entry"]]
+                result[:, group] = np.bincount(key, products, len(rows) * len(group)).reshape(len(rows), len(group))
+            return result
+        part = self._cached(rows, lambda: self._component_rows(matrix, rows))[0] if sparse.issparse(matrix) else (
+            self._rows(matrix, rows))
+        products = part @ matrix[columns].T
+        return products.toarray() if sparse.issparse(products) else np.asarray(products)
 
     def block(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Distance matrix (len(rows) x len(columns)) between items at model positions ``rows`` and ``columns``."""
@@ -385,20 +405,26 @@ class PairwiseDistance:
         if len(rows) == 0 or len(columns) == 0:
             return np.zeros((len(rows), len(columns)))
         if self.name == "euclidean":
-            return euclidean_distances(
-                self._rows(self._data, rows), self._data[columns],
-                X_norm_squared=self._squared_norms[rows][:, None], Y_norm_squared=self._squared_norms[columns][None, :],
-            )
+            if not sparse.issparse(self._data):
+                return euclidean_distances(
+                    self._rows(self._data, rows), self._data[columns], X_norm_squared=self._squared_norms[rows][:, None],
+                    Y_norm_squared=self._squared_norms[columns][None, :],
+                )
+            # scikit-learn's euclidean_distances on float64 input, step by step (tests check the bits)
+            distances = -2 * self._products(self._data, rows, columns)
+            distances += self._squared_norms[rows][:, None]
+            distances += self._squared_norms[columns][None, :]
+            np.maximum(distances, 0, out=distances)
+            return np.sqrt(distances, out=distances)
         if self.name == "cosine":
-            dots = self._rows(self._data, rows) @ self._data[columns].T
-            dots = dots.toarray() if sparse.issparse(dots) else np.asarray(dots)
+            dots = self._products(self._data, rows, columns)
             return np.clip(1.0 - dots, 0.0, 2.0)
         if self.name == "npmi":
-            co = np.asarray((self._rows(self._data, rows) @ self._data[columns].T).todense(), dtype=np.float64)
+            co = self._products(self._data, rows, columns)
             return npmi_distance(co, self._counts[rows], self._counts[columns], self._n_users)
         if self.name == "aitchison":
             # ||clr p - clr q||^2 = ||u - w||^2 - D (mean u - mean w)^2, u, w the sparse log-ratios above
-            cross = np.asarray((self._rows(self._log_ratios, rows) @ self._log_ratios[columns].T).todense())
+            cross = self._products(self._log_ratios, rows, columns)
             squared = (self._log_sq[rows][:, None] + self._log_sq[columns][None, :] - 2.0 * cross
                        - self._smoothed.parts * (self._log_mean[rows][:, None] - self._log_mean[columns][None, :]) ** 2)
             return np.sqrt(np.clip(squared, 0.0, None))
@@ -421,10 +447,12 @@ class PairwiseDistance:
         lengths = by_component.indptr[component + 1] - starts
         entries_per_column = np.diff(cols.indptr)
         column_of_entry = np.repeat(np.arange(len(columns)), entries_per_column)
-        cost = np.bincount(column_of_entry, lengths, len(columns))
+        # triples per column, as running totals (integers): a group's total is a difference of two of them
+        cumulative = np.cumsum(np.bincount(column_of_entry, lengths, len(columns)).astype(np.int64))
         begin = 0
         while begin < len(columns):
-            end = begin + max(1, int(np.searchsorted(np.cumsum(cost[begin:]), budget, side="right")))
+            before = int(cumulative[begin - 1]) if begin else 0
+            end = max(begin + 1, int(np.searchsorted(cumulative, before + budget, side="right")))
             lo, hi = cols.indptr[begin], cols.indptr[end]
             part = cols[begin:end]
             n = lengths[lo:hi]
