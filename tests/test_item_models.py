@@ -267,7 +267,7 @@ def test_shared_groups_split_columns_where_the_running_total_reaches_the_budget(
     pairwise = ItemModel("U", np.arange(30), matrix + sparse.eye(30, 12)).distance("jaccard")
     rows, columns = np.arange(30), rng.integers(0, 30, 17)
     by_component = pairwise._data[rows].T.tocsr()
-    groups = [group for group, _, _ in pairwise._shared_groups(by_component, pairwise._data, columns, budget)]
+    groups = [group for group, _ in pairwise._shared_groups(by_component, pairwise._data, columns, budget)]
     # the rule, column by column: a group takes columns while its triples stay within the budget (at least one)
     cols = pairwise._data[columns]
     cost = [int(np.diff(by_component.indptr)[cols.indices[cols.indptr[j]:cols.indptr[j + 1]]].sum())

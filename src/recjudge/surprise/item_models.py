@@ -388,9 +388,9 @@ class PairwiseDistance:
         if sparse.issparse(matrix) and matrix.has_sorted_indices and len(columns) <= self.narrow:
             part, by_component = self._cached(rows, lambda: self._component_rows(matrix, rows))
             result = np.empty((len(rows), len(columns)))
-            for group, cols, shared in self._shared_groups(by_component, matrix, columns):
+            for group, shared in self._shared_groups(by_component, matrix, columns):
                 key = shared["row"] * len(group) + shared["column"]
-                products = shared["row_value"] * cols.data[shared["entry"]]
+                products = shared["row_value"] * shared["column_value"]
                 result[:, group] = np.bincount(key, products, len(rows) * len(group)).reshape(len(rows), len(group))
             return result
         part = self._cached(rows, lambda: self._component_rows(matrix, rows))[0] if sparse.issparse(matrix) else (
@@ -437,15 +437,20 @@ class PairwiseDistance:
         """The (row, column, component) triples where a row and a column both have a non-zero, for groups of
         ``columns`` small enough that the triples fit ``budget``.
 
-        Yields ``(group, part, shared)``: the column positions in ``columns``, their CSR rows of ``matrix`` and a
-        dict with, per triple, ``row`` (row position), ``column`` (position in the group), ``entry`` (index into
-        ``part.data``) and ``row_value``. Triples come ordered by column, then component, then row, so that a
-        per-(row, column) sum over them adds its terms in ascending component order."""
-        cols = matrix[columns]
-        component = cols.indices
+        Yields ``(group, shared)``: the column positions in ``columns`` and a dict with, per triple, ``row`` (row
+        position), ``column`` (position in the group), ``row_value`` and ``column_value``. Triples come ordered by
+        column, then component, then row, so that a per-(row, column) sum over them adds its terms in ascending
+        component order."""
+        # the columns' stored entries, as ``matrix[columns]`` holds them (read from the arrays: no sparse slicing)
+        first = matrix.indptr[columns]
+        entries_per_column = matrix.indptr[columns + 1] - first
+        column_end = np.cumsum(entries_per_column)
+        stored = np.arange(int(column_end[-1]) if len(columns) else 0) + np.repeat(
+            first - (column_end - entries_per_column), entries_per_column)
+        component, column_values = matrix.indices[stored], matrix.data[stored]
+        column_start = np.concatenate([[0], column_end])
         starts = by_component.indptr[component]
         lengths = by_component.indptr[component + 1] - starts
-        entries_per_column = np.diff(cols.indptr)
         column_of_entry = np.repeat(np.arange(len(columns)), entries_per_column)
         # triples per column, as running totals (integers): a group's total is a difference of two of them
         cumulative = np.cumsum(np.bincount(column_of_entry, lengths, len(columns)).astype(np.int64))
@@ -453,16 +458,15 @@ class PairwiseDistance:
         while begin < len(columns):
             before = int(cumulative[begin - 1]) if begin else 0
             end = max(begin + 1, int(np.searchsorted(cumulative, before + budget, side="right")))
-            lo, hi = cols.indptr[begin], cols.indptr[end]
-            part = cols[begin:end]
+            lo, hi = column_start[begin], column_start[end]
             n = lengths[lo:hi]
             offsets = np.cumsum(n) - n
             total = int(n.sum())
             index = np.arange(total) - np.repeat(offsets, n) + np.repeat(starts[lo:hi], n)
-            entry = np.repeat(np.arange(hi - lo), n)
-            shared = {"row": by_component.indices[index], "column": column_of_entry[lo:hi][entry] - begin, "entry": entry,
-                      "row_value": by_component.data[index]}
-            yield np.arange(begin, end), part, shared
+            entry = np.repeat(np.arange(lo, hi), n)
+            shared = {"row": by_component.indices[index], "column": column_of_entry[entry] - begin,
+                      "row_value": by_component.data[index], "column_value": column_values[entry]}
+            yield np.arange(begin, end), shared
             begin = end
 
     def _jaccard(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -471,9 +475,9 @@ class PairwiseDistance:
         # component order per pair as a per-row loop over components would.
         _, by_component = self._cached(rows, lambda: self._component_rows(self._data, rows))
         result = np.empty((len(rows), len(columns)))
-        for group, part, shared in self._shared_groups(by_component, self._data, columns):
+        for group, shared in self._shared_groups(by_component, self._data, columns):
             key = shared["row"] * len(group) + shared["column"]
-            mins = np.bincount(key, np.minimum(shared["row_value"], part.data[shared["entry"]]),
+            mins = np.bincount(key, np.minimum(shared["row_value"], shared["column_value"]),
                                len(rows) * len(group)).reshape(len(rows), len(group))
             maxs = self._totals[rows][:, None] + self._totals[columns[group]][None, :]
             maxs -= mins
