@@ -417,8 +417,8 @@ class PairwiseDistance:
             np.maximum(distances, 0, out=distances)
             return np.sqrt(distances, out=distances)
         if self.name == "cosine":
-            dots = self._products(self._data, rows, columns)
-            return np.clip(1.0 - dots, 0.0, 2.0)
+            distances = np.subtract(1.0, self._products(self._data, rows, columns))
+            return np.clip(distances, 0.0, 2.0, out=distances)
         if self.name == "npmi":
             co = self._products(self._data, rows, columns)
             return npmi_distance(co, self._counts[rows], self._counts[columns], self._n_users)
@@ -427,7 +427,8 @@ class PairwiseDistance:
             cross = self._products(self._log_ratios, rows, columns)
             squared = (self._log_sq[rows][:, None] + self._log_sq[columns][None, :] - 2.0 * cross
                        - self._smoothed.parts * (self._log_mean[rows][:, None] - self._log_mean[columns][None, :]) ** 2)
-            return np.sqrt(np.clip(squared, 0.0, None))
+            np.clip(squared, 0.0, None, out=squared)
+            return np.sqrt(squared, out=squared)
         if self.name == "jaccard":
             return self._jaccard(rows, columns)
         return self._jensen_shannon(rows, columns)
@@ -533,7 +534,7 @@ class PairwiseDistance:
             result[:, j] = (cached["self_terms"] + self._self_terms[column]) / 2.0 - (
                 on_rows + on_column_only + on_neither
             )
-        return np.clip(result, 0.0, np.log(2.0))
+        return np.clip(result, 0.0, np.log(2.0), out=result)
 
 
 def npmi_distance(co_counts: np.ndarray, counts_rows: np.ndarray, counts_cols: np.ndarray, n_users: int):
