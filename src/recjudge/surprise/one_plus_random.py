@@ -47,8 +47,8 @@ from recjudge.surprise.time_frames import Interval, repository_items
 PAPER_N_SAMPLED = 1000
 #: Rough cost of a cell (model, distance) or a distance relative to cosine in a one-plus-random pass, from the
 #: single-process timings of ml-latest-small (orders parallel work only).
-_RELATIVE_COST = {("C", "jensen_shannon"): 3.0, ("U", "jensen_shannon"): 2.6, "jaccard": 1.2, "npmi": 1.4,
-                  ("P", "euclidean"): 1.3}
+_RELATIVE_COST = {("C", "jensen_shannon"): 5.0, ("U", "jensen_shannon"): 4.2, "npmi": 2.0, ("U", "jaccard"): 1.6,
+                  ("C", "jaccard"): 1.4, "aitchison": 1.4, "euclidean": 1.2, ("P", "cosine"): 0.9}
 PAPER_TOP_N = 10
 
 
@@ -342,19 +342,23 @@ def run_grid(
 
     if pairs is None:
         pairs = [(m, d) for m in models for d in VALID_DISTANCES[m]]
-    plans = {
-        name: user_plans(models[name], intervals, release_dates, max_users_per_interval=max_users_per_interval,
-                         allowed_items=allowed_items)
-        for name in dict.fromkeys(m for m, _ in pairs)
-    }
+    plans: dict[str, list[tuple]] = {}
+
+    def plans_of(name: str) -> list[tuple]:
+        # read when a model's first cell is sent, so that the workers start on the first cells meanwhile
+        if name not in plans:
+            plans[name] = user_plans(models[name], intervals, release_dates,
+                                     max_users_per_interval=max_users_per_interval, allowed_items=allowed_items)
+        return plans[name]
+
     if n_jobs == 1:
-        outputs = [_grid_cell(models[m], d, plans[m], settings, allowed_items) for m, d in pairs]
+        outputs = [_grid_cell(models[m], d, plans_of(m), settings, allowed_items) for m, d in pairs]
     else:
         # the slowest cells first (longest-processing-time order), so that no core is left with one long cell at
         # the end; results keep the order of ``pairs``
         order = sorted(range(len(pairs)), key=lambda i: -_relative_cost(*pairs[i]))
         done = Parallel(n_jobs=n_jobs, batch_size=1)(
-            delayed(_grid_cell)(models[pairs[i][0]], pairs[i][1], plans[pairs[i][0]], settings, allowed_items)
+            delayed(_grid_cell)(models[pairs[i][0]], pairs[i][1], plans_of(pairs[i][0]), settings, allowed_items)
             for i in order
         )
         outputs = [output for _, output in sorted(zip(order, done), key=lambda pair: pair[0])]
