@@ -215,6 +215,9 @@ def test_jensen_shannon_shared_terms_give_the_per_column_sums_bit_for_bit(seed):
     for rows in (np.arange(n_items), np.sort(rng.choice(n_items, n_items // 2, replace=False))):
         columns = rng.integers(0, n_items, 9)
         assert np.array_equal(pairwise.block(rows, columns), _jensen_shannon_per_column(pairwise, rows, columns))
+    uncached = ItemModel("U", np.arange(n_items), sparse.csr_matrix(dense)).distance("jensen_shannon")
+    uncached.terms_budget = 0  # no terms kept per zero value: the same bits
+    assert np.array_equal(uncached.block(rows, columns), pairwise.block(rows, columns))
 
 
 @pytest.mark.parametrize("seed", range(4))

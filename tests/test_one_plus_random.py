@@ -177,6 +177,9 @@ def test_distance_columns_store_and_read_the_same_bits_as_plain_numpy_indexing()
     block = rng.random((40, 3))
     columns._store(np.array([0, 1, 2]), block, width=4)  # bands narrower than the rows
     assert np.array_equal(columns._columns[[0, 1, 2]], block.T.astype(np.float32))
+    column_major = np.asfortranarray(rng.random((40, 4)))  # as the Jensen-Shannon blocks come
+    columns._store(np.array([5, 6, 7, 8]), column_major)
+    assert np.array_equal(columns._columns[[5, 6, 7, 8]], np.ascontiguousarray(column_major).T.astype(np.float32))
 
 
 def test_grid_with_plans_shared_per_model_gives_each_cell_computed_alone(synthetic):

@@ -345,6 +345,8 @@ class PairwiseDistance:
 
     #: Blocks of at most this many columns sum products over shared components (see :meth:`_products`).
     narrow = 64
+    #: Jensen-Shannon terms kept per zero value of a column, in numbers (8 bytes each; 64 MB).
+    terms_budget = 1 << 23
 
     def _cached(self, rows: np.ndarray, build):
         key = rows.tobytes()
@@ -372,7 +374,7 @@ class PairwiseDistance:
                 "distinct_zero": distinct_zero, "zero_index": zero_index, "nnz_rows": np.diff(part.indptr),
                 "distinct_values": distinct_values, "value_index": value_index.ravel(),
                 "entry_by_component": by_component, "row_by_component": row_of_value[by_component],
-                "component_starts": component_starts, "self_terms": self._self_terms[rows]}
+                "component_starts": component_starts, "self_terms": self._self_terms[rows], "terms_by_zero": {}}
 
     def _rows(self, matrix, rows: np.ndarray):
         # the same (large) row set is asked for again and again by a distance-column cache: slice it once
@@ -506,8 +508,10 @@ class PairwiseDistance:
         distinct_values, value_index = cached["distinct_values"], cached["value_index"]
         component_starts = cached["component_starts"]
         n_rows = len(rows)
-        result = np.empty((n_rows, len(columns)))
+        # one contiguous row per column (the block returned is its transpose): writes stay in cache
+        result = np.empty((len(columns), n_rows))
         values = smoothed.values
+        terms_by_zero = cached["terms_by_zero"]
         for j, column in enumerate(columns):
             start, end = values.indptr[column], values.indptr[column + 1]
             support, support_values = values.indices[start:end], values.data[start:end]
@@ -519,8 +523,13 @@ class PairwiseDistance:
             shared_rows = cached["row_by_component"][shared]
             shared_entries = cached["entry_by_component"][shared]
             shared_column = np.repeat(np.arange(len(support)), counts)
-            mean = (distinct_values + zero_column) / 2.0
-            terms = (mean * np.log(mean))[value_index]
+            distinct_terms = terms_by_zero.get(zero_column)
+            if distinct_terms is None:  # columns with the same zero value share these terms (kept up to a budget)
+                mean = (distinct_values + zero_column) / 2.0
+                distinct_terms = mean * np.log(mean)
+                if len(terms_by_zero) * len(distinct_values) < self.terms_budget:
+                    terms_by_zero[zero_column] = distinct_terms
+            terms = distinct_terms[value_index]
             mean = (data[shared_entries] + support_values[shared_column]) / 2.0
             terms[shared_entries] = mean * np.log(mean)
             on_rows = np.bincount(row_of_value, terms, n_rows)
@@ -531,10 +540,10 @@ class PairwiseDistance:
             union = nnz_rows + len(support) - np.bincount(shared_rows, minlength=n_rows)
             mean = (zero_rows + zero_column) / 2.0
             on_neither = (smoothed.parts - union) * mean * np.log((distinct_zero + zero_column) / 2.0)[zero_index]
-            result[:, j] = (cached["self_terms"] + self._self_terms[column]) / 2.0 - (
+            result[j] = (cached["self_terms"] + self._self_terms[column]) / 2.0 - (
                 on_rows + on_column_only + on_neither
             )
-        return np.clip(result, 0.0, np.log(2.0), out=result)
+        return np.clip(result, 0.0, np.log(2.0), out=result).T
 
 
 def npmi_distance(co_counts: np.ndarray, counts_rows: np.ndarray, counts_cols: np.ndarray, n_users: int):

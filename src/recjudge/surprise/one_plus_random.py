@@ -108,6 +108,9 @@ class DistanceColumns:
     def _store(self, part: np.ndarray, block: np.ndarray, width: int = 256) -> None:
         # float32 first (the same rounding as a cast on assignment), then the transpose a band of rows at a time,
         # which keeps reads and writes in cache
+        if block.flags.f_contiguous:  # one contiguous row per column already (e.g. Jensen-Shannon)
+            self._columns[part] = block.T
+            return
         block = block.astype(np.float32)
         if len(part) == 1:
             self._columns[part[0]] = block[:, 0]
