@@ -159,3 +159,47 @@ def test_one_pass_serves_the_sampled_and_the_supplementary_runs(synthetic):
     assert (supplementary.query("recommender == 'MSI'")["normalised"].dropna() == 1.0).all()
     assert (supplementary.query("recommender == 'LSI'")["normalised"].dropna() == 0.0).all()
     assert (supplementary["n_candidates"] == supplementary["n_unknown"]).all()
+
+
+def test_distance_columns_store_and_read_the_same_bits_as_plain_numpy_indexing():
+    rng = np.random.default_rng(3)
+    model = ItemModel("P", np.arange(40), rng.random((40, 3)))
+    pairwise = model.distance("euclidean")
+    columns = DistanceColumns(pairwise, chunk=7)  # several chunks, and transposes wider than one band
+    wanted = rng.choice(40, 25, replace=False)
+    columns.ensure(wanted)
+    for part in (wanted[:7], wanted[7:14]):
+        assert np.array_equal(columns._columns[part], pairwise.block(columns.rows, part).T.astype(np.float32))
+    rows, known = rng.choice(40, 12, replace=False), wanted[:5]
+    got = columns.block(rows, known)
+    want = columns._columns[np.ix_(known, columns.row_index(rows))].T.astype(np.float64)
+    assert np.array_equal(got, want) and got.strides == want.strides  # same layout: later sums add in one order
+    block = rng.random((40, 3))
+    columns._store(np.array([0, 1, 2]), block, width=4)  # bands narrower than the rows
+    assert np.array_equal(columns._columns[[0, 1, 2]], block.T.astype(np.float32))
+    column_major = np.asfortranarray(rng.random((40, 4)))  # as the Jensen-Shannon blocks come
+    columns._store(np.array([5, 6, 7, 8]), column_major)
+    assert np.array_equal(columns._columns[[5, 6, 7, 8]], np.ascontiguousarray(column_major).T.astype(np.float32))
+
+
+def test_grid_with_plans_shared_per_model_gives_each_cell_computed_alone(synthetic):
+    from recjudge.surprise.item_models import build_user_item_model
+    from recjudge.surprise.one_plus_random import supplementary_settings, user_plans
+
+    ratings, model, release = synthetic
+    models = {"P": model, "U": build_user_item_model(ratings)}
+    intervals = eligible_intervals(ratings, frame_size=6, min_common_users=1)[:3]
+    sampled = OnePlusRandomSettings(top_n=2, n_sampled=4, k_neighbours=2, seed=1)
+    runs = [sampled, supplementary_settings(sampled)]
+    pairs = [("U", "jensen_shannon"), ("P", "cosine"), ("U", "cosine"), ("U", "jaccard")]
+    options = {"max_users_per_interval": 2, "allowed_items": np.arange(1, 12)}
+    alone = pd.concat([run_one_plus_random(models[m], d, intervals, release, runs, **options) for m, d in pairs],
+                      ignore_index=True)
+    assert len(alone) and set(alone["distance"]) == {d for _, d in pairs}
+    for n_jobs in (1, 2):
+        grid, timings = run_grid(models, intervals, release, runs, pairs=pairs, n_jobs=n_jobs, **options)
+        pd.testing.assert_frame_equal(grid, alone, check_exact=True)
+        assert list(zip(timings["model"], timings["distance"])) == pairs
+    plans = user_plans(models["U"], intervals, release, **options)
+    assert all(len(np.intersect1d(known, unknown)) == 0 and 0 not in models["U"].item_ids[unknown]
+               for _, _, known, _, unknown in plans)

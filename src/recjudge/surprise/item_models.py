@@ -343,6 +343,11 @@ class PairwiseDistance:
             self._log_sq = np.asarray(self._log_ratios.multiply(self._log_ratios).sum(axis=1)).ravel()
             self._log_mean = np.asarray(self._log_ratios.sum(axis=1)).ravel() / smoothed.parts
 
+    #: Blocks of at most this many columns sum products over shared components (see :meth:`_products`).
+    narrow = 64
+    #: Jensen-Shannon terms kept per zero value of a column, in numbers (8 bytes each; 64 MB).
+    terms_budget = 1 << 23
+
     def _cached(self, rows: np.ndarray, build):
         key = rows.tobytes()
         if self._sliced is None or self._sliced[0] != key:
@@ -354,19 +359,46 @@ class PairwiseDistance:
         part = matrix[rows]
         return part, part.T.tocsr()
 
-    def _jensen_shannon_rows(self, rows: np.ndarray):
+    def _jensen_shannon_rows(self, rows: np.ndarray) -> dict:
+        # everything about the rows that does not depend on the column, computed once per row set
         part = self._smoothed.values[rows]
         zero_rows = self._smoothed.zero_value[rows]
         distinct_zero, zero_index = np.unique(zero_rows, return_inverse=True)
-        return (part, part.tocsc(), np.repeat(np.arange(len(rows)), np.diff(part.indptr)), zero_rows,
-                distinct_zero, zero_index, np.diff(part.indptr))
+        distinct_values, value_index = np.unique(part.data, return_inverse=True)
+        row_of_value = np.repeat(np.arange(len(rows)), np.diff(part.indptr))
+        # the entries in component order (rows ascending within a component), as a CSC copy would hold them
+        by_component = np.argsort(part.indices, kind="stable")
+        component_starts = np.zeros(self._smoothed.parts + 1, dtype=np.int64)
+        np.cumsum(np.bincount(part.indices, minlength=self._smoothed.parts), out=component_starts[1:])
+        return {"data": part.data, "row_of_value": row_of_value, "zero_rows": zero_rows,
+                "distinct_zero": distinct_zero, "zero_index": zero_index, "nnz_rows": np.diff(part.indptr),
+                "distinct_values": distinct_values, "value_index": value_index.ravel(),
+                "entry_by_component": by_component, "row_by_component": row_of_value[by_component],
+                "component_starts": component_starts, "self_terms": self._self_terms[rows], "terms_by_zero": {}}
 
     def _rows(self, matrix, rows: np.ndarray):
         # the same (large) row set is asked for again and again by a distance-column cache: slice it once
-        key = rows.tobytes()
-        if self._sliced is None or self._sliced[0] != key:
-            self._sliced = (key, matrix[rows])
-        return self._sliced[1]
+        return self._cached(rows, lambda: matrix[rows])
+
+    def _products(self, matrix, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """``matrix[rows] @ matrix[columns].T`` as a dense array, with the bits of SciPy's sparse product.
+
+        SciPy adds, for each (row, column), the products of the components both use in the order of the row's
+        stored components; with sorted indices that is ascending component order, the order of the shared
+        (row, column, component) triples, so a few columns are summed over those triples alone (the sparse
+        product walks every stored entry of the rows for each call). Wide blocks use the sparse product."""
+        if sparse.issparse(matrix) and matrix.has_sorted_indices and len(columns) <= self.narrow:
+            part, by_component = self._cached(rows, lambda: self._component_rows(matrix, rows))
+            result = np.empty((len(rows), len(columns)))
+            for group, shared in self._shared_groups(by_component, matrix, columns):
+                key = shared["row"] * len(group) + shared["column"]
+                products = shared["row_value"] * shared["column_value"]
+                result[:, group] = np.bincount(key, products, len(rows) * len(group)).reshape(len(rows), len(group))
+            return result
+        part = self._cached(rows, lambda: self._component_rows(matrix, rows))[0] if sparse.issparse(matrix) else (
+            self._rows(matrix, rows))
+        products = part @ matrix[columns].T
+        return products.toarray() if sparse.issparse(products) else np.asarray(products)
 
     def block(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Distance matrix (len(rows) x len(columns)) between items at model positions ``rows`` and ``columns``."""
@@ -375,23 +407,30 @@ class PairwiseDistance:
         if len(rows) == 0 or len(columns) == 0:
             return np.zeros((len(rows), len(columns)))
         if self.name == "euclidean":
-            return euclidean_distances(
-                self._rows(self._data, rows), self._data[columns],
-                X_norm_squared=self._squared_norms[rows][:, None], Y_norm_squared=self._squared_norms[columns][None, :],
-            )
+            if not sparse.issparse(self._data):
+                return euclidean_distances(
+                    self._rows(self._data, rows), self._data[columns], X_norm_squared=self._squared_norms[rows][:, None],
+                    Y_norm_squared=self._squared_norms[columns][None, :],
+                )
+            # scikit-learn's euclidean_distances on float64 input, step by step (tests check the bits)
+            distances = -2 * self._products(self._data, rows, columns)
+            distances += self._squared_norms[rows][:, None]
+            distances += self._squared_norms[columns][None, :]
+            np.maximum(distances, 0, out=distances)
+            return np.sqrt(distances, out=distances)
         if self.name == "cosine":
-            dots = self._rows(self._data, rows) @ self._data[columns].T
-            dots = dots.toarray() if sparse.issparse(dots) else np.asarray(dots)
-            return np.clip(1.0 - dots, 0.0, 2.0)
+            distances = np.subtract(1.0, self._products(self._data, rows, columns))
+            return np.clip(distances, 0.0, 2.0, out=distances)
         if self.name == "npmi":
-            co = np.asarray((self._rows(self._data, rows) @ self._data[columns].T).todense(), dtype=np.float64)
+            co = self._products(self._data, rows, columns)
             return npmi_distance(co, self._counts[rows], self._counts[columns], self._n_users)
         if self.name == "aitchison":
             # ||clr p - clr q||^2 = ||u - w||^2 - D (mean u - mean w)^2, u, w the sparse log-ratios above
-            cross = np.asarray((self._rows(self._log_ratios, rows) @ self._log_ratios[columns].T).todense())
+            cross = self._products(self._log_ratios, rows, columns)
             squared = (self._log_sq[rows][:, None] + self._log_sq[columns][None, :] - 2.0 * cross
                        - self._smoothed.parts * (self._log_mean[rows][:, None] - self._log_mean[columns][None, :]) ** 2)
-            return np.sqrt(np.clip(squared, 0.0, None))
+            np.clip(squared, 0.0, None, out=squared)
+            return np.sqrt(squared, out=squared)
         if self.name == "jaccard":
             return self._jaccard(rows, columns)
         return self._jensen_shannon(rows, columns)
@@ -401,30 +440,36 @@ class PairwiseDistance:
         """The (row, column, component) triples where a row and a column both have a non-zero, for groups of
         ``columns`` small enough that the triples fit ``budget``.
 
-        Yields ``(group, part, shared)``: the column positions in ``columns``, their CSR rows of ``matrix`` and a
-        dict with, per triple, ``row`` (row position), ``column`` (position in the group), ``entry`` (index into
-        ``part.data``) and ``row_value``. Triples come ordered by column, then component, then row, so that a
-        per-(row, column) sum over them adds its terms in ascending component order."""
-        cols = matrix[columns]
-        component = cols.indices
+        Yields ``(group, shared)``: the column positions in ``columns`` and a dict with, per triple, ``row`` (row
+        position), ``column`` (position in the group), ``row_value`` and ``column_value``. Triples come ordered by
+        column, then component, then row, so that a per-(row, column) sum over them adds its terms in ascending
+        component order."""
+        # the columns' stored entries, as ``matrix[columns]`` holds them (read from the arrays: no sparse slicing)
+        first = matrix.indptr[columns]
+        entries_per_column = matrix.indptr[columns + 1] - first
+        column_end = np.cumsum(entries_per_column)
+        stored = np.arange(int(column_end[-1]) if len(columns) else 0) + np.repeat(
+            first - (column_end - entries_per_column), entries_per_column)
+        component, column_values = matrix.indices[stored], matrix.data[stored]
+        column_start = np.concatenate([[0], column_end])
         starts = by_component.indptr[component]
         lengths = by_component.indptr[component + 1] - starts
-        entries_per_column = np.diff(cols.indptr)
         column_of_entry = np.repeat(np.arange(len(columns)), entries_per_column)
-        cost = np.bincount(column_of_entry, lengths, len(columns))
+        # triples per column, as running totals (integers): a group's total is a difference of two of them
+        cumulative = np.cumsum(np.bincount(column_of_entry, lengths, len(columns)).astype(np.int64))
         begin = 0
         while begin < len(columns):
-            end = begin + max(1, int(np.searchsorted(np.cumsum(cost[begin:]), budget, side="right")))
-            lo, hi = cols.indptr[begin], cols.indptr[end]
-            part = cols[begin:end]
+            before = int(cumulative[begin - 1]) if begin else 0
+            end = max(begin + 1, int(np.searchsorted(cumulative, before + budget, side="right")))
+            lo, hi = column_start[begin], column_start[end]
             n = lengths[lo:hi]
             offsets = np.cumsum(n) - n
             total = int(n.sum())
             index = np.arange(total) - np.repeat(offsets, n) + np.repeat(starts[lo:hi], n)
-            entry = np.repeat(np.arange(hi - lo), n)
-            shared = {"row": by_component.indices[index], "column": column_of_entry[lo:hi][entry] - begin, "entry": entry,
-                      "row_value": by_component.data[index]}
-            yield np.arange(begin, end), part, shared
+            entry = np.repeat(np.arange(lo, hi), n)
+            shared = {"row": by_component.indices[index], "column": column_of_entry[entry] - begin,
+                      "row_value": by_component.data[index], "column_value": column_values[entry]}
+            yield np.arange(begin, end), shared
             begin = end
 
     def _jaccard(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -433,9 +478,9 @@ class PairwiseDistance:
         # component order per pair as a per-row loop over components would.
         _, by_component = self._cached(rows, lambda: self._component_rows(self._data, rows))
         result = np.empty((len(rows), len(columns)))
-        for group, part, shared in self._shared_groups(by_component, self._data, columns):
+        for group, shared in self._shared_groups(by_component, self._data, columns):
             key = shared["row"] * len(group) + shared["column"]
-            mins = np.bincount(key, np.minimum(shared["row_value"], part.data[shared["entry"]]),
+            mins = np.bincount(key, np.minimum(shared["row_value"], shared["column_value"]),
                                len(rows) * len(group)).reshape(len(rows), len(group))
             maxs = self._totals[rows][:, None] + self._totals[columns[group]][None, :]
             maxs -= mins
@@ -452,34 +497,53 @@ class PairwiseDistance:
         # neither (both at their zero values). The middle part is sum over q's support of g((c_p + q_k) / 2)
         # minus the same sum over the components p also uses; the first sum depends on p only through its zero
         # value c_p, so it is evaluated once per distinct c_p (ratings sums repeat a lot).
+        # On p's support, a component q does not use has q_k = c_q, so its term g((p_k + c_q) / 2) is evaluated
+        # once per distinct p_k (ratings repeat) and only the entries on q's support get their own term; every term
+        # is the same expression of the same two numbers, and the per-row sums add them in the same order, so the
+        # values do not depend on this sharing.
         smoothed = self._smoothed
-        part, part_csc, row_of_value, zero_rows, distinct_zero, zero_index, nnz_rows = self._cached(
-            rows, lambda: self._jensen_shannon_rows(rows)
-        )
-        result = np.empty((len(rows), len(columns)))
+        cached = self._cached(rows, lambda: self._jensen_shannon_rows(rows))
+        data, row_of_value, zero_rows = cached["data"], cached["row_of_value"], cached["zero_rows"]
+        distinct_zero, zero_index, nnz_rows = cached["distinct_zero"], cached["zero_index"], cached["nnz_rows"]
+        distinct_values, value_index = cached["distinct_values"], cached["value_index"]
+        component_starts = cached["component_starts"]
+        n_rows = len(rows)
+        # one contiguous row per column (the block returned is its transpose): writes stay in cache
+        result = np.empty((len(columns), n_rows))
         values = smoothed.values
-        dense_column = np.empty(smoothed.parts)
+        terms_by_zero = cached["terms_by_zero"]
         for j, column in enumerate(columns):
             start, end = values.indptr[column], values.indptr[column + 1]
             support, support_values = values.indices[start:end], values.data[start:end]
             zero_column = smoothed.zero_value[column]
-            dense_column.fill(zero_column)
-            dense_column[support] = support_values
-            mean = (part.data + dense_column[part.indices]) / 2.0
-            on_rows = np.bincount(row_of_value, mean * np.log(mean), len(rows))
+            # the rows' entries on q's support, in component order, then row order
+            first = component_starts[support]
+            counts = component_starts[support + 1] - first
+            shared = np.arange(int(counts.sum())) + np.repeat(first - (np.cumsum(counts) - counts), counts)
+            shared_rows = cached["row_by_component"][shared]
+            shared_entries = cached["entry_by_component"][shared]
+            shared_column = np.repeat(np.arange(len(support)), counts)
+            distinct_terms = terms_by_zero.get(zero_column)
+            if distinct_terms is None:  # columns with the same zero value share these terms (kept up to a budget)
+                mean = (distinct_values + zero_column) / 2.0
+                distinct_terms = mean * np.log(mean)
+                if len(terms_by_zero) * len(distinct_values) < self.terms_budget:
+                    terms_by_zero[zero_column] = distinct_terms
+            terms = distinct_terms[value_index]
+            mean = (data[shared_entries] + support_values[shared_column]) / 2.0
+            terms[shared_entries] = mean * np.log(mean)
+            on_rows = np.bincount(row_of_value, terms, n_rows)
             mean = (distinct_zero[:, None] + support_values[None, :]) / 2.0
             on_column_all = (mean * np.log(mean)).sum(axis=1)[zero_index]
-            shared = part_csc[:, support]  # entries where p also uses a component of q's support
-            shared_column = np.repeat(np.arange(len(support)), np.diff(shared.indptr))
-            mean = (zero_rows[shared.indices] + support_values[shared_column]) / 2.0
-            on_column_only = on_column_all - np.bincount(shared.indices, mean * np.log(mean), len(rows))
-            union = nnz_rows + len(support) - np.bincount(shared.indices, minlength=len(rows))
+            mean = (zero_rows[shared_rows] + support_values[shared_column]) / 2.0
+            on_column_only = on_column_all - np.bincount(shared_rows, mean * np.log(mean), n_rows)
+            union = nnz_rows + len(support) - np.bincount(shared_rows, minlength=n_rows)
             mean = (zero_rows + zero_column) / 2.0
-            on_neither = (smoothed.parts - union) * mean * np.log(mean)
-            result[:, j] = (self._self_terms[rows] + self._self_terms[column]) / 2.0 - (
+            on_neither = (smoothed.parts - union) * mean * np.log((distinct_zero + zero_column) / 2.0)[zero_index]
+            result[j] = (cached["self_terms"] + self._self_terms[column]) / 2.0 - (
                 on_rows + on_column_only + on_neither
             )
-        return np.clip(result, 0.0, np.log(2.0))
+        return np.clip(result, 0.0, np.log(2.0), out=result).T
 
 
 def npmi_distance(co_counts: np.ndarray, counts_rows: np.ndarray, counts_cols: np.ndarray, n_users: int):

@@ -45,8 +45,10 @@ from recjudge.surprise.limits import (PotentialSurprise, SurpriseProblem, normal
 from recjudge.surprise.time_frames import Interval, repository_items
 
 PAPER_N_SAMPLED = 1000
-#: Rough cost of a distance relative to cosine in a one-plus-random pass (orders parallel work only).
-_RELATIVE_COST = {"jensen_shannon": 3, "jaccard": 2, "npmi": 2}
+#: Rough cost of a cell (model, distance) or a distance relative to cosine in a one-plus-random pass, from the
+#: single-process timings of ml-latest-small (orders parallel work only).
+_RELATIVE_COST = {("C", "jensen_shannon"): 5.0, ("U", "jensen_shannon"): 4.2, "npmi": 2.0, ("U", "jaccard"): 1.6,
+                  ("C", "jaccard"): 1.4, "aitchison": 1.4, "euclidean": 1.2, ("P", "cosine"): 0.9}
 PAPER_TOP_N = 10
 
 
@@ -99,9 +101,24 @@ class DistanceColumns:
         missing = np.unique(positions[~self._done[positions]])
         for start in range(0, len(missing), self.chunk):
             part = missing[start : start + self.chunk]
-            self._columns[part] = self.pairwise.block(self.rows, part).T
+            self._store(part, self.pairwise.block(self.rows, part))
             self._done[part] = True
         self.n_computed += len(missing)
+
+    def _store(self, part: np.ndarray, block: np.ndarray, width: int = 256) -> None:
+        # float32 first (the same rounding as a cast on assignment), then the transpose a band of rows at a time,
+        # which keeps reads and writes in cache
+        if block.flags.f_contiguous:  # one contiguous row per column already (e.g. Jensen-Shannon)
+            self._columns[part] = block.T
+            return
+        block = block.astype(np.float32)
+        if len(part) == 1:
+            self._columns[part[0]] = block[:, 0]
+            return
+        stored = np.empty((len(part), block.shape[0]), dtype=np.float32)
+        for start in range(0, block.shape[0], width):
+            stored[:, start : start + width] = block[start : start + width].T
+        self._columns[part] = stored
 
     def row_index(self, rows: np.ndarray) -> np.ndarray:
         """Positions of items (model positions) among this matrix's rows."""
@@ -115,8 +132,12 @@ class DistanceColumns:
         columns = np.asarray(columns, dtype=np.int64)
         row_index = self.row_index(rows)
         self.ensure(columns)
-        # one fancy index over both axes reads only the requested entries (not whole stored rows first)
-        return self._columns[np.ix_(columns, row_index)].T.astype(np.float64)
+        # one stored row at a time reads only the requested entries (not whole stored rows first), and faster than
+        # one fancy index over both axes
+        picked = np.empty((len(columns), len(row_index)), dtype=np.float32)
+        for i, column in enumerate(columns.tolist()):
+            self._columns[column].take(row_index, out=picked[i])
+        return picked.T.astype(np.float64)
 
     def column(self, row_index: np.ndarray, column: int) -> np.ndarray:
         """Distances (float64) from the rows at ``row_index`` (see :meth:`row_index`) to one item."""
@@ -206,32 +227,19 @@ def evaluate_user(
     return rows
 
 
-def run_one_plus_random(
+def user_plans(
     model: ItemModel,
-    distance: str,
     intervals: list[Interval],
     release_dates: pd.Series,
-    settings: OnePlusRandomSettings | Sequence[OnePlusRandomSettings] = OnePlusRandomSettings(),
     *,
     max_users_per_interval: int | None = None,
     allowed_items: np.ndarray | None = None,
-) -> pd.DataFrame:
-    """Algorithm 1 over every interval (and its user sample) for one model and distance.
-
-    ``allowed_items`` restricts the repository (e.g. to the most-rated items for a quick run);
-    ``max_users_per_interval`` keeps the first users of each sample (sorted by id). Known items the model does
-    not describe (e.g. an item without text) are left out of ``E_u``, as the paper rejected such items.
-    Returns one row per interval x user x recommender (columns documented in :func:`evaluate_user`, plus
-    ``run``, ``model``, ``distance``, ``interval``, ``user_id``, ``n_known``, ``n_unknown``, ``n_candidates``).
-    Several settings (e.g. the sampled run and :func:`supplementary_settings`) share one pass and its distances."""
-    runs = [settings] if isinstance(settings, OnePlusRandomSettings) else list(settings)
+) -> list[tuple]:
+    """Per interval and user, in run order, what Algorithm 1 needs from the data under ``model``:
+    ``(interval, user_id, known positions, known ratings, unknown positions)``. It does not depend on the distance,
+    so the cells of one model share it (see :func:`run_one_plus_random` for the parameters and the users left out)."""
     allowed = None if allowed_items is None else set(np.asarray(allowed_items).tolist())
-    candidate_rows = None
-    if allowed is not None:
-        candidate_rows = model.positions(np.array(sorted(allowed)))
-        candidate_rows = candidate_rows[candidate_rows >= 0]
-    columns = DistanceColumns(model.distance(distance), rows=candidate_rows)
-    rows = []
+    plans = []
     for interval in intervals:
         repository = repository_items(release_dates, interval.end)
         if allowed is not None:
@@ -250,26 +258,69 @@ def run_one_plus_random(
             unknown = np.setdiff1d(repository_positions, known_positions)
             if len(unknown) == 0:
                 continue
-            for run in runs:
-                rng = np.random.default_rng([run.seed, interval.last_frame, int(user_id)])
-                for row in evaluate_user(columns, known_positions, known_ratings, unknown, run, rng):
-                    row.update(
-                        run=run.label,
-                        model=model.name,
-                        distance=distance,
-                        interval=interval.last_frame,
-                        user_id=user_id,
-                        n_known=len(known_positions),
-                        n_unknown=len(unknown),
-                        n_candidates=min(len(unknown), run.n_sampled) if run.sampling else len(unknown),
-                    )
-                    rows.append(row)
+            plans.append((interval.last_frame, user_id, known_positions, known_ratings, unknown))
+    return plans
+
+
+def run_one_plus_random(
+    model: ItemModel,
+    distance: str,
+    intervals: list[Interval],
+    release_dates: pd.Series,
+    settings: OnePlusRandomSettings | Sequence[OnePlusRandomSettings] = OnePlusRandomSettings(),
+    *,
+    max_users_per_interval: int | None = None,
+    allowed_items: np.ndarray | None = None,
+    plans: list[tuple] | None = None,
+) -> pd.DataFrame:
+    """Algorithm 1 over every interval (and its user sample) for one model and distance.
+
+    ``allowed_items`` restricts the repository (e.g. to the most-rated items for a quick run);
+    ``max_users_per_interval`` keeps the first users of each sample (sorted by id). Known items the model does
+    not describe (e.g. an item without text) are left out of ``E_u``, as the paper rejected such items.
+    Returns one row per interval x user x recommender (columns documented in :func:`evaluate_user`, plus
+    ``run``, ``model``, ``distance``, ``interval``, ``user_id``, ``n_known``, ``n_unknown``, ``n_candidates``).
+    Several settings (e.g. the sampled run and :func:`supplementary_settings`) share one pass and its distances.
+    ``plans``: :func:`user_plans` of this model with the same intervals, users and items, computed once for
+    several distances (``intervals`` and ``release_dates`` are then not read)."""
+    runs = [settings] if isinstance(settings, OnePlusRandomSettings) else list(settings)
+    candidate_rows = None
+    if allowed_items is not None:
+        candidate_rows = model.positions(np.array(sorted(set(np.asarray(allowed_items).tolist()))))
+        candidate_rows = candidate_rows[candidate_rows >= 0]
+    if plans is None:
+        plans = user_plans(model, intervals, release_dates, max_users_per_interval=max_users_per_interval,
+                           allowed_items=allowed_items)
+    columns = DistanceColumns(model.distance(distance), rows=candidate_rows)
+    rows = []
+    for interval, user_id, known_positions, known_ratings, unknown in plans:
+        for run in runs:
+            rng = np.random.default_rng([run.seed, interval, int(user_id)])
+            for row in evaluate_user(columns, known_positions, known_ratings, unknown, run, rng):
+                row.update(
+                    run=run.label,
+                    model=model.name,
+                    distance=distance,
+                    interval=interval,
+                    user_id=user_id,
+                    n_known=len(known_positions),
+                    n_unknown=len(unknown),
+                    n_candidates=min(len(unknown), run.n_sampled) if run.sampling else len(unknown),
+                )
+                rows.append(row)
     order = ["run", "model", "distance", "interval", "user_id", "recommender", "n_known", "n_unknown", "n_candidates"]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=order + ["surprise", "max_surprise", "min_surprise", "normalised_raw",
                                              "normalised", "clipped"])
     return frame[order + [c for c in frame.columns if c not in order]]
+
+
+def _grid_cell(model: ItemModel, distance: str, plans: list[tuple], settings, allowed_items) -> tuple:
+    started = time.perf_counter()
+    result = run_one_plus_random(model, distance, [], pd.Series(dtype=object), settings,
+                                 allowed_items=allowed_items, plans=plans)
+    return result, {"model": model.name, "distance": distance, "seconds": time.perf_counter() - started}
 
 
 def run_grid(
@@ -284,39 +335,43 @@ def run_grid(
     n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`run_one_plus_random` for every (model, distance) pair (default: every valid pair of the given
-    models). Returns the per-user results and a timing table (seconds and distance columns computed per pair).
-    ``n_jobs > 1`` runs pairs in parallel with joblib (each pair holds its own distance matrix in memory)."""
+    models). Returns the per-user results and a timing table (seconds per pair).
+    The users' known and unknown items are read once per model (:func:`user_plans`). ``n_jobs > 1`` runs pairs
+    in parallel with joblib (each pair holds its own distance matrix in memory), the costliest first, each
+    worker sent only its pair's model and plans."""
     from joblib import Parallel, delayed
 
     from recjudge.surprise.item_models import VALID_DISTANCES
 
     if pairs is None:
         pairs = [(m, d) for m in models for d in VALID_DISTANCES[m]]
+    plans: dict[str, list[tuple]] = {}
 
-    def one(model_name: str, distance: str):
-        started = time.perf_counter()
-        result = run_one_plus_random(
-            models[model_name],
-            distance,
-            intervals,
-            release_dates,
-            settings,
-            max_users_per_interval=max_users_per_interval,
-            allowed_items=allowed_items,
-        )
-        return result, {"model": model_name, "distance": distance, "seconds": time.perf_counter() - started}
+    def plans_of(name: str) -> list[tuple]:
+        # read when a model's first cell is sent, so that the workers start on the first cells meanwhile
+        if name not in plans:
+            plans[name] = user_plans(models[name], intervals, release_dates,
+                                     max_users_per_interval=max_users_per_interval, allowed_items=allowed_items)
+        return plans[name]
 
     if n_jobs == 1:
-        outputs = [one(m, d) for m, d in pairs]
+        outputs = [_grid_cell(models[m], d, plans_of(m), settings, allowed_items) for m, d in pairs]
     else:
-        # the slowest distances first, so that no core is left with one long cell at the end; results keep the
-        # order of ``pairs``
-        order = sorted(range(len(pairs)), key=lambda i: -_RELATIVE_COST.get(pairs[i][1], 1))
-        done = Parallel(n_jobs=n_jobs, batch_size=1)(delayed(one)(*pairs[i]) for i in order)
+        # the slowest cells first (longest-processing-time order), so that no core is left with one long cell at
+        # the end; results keep the order of ``pairs``
+        order = sorted(range(len(pairs)), key=lambda i: -_relative_cost(*pairs[i]))
+        done = Parallel(n_jobs=n_jobs, batch_size=1)(
+            delayed(_grid_cell)(models[pairs[i][0]], pairs[i][1], plans_of(pairs[i][0]), settings, allowed_items)
+            for i in order
+        )
         outputs = [output for _, output in sorted(zip(order, done), key=lambda pair: pair[0])]
     results = pd.concat([out[0] for out in outputs], ignore_index=True)
     timings = pd.DataFrame([out[1] for out in outputs])
     return results, timings
+
+
+def _relative_cost(model: str, distance: str) -> float:
+    return _RELATIVE_COST.get((model, distance), _RELATIVE_COST.get(distance, 1.0))
 
 
 def interval_series(results: pd.DataFrame) -> pd.DataFrame:
