@@ -88,7 +88,7 @@ def mr4_random_words(text: str, seed: int = 0, n: int | None = None, every: int 
 
 
 def shuffle_list(text: str, seed: int = 0, sep: str = ", ", split: str | None = None) -> str:
-    """The items of a ``sep``-joined list in a seeded random order that differs from the original when it can.
+    r"""The items of a ``sep``-joined list in a seeded random order that differs from the original when it can.
 
     split: a regular expression that finds the separators when ``sep`` also occurs inside items (e.g.
     ``r"(?<=\)), "`` for "Title, The (1999), Other (2001)": only a comma after a closing parenthesis separates)."""
