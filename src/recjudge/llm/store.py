@@ -60,6 +60,7 @@ decimals.  That is all ``expected_score`` needs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import json
@@ -189,6 +190,7 @@ class StoreKeyer:
 _SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
 
 
+@functools.lru_cache(maxsize=1024)  # asked twice for every entry written; a job has one provider and model
 def model_slug(model: str) -> str:
     """A folder name for a model: a GGUF path or 'org/name' becomes a safe single path component."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip()).strip("._") or "model"
