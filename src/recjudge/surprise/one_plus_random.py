@@ -271,7 +271,6 @@ def run_one_plus_random(
     *,
     max_users_per_interval: int | None = None,
     allowed_items: np.ndarray | None = None,
-    plans: list[tuple] | None = None,
 ) -> pd.DataFrame:
     """Algorithm 1 over every interval (and its user sample) for one model and distance.
 
@@ -280,17 +279,21 @@ def run_one_plus_random(
     not describe (e.g. an item without text) are left out of ``E_u``, as the paper rejected such items.
     Returns one row per interval x user x recommender (columns documented in :func:`evaluate_user`, plus
     ``run``, ``model``, ``distance``, ``interval``, ``user_id``, ``n_known``, ``n_unknown``, ``n_candidates``).
-    Several settings (e.g. the sampled run and :func:`supplementary_settings`) share one pass and its distances.
-    ``plans``: :func:`user_plans` of this model with the same intervals, users and items, computed once for
-    several distances (``intervals`` and ``release_dates`` are then not read)."""
+    Several settings (e.g. the sampled run and :func:`supplementary_settings`) share one pass and its distances."""
+    plans = user_plans(model, intervals, release_dates, max_users_per_interval=max_users_per_interval,
+                       allowed_items=allowed_items)
+    return _run_plans(model, distance, plans, settings, allowed_items)
+
+
+def _run_plans(model: ItemModel, distance: str, plans: list[tuple],
+               settings: OnePlusRandomSettings | Sequence[OnePlusRandomSettings],
+               allowed_items: np.ndarray | None) -> pd.DataFrame:
+    """:func:`run_one_plus_random` on the :func:`user_plans` of ``model`` (shared by the cells of one model)."""
     runs = [settings] if isinstance(settings, OnePlusRandomSettings) else list(settings)
     candidate_rows = None
     if allowed_items is not None:
         candidate_rows = model.positions(np.array(sorted(set(np.asarray(allowed_items).tolist()))))
         candidate_rows = candidate_rows[candidate_rows >= 0]
-    if plans is None:
-        plans = user_plans(model, intervals, release_dates, max_users_per_interval=max_users_per_interval,
-                           allowed_items=allowed_items)
     columns = DistanceColumns(model.distance(distance), rows=candidate_rows)
     rows = []
     for interval, user_id, known_positions, known_ratings, unknown in plans:
@@ -318,8 +321,7 @@ def run_one_plus_random(
 
 def _grid_cell(model: ItemModel, distance: str, plans: list[tuple], settings, allowed_items) -> tuple:
     started = time.perf_counter()
-    result = run_one_plus_random(model, distance, [], pd.Series(dtype=object), settings,
-                                 allowed_items=allowed_items, plans=plans)
+    result = _run_plans(model, distance, plans, settings, allowed_items)
     return result, {"model": model.name, "distance": distance, "seconds": time.perf_counter() - started}
 
 
