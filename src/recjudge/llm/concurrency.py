@@ -139,12 +139,14 @@ class ConcurrencyLimit:
                     if epoch == self._epoch:
                         # With pacing, the unpaced throttle that comes first may only say that a window's
                         # requests left at once: slow start goes on, paced, and ends at the first paced throttle.
-                        ends_slow_start = self.slow_start and (not self.pacing or self.pacing_interval() > 0)
                         factor = self.first_decrease if self.slow_start else self.decrease
+                        # With pacing, the unpaced throttle that comes first may only say that a window's
+                        # requests left at once: slow start goes on, paced, and ends at the first paced throttle.
+                        if not self.pacing or self.pacing_interval() > 0:
+                            self.slow_start = False
                         self._ceiling = self.limit
                         self._epoch += 1
                         self._window_successes = 0
-                        self.slow_start = self.slow_start and not ends_slow_start
                         self.stats.n_decreases += 1
                         self._set(max(1, min(self.limit - 1, int(self.limit * factor))), "decrease")
                     if retry_after is not None and retry_after > 0:

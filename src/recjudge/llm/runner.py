@@ -574,12 +574,10 @@ def run_judge(
 
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
-    # Request key -> messages JSON: what the store keys hash, and the order in which missing prompts are asked.
-    rendered = dict(zip([request.key for request in requests], _rendered_messages(keyer, requests)))
+    messages_jsons = _rendered_messages(keyer, requests)  # what the store keys hash
     slots: list[tuple[JudgeRequest, int, str]] = []
     runs = range(config.runs)
-    for request in requests:
-        messages_json = rendered[request.key]
+    for request, messages_json in zip(requests, messages_jsons):
         for run in runs:
             slots.append((request, run, keyer.key(messages_json, run)))
 
@@ -593,6 +591,7 @@ def run_judge(
             if key not in records and key not in to_ask:
                 to_ask[key] = (request, run)
     if order_prompts and len(to_ask) > 1:
+        rendered = dict(zip([request.key for request in requests], messages_jsons))
         to_ask = dict(sorted(to_ask.items(), key=lambda item: (rendered[item[1][0].key], item[1][1])))
     if mode == "replay" and to_ask:
         missing = [(request.key, run, key) for request, run, key in slots if key in to_ask]

@@ -484,18 +484,18 @@ class _Entry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     # Read access by field name, as on the dict ``json.loads`` gives for the line (fields the line lacks are
     # missing), so the runner reads an entry without first copying it into a dict.
-    def __getitem__(self, name: str) -> Any:
-        value = getattr(self, name, _UNSET) if name in _ENTRY_FIELDS else _UNSET
-        if value is _UNSET:
-            raise KeyError(name)
-        return value
-
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name, _UNSET) if name in _ENTRY_FIELDS else _UNSET
         return default if value is _UNSET else value
 
+    def __getitem__(self, name: str) -> Any:
+        value = self.get(name, _UNSET)
+        if value is _UNSET:
+            raise KeyError(name)
+        return value
+
     def __contains__(self, name: object) -> bool:
-        return name in _ENTRY_FIELDS and getattr(self, name) is not _UNSET  # type: ignore[arg-type]
+        return self.get(name, _UNSET) is not _UNSET  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
         """The line's fields as ``json.loads`` gives them (a fresh copy)."""
