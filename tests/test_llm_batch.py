@@ -24,7 +24,7 @@ def _config(provider: str, server: MockOpenAIServer) -> JudgeConfig:
         # an OpenAI model name on another host needs an explicit identity (the mock answers for it)
         return JudgeConfig(provider="openai", model="gpt-4o-mini", served_model="gpt-4o-mini",
                            base_url=server.base_url)
-    return JudgeConfig(provider="anthropic", model="claude-sonnet-4-5", base_url=server.root_url)
+    return JudgeConfig(provider="anthropic", model="claude-sonnet-4-6", base_url=server.root_url)
 
 
 @pytest.fixture(autouse=True)

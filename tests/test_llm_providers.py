@@ -57,14 +57,13 @@ def test_openai_client_errors_are_permanent_and_logprobs_are_read(monkeypatch):
     assert "sk-test" not in repr(provider)
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK warns about model names it deems old
 def test_anthropic_provider_against_mock(monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     requests = [JudgeRequest(f"k{i}", [{"role": "system", "content": "Judge."},
                                        {"role": "user", "content": f"film {i}"}]) for i in range(6)]
     plan = FaultPlan(rate_limit=0.3, server_error=0.3, max_faults_per_prompt=1)
     with MockOpenAIServer(faults=plan, expected_key="sk-ant-test") as server:
-        config = JudgeConfig(provider="anthropic", model="claude-sonnet-4-5", base_url=server.root_url)
+        config = JudgeConfig(provider="anthropic", model="claude-sonnet-4-6", base_url=server.root_url)
         from recjudge.llm import RetryPolicy
 
         run = run_judge(config, requests, store=tmp_path, retry=RetryPolicy(base_delay_s=0.01), progress=False)
