@@ -289,6 +289,50 @@ def test_judge_relations_change_only_their_part():
     assert "A (1990) 8/10, B (1991) 7/10" in judges.perturb(rated, "mr1")[0].messages[1]["content"]
 
 
+def _strategy_study():
+    from types import SimpleNamespace
+
+    from recjudge.prompts.tokutake import examples_block
+
+    example = {"history": "E (1980), F (1981)", "item": "G (1982), genres: Drama", "relevance": 4,
+               "unexpectedness": 2, "serendipity": 3}
+    items = pd.DataFrame({"key": ["1:10", "2:20"], "g": [2, 4],
+                          "item": ["D (2000), genres: Comedy", "H (2001), genres: War"],
+                          "history": ["A (1990), B, The (1991), C (1992)", "X (1970), Y (1971)"]})
+    return SimpleNamespace(items=items, examples_block=lambda strategy: examples_block(strategy, [example]))
+
+
+def test_tokutake_judge_asks_the_chapters_prompts_and_perturbs_only_the_users_part():
+    from recjudge.prompts.tokutake import first_messages
+    from recjudge.serendipity.prompt_strategies import parse_serendipity
+
+    study = _strategy_study()
+    for strategy in ("base", "ls", "cot"):
+        judge = judges.tokutake_judge(study, JudgeConfig(provider="local", model="m"), strategy, n=2)
+        # the prompt-strategies chapter's own requests, so its stored replies are the originals
+        examples = study.examples_block(strategy)
+        assert [r.messages for r in judge.requests] == [
+            first_messages(strategy, h, i, examples) for h, i in zip(study.items["history"], study.items["item"])]
+        assert judge.config.prompt == f"tokutake_{strategy}" and judge.truth == {"1:10": 2.0, "2:20": 4.0}
+        paraphrased = judges.perturb(judge, "paraphrase")[0].messages
+        assert paraphrased[0] != judge.requests[0].messages[0] and paraphrased[1] == judge.requests[0].messages[1]
+        assert "Serendipity:" in paraphrased[0]["content"] and "E (1980), F (1981)" in paraphrased[0]["content"]
+    judge = judges.tokutake_judge(study, JudgeConfig(provider="local", model="m"), "cot", n=1)
+    assert len(judge.requests) == 1 and judge.parser("Relevance: 4\nSerendipity: 2") == parse_serendipity(
+        "Relevance: 4\nSerendipity: 2", "cot") == 2.0
+    shuffled = judges.perturb(judge, "shuffle")[0].messages
+    assert shuffled[0] == judge.requests[0].messages[0]  # the examples stay
+    user = shuffled[1]["content"]
+    assert user != judge.requests[0].messages[1]["content"]
+    assert user.endswith("\nRecommended movie: D (2000), genres: Comedy")
+    assert sorted(user.split("\n")[0].removeprefix("User's last movies: ").split(", ")) == sorted(
+        ["A (1990)", "B", "The (1991)", "C (1992)"])  # titles holding a comma move whole
+    assert "B, The (1991)" in user
+    assert [judges.applicable(judge, r)[0] for r in judges.RELATIONS] == [True, True, True, False, False, True]
+    with pytest.raises(ValueError, match="single-call"):
+        judges.tokutake_judge(study, JudgeConfig(provider="local", model="m"), "ltm")
+
+
 def test_robustness_summary_by_hand():
     scores = pd.DataFrame({"judge": "j", "relation": "r", "case": list("abcde"),
                            "original": [1.0, 3.0, 4.0, 5.0, np.nan], "perturbed": [1.0, 3.4, 2.0, 4.0, 2.0],

@@ -14,8 +14,8 @@ A relation that does not apply to a judge (no history list, no ratings) is repor
 either side), mean absolute change, the share whose three-class verdict (< 3, = 3, > 3, on the score rounded to the
 nearest scale point) flips, the share of scores that change at all (by more than 0.01), Spearman's rank
 correlation between original and perturbed scores, and the change in Pearson agreement with the ground truth.
-The judge list is a parameter of the chapter; a new judge (e.g. the best Tokutake template) is one more
-``JudgeUnderTest``.
+The judge list is a parameter of the chapter; a new judge is one more ``JudgeUnderTest`` (builders here: Kang et al.'s
+basic prompt, Tokutake et al.'s single-call templates, the explanation judge of Zhang et al.).
 """
 
 from __future__ import annotations
@@ -57,6 +57,19 @@ EXPLANATION_PARAPHRASE = {
         "Score your experience of the explanation on each of these aspects:",
     "Try to immerse yourself in this user's experience and provide feedback.":
         "Put yourself in this user's place and give your feedback.",
+}
+#: The sentences Tokutake et al.'s Base, LS and CoT templates share (their system turn), reworded.
+TOKUTAKE_PARAPHRASE = {
+    "You are an evaluator of serendipity in a movie recommender system.":
+        "Your task is to assess serendipity in a system that recommends movies.",
+    "Serendipity means that a recommended movie is both relevant to the user (the user will like it) and unexpected "
+    "to the user (the user would not have expected it or found it on their own).":
+        "A recommended movie is serendipitous when it suits the user (they will enjoy it) and surprises them (they "
+        "would not have expected it or come across it by themselves).",
+    "You are given the names and categories of the last movies the user watched, oldest first, and a movie "
+    "recommended to the user.":
+        "Below are the names and categories of the movies the user watched most recently, oldest first, followed by "
+        "a movie recommended to them.",
 }
 
 
@@ -195,8 +208,8 @@ def robustness(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS", "RELATION_NAMES",
-           "applicable", "explanation_judge", "judge_slug", "kang_basic_judge", "perturb", "robustness",
-           "run_relations", "verdict"]
+           "TOKUTAKE_PARAPHRASE", "applicable", "explanation_judge", "judge_slug", "kang_basic_judge", "perturb",
+           "robustness", "run_relations", "tokutake_judge", "verdict"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:
@@ -211,6 +224,29 @@ def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: st
                           span_start="Your behavior history: ", span_end="\nRecommended item:", list_sep=", ",
                           list_split=HISTORY_SPLIT,
                           paraphrase=KANG_BASIC_PARAPHRASE, truth=truth)
+
+
+def tokutake_judge(study, config: JudgeConfig, strategy: str = "cot", n: int | None = None,
+                   label: str = "Tokutake CoT") -> JudgeUnderTest:
+    """One of Tokutake et al.'s single-call templates (``base``, ``ls``, ``cot``; 10-shot) on the first ``n`` items of a
+    prompt-strategy study (``recjudge.serendipity.prompt_strategies.PromptStrategyStudy``), with the study's own
+    examples block and reply parser; truth: the study's g.  The relations act on the user's history in the user turn;
+    the examples in the system turn stay as they are.  LtM is a chain of three calls, each built from the previous
+    reply, so it is not a single judge to perturb."""
+    from recjudge.prompts.tokutake import first_messages
+    from recjudge.serendipity.prompt_strategies import TEMPLATES, parser_for
+
+    if strategy not in ("base", "ls", "cot"):
+        raise ValueError(f"tokutake_judge takes a single-call strategy (base, ls, cot), not {strategy!r}")
+    items = study.items if n is None else study.items.iloc[:n]
+    examples = study.examples_block(strategy)
+    requests = [JudgeRequest(str(key), first_messages(strategy, history, item, examples))
+                for key, history, item in items[["key", "history", "item"]].itertuples(index=False)]
+    truth = {str(key): float(g) for key, g in items[["key", "g"]].itertuples(index=False)}
+    return JudgeUnderTest(label=label, config=config.with_(prompt=TEMPLATES[strategy]), requests=requests,
+                          parser=parser_for(strategy), span_start="User's last movies: ",
+                          span_end="\nRecommended movie:", list_sep=", ", list_split=HISTORY_SPLIT,
+                          paraphrase=TOKUTAKE_PARAPHRASE, truth=truth)
 
 
 def explanation_judge(study, config: JudgeConfig, row_ids: Sequence[int],
