@@ -619,8 +619,10 @@ def test_500_prompt_job_with_every_odd_reply_and_fault_finishes_completely(tmp_p
                    ("rate_limit", "server_error", "timeout", "drop", "garbage", "truncated", "trickle")), \
             server.fault_counts
         good = [f"prompt {i}" for i in range(n) if f"prompt {i}" not in bad]
+        errors = run.table.set_index("key")["error"]  # the runner's reason, to tell a timing flake from a bug
         assert {p: server.successes_by_prompt[p] for p in good if server.successes_by_prompt[p] != 1} == {}, \
-            {p: (odd.get(p), server.requests_by_prompt[p]) for p in good if server.successes_by_prompt[p] != 1}
+            {p: (odd.get(p), server.requests_by_prompt[p], errors[f"k{p.split()[1]}"])
+             for p in good if server.successes_by_prompt[p] != 1}
         report = run.report
         print(f"\n500-prompt job: {report}\nwall {seconds:.1f} s, server requests {server.total_requests}, "
               f"faults {dict(server.fault_counts)}")
