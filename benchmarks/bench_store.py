@@ -10,6 +10,12 @@ the index load alone, the replays alone, and replies/s including the index load 
 It also times the runner's write path, one ``put_records([record])`` per reply (one lock and one write each), as
 a job storing replies as they arrive does.
 
+Then, in the same fresh process, each step every replay does is timed alone with the library's own functions:
+decoding the lines (the index load), hashing every request's store key, reading a score from every distinct reply
+text (``parse_likert``) and the expected score of every reply with log-probabilities (``expected_score``).  None of
+them is kept across processes (the key commits to the full messages; replies are parsed again at read time so that
+a parser fix applies to old replies), so their sum bounds the replay's throughput before any lookup or result table.
+
     python benchmarks/bench_store.py [--entries 100000] [--puts 5000]
 """
 
@@ -25,6 +31,7 @@ import time
 from pathlib import Path
 
 from recjudge.llm import JudgeConfig, JudgeRequest, ResponseStore, run_judge
+from recjudge.llm.parsing import expected_score, parse_likert
 from recjudge.llm.store import StoreKeyer
 
 GENERATE = JudgeConfig(provider="local", model="bench-model", max_tokens=256)
@@ -55,10 +62,14 @@ def logprobs(i: int) -> list[dict[str, float]]:
     return [{token: round(-0.8 - 0.21 * rank - (i % 1000) / 7919, 4) for rank, token in enumerate(TOKENS)}]
 
 
+def keyer_for(config: JudgeConfig) -> StoreKeyer:
+    return StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
+                      max_tokens=config.max_tokens, seed=config.seed, logprobs=config.scoring == "expected",
+                      options=dict(config.options))
+
+
 def records_for(config: JudgeConfig, requests: list[JudgeRequest]) -> list[dict]:
-    keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
-                       max_tokens=config.max_tokens, seed=config.seed, logprobs=config.scoring == "expected",
-                       options={})
+    keyer = keyer_for(config)
     expected = config.scoring == "expected"
     out = []
     for i, request in enumerate(requests):
@@ -86,8 +97,33 @@ def child(root: str, half: int) -> None:
     total_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     assert all(run.report.n_from_store == half and run.report.n_failed == 0 for run in runs)
     assert runs[0].table["score"].notna().all() and runs[1].table["score"].notna().all()
-    print(json.dumps({"load_s": load_s, "total_s": total_s, "cpu_s": cpu_s, "entries": len(store),
-                      "skipped": len(store.skipped_lines)}))
+    steps = {"load_s": load_s, **replay_steps(store, generate_requests, expected_requests)}
+    print(json.dumps({"total_s": total_s, "cpu_s": cpu_s, "entries": len(store), "skipped": len(store.skipped_lines),
+                      **steps}))
+
+
+def replay_steps(store: ResponseStore, generate_requests: list[JudgeRequest],
+                 expected_requests: list[JudgeRequest]) -> dict[str, float]:
+    """Seconds of each step every replay does, timed alone (after the replays, on the loaded store)."""
+    started = time.perf_counter()
+    keys = [keyer.key(request.messages, 0) for config, requests in ((GENERATE, generate_requests),
+                                                                     (EXPECTED, expected_requests))
+            for keyer in [keyer_for(config)] for request in requests]
+    keys_s = time.perf_counter() - started
+    records = store.peek_many(keys)
+    assert len(records) == len(keys)
+    texts = list({records[key]["text"]: None for key in keys})  # distinct texts, as the runner parses them
+    logprobs = [records[key]["logprobs"] for key in keys if records[key].get("logprobs")]
+    started = time.perf_counter()
+    for text in texts:
+        parse_likert(text)
+    parse_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for alternatives in logprobs:
+        expected_score(alternatives)
+    expected_s = time.perf_counter() - started
+    return {"keys_s": keys_s, "parse_s": parse_s, "n_texts": len(texts), "expected_s": expected_s,
+            "n_logprobs": len(logprobs)}
 
 
 def main() -> None:
@@ -140,6 +176,16 @@ def main() -> None:
     print("  (best of 3 fresh processes: " + ", ".join(f"{t['total_s']:.2f} s" for t in timings) + ")")
     print(f"fresh process, CPU time incl. index load:  {best['cpu_s']:6.2f} s  ({n / best['cpu_s']:>9,.0f} "
           "replies per CPU-second; robust to other processes)")
+    floor = best["load_s"] + best["keys_s"] + best["parse_s"] + best["expected_s"]
+    print("steps every replay does, each timed alone in the same fresh process:")
+    print(f"  decode every line (the index load):      {best['load_s']:6.2f} s")
+    print(f"  hash every request's store key:          {best['keys_s']:6.2f} s  ({n:,} keys)")
+    print(f"  score every distinct reply text:         {best['parse_s']:6.2f} s  ({best['n_texts']:,} texts, "
+          "parse_likert)")
+    print(f"  expected score from log-probabilities:   {best['expected_s']:6.2f} s  ({best['n_logprobs']:,} replies, "
+          "expected_score)")
+    print(f"  sum, before any lookup or result table:  {floor:6.2f} s  ({n / floor:>9,.0f} replies/s at most; "
+          f"the replay above reaches {floor / best['total_s']:.0%} of it)")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 
