@@ -193,9 +193,10 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     if not isinstance(store, ResponseStore):
         store = open_store(store)
     store.refresh(config.provider, config.model)
-    missing: list[JudgeRequest] = []
-    for request, messages_json in zip(requests, rendered):
-        missing += [request for run in range(config.runs) if store.peek(keyer.key(messages_json, run)) is None]
+    slots = [(request, keyer.key(messages_json, run))
+             for request, messages_json in zip(requests, rendered) for run in range(config.runs)]
+    stored = store.peek_many(key for _, key in slots)  # read in place: only whether each key is there counts
+    missing = [request for request, key in slots if key not in stored]
     cap = concurrency or env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
     rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
     return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm, batch=batch)

@@ -389,8 +389,9 @@ def _model_seconds(run, store) -> float:
     from recjudge.llm import ResponseStore, open_store
 
     opened = store if isinstance(store, ResponseStore) else open_store(store)
-    records = (opened.peek(key) for key in run.table["store_key"].dropna())
-    return float(sum((record or {}).get("latency_s") or 0.0 for record in records))
+    keys = run.table["store_key"].dropna().tolist()
+    records = opened.peek_many(keys)  # read in place, not copied: one field of each is summed
+    return float(sum((records.get(key) or {}).get("latency_s") or 0.0 for key in keys))
 
 
 def ltm_chain(run: StrategyRun, key: str) -> list[dict[str, str]]:
