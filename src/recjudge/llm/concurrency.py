@@ -137,8 +137,6 @@ class ConcurrencyLimit:
                         self._set(min(self.cap, grown), "increase")
                 elif outcome == THROTTLED:
                     if epoch == self._epoch:
-                        # With pacing, the unpaced throttle that comes first may only say that a window's
-                        # requests left at once: slow start goes on, paced, and ends at the first paced throttle.
                         factor = self.first_decrease if self.slow_start else self.decrease
                         # With pacing, the unpaced throttle that comes first may only say that a window's
                         # requests left at once: slow start goes on, paced, and ends at the first paced throttle.

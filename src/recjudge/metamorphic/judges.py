@@ -233,8 +233,8 @@ def tokutake_judge(study, config: JudgeConfig, strategy: str = "cot", n: int | N
     examples block and reply parser; truth: the study's g.  The relations act on the user's history in the user turn;
     the examples in the system turn stay as they are.  LtM is a chain of three calls, each built from the previous
     reply, so it is not a single judge to perturb."""
-    from recjudge.prompts.tokutake import first_messages
-    from recjudge.serendipity.prompt_strategies import TEMPLATES, parser_for
+    from recjudge.prompts.tokutake import TEMPLATES, first_messages
+    from recjudge.serendipity.prompt_strategies import parser_for
 
     if strategy not in ("base", "ls", "cot"):
         raise ValueError(f"tokutake_judge takes a single-call strategy (base, ls, cot), not {strategy!r}")
