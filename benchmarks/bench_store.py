@@ -106,9 +106,10 @@ def replay_steps(store: ResponseStore, generate_requests: list[JudgeRequest],
                  expected_requests: list[JudgeRequest]) -> dict[str, float]:
     """Seconds of each step every replay does, timed alone (after the replays, on the loaded store)."""
     started = time.perf_counter()
-    keys = [keyer.key(request.messages, 0) for config, requests in ((GENERATE, generate_requests),
-                                                                     (EXPECTED, expected_requests))
-            for keyer in [keyer_for(config)] for request in requests]
+    keys: list[str] = []
+    for config, requests in ((GENERATE, generate_requests), (EXPECTED, expected_requests)):
+        keyer = keyer_for(config)
+        keys += [keyer.key(request.messages, 0) for request in requests]
     keys_s = time.perf_counter() - started
     records = store.peek_many(keys)
     assert len(records) == len(keys)
