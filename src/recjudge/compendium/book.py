@@ -3,8 +3,9 @@
 Steps, each timed:
 
 1. **MathJax**: the book serves MathJax from its own ``_static/mathjax/`` folder, never from a CDN. The version is
-   pinned in ``package.json`` / ``package-lock.json`` (npm package ``mathjax``); it is installed once with ``npm ci``
-   into a temporary folder and its browser bundle (``es5/``) copied to ``vendor/mathjax/`` (git-ignored), which
+   pinned in ``package.json`` / ``package-lock.json`` (npm package ``mathjax``); ``make setup`` installs it once
+   (``recjudge book --vendor-only``, the one book step that needs the network) with ``npm ci`` into a temporary
+   folder and copies its browser bundle (``es5/``) to ``vendor/mathjax/`` (git-ignored), which
    ``_config.yml`` adds to the static path. A stamp holding the lockfile's integrity makes the step a no-op
    afterwards, so later builds need no network. Without npm, the same tarball is taken from the npm registry and
    verified against the lockfile's sha512 integrity.
@@ -124,7 +125,8 @@ def _npm_ci(root: Path, work_dir: Path) -> Path:
     command = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"]
     result = subprocess.run(command, cwd=work_dir, capture_output=True, text=True)
     if result.returncode != 0:
-        raise BookError(f"`{' '.join(command)}` failed (exit {result.returncode}); MathJax cannot be vendored:\n"
+        raise BookError(f"`{' '.join(command)}` failed (exit {result.returncode}); MathJax cannot be vendored "
+                        "(run `make setup` where the npm registry can be reached):\n"
                         f"{result.stderr.strip()[-2000:]}")
     return work_dir / "node_modules" / MATHJAX_PACKAGE
 
@@ -358,12 +360,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="rebuild every page, not only the changed ones")
     parser.add_argument("--check-only", action="store_true",
                         help="only check an existing build (_build/html) for index.html and external resources")
+    parser.add_argument("--vendor-only", action="store_true",
+                        help="only vendor the pinned MathJax into vendor/mathjax (the one step that needs the npm "
+                             "registry; `make setup` runs it so that later builds work offline)")
 
 
 def run_command(args: argparse.Namespace) -> int:
     root = project_root()
     timings: dict[str, float] = {}
     try:
+        if args.vendor_only:
+            ensure_mathjax(root)
+            return 0
         if not args.check_only:
             with _phase("mathjax", timings):
                 ensure_mathjax(root)
