@@ -9,7 +9,9 @@ convention "unparsable -> 0" exists only as the named option ``JudgeRun.scores(f
    non-digit characters in between, same line), e.g. "Score: 4", "I would rate it 4", "Rating - 3.5".
 2. Otherwise a *fraction*: the first "x/high" or "x out of high", e.g. "4/5", "3 out of 5".
 3. Otherwise the first standalone number, after blanking scale mentions such as "1-5", "1 to 5", "between 1 and 5"
-   (so "On a scale of 1 to 5, I'd say 4" gives 4).
+   (so "On a scale of 1 to 5, I'd say 4" gives 4) and what cannot hold a bare score (``outside_brackets``): a
+   bracketed aside ("(1999)", "[2]") and everything after an opening bracket that is never closed, which is what a
+   reply looks like when it echoes a title and is cut inside its year ("... Christine (2" holds no score).
 The chosen number (integer or decimal, e.g. 4.5) must lie in [low, high]; otherwise the result is NaN - the rules do
 not go looking for another number.  Numbers spelled as words are not read.
 """
@@ -37,6 +39,21 @@ def _clean(text: object) -> str | None:
     return text.strip()
 
 
+_BRACKETED = re.compile(r"\([^()\n]*\)|\[[^\[\]\n]*\]")
+_UNCLOSED_TAIL = re.compile(r"[(\[].*", re.DOTALL)
+
+
+def outside_brackets(text: str) -> str:
+    """``text`` with bracketed asides blanked and cut at an opening bracket that is never closed: the parts where a
+    bare number is no score (a year, a footnote, an echoed title cut inside its year)."""
+    if "(" not in text and "[" not in text:
+        return text
+    previous = None
+    while previous != text:  # innermost first, so "(a (b) c)" goes whole
+        previous, text = text, _BRACKETED.sub(" ", text)
+    return _UNCLOSED_TAIL.sub(" ", text)
+
+
 def _in_range(value: str, low: float, high: float) -> float:
     number = float(value)
     return number if low <= number <= high else math.nan
@@ -56,7 +73,7 @@ def parse_likert(text: str | None, low: float = 1, high: float = 5) -> float:
     )
     if fraction:
         return _in_range(fraction.group(1), low, high)
-    without_scale = _SCALE_MENTION.sub(" ", cleaned)
+    without_scale = _SCALE_MENTION.sub(" ", outside_brackets(cleaned))
     first = _STANDALONE.search(without_scale)
     if first:
         return _in_range(first.group(1), low, high)

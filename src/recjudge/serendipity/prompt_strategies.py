@@ -39,7 +39,10 @@ Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by ex
 2. Without a label: ``cot`` gives NaN (the first number of a CoT reply is the relevance step, not the answer).
    ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone numbers
    after removing scale mentions ("1 to 5", "1-5", "between 1 and 5"): exactly one distinct number → it; a range
-   or several distinct numbers → NaN.
+   or several distinct numbers → NaN. An echo of the prompt is not read: the text from the first field of the
+   prompt's user turn the reply repeats ("User's last movies:", ``ECHOED_FIELDS``) on, bracketed asides, and
+   everything after an opening bracket that is never closed (``recjudge.llm.parsing.outside_brackets``: a reply cut
+   inside an echoed title's year, "The (2", holds no score).
 3. The number must lie in [1, 5]; otherwise NaN.
 
 Metrics: MAE and three-class accuracy (negative < 3, neutral = 3, positive > 3) of predicted vs g with seeded
@@ -59,6 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from recjudge.llm.parsing import outside_brackets
 from recjudge.prompts.tokutake import (LTM_STEPS, RECONSTRUCTED, STEP_NAMES, STRATEGIES, STRATEGY_NAMES,
                                        TEMPLATES, examples_block, first_messages, ltm_next_messages)
 from recjudge.prompts.tokutake import check_strategy as _check_strategy
@@ -268,8 +272,13 @@ def _in_range(value: str) -> float:
     return number if 1 <= number <= 5 else math.nan
 
 
+#: The fields of the strategies' user turn; a reply that repeats one is echoing the prompt from there on.
+ECHOED_FIELDS = ("User's last movies:", "Recommended movie:")
+_ECHO = re.compile("|".join(re.escape(field) for field in ECHOED_FIELDS), re.IGNORECASE)
+
+
 def _lone_number(text: str) -> float:
-    without_scale = _SCALE.sub(" ", text)
+    without_scale = _SCALE.sub(" ", outside_brackets(_ECHO.split(text, maxsplit=1)[0]))
     if _RANGE.search(without_scale):
         return math.nan
     numbers = {float(m) for m in _STANDALONE.findall(without_scale)}
