@@ -9,6 +9,7 @@
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links
+- ``at_a_glance``  the at-a-glance page's rows, every number read from the result tables by name
 
 This layer imports no paper's package.
 """

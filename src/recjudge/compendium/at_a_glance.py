@@ -1,0 +1,248 @@
+"""The at-a-glance page: one row per paper and research question, every number read from the chapters' result tables.
+
+Each row has a builder that takes a table loader (``load(chapter, table) -> DataFrame``, by default
+:func:`recjudge.compendium.results.load_table`) and selects every number it states **by name** (a method, a run,
+a rank), never by the position of a row, so that a reordered table cannot put another number in its place. A
+sentence that states a comparison ("more", "below", "no item") is chosen by the computation. A row whose tables are
+missing says "not run in this build" and names the missing table instead of disappearing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from recjudge.compendium.pages import fmt
+from recjudge.compendium.results import load_table
+
+Loader = Callable[[str, str], pd.DataFrame]
+COLUMNS = ["paper", "question", "here", "reproduced", "not_reproduced"]
+NOT_RUN = "not run in this build"
+#: The proxies of Kang et al.'s Table 2.
+KANG_PROXIES = ("SOG", "SNPR", "PURS", "DESR")
+#: |Pearson| below this (in %) is called weak agreement.
+WEAK_PEARSON_PCT = 20.0
+
+
+def named_row(table: pd.DataFrame, column: str, value: object, table_name: str) -> pd.Series:
+    """The one row of ``table`` whose ``column`` equals ``value``; KeyError naming the table when there is none or
+    more than one."""
+    found = table[table[column] == value]
+    if len(found) != 1:
+        raise KeyError(f"{table_name}: expected one row with {column} = {value!r}, found {len(found)}")
+    return found.iloc[0]
+
+
+@dataclass(frozen=True)
+class GlanceRow:
+    paper: str
+    question: str
+    build: Callable[[Loader], dict[str, str]]
+
+    def row(self, load: Loader) -> dict[str, str]:
+        try:
+            found = self.build(load)
+        except FileNotFoundError as missing:
+            found = {"here": NOT_RUN, "reproduced": "–", "not_reproduced": f"{NOT_RUN}: {missing}"}
+        return {"paper": self.paper, "question": self.question, **found}
+
+
+def kang_rq1(load: Loader) -> dict[str, str]:
+    agreement = load("proxy_vs_llm", "agreement_all_answers")
+    paper = load("proxy_vs_llm", "paper_table2")
+    sample = load("proxy_vs_llm", "agreement_sample")
+
+    def ours(method: str) -> pd.Series:
+        return named_row(agreement, "method", method, "proxy_vs_llm/agreement_all_answers")
+
+    def printed(method: str) -> float:
+        return float(named_row(paper, "method", method, "proxy_vs_llm/paper_table2")["pearson_pct"])
+
+    sog, rnd, gpt = ours("SOG"), ours("Random"), ours("gpt-3.5-turbo (recorded)")
+    proxies_ours = [abs(float(ours(name)["pearson_pct"])) for name in KANG_PROXIES]
+    proxies_paper = [abs(printed(name)) for name in KANG_PROXIES]
+    weak_ours, weak_paper = max(proxies_ours) < WEAK_PEARSON_PCT, max(proxies_paper) < WEAK_PEARSON_PCT
+    agreement_words = {
+        (True, True): "the proxies agree weakly with users here as in the paper",
+        (True, False): "the proxies agree weakly with users here, unlike the paper",
+        (False, True): "some proxy agrees with users more than weakly here, unlike the paper",
+        (False, False): "some proxy agrees with users more than weakly, here as in the paper",
+    }[(weak_ours, weak_paper)]
+    sample_n = int(named_row(sample, "method", "Random", "proxy_vs_llm/agreement_sample")["n"])
+    return {
+        "here": f"Serendipity-2018 ({int(sog['n']):,} answers; histories from the survey itself), proxies, Random "
+                f"over {int(rnd['seeds']):,} seeds, recorded gpt-3.5-turbo, SmolLM2-135M on {sample_n} answers",
+        "reproduced": f"{agreement_words} (every |Pearson| of {', '.join(KANG_PROXIES)} "
+                      f"{'below' if weak_ours else 'not below'} {WEAK_PEARSON_PCT:.0f}%): SOG "
+                      f"{fmt(sog['pearson_pct'])}% (paper {fmt(printed('SOG'), 2)}%), Random {fmt(rnd['pearson_pct'])}% "
+                      f"(paper {fmt(printed('Random'), 2)}%)",
+        "not_reproduced": f"LLMs beating proxies (paper: GPT-4 few-shot {fmt(printed('GPT-4 (few-shot)'), 2)}%): no "
+                          f"capable LLM offline; recorded gpt-3.5-turbo is {fmt(gpt['pearson_pct'])}% "
+                          f"[{fmt(gpt['pearson_ci_low'])}, {fmt(gpt['pearson_ci_high'])}] with another prompt",
+    }
+
+
+def kang_rq2_rq3(load: Loader) -> dict[str, str]:
+    settings = load("auxiliary_data", "agreement_by_setting")
+    fit = load("auxiliary_data", "taobao_fit")
+    table5 = load("llm_ensembles", "table5_ours")
+    none = named_row(settings, "method", "none (NA)", "auxiliary_data/agreement_by_setting")
+    others = settings[settings["method"] != "none (NA)"]
+    significant = int((others["p_pearson_vs_ref"] < 0.05).sum())
+
+    def fitted(model: str) -> pd.Series:
+        return named_row(fit[fit["kind"] == "OLS"], "model", model, "auxiliary_data/taobao_fit (OLS)")
+
+    curiosity, big_five = float(fitted("curiosity")["explained"]), float(fitted("big_five")["explained"])
+    best = named_row(table5, "method", "Auxiliary Data", "llm_ensembles/table5_ours")
+    held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
+    held_none = named_row(table5, "method", "none (NA), same held-out halves", "llm_ensembles/table5_ours")
+    return {
+        "here": f"{len(others)} auxiliary-data settings beside no auxiliary data on {int(none['n'])} Serendipity-2018 "
+                "answers (SmolLM2-135M, 5-shot); every subset of six LLM judges; beside them, a different question "
+                "from Kang's Figure 1 (traits as regressors, not trait text in a prompt): on Taobao's "
+                f"{int(fitted('curiosity')['n']):,} users curiosity "
+                f"explains {'more' if curiosity > big_five else 'no more'} of the serendipity ratings than the "
+                f"Big-Five (OLS R² {fmt(curiosity, 3)} vs {fmt(big_five, 3)})",
+        "reproduced": "– (with the tiny judge no claim of RQ2–RQ3 can be tested)",
+        "not_reproduced": f"the gains from auxiliary data and ensembles: {significant} of {len(others)} settings "
+                          "differ from none at p < 0.05; the best in-sample cell "
+                          f"({best['cell']}: {fmt(best['pearson_pct'])}% on n = {int(best['n'])}, chosen on the same "
+                          f"answers) gives {fmt(held['pearson_pct'])}% on held-out users (no auxiliary data on the "
+                          f"same halves: {fmt(held_none['pearson_pct'])}%)",
+    }
+
+
+def tokutake_strategies(load: Loader) -> dict[str, str]:
+    metrics = load("prompt_strategies", "metrics")
+    paper = load("prompt_strategies", "paper_table1")
+    search = load("prompt_strategies", "ground_truth_search")
+    closest = named_row(search, "rank", 1, "prompt_strategies/ground_truth_search")
+    paper_best = named_row(paper, "mae_gpt", paper["mae_gpt"].min(), "prompt_strategies/paper_table1")
+    parsed = metrics[metrics["n"] > 0]
+    unparsed = metrics[metrics["n"] == 0]["template"].tolist()
+    mae_range = (f"from {fmt(parsed['mae'].min(), 2)} to {fmt(parsed['mae'].max(), 2)} on a handful of parsed "
+                 "replies" if len(parsed) else "undefined: no reply parsed")
+    no_reply = f"; no {' or '.join(unparsed)} reply held a score" if unparsed else ""
+    return {
+        "here": f"Base, LS, CoT and LtM (10-shot, reconstructed) with SmolLM2-135M on "
+                f"{int((metrics['n'] + metrics['n_unparsable']).max())} Serendipity-2018 answers; {len(search):,} "
+                "readings of the ground truth searched",
+        "reproduced": f"no reading of the ground truth gives the paper's distribution exactly (closest: "
+                      f"{int(closest['distance'])} answers off)",
+        "not_reproduced": f"the ranking of the strategies (the paper's best: {paper_best['template']}): the tiny "
+                          f"model's MAE ranges {mae_range}{no_reply} (paper, GPT-4o-mini: "
+                          f"{fmt(paper['mae_gpt'].min(), 3)} to {fmt(paper['mae_gpt'].max(), 3)})",
+    }
+
+
+def tokutake_reevaluation(load: Loader) -> dict[str, str]:
+    versus = load("recommender_reevaluation", "vs_random_latest-small")
+    table3 = load("recommender_reevaluation", "table3_latest-small")
+    cost = load("recommender_reevaluation", "judge_cost_latest-small")
+    cost_name = "recommender_reevaluation/judge_cost_latest-small"
+    judged = named_row(cost, "run", "this chapter (judged users)", cost_name)
+    everyone = named_row(cost, "run", "all test users, nine recommenders", cost_name)
+    non_random = table3[table3["recommender"] != "Random"]
+    top_precision = float(non_random["precision_ser_mean"].max())
+    ranking = ("the tiny judge scores no item 4 or more (Precision_ser 0 for all)" if top_precision == 0 else
+               f"Precision_ser reaches {fmt(100 * top_precision, 1)}% at most")
+    return {
+        "here": f"{len(non_random)} recommenders on ml-latest-small, global temporal split, three folds "
+                f"({int(versus['n_users'].max())} test users); SmolLM2-135M judged {int(judged['judgments'])} "
+                f"(user, item) pairs of {int(judged['users'])} test users",
+        "reproduced": f"the protocol and metrics; {int((versus['recall10_p'] < 0.05).sum())} of {len(versus)} "
+                      "recommenders beat Random on Recall@10 (p < 0.05)",
+        "not_reproduced": f"the serendipity ranking: {ranking}; Avg. score "
+                          f"{fmt(non_random['avg_score_mean'].min(), 2)}–{fmt(non_random['avg_score_mean'].max(), 2)}"
+                          "; ML-1M not trained; judging every test user with GPT-4o-mini would cost about "
+                          f"${fmt(everyone['gpt4o_mini_usd'], 2)}",
+    }
+
+
+def zhang_explanations(load: Loader) -> dict[str, str]:
+    gaps = load("explanation_evaluators", "table1_agreement_by_row")
+    runs = load("explanation_evaluators", "llm_runs")
+    overview = load("explanation_evaluators", "data_overview")
+    gaps_name = "explanation_evaluators/table1_agreement_by_row"
+    texts = named_row(overview, "quantity", "rated explanations", "explanation_evaluators/data_overview")["value"]
+    annotators = gaps[gaps["evaluator"].isin(["Annotator-1", "Annotator-2", "Average"])]
+    close = max(float(named_row(gaps, "evaluator", name, gaps_name)["mean_abs_difference"])
+                for name in ("BLEU-1", "ROUGE-1-F", "ROUGE-L-F"))
+    bleu4 = float(named_row(gaps, "evaluator", "BLEU-4", gaps_name)["mean_abs_difference"])
+    return {
+        "here": f"the full study of Lu et al. ({int(texts):,} texts) for the reference rows; SmolLM2-135M on "
+                f"{int(runs['n_texts'].max())} texts",
+        "reproduced": f"annotator rows: all {int(annotators['cells'].sum())} cells within "
+                      f"{fmt(annotators['max_abs_difference'].max(), 3)} points; BLEU-1 and ROUGE within "
+                      f"{fmt(close, 1)} points on average",
+        "not_reproduced": f"BLEU-4 (mean gap {fmt(bleu4, 1)} points; the paper's tokenisation is unknown); the LLM "
+                          "rows (no capable LLM offline)",
+    }
+
+
+def lima_surprise(load: Loader) -> dict[str, str]:
+    ordering = load("normalised_surprise", "ordering_check")
+    holding = int(ordering["holds_on_means"].sum())
+    return {
+        "here": "ml-latest-small (embedded sample), item models C, P, U, N, exact and greedy limits",
+        "reproduced": f"the ordering MSI ≥ kNN ≥ LSI holds on the means in {holding} of {len(ordering)} "
+                      "model × distance comparisons",
+        "not_reproduced": "the magnitudes of Table 2 (other dataset: MovieLens-1M with descriptions is not "
+                          "available; fewer users per time frame)",
+    }
+
+
+def khirbat_metamorphic(load: Loader) -> dict[str, str]:
+    parsing = load("metamorphic_recommender", "reply_parsing")
+    robust = pd.concat([load("judge_robustness", f"robustness_{judge}")
+                        for judge in ("kang_basic", "tokutake_cot", "explanation_zhang")], ignore_index=True)
+    kang = robust[robust["judge"] == "Kang basic"]
+    if kang.empty:
+        raise KeyError("judge_robustness/robustness_kang_basic: no rows of the judge 'Kang basic'")
+    changed = kang["share_changed"].dropna()
+    moves = (f"the Kang basic judge changes {fmt(100 * changed.min(), 0)}–{fmt(100 * changed.max(), 0)}% of its "
+             "scores under relations that should not matter" if changed.max() > 0 else
+             "the Kang basic judge changes none of its scores under these relations")
+    if "data" in robust.columns:
+        per_judge = robust.drop_duplicates("judge")
+        on = " (" + "; ".join(f"{judge} on {data}" for judge, data in zip(per_judge["judge"], per_judge["data"])) + ")"
+    else:
+        on = ""
+    return {
+        "here": f"the paper's prompt and relations with SmolLM2-135M ({int(parsing['replies'].sum())} replies); "
+                f"{robust['relation'].nunique()} relations applied to {robust['judge'].nunique()} of this book's "
+                f"judges{on}",
+        "reproduced": f"the measures (Kendall τ variants, overlap, rank-biased overlap with ties) and the study "
+                      f"design; {moves}",
+        "not_reproduced": f"Tables 2–4: {int(parsing['not_a_list'].sum())} of {int(parsing['replies'].sum())} "
+                          "replies of the tiny model are not a list of titles, so list similarity is 0 or undefined",
+    }
+
+
+ROWS = (
+    GlanceRow("Kang et al. 2025, RQ1", "Do LLM judges track users' serendipity ratings better than proxy metrics?",
+              kang_rq1),
+    GlanceRow("Kang et al. 2025, RQ2–RQ3",
+              "Does auxiliary data in the prompt, or averaging several LLMs, make the judge better?", kang_rq2_rq3),
+    GlanceRow("Tokutake et al. 2025", "Which prompt strategy makes the best serendipity judge?", tokutake_strategies),
+    GlanceRow("Tokutake et al. 2025, re-evaluation",
+              "How do recommenders rank when an LLM judge scores the serendipity of their lists?",
+              tokutake_reevaluation),
+    GlanceRow("Zhang et al. 2024",
+              "Can LLMs evaluate recommendation explanations as users would (3-level meta-evaluation)?",
+              zhang_explanations),
+    GlanceRow("Lima & Peres",
+              "How far can a recommender's surprise go, and does normalised surprise order MSI ≥ kNN ≥ LSI?",
+              lima_surprise),
+    GlanceRow("Khirbat et al. 2024",
+              "Is an LLM recommender robust to semantics-preserving changes of its prompt (metamorphic testing)? "
+              "And this book's own judges?", khirbat_metamorphic),
+)
+
+
+def findings(load: Loader = load_table) -> pd.DataFrame:
+    """The page's table: one row per paper and question (columns ``COLUMNS``)."""
+    return pd.DataFrame([row.row(load) for row in ROWS], columns=COLUMNS)
