@@ -52,3 +52,23 @@ def test_bad_inputs_are_refused():
         scorer("random")
     with pytest.raises(ValueError, match="NaN"):
         top_n(np.array([np.nan, 1.0]), 1)
+
+
+def test_knn_takes_tied_neighbours_in_known_item_order():
+    """Ties at the k-th distance are broken by known-item order, not by the CPU's partition kernel."""
+    block = np.array([[1.0, 1.0, 1.0, 1.0, 0.5]])
+    ratings = np.array([5.0, 1.0, 1.0, 5.0, 3.0])
+    # the nearest is item 4 (0.5); of the four tied at 1.0 the first, item 0, completes k = 2
+    assert item_knn_scores(block, ratings, k=2)[0] == pytest.approx((3.0 / 1.5 + 5.0 / 2.0) / (1 / 1.5 + 1 / 2.0))
+
+
+def test_knn_neighbours_equal_a_stable_sort_on_inputs_full_of_ties():
+    rng = np.random.default_rng(7)
+    distances = rng.integers(0, 4, size=(300, 40)).astype(float) / 4  # few distinct values: many ties
+    ratings = rng.integers(1, 6, size=40).astype(float)
+    for k in (1, 5, 39, 40, 50):
+        order = np.argsort(distances, axis=1, kind="stable")[:, :k]
+        nearest = np.take_along_axis(distances, order, axis=1)
+        weights = 1.0 / (1.0 + nearest)
+        expected = (weights * ratings[order]).sum(axis=1) / weights.sum(axis=1)
+        np.testing.assert_allclose(item_knn_scores(distances, ratings, k=k), expected, rtol=1e-12)

@@ -66,14 +66,20 @@ def item_knn_scores(distances: np.ndarray, known_ratings: np.ndarray, k: int = P
         )
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
-    n_known = distances.shape[1]
-    if n_known > k:
-        neighbours = np.argpartition(distances, k - 1, axis=1)[:, :k]
-    else:
-        neighbours = np.broadcast_to(np.arange(n_known), (distances.shape[0], n_known))
-    nearest = np.take_along_axis(distances, neighbours, axis=1)
-    weights = 1.0 / (1.0 + nearest)
-    return (weights * known_ratings[neighbours]).sum(axis=1) / weights.sum(axis=1)
+    weights = np.where(nearest_known(distances, k), 1.0 / (1.0 + distances), 0.0)
+    return (weights * known_ratings).sum(axis=1) / weights.sum(axis=1)
+
+
+def nearest_known(distances: np.ndarray, k: int) -> np.ndarray:
+    """Boolean mask of each candidate's ``k`` nearest known items (all of them when fewer than ``k``). Items tied
+    with the k-th distance are taken in known-item order, so the choice is the same on every machine (which tied
+    positions ``np.argpartition`` returns depends on the CPU's sorting kernels)."""
+    if distances.shape[1] <= k:
+        return np.ones(distances.shape, dtype=bool)
+    kth = np.partition(distances, k - 1, axis=1)[:, k - 1:k]  # the k-th smallest value is unique, its position not
+    closer = distances < kth
+    tied = distances == kth
+    return closer | (tied & (np.cumsum(tied, axis=1) <= k - closer.sum(axis=1, keepdims=True)))
 
 
 def scorer(name: str, k: int = PAPER_K_NEIGHBOURS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
