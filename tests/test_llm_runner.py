@@ -271,6 +271,23 @@ def test_expected_scoring_uses_logprobs_and_counts_missing_ones(tmp_path):
     assert "without log-probabilities" in str(run.report)
 
 
+def test_expected_scoring_also_gives_the_most_probable_integer(tmp_path):
+    """modal_score: the score token with the highest probability, the integer the papers' judges generate."""
+    distributions = {"prompt 0": {"Your": -0.1, "2": -1.0, "4": -1.2, " 4": -1.3},  # 4: 0.30 + 0.27 > 2: 0.37
+                     "prompt 1": {"5": -2.0, "1": -0.5},
+                     "prompt 2": {"Your": -0.1}}  # no score token: NaN for both readings
+    scripted = ScriptedProvider(lambda prompt, count: Completion(text="x", logprobs=[distributions[prompt]]))
+    run = run_judge(JudgeConfig(provider="openai", model="m", scoring="expected"), make_requests(3), store=tmp_path,
+                    provider=scripted, progress=False)
+    modal = run.scores(column="modal_score")
+    assert modal["k0"] == 4.0 and modal["k1"] == 1.0 and math.isnan(modal["k2"])
+    two, four = math.exp(-1.0), math.exp(-1.2) + math.exp(-1.3)
+    assert run.scores()["k0"] == pytest.approx((2 * two + 4 * four) / (two + four))
+    with pytest.raises(KeyError, match="modal_score"):
+        run_judge(JudgeConfig(provider="openai", model="m"), make_requests(1), store=tmp_path, provider=scripted,
+                  progress=False).scores(column="modal_score")
+
+
 def test_tables_have_the_same_column_types_with_one_score_or_aspects_and_with_failures(tmp_path):
     def answer(prompt, count):
         if prompt.endswith(" 1"):

@@ -156,6 +156,20 @@ def expected_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1,
     return math.nan
 
 
+def modal_score(logprobs: Sequence[Mapping[str, float]] | None, low: int = 1, high: int = 5) -> float:
+    """The most probable score at the position ``expected_score`` reads: the integer a judge held to a single score
+    token would answer at temperature 0, as the papers' judges generate integers. Ties go to the lower score; NaN
+    where ``expected_score`` is NaN."""
+    if not logprobs:
+        return math.nan
+    lookup = _score_tokens(int(low), int(high)).get
+    for alternatives in logprobs:
+        mass = _score_mass([(str(token), logprob) for token, logprob in alternatives.items()], lookup)
+        if sum(mass.values()) > 0:
+            return float(max(sorted(mass), key=mass.__getitem__))
+    return math.nan
+
+
 def _score_mass(pairs: Iterable[tuple[str, float | None]], lookup: Callable[[str], int | None]) -> dict[int, float]:
     """Probability per score at one position, summed in token order (so results are bitwise reproducible)."""
     mass: dict[int, float] = {}

@@ -61,7 +61,7 @@ from ..compendium.paths import store_dir
 from . import pricing
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
-from .parsing import expected_score, parse_likert
+from .parsing import expected_score, modal_score, parse_likert
 from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
@@ -356,7 +356,8 @@ class JudgeRun:
 
     table: one row per (request key, run): key, run, score (or one column per aspect for a dict parser), reply,
     parsed_ok, input_tokens, output_tokens, from_store, plus error (why a judgment failed, else None), store_key,
-    and text_score in "expected" scoring mode (the score read from the reply text, for comparison).
+    and in "expected" scoring mode text_score (the score read from the reply text, for comparison) and modal_score
+    (the most probable score token: the integer the papers' judges would generate).
     """
 
     config: JudgeConfig
@@ -369,23 +370,29 @@ class JudgeRun:
         """Rows whose judgment failed (no reply): key, run, error."""
         return self.table.loc[self.table["error"].notna(), ["key", "run", "error"]].reset_index(drop=True)
 
-    def scores(self, fill_unparsable: float | None = None) -> pd.Series | pd.DataFrame:
+    def scores(self, fill_unparsable: float | None = None, column: str | None = None) -> pd.Series | pd.DataFrame:
         """Mean score over runs per request key (in request order), over the runs whose reply parsed.
+
+        column: another per-reply score column to average instead of the scores, e.g. "modal_score" (the integer
+        reading of an expected-score run).
 
         fill_unparsable: None (default) leaves unparsable replies out (NaN when no run parsed).  A number, e.g.
         0.0 for the "null -> 0" convention of some papers, replaces the score of each *unparsable reply* before
         averaging.  Failed judgments (no reply at all) stay NaN either way.
         """
-        frame = self.table[["key", *self.score_columns]].copy()
+        columns = self.score_columns if column is None else [column]
+        if column is not None and column not in self.table.columns:
+            raise KeyError(f"this run's table has no column {column!r} (modal_score needs scoring='expected')")
+        frame = self.table[["key", *columns]].copy()
         if fill_unparsable is not None:
             has_reply = self.table["error"].isna()
-            for column in self.score_columns:
-                frame.loc[has_reply & frame[column].isna(), column] = float(fill_unparsable)
+            for name in columns:
+                frame.loc[has_reply & frame[name].isna(), name] = float(fill_unparsable)
         order = pd.unique(self.table["key"])
-        means = frame.groupby("key", sort=False)[self.score_columns].mean().reindex(order)
+        means = frame.groupby("key", sort=False)[columns].mean().reindex(order)
         means.index.name = "key"
-        if self.score_columns == ["score"]:
-            return means["score"]
+        if len(columns) == 1 and (column is not None or columns == ["score"]):
+            return means[columns[0]]
         return means
 
 
@@ -989,6 +996,7 @@ def _assemble(
                 value = float(parsed)
                 if want_logprobs:
                     row["text_score"] = value
+                    row["modal_score"] = modal_score(record.get("logprobs"), int(low), int(high))
                     value = expected_score(record.get("logprobs"), int(low), int(high))
                     if not record.get("logprobs"):
                         n_no_logprobs += 1
@@ -1012,6 +1020,8 @@ def _assemble(
             logprobs = [None if record is None else record.get("logprobs") for record in found]
             values = np.array([nan if record is None else expected_score(lp, int(low), int(high))
                                for record, lp in zip(found, logprobs)], dtype=float)
+            data["modal_score"] = np.array([nan if record is None else modal_score(lp, int(low), int(high))
+                                            for record, lp in zip(found, logprobs)], dtype=float)
             n_no_logprobs = sum(1 for record, lp in zip(found, logprobs) if record is not None and not lp)
         data["score"] = values
         answered = np.array([record is not None for record in found], dtype=bool)
@@ -1036,7 +1046,7 @@ def _assemble(
         score_columns = ["score"]
     leading = ["key", "run", *score_columns]
     if want_logprobs and not dict_parser:
-        leading.append("text_score")
+        leading += ["text_score", "modal_score"]
     columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
     table = pd.DataFrame(data, columns=columns)
     if dict_parser:  # built from rows: give the columns the types the column-wise branch builds them with
