@@ -120,8 +120,14 @@ def _rating_text(value: object) -> str:
 
 
 def request_key(user_id, item_id) -> str:
-    """Request key of one judged answer in judge result tables: "user_id:item_id"."""
-    return f"{user_id}:{item_id}"
+    """Request key of one judged answer in judge result tables: "user_id:item_id", each id with "%" written "%25"
+    and ":" written "%3A" so that no two (user, item) pairs share a key ("a:b", "c" and "a", "b:c" would); ids
+    without those characters are written as they are."""
+    return f"{_key_part(user_id)}:{_key_part(item_id)}"
+
+
+def _key_part(value) -> str:
+    return str(value).replace("%", "%25").replace(":", "%3A")
 
 
 def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
