@@ -10,8 +10,9 @@ Per user: Precision@k = hits in the top k / k.  Recall@k = hits / |relevant| (us
 objective, Recall_acc@10).  NDCG@k = DCG / IDCG with DCG = sum_r rel_r / log2(r + 1).
 For accuracy the ideal list puts min(|relevant|, k) hits on top.  For serendipity the relevant set is not known
 beyond the judged list (nothing else is judged), so the ideal is a list of k serendipitous items: NDCG_ser@k is a
-rank-discounted Precision_ser@k.  Avg. score@k is the mean judge score over the top k (unparsable replies left out).
-A list shorter than k counts its missing ranks as misses.  Means are over users.
+rank-discounted Precision_ser@k.  Avg. score@k is the mean judge score over the top k.  An item without a judgment
+(failed or unparsable: NaN score) is left out of all three, never scored as a miss: the k ranks shrink by one for
+it.  A list shorter than k counts its missing ranks as misses.  Means are over users.
 """
 
 from __future__ import annotations
@@ -56,8 +57,13 @@ def accuracy_per_user(lists: pd.DataFrame, relevant: pd.DataFrame, k: int) -> pd
 
 def serendipity_per_user(lists: pd.DataFrame, scores: pd.DataFrame, k: int,
                          threshold: float = SERENDIPITY_THRESHOLD) -> pd.DataFrame:
-    """Per user with a list: precision_ser, ndcg_ser, avg_score at k.  ``scores``: user_id, item_id, score (NaN =
-    unparsable: not serendipitous, left out of the average).  A recommended pair without a score is an error."""
+    """Per user with a list: precision_ser, ndcg_ser, avg_score at k over the judged items, and n_unjudged.
+
+    ``scores``: user_id, item_id, score.  A NaN score (a failed judgment or an unparsable reply) is no judgment:
+    the item is left out, never counted as "not serendipitous", and n_unjudged counts it.  Precision_ser is hits
+    over the k ranks less the unjudged ones, NDCG_ser divides by the ideal DCG less the discounts of the unjudged
+    ranks (a list of k judged serendipitous items scores 1), avg_score is the mean of the judged scores.  A user
+    with no judged item gets NaN.  A recommended pair without a row in ``scores`` is an error."""
     top = _top(lists, k).drop(columns=["score"], errors="ignore")  # a list's own ranking scores are not judgments
     merged = top.merge(scores[["user_id", "item_id", "score"]].drop_duplicates(["user_id", "item_id"]),
                        on=["user_id", "item_id"], how="left", indicator=True)
@@ -66,12 +72,19 @@ def serendipity_per_user(lists: pd.DataFrame, scores: pd.DataFrame, k: int,
         first = unscored.iloc[0]
         raise ValueError(f"{len(unscored)} recommended (user, item) pair(s) have no judge score, e.g. user "
                          f"{first['user_id']} item {first['item_id']}")
+    discount = _discount(merged["rank"])
+    unjudged = merged["score"].isna().to_numpy()
     merged["ser"] = (merged["score"] >= threshold).astype(float)
-    merged["gain"] = merged["ser"] * _discount(merged["rank"])
-    per = merged.groupby("user_id").agg(hits=("ser", "sum"), dcg=("gain", "sum"), avg_score=("score", "mean"))
-    per["precision_ser"] = per["hits"] / k
-    per["ndcg_ser"] = per["dcg"] / ideal_dcg(np.full(len(per), k), k)
-    return per[["precision_ser", "ndcg_ser", "avg_score"]]
+    merged["gain"] = merged["ser"] * discount
+    merged["unjudged"] = unjudged.astype(int)
+    merged["unjudged_discount"] = unjudged * discount
+    per = merged.groupby("user_id").agg(hits=("ser", "sum"), dcg=("gain", "sum"), avg_score=("score", "mean"),
+                                        n_unjudged=("unjudged", "sum"), n_items=("unjudged", "size"),
+                                        lost=("unjudged_discount", "sum"))
+    judged = per["n_unjudged"] < per["n_items"]
+    per["precision_ser"] = (per["hits"] / (k - per["n_unjudged"])).where(judged)
+    per["ndcg_ser"] = (per["dcg"] / (ideal_dcg(np.full(len(per), k), k) - per["lost"])).where(judged)
+    return per[["precision_ser", "ndcg_ser", "avg_score", "n_unjudged"]]
 
 
 def recall_at_k(lists: pd.DataFrame, relevant: pd.DataFrame, k: int = 10) -> float:
