@@ -5,25 +5,33 @@ fold), items (item_id, name, categories as a tuple or "A|B" text) and histories 
 recommended (user, item) is judged with the user's last ``history_k`` history items (Kang et al. use 10), oldest
 first, through a serendipity prompt template (default ``kang_basic``; the template is a parameter).  A prompt is
 asked once however many recommenders or folds recommend the pair with the same history: the response store keys on
-the full prompt, and ``unique_requests`` de-duplicates before asking.
+the full prompt, and ``requests_for`` de-duplicates before asking.  A judgment that fails or whose reply is
+unparsable is a NaN score, left out of the metrics (``recjudge.recsys.metrics``).  Large jobs are judged in chunks
+of ``CHUNK_PROMPTS`` prompts, so memory does not grow with the number of pairs (see ``judge_pairs``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
-from recjudge.llm import pricing
+from recjudge.llm import (JudgeConfig, JudgeRequest, JudgeRun, MissingReplies, RunReport, estimate_job, open_store,
+                          pricing, run_judge, runner)
+from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
 
 from .metrics import accuracy_per_user, serendipity_per_user
 
 HISTORY_K = 10
 DEFAULT_PROMPT = "kang_basic"
+#: Prompts built and judged at a time by ``judge_pairs``: a job of a million pairs holds one chunk's prompts (a few
+#: kB each, twice over in the runner) in memory, not all of them.
+CHUNK_PROMPTS = 20_000
 #: The paper's judge, for the cost estimate at list price
 PAPER_JUDGE = ("openai", "gpt-4o-mini")
 #: Tokutake et al. (2025), Table 3, as printed (package data).
@@ -65,40 +73,147 @@ def movies_frame(items: pd.DataFrame) -> pd.DataFrame:
 
 
 def last_k(history: pd.DataFrame, k: int = HISTORY_K) -> dict:
-    """user_id -> the last k history item ids, oldest first (ties in time broken by item_id)."""
+    """user_id -> the last k history item ids, oldest first (ties in time broken by item_id); k >= 1."""
+    if k < 1:
+        raise ValueError(f"history_k must be at least 1, got {k}")  # [-0:] would keep the whole history
     ordered = history.sort_values(["user_id", "timestamp", "item_id"], kind="mergesort")
     return {user: group["item_id"].tolist()[-k:] for user, group in ordered.groupby("user_id", sort=False)}
 
 
+def judge_prompts() -> list[str]:
+    """The templates that judge one (history, item) pair with only the domain wording: what ``requests_for``
+    can fill (few-shot templates need solved examples, which it does not take)."""
+    fillable = set(seren_prompts.DOMAINS["movies"]) | {"history", "item"}
+    return [name for name in list_templates() if {"history", "item"} <= template_fields(name) <= fillable]
+
+
+class _PromptBuilder:
+    """Requests of (user, item) pairs.  Each user's history text and each item's text is made once (they are the
+    same in every prompt they enter), and message texts that repeat across prompts (the system turn) are held
+    once, so many pairs per user are built quickly and compactly."""
+
+    def __init__(self, history: pd.DataFrame, items: pd.DataFrame, prompt: str, domain: str, history_k: int):
+        self.movies = movies_frame(items)
+        self.recent = last_k(history, history_k)
+        self.prompt, self.domain = prompt, domain
+        self.history_texts: dict = {}
+        self.item_texts: dict = {}
+        self.shared: dict[str, str] = {}
+
+    def request(self, user, item) -> JudgeRequest:
+        history = self.history_texts.get(user)
+        if history is None:
+            history = self.history_texts[user] = seren_prompts.movie_history_text(self.recent.get(user, []),
+                                                                                  self.movies)
+        item_text = self.item_texts.get(item)
+        if item_text is None:
+            item_text = self.item_texts[item] = seren_prompts.movie_item_text(item, self.movies)
+        messages = seren_prompts.build_messages(self.prompt, self.domain, history, item_text)
+        for message in messages[:-1]:  # the last turn names the item: never shared
+            message["content"] = self.shared.setdefault(message["content"], message["content"])
+        return JudgeRequest(key=seren_prompts.request_key(user, item), messages=messages,
+                            meta={"user_id": user, "item_id": item})
+
+    def requests(self, pairs: pd.DataFrame) -> list[JudgeRequest]:
+        return [self.request(user, item) for user, item in pairs[["user_id", "item_id"]].itertuples(index=False)]
+
+
 def requests_for(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame, prompt: str = DEFAULT_PROMPT,
                  domain: str = "movies", history_k: int = HISTORY_K) -> list[JudgeRequest]:
-    """One request per distinct (user_id, item_id) in ``pairs`` (key "user:item")."""
-    movies = movies_frame(items)
-    recent = last_k(history, history_k)
-    requests = []
-    for user, item in pairs[["user_id", "item_id"]].drop_duplicates().itertuples(index=False):
-        messages = seren_prompts.build_messages(
-            prompt, domain, seren_prompts.movie_history_text(recent.get(user, []), movies),
-            seren_prompts.movie_item_text(item, movies))
-        requests.append(JudgeRequest(key=seren_prompts.request_key(user, item), messages=messages,
-                                     meta={"user_id": user, "item_id": item}))
-    return requests
+    """One request per distinct (user_id, item_id) in ``pairs`` (key ``request_key(user, item)``)."""
+    builder = _PromptBuilder(history, items, prompt, domain, history_k)
+    return builder.requests(pairs[["user_id", "item_id"]].drop_duplicates())
 
 
 def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame, config: JudgeConfig, *,
                 domain: str = "movies", history_k: int = HISTORY_K, mode: str | None = None, store=None,
-                progress: bool = False, provider=None):
+                progress: bool = False, provider=None, chunk_prompts: int = CHUNK_PROMPTS):
     """Judge the distinct (user, item) pairs; returns (scores frame user_id, item_id, score, input_tokens,
-    output_tokens, from_store) and the ``JudgeRun``."""
-    requests = requests_for(pairs, history, items, config.prompt, domain, history_k)
-    run = run_judge(config, requests, mode=mode, store=store, progress=progress, provider=provider)
+    output_tokens, from_store, error) and the ``JudgeRun``.  ``error`` says why a judgment failed (no reply);
+    it is None for a reply, so a NaN score with no error is an unparsable reply.
+
+    Jobs of more than ``chunk_prompts`` pairs are built and judged that many prompts at a time (one ``run_judge``
+    each, the returned run combining them), so memory holds one chunk's prompts, not all.  The whole job is priced
+    before any chunk is asked (the cost limit applies to the job), replay mode lists every missing reply, and
+    once a chunk stops the job (e.g. the provider refused every request) the later chunks are not asked."""
+    distinct = pairs[["user_id", "item_id"]].drop_duplicates()
+    builder = _PromptBuilder(history, items, config.prompt, domain, history_k)
+    starts = range(0, max(len(distinct), 1), chunk_prompts)
+    chunks = [distinct.iloc[start:start + chunk_prompts] for start in starts]
+    confirm_cost = len(chunks) > 1 and _check_job_cost(config, builder, chunks, store, mode, progress)
+    frames, runs, missing = [], [], []
+    for chunk in chunks:
+        requests = builder.requests(chunk)
+        if runs and runs[-1].report.failed_by_kind.get("not_asked"):
+            frames.append(_not_asked(requests, runs[-1]))
+            continue
+        try:
+            run = run_judge(config, requests, mode=mode, store=store, progress=progress, provider=provider,
+                            confirm_cost=confirm_cost)
+        except MissingReplies as exc:
+            missing.extend(exc.missing)
+            continue
+        frames.append(_scores_frame(requests, run))
+        runs.append(run)
+    if missing:
+        raise MissingReplies(missing, label=config.label, store_root=open_store(store).root)
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    return frame, runs[0] if len(runs) == 1 else _combined_run(runs)
+
+
+def _scores_frame(requests: list[JudgeRequest], run: JudgeRun) -> pd.DataFrame:
     meta = pd.DataFrame([r.meta for r in requests], index=[r.key for r in requests])
     table = run.table.groupby("key", sort=False).agg(input_tokens=("input_tokens", "sum"),
                                                      output_tokens=("output_tokens", "sum"),
-                                                     from_store=("from_store", "all"))
+                                                     from_store=("from_store", "all"), error=("error", "first"))
     scores = run.scores()
     frame = meta.assign(score=scores.reindex(meta.index).to_numpy()).join(table)
-    return frame.reset_index(drop=True), run
+    frame["error"] = frame["error"].where(frame["score"].isna(), None)  # a run that parsed outweighs one that failed
+    return frame.reset_index(drop=True)
+
+
+def _not_asked(requests: list[JudgeRequest], stopped: JudgeRun) -> pd.DataFrame:
+    """The frame of a chunk left unasked because the chunk before stopped the job."""
+    reason = stopped.failures["error"].iloc[0] if len(stopped.failures) else "the job stopped"
+    frame = pd.DataFrame([r.meta for r in requests])
+    return frame.assign(score=np.nan, input_tokens=pd.array([pd.NA] * len(frame), dtype="Int64"),
+                        output_tokens=pd.array([pd.NA] * len(frame), dtype="Int64"), from_store=False,
+                        error=f"not asked: an earlier part of the job stopped ({reason})")
+
+
+def _check_job_cost(config: JudgeConfig, builder: _PromptBuilder, chunks: list[pd.DataFrame], store,
+                    mode: str | None, progress: bool) -> bool:
+    """Price the whole job before any chunk is asked (``run_judge`` alone would price one chunk at a time);
+    raises ``CostLimitExceeded`` above the limit.  Returns whether the chunks may skip their own check."""
+    if runner._resolve_mode(mode) == "replay":
+        return False
+    estimates = [estimate_job(config, builder.requests(chunk), store) for chunk in chunks]
+    total = dataclasses.replace(
+        estimates[0], **{name: sum(getattr(e, name) for e in estimates)
+                         for name in ("n_prompts", "n_replies", "n_missing", "input_tokens", "output_tokens",
+                                      "cost_usd", "seconds")})
+    runner._check_cost(total, confirm_cost=False, progress=progress)
+    return True
+
+
+def _combined_run(runs: list[JudgeRun]) -> JudgeRun:
+    """One ``JudgeRun`` for the chunks of a job: tables stacked, counts and costs added up."""
+    reports = [run.report for run in runs]
+    merged = {}
+    for item in dataclasses.fields(RunReport):
+        values = [getattr(report, item.name) for report in reports]
+        if isinstance(values[0], str) or item.name == "n_runs":  # the same in every chunk
+            merged[item.name] = values[0]
+        elif isinstance(values[0], (int, float)):
+            merged[item.name] = sum(values)
+        elif isinstance(values[0], list):
+            merged[item.name] = list(dict.fromkeys(v for value in values for v in value))
+        elif item.name == "failed_by_kind":
+            merged[item.name] = dict(sorted(sum((Counter(value) for value in values), Counter()).items()))
+        else:  # the concurrency gate and batch ids: the last chunk's
+            merged[item.name] = values[-1]
+    table = pd.concat([run.table for run in runs], ignore_index=True)
+    return JudgeRun(config=runs[0].config, table=table, report=RunReport(**merged), score_columns=runs[0].score_columns)
 
 
 def paper_judge_cost(input_tokens: float, output_tokens: float) -> float:
