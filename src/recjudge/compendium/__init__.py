@@ -2,6 +2,7 @@
 
 - ``paths``    project folders and the environment variables that move them
 - ``results``  result tables written under ``results/<chapter>/``
+- ``kernels``  the numeric kernels notebooks run on, the same on AVX2 and AVX-512 machines
 - ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead

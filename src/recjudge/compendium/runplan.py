@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from recjudge.compendium.kernels import use_common_numeric_kernels
 from recjudge.compendium.paths import project_root, results_dir, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
@@ -446,6 +447,7 @@ def execute_plan(runs: list[Run], root: Path, *, force: bool = False,
     cache = RunCache(root)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     outcomes: list[RunOutcome] = []
+    restore_environment = use_common_numeric_kernels()  # the same results on AVX2 and AVX-512 machines
     try:
         for run in runs:
             started = time.perf_counter()
@@ -477,6 +479,7 @@ def execute_plan(runs: list[Run], root: Path, *, force: bool = False,
             log(f"[run] {run.name}: done in {seconds:.1f} s -> {output.relative_to(root)}")
     finally:
         hasher.save()
+        restore_environment()
     return outcomes
 
 
