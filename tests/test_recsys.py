@@ -285,3 +285,19 @@ def test_paper_table3_bad_value_names_file_row_and_field(tmp_path, monkeypatch):
     monkeypatch.setattr(judging, "TOKUTAKE2025_TABLE3", bad)
     with pytest.raises(ValueError, match=r"t3.csv, row 1, field n_acc"):
         judging.paper_table3()
+
+
+def test_the_accuracy_finding_keeps_its_first_half_on_both_sides_of_the_spread_test():
+    """The verdict once lost its first half whenever the fold spread was not larger than the gap."""
+    from recjudge.recsys.judging import accuracy_finding
+
+    vs_random = pd.DataFrame({"recommender": ["A", "B"], "recall10_diff": [0.02, -0.01], "recall10_p": [0.01, 0.5]})
+    for std, larger in ((0.08, True), (0.001, False)):
+        accuracy = pd.DataFrame({"recommender": ["A", "B", "Random"], "ndcg_acc_mean": [0.20, 0.15, 0.01],
+                                 "ndcg_acc_std": [std, std, std]})
+        text = accuracy_finding(accuracy, vs_random, [10, 11, 12], "latest-small")
+        assert text.startswith("Accuracy on ml-latest-small (10 / 11 / 12 test users per fold): A has the highest "
+                               "NDCG_acc@20 (20.00%); 1 of 2 recommenders beat Random")
+        assert "1 of them with p < 0.05 (A)" in text
+        assert ("SD of NDCG_acc@20 (median" in text) is larger
+        assert ("exceeds the median fold-to-fold SD" in text) is not larger

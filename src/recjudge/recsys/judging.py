@@ -129,7 +129,8 @@ def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame,
                 domain: str = "movies", history_k: int = HISTORY_K, mode: str | None = None, store=None,
                 progress: bool = False, provider=None, chunk_prompts: int = CHUNK_PROMPTS):
     """Judge the distinct (user, item) pairs; returns (scores frame user_id, item_id, score, input_tokens,
-    output_tokens, from_store, error) and the ``JudgeRun``.  ``error`` says why a judgment failed (no reply);
+    output_tokens, from_store, error, and for an expected-score judge integer_score, its most likely score token:
+    what Tokutake et al.'s generating judge would answer) and the ``JudgeRun``.  ``error`` says why a judgment failed (no reply);
     it is None for a reply, so a NaN score with no error is an unparsable reply.
 
     Jobs of more than ``chunk_prompts`` pairs are built and judged that many prompts at a time (one ``run_judge``
@@ -169,6 +170,8 @@ def _scores_frame(requests: list[JudgeRequest], run: JudgeRun) -> pd.DataFrame:
     scores = run.scores()
     frame = meta.assign(score=scores.reindex(meta.index).to_numpy()).join(table)
     frame["error"] = frame["error"].where(frame["score"].isna(), None)  # a run that parsed outweighs one that failed
+    if "modal_score" in run.table.columns:  # an expected-score judge read as the paper's integer as well
+        frame["integer_score"] = run.scores(column="modal_score").reindex(frame.index).to_numpy()
     return frame.reset_index(drop=True)
 
 
@@ -259,3 +262,29 @@ def fold_means(per_fold: pd.DataFrame, metrics: Sequence[str], by: str = "recomm
     out.columns = [f"{m}_{s}" for m, s in out.columns]
     out["n_users"] = per_fold.groupby(by)["n_users"].apply(lambda s: "/".join(str(int(v)) for v in s))
     return out.reset_index()
+
+
+def accuracy_finding(accuracy: pd.DataFrame, vs_random: pd.DataFrame, test_users: Sequence[int],
+                     dataset: str) -> str:
+    """The verdict's sentence on accuracy: the best recommender by NDCG_acc@20, how many beat Random on
+    Recall_acc@10 (and with p < 0.05), and whether the fold-to-fold spread exceeds the gap between the best and the
+    worst non-random recommender. ``accuracy`` is ``fold_means`` of ndcg_acc (with recommender); ``vs_random`` has
+    recommender, recall10_diff and recall10_p."""
+    best = accuracy.loc[accuracy["ndcg_acc_mean"].idxmax()]
+    beats = vs_random[vs_random["recall10_diff"] > 0]
+    significant = vs_random.loc[vs_random["recall10_p"] < 0.05, "recommender"].tolist()
+    non_random = accuracy[accuracy["recommender"] != "Random"]
+    spread = float(non_random["ndcg_acc_std"].median())
+    gap = float(non_random["ndcg_acc_mean"].max() - non_random["ndcg_acc_mean"].min())
+    sentence = (f"Accuracy on ml-{dataset} ({' / '.join(map(str, test_users))} test users per fold): "
+                f"{best['recommender']} has the highest NDCG_acc@20 ({100 * best['ndcg_acc_mean']:.2f}%); "
+                f"{len(beats)} of {len(vs_random)} recommenders beat Random on mean Recall_acc@10, "
+                f"{len(significant)} of them with p < 0.05 ({', '.join(significant) or 'none'}).")
+    if spread > gap:
+        sentence += (f" With this few test users the fold-to-fold SD of NDCG_acc@20 (median {100 * spread:.2f} "
+                     f"points) exceeds the gap between the best and the worst non-random recommender "
+                     f"({100 * gap:.2f} points).")
+    else:
+        sentence += (f" The gap between the best and the worst non-random recommender ({100 * gap:.2f} points of "
+                     f"NDCG_acc@20) exceeds the median fold-to-fold SD ({100 * spread:.2f} points).")
+    return sentence
