@@ -260,3 +260,11 @@ def test_random_baseline_over_seeds_matches_per_seed_agreement_and_expectation()
     assert table["mae"].mean() == pytest.approx(expected["mae"], abs=0.01)
     assert abs(table["pearson"].mean()) < 0.01  # independent draws: mean correlation near 0
     assert table["rmse"].mean() <= expected["rmse_of_expected_mse"] + 1e-9
+
+
+def test_agreement_pct_is_agreement_with_pearson_in_percent():
+    from recjudge.metaeval.agreement import agreement, agreement_pct
+
+    pred, true = [1, 2, 3, 4, np.nan], [1, 2, 4, 3, 5]
+    plain, pct = agreement(pred, true), agreement_pct(pred, true)
+    assert pct == {"pearson_pct": 100 * plain["pearson_r"], "mae": plain["mae"], "rmse": plain["rmse"], "n": 4}

@@ -157,6 +157,13 @@ def _pearson_vectorised(p: np.ndarray, t: np.ndarray, axis: int = -1) -> np.ndar
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+def agreement_pct(pred, true) -> dict[str, float | int]:
+    """Pearson (%), MAE, RMSE and n of one evaluator against the truth (:func:`agreement` with r in percent), the
+    metric the chapters select cells by."""
+    result = agreement(pred, true)
+    return {"pearson_pct": 100 * result["pearson_r"], "mae": result["mae"], "rmse": result["rmse"], "n": result["n"]}
+
+
 def _mae_vectorised(p: np.ndarray, t: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.abs(p - t).mean(axis=axis)
 
