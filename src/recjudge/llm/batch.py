@@ -13,6 +13,20 @@ beside the store (``<store>/.batches/<provider>/<model>.json``) as soon as the p
 that is killed or interrupted while waiting resumes polling on the next run instead of submitting (and paying for)
 the same prompts again. A batch is marked collected once its results are stored.
 
+A paid batch is never lost to one fault:
+
+- Results are read line by line. A line that cannot be read (not JSON, the wrong shape, cut short, a custom id the
+  batch does not hold, a repeated one) is counted and named (batch id, file, line number) in the run report
+  (``RunReport.batches["unreadable_lines"]`` and a note); every other line is stored, the prompts whose line was
+  bad are failed judgments (kind ``malformed``) submitted again by the next run, and the batch is closed.
+- Polls and result downloads that fail transiently (429, 5xx, timeouts, dropped connections) are retried with
+  exponential backoff and jitter, ``POLL_RETRY_ATTEMPTS`` times at most; a final failure raises
+  ``BatchUnavailable`` (a ``ProviderError``, API keys redacted) and leaves the batch in the ledger, so the next run
+  resumes polling it.
+- A run waits at most ``RECJUDGE_LLM_BATCH_DEADLINE`` seconds (default ``DEFAULT_DEADLINE_S``, 26 h: the
+  providers' 24-hour window and a margin) for its batches; then it stops waiting, keeps them in the ledger and
+  reports their prompts as pending (kind ``batch_pending``): run again to resume polling.
+
 Per-request failures (an error line, a refused request, a malformed body) and requests a batch did not reach
 (expired or cancelled batches) are failed judgments in the run report, counted by kind (``batch_error``,
 ``batch_expired``, ``batch_cancelled``, ``malformed``); they are not stored, so the next run submits them again.
@@ -24,30 +38,70 @@ batches (log-probabilities are part of the request body).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
+from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
 from .settings import env_number
-from .store import ResponseStore, model_slug, now_utc, max_stored_chars, sanitise_record
+from .store import (ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record)
+
+if TYPE_CHECKING:
+    from .runner import RetryPolicy
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
 BATCH_ENV = "RECJUDGE_LLM_BATCH"
 #: Environment variable: seconds between two polls of a pending batch (default ``DEFAULT_POLL_S``).
 POLL_ENV = "RECJUDGE_LLM_BATCH_POLL_S"
 DEFAULT_POLL_S = 30.0
+#: Environment variable: the most seconds a run waits for its batches (default ``DEFAULT_DEADLINE_S``).
+DEADLINE_ENV = "RECJUDGE_LLM_BATCH_DEADLINE"
+#: The providers end every batch within 24 hours; two more cover the last poll, a late end and the download.
+DEFAULT_DEADLINE_S = 26 * 3600.0
+#: Attempts at one poll or one results download that fails transiently, and their backoff (``RetryPolicy``):
+#: the batch is paid for, so a blip of a few minutes must not end the wait (waits of about 2, 4, ... 120 s).
+POLL_RETRY_ATTEMPTS = 8
+POLL_RETRY_BASE_S = 2.0
+POLL_RETRY_MAX_S = 120.0
 #: Most requests per batch (the providers' limits: OpenAI 50,000 requests per file, Anthropic 100,000 per batch).
 MAX_REQUESTS = {"openai": 50_000, "anthropic": 100_000}
 #: States after which a batch changes no more.
 _OPENAI_FINAL = {"completed", "failed", "expired", "cancelled"}
+#: ``BatchResult.kind`` of a result line that could not be read.
+UNREADABLE = "unreadable"
+#: Characters of an unreadable line quoted in the report.
+_QUOTED_CHARS = 80
+#: Unreadable lines named one by one in the run report's note (all are in ``BatchOutcome.unreadable_lines``).
+_NAMED_IN_NOTE = 10
+
+_T = TypeVar("_T")
+
+
+class BatchUnavailable(ProviderError):
+    """Polling a batch or downloading its results failed for good (after retries); the batch stays in the ledger,
+    so the next run resumes polling it."""
+
+    kind = "transient"
+
+
+class UnreadableLine(ValueError):
+    """A result line that cannot be read; ``key`` is its custom id when that much was readable."""
+
+    def __init__(self, reason: str, key: str | None = None):
+        super().__init__(reason)
+        self.key = key
 
 
 @dataclass
@@ -63,12 +117,15 @@ class BatchItem:
 
 @dataclass
 class BatchResult:
-    """One request's outcome read back from a batch: a completion, or an error message and its kind."""
+    """One result line read back from a batch: a completion, or an error message and its kind (``UNREADABLE``: the
+    line itself could not be read, ``key`` then None unless its custom id was readable); ``where`` names the line
+    (batch id, file, line number)."""
 
-    key: str
+    key: str | None
     completion: Completion | None = None
     error: str | None = None
     kind: str | None = None
+    where: str = ""
 
 
 @dataclass
@@ -81,7 +138,7 @@ class BatchStatus:
 
 
 class BatchBackend:
-    """What a provider's batch API offers: submit, status, results."""
+    """What a provider's batch API offers: submit, status, the result files, and reading one result line."""
 
     provider: str
 
@@ -91,8 +148,70 @@ class BatchBackend:
     def status(self, batch_id: str) -> BatchStatus:
         raise NotImplementedError
 
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
+    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
+        """The ended batch's results as (name used in messages, JSON-lines content), downloaded whole."""
         raise NotImplementedError
+
+    def read_line(self, entry: dict[str, Any]) -> BatchResult:
+        """One result line, a JSON object with a string ``custom_id``; UnreadableLine when it has the wrong shape."""
+        raise NotImplementedError
+
+
+def read_result_lines(backend: BatchBackend, batch_id: str, name: str, content: bytes) -> Iterator[BatchResult]:
+    """The results of one downloaded JSON-lines file, one per non-blank line; a line that cannot be read is a
+    result of kind ``UNREADABLE`` saying why, never an exception (the other lines are paid replies)."""
+    lines = content.split(b"\n")  # not splitlines(): JSON text may hold U+2028 and other line separators
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"batch {batch_id}, {name} line {number}"
+        try:
+            result = _read_line(backend, line)
+        except UnreadableLine as exc:
+            reason = str(exc)
+            if number == len(lines):  # the file does not end with a line end
+                reason = f"cut short (the file ends inside this line): {reason}"
+            quoted = redact(line[:_QUOTED_CHARS].decode("utf-8", "replace"))
+            yield BatchResult(exc.key, error=f"{reason}; the line begins {quoted!r}", kind=UNREADABLE, where=where)
+            continue
+        result.where = where
+        if result.error is not None:
+            result.error = f"{where}: {result.error}"
+        yield result
+
+
+def _read_line(backend: BatchBackend, line: bytes) -> BatchResult:
+    try:
+        entry = json.loads(line)
+    except UnicodeDecodeError:
+        raise UnreadableLine("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise UnreadableLine(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise UnreadableLine("JSON nested too deeply") from None
+    if not isinstance(entry, dict):
+        raise UnreadableLine(f"a JSON {type(entry).__name__}, not a result object")
+    key = entry.get("custom_id")
+    if not isinstance(key, str) or not key:
+        raise UnreadableLine("a JSON object without a custom_id")
+    try:
+        return backend.read_line(entry)
+    except UnreadableLine as exc:
+        exc.key = key
+        raise
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a shape the reader did not foresee
+        raise UnreadableLine(f"unexpected shape ({short_error(exc, 160)})", key) from None
+
+
+@contextmanager
+def _sdk_calls(sdk: ModuleType, base_error: type[Exception], label: str) -> Iterator[None]:
+    """SDK exceptions as the project's provider errors, API keys redacted: ``sdk_errors`` for HTTP failures (429
+    and 5xx transient), and any other error of the SDK (e.g. no results URL yet) as a ProviderError."""
+    try:
+        with sdk_errors(sdk, label):
+            yield
+    except base_error as exc:
+        raise ProviderError(f"{label}: {redact(short_error(exc))}") from None
 
 
 # ---------------------------------------------------------------------------------------------------------- ledger
@@ -153,63 +272,68 @@ class OpenAIBatches(BatchBackend):
     provider = "openai"
 
     def __init__(self, client: Any, base_url: str | None):
+        import openai
+
         self.client = client
         self.base_url = base_url
+        self._calls = functools.partial(_sdk_calls, openai, openai.OpenAIError, "openai batch")
 
     def submit(self, items: list[BatchItem]) -> str:
         lines = "".join(json.dumps({"custom_id": item.key, "method": "POST", "url": "/v1/chat/completions",
                                     "body": item.body}, ensure_ascii=False) + "\n" for item in items)
-        uploaded = self.client.files.create(file=("batch.jsonl", lines.encode("utf-8")), purpose="batch")
-        batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                           completion_window="24h")
+        with self._calls():
+            uploaded = self.client.files.create(file=("batch.jsonl", lines.encode("utf-8")), purpose="batch")
+            batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                               completion_window="24h")
         return str(batch.id)
 
-    def _batch(self, batch_id: str) -> Any:
-        return self.client.batches.retrieve(batch_id)
-
     def status(self, batch_id: str) -> BatchStatus:
-        batch = self._batch(batch_id)
+        with self._calls():
+            batch = self.client.batches.retrieve(batch_id)
         counts = getattr(batch, "request_counts", None)
         counted = {name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed")}
         return BatchStatus(done=batch.status in _OPENAI_FINAL, state=str(batch.status), counts=counted)
 
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
+    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
+        files = []
+        with self._calls():
+            batch = self.client.batches.retrieve(batch_id)
+            for name, file_id in (("output file", batch.output_file_id), ("error file", batch.error_file_id)):
+                if file_id:
+                    files.append((f"{name} {file_id}", self.client.files.content(file_id).content))
+        return files
+
+    def read_line(self, entry: dict[str, Any]) -> BatchResult:
         from .providers.openai_compat import _completion_from_json
 
-        batch = self._batch(batch_id)
-        for file_id in (batch.output_file_id, batch.error_file_id):
-            if not file_id:
-                continue
-            text = self.client.files.content(file_id).text
-            for number, line in enumerate(text.splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    key = str(entry["custom_id"])
-                except (ValueError, KeyError, TypeError):
-                    raise ProviderError(f"batch {batch_id}: result file {file_id} line {number} is not a result "
-                                        f"line: {line[:120]!r}") from None
-                response = entry.get("response") or {}
-                error = entry.get("error")
-                status = response.get("status_code")
-                if error or status != 200:
-                    message = (error or {}).get("message") if isinstance(error, dict) else error
-                    body_error = (response.get("body") or {}).get("error") if isinstance(response.get("body"),
-                                                                                         dict) else None
-                    message = message or (body_error or {}).get("message") or f"HTTP {status}"
-                    code = (error or {}).get("code") if isinstance(error, dict) else None
-                    kind = "batch_expired" if code == "batch_expired" else (
-                        "batch_cancelled" if code == "batch_cancelled" else "batch_error")
-                    yield BatchResult(key, error=f"batch {batch_id}: {str(message)[:200]}", kind=kind)
-                    continue
-                try:
-                    completion = _completion_from_json(response.get("body"), math.nan, self.base_url)
-                except ProviderError as exc:
-                    yield BatchResult(key, error=f"batch {batch_id}: {exc}", kind=exc.kind)
-                    continue
-                completion.latency_s = None
-                yield BatchResult(key, completion=completion)
+        key = entry["custom_id"]
+        response, error = entry.get("response"), entry.get("error")
+        if response is not None and not isinstance(response, dict):
+            raise UnreadableLine(f"its 'response' is a JSON {type(response).__name__}, not an object")
+        if not response and not error:
+            raise UnreadableLine("neither a response nor an error")
+        response = response or {}
+        status = response.get("status_code")
+        if error or status != 200:
+            code = error.get("code") if isinstance(error, dict) else None
+            kind = code if code in ("batch_expired", "batch_cancelled") else "batch_error"
+            return BatchResult(key, error=_error_message(error, response.get("body"), status), kind=kind)
+        try:
+            completion = _completion_from_json(response.get("body"), math.nan, self.base_url)
+        except ProviderError as exc:
+            return BatchResult(key, error=str(exc), kind=exc.kind)
+        completion.latency_s = None
+        return BatchResult(key, completion=completion)
+
+
+def _error_message(error: Any, body: Any, status: Any) -> str:
+    """What an OpenAI error line says: the error object's message, else the response body's, else its status."""
+    for source in (error, body.get("error") if isinstance(body, dict) else body):
+        message = source.get("message") if isinstance(source, dict) else source
+        if message:
+            text = redact(str(message))[:200]
+            return f"HTTP {status}: {text}" if isinstance(status, int) and status != 200 else text
+    return f"HTTP {status}"
 
 
 class AnthropicBatches(BatchBackend):
@@ -218,42 +342,59 @@ class AnthropicBatches(BatchBackend):
     provider = "anthropic"
 
     def __init__(self, client: Any, base_url: str | None):
+        import anthropic
+
         self.client = client
         self.base_url = base_url
+        self._calls = functools.partial(_sdk_calls, anthropic, anthropic.AnthropicError, "anthropic batch")
 
     def submit(self, items: list[BatchItem]) -> str:
-        batch = self.client.messages.batches.create(
-            requests=[{"custom_id": item.key, "params": item.body} for item in items])
+        with self._calls():
+            batch = self.client.messages.batches.create(
+                requests=[{"custom_id": item.key, "params": item.body} for item in items])
         return str(batch.id)
 
     def status(self, batch_id: str) -> BatchStatus:
-        batch = self.client.messages.batches.retrieve(batch_id)
+        with self._calls():
+            batch = self.client.messages.batches.retrieve(batch_id)
         counts = batch.request_counts
         counted = {name: int(getattr(counts, name, 0) or 0)
                    for name in ("processing", "succeeded", "errored", "canceled", "expired")}
         return BatchStatus(done=batch.processing_status == "ended", state=str(batch.processing_status),
                            counts=counted)
 
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
+    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
+        # The raw stream, read whole: the SDK's decoder stops at the first line that is not JSON.
+        with self._calls():
+            stream = self.client.messages.batches.results(batch_id)
+            try:
+                content = stream.http_response.read()
+            finally:
+                stream.close()
+        return [("results", content)]
+
+    def read_line(self, entry: dict[str, Any]) -> BatchResult:
+        from anthropic.types.messages import MessageBatchIndividualResponse
+
         from .providers.anthropic_provider import completion_from_message
 
-        for entry in self.client.messages.batches.results(batch_id):
-            result = entry.result
-            kind = getattr(result, "type", None)
-            if kind == "succeeded":
-                try:
-                    yield BatchResult(entry.custom_id, completion=completion_from_message(result.message, None,
-                                                                                        self.base_url))
-                except TransientProviderError as exc:
-                    yield BatchResult(entry.custom_id, error=f"batch {batch_id}: {exc}", kind="malformed")
-            elif kind == "errored":
-                error = getattr(getattr(result, "error", None), "error", None)
-                message = getattr(error, "message", None) or "errored"
-                yield BatchResult(entry.custom_id, error=f"batch {batch_id}: {str(message)[:200]}",
-                                  kind="batch_error")
-            else:  # expired or canceled: the batch did not reach this request
-                yield BatchResult(entry.custom_id, error=f"batch {batch_id}: request {kind}",
-                                  kind="batch_expired" if kind == "expired" else "batch_cancelled")
+        key = entry["custom_id"]
+        result = MessageBatchIndividualResponse.construct(**entry).result  # built without validation, like the SDK
+        kind = getattr(result, "type", None)
+        if kind == "succeeded":
+            try:
+                return BatchResult(key, completion=completion_from_message(result.message, None, self.base_url))
+            except (TransientProviderError, AttributeError) as exc:
+                return BatchResult(key, error=str(exc), kind="malformed")
+        if kind == "errored":
+            error = getattr(getattr(result, "error", None), "error", None)
+            message = getattr(error, "message", None) or "errored"
+            return BatchResult(key, error=redact(str(message))[:200], kind="batch_error")
+        if kind in ("expired", "canceled"):  # the batch did not reach this request
+            return BatchResult(key, error=f"request {kind}",
+                               kind="batch_expired" if kind == "expired" else "batch_cancelled")
+        raise UnreadableLine(f"its result type {kind!r} is none of succeeded, errored, canceled, expired"
+                             if kind is not None else "no result object")
 
 
 def backend_for(provider: Any) -> BatchBackend:
@@ -273,6 +414,10 @@ class BatchOutcome:
     submitted: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
+    #: result lines that could not be read, as "batch <id>, <file> line <n>: <why>"
+    unreadable_lines: list[str] = field(default_factory=list)
+    #: what the run report should say besides the counts (unreadable lines, a deadline reached)
+    notes: list[str] = field(default_factory=list)
 
 
 def poll_seconds(value: float | None = None) -> float:
@@ -281,6 +426,45 @@ def poll_seconds(value: float | None = None) -> float:
         return float(value)
     seconds = env_number(POLL_ENV, allow_zero=True, unit="seconds")
     return DEFAULT_POLL_S if seconds is None else seconds
+
+
+def deadline_seconds(value: float | None = None) -> float:
+    """The most seconds a run waits for its batches: ``value``, else RECJUDGE_LLM_BATCH_DEADLINE, else the
+    default; ValueError naming the variable when it is not a positive number."""
+    if value is not None:
+        return float(value)
+    seconds = env_number(DEADLINE_ENV, unit="seconds")
+    return DEFAULT_DEADLINE_S if seconds is None else seconds
+
+
+def poll_retry() -> RetryPolicy:
+    """The retry policy of polls and result downloads."""
+    from .runner import RetryPolicy  # the runner imports this module
+
+    return RetryPolicy(max_attempts=POLL_RETRY_ATTEMPTS, max_throttled_attempts=POLL_RETRY_ATTEMPTS,
+                       base_delay_s=POLL_RETRY_BASE_S, max_delay_s=POLL_RETRY_MAX_S)
+
+
+def _patiently(call: Callable[[], _T], what: str, batch_id: str, ledger: BatchLedger, retry: RetryPolicy,
+               sleep: Callable[[float], None]) -> _T:
+    """``call()``, retried with backoff while it fails transiently; BatchUnavailable once it fails for good."""
+    rng = random.Random()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return call()
+        except TransientProviderError as exc:
+            if attempt < min(retry.max_attempts, exc.max_attempts or retry.max_attempts):
+                sleep(retry.delay(attempt, exc.retry_after, rng))
+                continue
+            failure: ProviderError = exc
+        except ProviderError as exc:
+            failure = exc
+        raise BatchUnavailable(
+            f"{what} batch {batch_id} failed after {attempt} attempt(s): {redact(failure)}. The batch id is kept in "
+            f"the batch ledger {ledger.path}, so the next run resumes polling it (nothing is submitted or paid for "
+            "again).") from None
 
 
 def ask_in_batches(
@@ -296,21 +480,65 @@ def ask_in_batches(
     counters: dict[str, int] | Any,
     wait: bool = True,
     poll_s: float | None = None,
+    deadline_s: float | None = None,
     max_requests: int | None = None,
     sleep: Callable[[float], None] | None = None,
+    retry: RetryPolicy | None = None,
 ) -> BatchOutcome:
     """Submit ``items`` (prompts the store lacks) unless a pending batch of the ledger already holds them, then
-    poll every pending batch that holds a wanted key until it ends (``wait``), storing each reply as it is read.
-    Fills ``records`` (store key -> stored record), ``errors`` (key -> (message, kind)) and ``counters``."""
+    poll every pending batch that holds a wanted key until it ends (``wait``; at most ``deadline_s``, default env
+    RECJUDGE_LLM_BATCH_DEADLINE), storing each batch's replies as it is read.  Polls and downloads are retried on
+    transient errors (``retry``, default ``poll_retry()``).  Fills ``records`` (store key -> stored record),
+    ``errors`` (key -> (message, kind)) and ``counters``."""
+    interval = poll_seconds(poll_s)
+    deadline = deadline_seconds(deadline_s)  # both read before anything is paid for: a typo costs nothing
+    pause = sleep or time.sleep
+    retry = retry or poll_retry()
     ledger = BatchLedger(store.root, provider_name, model)
     wanted = {item.key: item for item in items}
     outcome = BatchOutcome()
-    covered: dict[str, str] = {}
+    _submit(backend, ledger, items, wanted, provider_name, max_requests, counters, outcome)
+    waiting = outcome.resumed + outcome.submitted
+    give_up_at = time.monotonic() + deadline
+    max_chars = max_stored_chars(max_tokens)
+    deadline_passed = False
+    while waiting:
+        still = []
+        for batch_id in waiting:
+            status = _patiently(functools.partial(backend.status, batch_id), "polling", batch_id, ledger, retry,
+                                pause)
+            if not status.done:
+                still.append(batch_id)
+                continue
+            files = _patiently(functools.partial(backend.result_files, batch_id), "downloading the results of",
+                               batch_id, ledger, retry, pause)
+            results = [result for name, content in files
+                       for result in read_result_lines(backend, batch_id, name, content)]
+            _collect(store, ledger, batch_id, status, results, provider_name, model, max_chars, wanted, records,
+                     errors, counters, outcome)
+        waiting = still
+        if not waiting or not wait:
+            break
+        left = give_up_at - time.monotonic()
+        if left <= 0:
+            deadline_passed = True
+            break
+        pause(min(interval, left))
+    outcome.pending = waiting
+    _report_pending(ledger, waiting, wanted, records, errors, outcome, deadline if deadline_passed else None)
+    _note_unreadable(outcome)
+    return outcome
+
+
+def _submit(backend: BatchBackend, ledger: BatchLedger, items: list[BatchItem], wanted: Mapping[str, BatchItem],
+            provider_name: str, max_requests: int | None, counters: Any, outcome: BatchOutcome) -> None:
+    """Resume the ledger's pending batches that hold wanted keys; submit the other items in batches."""
+    covered: set[str] = set()
     for entry in ledger.pending():
         held = [key for key in entry["keys"] if key in wanted]
         if held:
             outcome.resumed.append(entry["id"])
-            covered.update({key: entry["id"] for key in held})
+            covered.update(held)
     fresh = [item for item in items if item.key not in covered]
     size = max_requests or MAX_REQUESTS.get(provider_name, 50_000)
     for start in range(0, len(fresh), size):
@@ -319,71 +547,112 @@ def ask_in_batches(
         ledger.add(batch_id, chunk)  # before anything else can fail: a rerun resumes instead of resubmitting
         outcome.submitted.append(batch_id)
         counters["calls"] += len(chunk)  # one provider request per prompt
-    waiting = outcome.resumed + outcome.submitted
-    interval = poll_seconds(poll_s)
-    max_chars = max_stored_chars(max_tokens)
-    while waiting:
-        still = []
-        for batch_id in waiting:
-            status = backend.status(batch_id)
-            if not status.done:
-                still.append(batch_id)
-                continue
-            _collect(backend, store, ledger, batch_id, status, provider_name, model, max_chars, wanted, records,
-                     errors, counters)
-        waiting = still
-        if waiting and not wait:
-            break
-        if waiting:
-            (sleep or time.sleep)(interval)
-    outcome.pending = waiting
+
+
+def _report_pending(ledger: BatchLedger, waiting: list[str], wanted: Mapping[str, BatchItem],
+                    records: Mapping[str, Any], errors: dict[str, tuple[str, str]], outcome: BatchOutcome,
+                    deadline: float | None) -> None:
+    """The prompts of batches still running are failed judgments of kind ``batch_pending``."""
+    if not waiting:
+        return
+    why = f"not ended within {DEADLINE_ENV}={deadline:g} s; " if deadline is not None else ""
+    held = {entry["id"]: entry["keys"] for entry in ledger.pending()}
     for batch_id in waiting:
-        for entry in ledger.pending():
-            if entry["id"] == batch_id:
-                for key in entry["keys"]:
-                    if key in wanted and key not in records:
-                        errors[key] = (f"pending in batch {batch_id}: run again to collect it", "batch_pending")
-    return outcome
+        for key in held.get(batch_id, ()):
+            if key in wanted and key not in records:
+                errors[key] = (f"pending in batch {batch_id}: {why}run again to collect it", "batch_pending")
+    if deadline is not None:
+        outcome.notes.append(
+            f"Stopped waiting after {deadline:g} s ({DEADLINE_ENV}): {len(waiting)} batch(es) still running are kept "
+            f"in the batch ledger {ledger.path}; run again to resume polling them (nothing is submitted twice).")
 
 
-def _collect(backend: BatchBackend, store: ResponseStore, ledger: BatchLedger, batch_id: str, status: BatchStatus,
-             provider_name: str, model: str, max_chars: int, wanted: Mapping[str, BatchItem],
-             records: dict[str, dict[str, Any]], errors: dict[str, tuple[str, str]], counters: Any) -> None:
+def _note_unreadable(outcome: BatchOutcome) -> None:
+    lines = outcome.unreadable_lines
+    if lines:
+        outcome.notes.append(
+            f"{len(lines)} unreadable line(s) in batch results (their prompts failed and are submitted again by the "
+            "next run): " + "; ".join(lines[:_NAMED_IN_NOTE]) + (" ..." if len(lines) > _NAMED_IN_NOTE else "") + ".")
+
+
+def _collect(store: ResponseStore, ledger: BatchLedger, batch_id: str, status: BatchStatus,
+             results: list[BatchResult], provider_name: str, model: str, max_chars: int,
+             wanted: Mapping[str, BatchItem], records: dict[str, dict[str, Any]],
+             errors: dict[str, tuple[str, str]], counters: Any, outcome: BatchOutcome) -> None:
+    """Store an ended batch's replies, count its failures and unreadable lines, and close its ledger entry."""
     entry = next((e for e in ledger.entries() if e["id"] == batch_id), None)
     held = entry["keys"] if entry else {}
     seen: set[str] = set()
+    unreadable: dict[str, str] = {}  # held key -> why its line could not be read
+    n_unreadable = len(outcome.unreadable_lines)
     fresh: list[dict[str, Any]] = []
-    for result in backend.results(batch_id):
-        if result.key not in held or result.key in seen:
-            counters["batch_unknown_ids"] += 1
-            continue
-        seen.add(result.key)
-        if result.completion is None:
+
+    def bad_line(result: BatchResult, why: str, key: str | None) -> None:
+        outcome.unreadable_lines.append(f"{result.where}: {why}")
+        counters["batch_unreadable_lines"] += 1
+        if key in held:
+            unreadable.setdefault(key, f"{result.where}: unreadable result line: {why}")
+
+    for result in results:
+        if result.kind == UNREADABLE:
+            bad_line(result, result.error or "unreadable", result.key)
+        elif result.key not in held:
+            bad_line(result, f"custom_id {str(result.key)[:80]!r} is not a prompt of this batch", None)
+        elif result.key in seen:
+            bad_line(result, "a second result for a prompt already read (the first is kept)", None)
+        elif result.completion is None:
+            seen.add(result.key)
             counters[result.kind or "batch_error"] += 1
             if result.key in wanted:
-                errors[result.key] = (result.error or "failed in the batch", result.kind or "batch_error")
-            continue
-        request_key, sample = held[result.key]
-        completion = result.completion
-        provenance = dict(completion.provenance or {})
-        provenance["batch_id"] = batch_id
-        fresh.append({
-            "key": result.key, "provider": provider_name, "model": model, "sample": int(sample),
-            "request_key": request_key, "text": completion.text, "logprobs": completion.logprobs,
-            "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
-            "latency_s": None, "finish_reason": completion.finish_reason, "created": now_utc(),
-            "provenance": provenance,
-        })
-    stored = store.put_records(sanitise_record(record, max_chars=max_chars) for record in fresh)
+                errors[result.key] = (result.error or f"{result.where}: failed in the batch",
+                                      result.kind or "batch_error")
+        else:
+            record = _record(result, held[result.key], batch_id, provider_name, model, max_chars)
+            problem = entry_problem(record)
+            if problem is not None:
+                bad_line(result, f"not a storable reply ({problem})", result.key)
+                continue
+            seen.add(result.key)
+            fresh.append(record)
+    stored = store.put_records(fresh)
     for record in stored:
         records[record["key"]] = record
         errors.pop(record["key"], None)
     counters["batch_replies"] += len(stored)
-    missing = [key for key in held if key not in seen]
-    kind = "batch_expired" if status.state == "expired" else (
-        "batch_cancelled" if status.state in ("cancelled", "canceled") else "batch_error")
-    for key in missing:  # e.g. an expired batch's unfinished requests when the provider lists none of them
+    batch_unreadable = len(outcome.unreadable_lines) - n_unreadable
+    for key in (key for key in held if key not in seen):
+        kind, message = _missing(batch_id, status, unreadable.get(key), batch_unreadable)
         counters[kind] += 1
         if key in wanted:
-            errors[key] = (f"batch {batch_id} ended ({status.state}) without a result for this prompt", kind)
+            errors[key] = (message, kind)
     ledger.mark(batch_id, state=status.state, collected=True, counts=status.counts)
+
+
+def _record(result: BatchResult, held: list[Any], batch_id: str, provider_name: str, model: str,
+            max_chars: int) -> dict[str, Any]:
+    """The store entry of a batch reply (sanitised: what is written reads back)."""
+    request_key, sample = held
+    completion = result.completion
+    assert completion is not None
+    provenance = dict(completion.provenance or {})
+    provenance["batch_id"] = batch_id
+    return sanitise_record({
+        "key": result.key, "provider": provider_name, "model": model, "sample": int(sample),
+        "request_key": request_key, "text": completion.text, "logprobs": completion.logprobs,
+        "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
+        "latency_s": None, "finish_reason": completion.finish_reason, "created": now_utc(),
+        "provenance": provenance,
+    }, max_chars=max_chars)
+
+
+def _missing(batch_id: str, status: BatchStatus, unreadable: str | None, n_unreadable: int) -> tuple[str, str]:
+    """(kind, message) of a prompt an ended batch gave no usable result for."""
+    if unreadable is not None:
+        return "malformed", unreadable
+    if n_unreadable:
+        return "malformed", (f"batch {batch_id} ended without a readable result for this prompt ({n_unreadable} "
+                             "unreadable line(s), named in the run report)")
+    kind = "batch_expired" if status.state == "expired" else (
+        "batch_cancelled" if status.state in ("cancelled", "canceled") else "batch_error")
+    # e.g. an expired batch's unfinished requests when the provider lists none of them
+    return kind, f"batch {batch_id} ended ({status.state}) without a result for this prompt"

@@ -310,7 +310,8 @@ class RunReport:
     n_throttled: int = 0
     #: the concurrency gate, when something was asked: "adaptive" or "fixed", its cap, final and peak limit
     concurrency: dict[str, Any] = field(default_factory=dict)
-    #: batch mode: ids of the batches submitted, resumed (found in the ledger) and still pending
+    #: batch mode: ids of the batches submitted, resumed (found in the ledger) and still pending, and the result
+    #: lines that could not be read ("batch <id>, <file> line <n>: <why>")
     batches: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -638,10 +639,11 @@ def run_judge(
         notes.append(f"Batch mode: {len(outcome.submitted)} batch(es) submitted, {len(outcome.resumed)} resumed"
                      + (f", {len(outcome.pending)} still running (run again to collect)" if outcome.pending else "")
                      + "; replies priced at the batch rate.")
+        notes.extend(outcome.notes)
         run = _assemble(config, mode, store, slots, records, from_store, errors, counters, len(to_ask),
                         parser, want_logprobs, notes, started, batch=True)
         run.report.batches = {"submitted": outcome.submitted, "resumed": outcome.resumed,
-                              "pending": outcome.pending}
+                              "pending": outcome.pending, "unreadable_lines": outcome.unreadable_lines}
         return run
     if to_ask:
         adaptive = _resolve_adaptive(adaptive)
