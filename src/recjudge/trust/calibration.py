@@ -1,0 +1,85 @@
+"""Calibration: maps from a judge's score to the human 1–5 scale, learned on other users only.
+
+A judge's raw score can carry information about serendipity on the wrong scale (a tiny model's expected scores sit
+near 2; a proxy's min-max rescaling, Kang et al.'s eq. 6, stretches whatever it gets). MAE and RMSE mix the two: a
+judge that always says the population mean has a low MAE and no information. Calibrating first separates them:
+
+- ``isotonic``: the monotone map (``sklearn.isotonic.IsotonicRegression``) from score to the mean human rating;
+- ``ordinal``: an ordinal logit of the human rating on the score (``statsmodels`` ``OrderedModel``), whose
+  prediction is the expected rating under the fitted category probabilities.
+
+Both are fitted out of fold with the folds made of whole users (``GroupKFold``), so no answer is calibrated with
+its own user's ratings: the calibrated error is what a new user's answers would get.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+METHODS = ("isotonic", "ordinal")
+LIKERT = (1, 5)
+
+
+def _fit_predict(method: str, train_score: np.ndarray, train_human: np.ndarray, test_score: np.ndarray) -> np.ndarray:
+    if method == "isotonic":
+        from sklearn.isotonic import IsotonicRegression
+
+        model = IsotonicRegression(y_min=LIKERT[0], y_max=LIKERT[1], out_of_bounds="clip")
+        return model.fit(train_score, train_human).predict(test_score)
+    if method == "ordinal":
+        from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+        levels = np.unique(train_human)
+        if len(levels) < 2 or np.ptp(train_score) == 0:  # nothing to fit: the training mean
+            return np.full(len(test_score), float(train_human.mean()))
+        centre, spread = train_score.mean(), train_score.std()
+        exog = ((train_score - centre) / spread).reshape(-1, 1)
+        fitted = OrderedModel(pd.Series(pd.Categorical(train_human, categories=levels, ordered=True)), exog,
+                              distr="logit").fit(method="bfgs", disp=False, maxiter=1000)
+        probabilities = fitted.model.predict(fitted.params, exog=((test_score - centre) / spread).reshape(-1, 1))
+        return np.asarray(probabilities) @ levels.astype(float)
+    raise ValueError(f"unknown calibration {method!r}; known: {METHODS}")
+
+
+def calibrate_out_of_fold(score: Sequence[float], human: Sequence[float], users: Sequence[object],
+                          method: str = "isotonic", n_splits: int = 5) -> np.ndarray:
+    """Each answer's calibrated score, from a map fitted on the other folds' users (NaN where ``score`` is NaN)."""
+    from sklearn.model_selection import GroupKFold
+
+    score, human = np.asarray(score, dtype=float), np.asarray(human, dtype=float)
+    users = np.asarray(users)
+    if not (len(score) == len(human) == len(users)):
+        raise ValueError("score, human and users must have one entry per answer")
+    result = np.full(len(score), np.nan)
+    judged = np.flatnonzero(np.isfinite(score) & np.isfinite(human))
+    if len(np.unique(users[judged])) < n_splits:
+        raise ValueError(f"{n_splits} folds need at least {n_splits} users with judged answers")
+    for train, test in GroupKFold(n_splits=n_splits).split(judged, groups=users[judged]):
+        result[judged[test]] = _fit_predict(method, score[judged[train]], human[judged[train]], score[judged[test]])
+    return result
+
+
+def error_table(scores: pd.DataFrame, human: pd.Series, users: pd.Series, judges: Sequence[str],
+                n_splits: int = 5) -> pd.DataFrame:
+    """Per judge: MAE and RMSE of the raw score, after eq. 6 rescaling, and after each calibration, and of a judge
+    that always answers the mean human rating of the other folds (the constant baseline)."""
+    from recjudge.metaeval.agreement import agreement, rescale_to_likert
+
+    rows = []
+    for judge in judges:
+        raw = scores[judge].to_numpy(dtype=float)
+        readings = {"raw": raw, "eq. 6 rescaled": np.asarray(rescale_to_likert(raw), dtype=float)}
+        for method in METHODS:
+            readings[f"calibrated ({method})"] = calibrate_out_of_fold(raw, human, users, method, n_splits)
+        for reading, values in readings.items():
+            found = agreement(values, human.to_numpy(dtype=float))
+            rows.append({"judge": judge, "reading": reading, "n": found["n"], "pearson_pct": 100 * found["pearson_r"],
+                         "mae": found["mae"], "rmse": found["rmse"]})
+    constant = calibrate_out_of_fold(np.zeros(len(human)), human, users, "isotonic", n_splits)
+    found = agreement(constant, human.to_numpy(dtype=float))
+    rows.append({"judge": "constant (mean of other users)", "reading": "calibrated (isotonic)", "n": found["n"],
+                 "pearson_pct": np.nan, "mae": found["mae"], "rmse": found["rmse"]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,99 @@
+"""recjudge.trust: prediction-powered inference against ppi-python and a hand-computed case, interval coverage on
+simulated data with a known truth, and calibration that never sees a user's own ratings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recjudge.trust import calibration, ppi
+
+
+def population(size: int = 4000, correlation: float = 0.8, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    human = rng.normal(3.0, 1.0, size)
+    judge = correlation * (human - 3.0) + np.sqrt(1 - correlation ** 2) * rng.normal(0, 1, size) + 2.5
+    return human, judge
+
+
+def test_ppi_is_ppi_python_power_tuned():
+    import ppi_py
+
+    human, judge = population()
+    y, yhat, unlabelled = human[:100], judge[:100], judge[100:]
+    interval = ppi.ppi_mean(y, yhat, unlabelled, alpha=0.05)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.05)
+    assert (interval.low, interval.high) == pytest.approx((float(low[0]), float(high[0])))
+    assert interval.low < interval.estimate < interval.high
+
+
+def test_ppi_without_power_tuning_matches_the_formula_by_hand():
+    """λ = 1: estimate mean(Ŷ_unlabelled) + mean(Y − Ŷ), variance var(Ŷ_unl)/N + var(Y − Ŷ)/n."""
+    import ppi_py
+
+    human, judge = population(size=600)
+    y, yhat, unlabelled = human[:50], judge[:50], judge[50:]
+    estimate = unlabelled.mean() + (y - yhat).mean()
+    se = np.sqrt(unlabelled.var(ddof=1) / len(unlabelled) + (y - yhat).var(ddof=1) / len(y))
+    z = stats.norm.ppf(0.975)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.05, lam=1)
+    assert float(ppi_py.ppi_mean_pointestimate(y, yhat, unlabelled, lam=1)[0]) == pytest.approx(estimate)
+    assert (float(low[0]), float(high[0])) == pytest.approx((estimate - z * se, estimate + z * se), rel=1e-3)
+
+
+def test_intervals_cover_the_full_data_mean_about_95_percent_of_the_time():
+    human, judge = population()
+    draws = ppi.simulate_draws(human, judge, sizes=[100], draws=300, alpha=0.05, seed=3)
+    summary = ppi.summarise_draws(draws).iloc[0]
+    assert 0.91 <= summary["coverage_ppi"] <= 0.99
+    assert 0.91 <= summary["coverage_human_only"] <= 0.99
+    assert summary["width_ppi"] < summary["width_human_only"]  # a judge correlated at 0.8 helps
+
+
+def test_a_judge_is_worth_about_n_over_one_minus_rho_squared_labels():
+    human, judge = population(size=20000, correlation=0.8)
+    summary = ppi.summarise_draws(ppi.simulate_draws(human, judge, sizes=[200], draws=60, seed=5)).iloc[0]
+    by_rule = ppi.labels_worth_by_correlation(200, np.corrcoef(human, judge)[0, 1])
+    assert summary["labels_worth"] == pytest.approx(by_rule, rel=0.15)
+    assert ppi.labels_worth(100, classical_width=2.0, ppi_width=1.0) == 400
+
+
+def test_a_useless_judge_costs_nothing():
+    rng = np.random.default_rng(0)
+    human = rng.normal(3, 1, 3000)
+    noise = rng.normal(0, 1, 3000)
+    summary = ppi.summarise_draws(ppi.simulate_draws(human, noise, sizes=[100], draws=100, seed=2)).iloc[0]
+    assert summary["width_ppi"] <= summary["width_human_only"] * 1.03
+
+
+def test_unjudged_answers_are_refused_with_a_clear_error():
+    with pytest.raises(ValueError, match="finite"):
+        ppi.ppi_mean([1.0, 2.0], [1.0, np.nan], [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("method", calibration.METHODS)
+def test_calibration_of_a_user_never_uses_that_users_ratings(method):
+    rng = np.random.default_rng(4)
+    users = np.repeat(np.arange(30), 10)
+    human = rng.integers(1, 6, size=300).astype(float)
+    score = human + rng.normal(0, 1.0, size=300)
+    before = calibration.calibrate_out_of_fold(score, human, users, method)
+    changed = human.copy()
+    changed[users == 7] = 5.0  # user 7's own ratings change
+    after = calibration.calibrate_out_of_fold(score, changed, users, method)
+    np.testing.assert_allclose(before[users == 7], after[users == 7])
+    assert np.isfinite(before).all() and (before >= 1).all() and (before <= 5).all()
+
+
+def test_calibration_removes_scale_but_not_information():
+    rng = np.random.default_rng(6)
+    users = np.repeat(np.arange(40), 10)
+    human = rng.integers(1, 6, size=400).astype(float)
+    shifted = 0.2 * human + 0.5  # all the information, on the wrong scale
+    table = calibration.error_table(pd.DataFrame({"judge": shifted}), pd.Series(human), pd.Series(users), ["judge"])
+    by = table.set_index(["judge", "reading"])
+    assert by.loc[("judge", "calibrated (isotonic)"), "mae"] < 0.05 < by.loc[("judge", "raw"), "mae"]
+    constant = by.loc[("constant (mean of other users)", "calibrated (isotonic)"), "mae"]
+    assert constant > 1.0  # the mean says nothing about which answer is which
