@@ -8,7 +8,7 @@ export RECJUDGE_DATA_MIRROR
 # Prints how long a step took: $(call timed,label,command)
 timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: setup lock data run book test bench clean
+.PHONY: setup lock data run book test lint bench clean
 
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
@@ -54,6 +54,10 @@ book: run
 test: setup
 	@$(PY) -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$status
+
+# ruff's checks as configured in pyproject.toml (pycodestyle, pyflakes, import order; lines of 120 characters).
+lint: setup
+	$(VENV)/bin/ruff check .
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
