@@ -6,7 +6,8 @@ and 100 ms per reply; beyond the limit it answers 429 at once with Retry-After (
 (400 prompts, each into a fresh temporary store) runs with the runner's default adaptive limit (halved when the
 first 429 ends slow start, x0.85 on every later one, starts paced after the first 429), with the previous default
 (x0.7 on every 429, unpaced) for comparison, optionally the default without pacing (``--unpaced``),
-and with a fixed limit of 16 (which would need 160 requests/s).  Printed side by side: seconds, replies/s, throughput as % of the
+and with a fixed limit of 16 (which would need 160 requests/s).  Printed side by side: seconds, replies/s,
+throughput as % of the
 server's capacity, 429s received, failed prompts, and the adaptive limit's final/peak value.  Target: adaptive
 >= 90 % of capacity with zero failed prompts.
 
@@ -108,7 +109,8 @@ def main() -> None:
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     for burst in [float(b) for b in args.bursts.split(",")]:
         bench(args, burst)
-    print("\n% capacity = (replies - burst) / (capacity x seconds): the share of the server's refill used. Target: adaptive >= 90% with 0 failed prompts.")
+    print("\n% capacity = (replies - burst) / (capacity x seconds): the share of the server's refill used. "
+          "Target: adaptive >= 90% with 0 failed prompts.")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
 
 

@@ -169,7 +169,8 @@ def main() -> None:
     print(f"write, put_records of all at once:         {write_s:6.2f} s  ({n / write_s:>9,.0f} entries/s)")
     print(f"write, one put_records([r]) per reply:     {put_s:6.2f} s  ({len(puts) / put_s:>9,.0f} puts/s, "
           f"{len(puts):,} replies)")
-    print(f"fresh process, index load alone:           {best['load_s']:6.2f} s  ({n / best['load_s']:>9,.0f} entries/s)")
+    load_s = best["load_s"]
+    print(f"fresh process, index load alone:           {load_s:6.2f} s  ({n / load_s:>9,.0f} entries/s)")
     replay_s = best["total_s"] - best["load_s"]
     print(f"fresh process, run_judge replays alone:    {replay_s:6.2f} s  ({n / replay_s:>9,.0f} replies/s)")
     print(f"fresh process, replay incl. index load:    {best['total_s']:6.2f} s  ({n / best['total_s']:>9,.0f} "

@@ -8,7 +8,6 @@ tables and figures.
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options

@@ -8,11 +8,14 @@ recommender_reevaluation tabulates them with the validation Recall_acc@10 of the
 
 import sys
 
-from recjudge.data.loaders import load_movielens
-from recjudge.recsys import lists as recsys_lists, split, tuning
-from recjudge.recsys.models import RECOMMENDERS
+import pandas as pd
+
 from recjudge.compendium.paths import project_root as repo_root
+from recjudge.data.loaders import load_movielens
+from recjudge.recsys import lists as recsys_lists
+from recjudge.recsys import split, tuning
 from recjudge.recsys.metrics import recall_at_k
+from recjudge.recsys.models import RECOMMENDERS
 
 dataset = sys.argv[1] if len(sys.argv) > 1 else "latest-small"
 trials = int(sys.argv[2]) if len(sys.argv) > 2 else 8
@@ -29,13 +32,14 @@ for fold in folds:
         params_by_fold[fold.fold][name] = params
         rows.append({"recommender": name, "fold": fold.fold, "trials": n, "params": params, "valid_recall10": recall})
         print(fold.fold, name, n, params, round(recall, 4), flush=True)
-import pandas as pd
+
 frames = [recsys_lists.produce_lists([fold], params_by_fold[fold.fold], k=20) for fold in folds]
 lists = pd.concat(frames, ignore_index=True)
 for row in rows:
     if row["trials"] == 0:
         fold = next(f for f in folds if f.fold == row["fold"])
-        mine = lists[(lists["recommender"] == row["recommender"]) & (lists["fold"] == row["fold"]) & (lists["part"] == "valid")]
+        mine = lists[(lists["recommender"] == row["recommender"]) & (lists["fold"] == row["fold"])
+                     & (lists["part"] == "valid")]
         row["valid_recall10"] = recall_at_k(mine, fold.valid, 10)
 root = repo_root()
 config = {"dataset": dataset, "k": 20, "seed": "fold number", "trials": trials, "tuned": list(TUNED),

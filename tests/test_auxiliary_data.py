@@ -51,7 +51,8 @@ def test_rated_history_and_short_term_profile(movies):
                                  "rating": [1.0, 4.0, 5.0, 2.0]})
     profile = aux.short_term_profile_texts(targets, interactions, movies, days=28).iloc[0]
     # items 2 and 3 are inside the 28 days; item 1 is too old, item 4 is the target itself
-    assert profile == "2 movies rated in the past 28 days, mean rating 4.5/5; most frequent genres: Comedy (1), Drama (1), Horror (1)"
+    assert profile == ("2 movies rated in the past 28 days, mean rating 4.5/5; most frequent genres: Comedy (1), "
+                       "Drama (1), Horror (1)")
     empty = aux.short_term_profile_texts(targets.assign(user_id=9), interactions, movies).iloc[0]
     assert empty == "no movie rated in the past 28 days"
 

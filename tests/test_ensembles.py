@@ -1,9 +1,9 @@
-"""Ensembles of evaluators: the generic subset averaging (Kang et al. RQ3) and its three-level use (Zhang et al. Figure 4)."""
+"""Ensembles of evaluators: the generic subset averaging (Kang et al. RQ3) and its three-level use (Zhang et al.
+Figure 4)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from scipy import stats
 
 from recjudge.explanations.evaluators import ensemble_meta_evaluation, meta_evaluate
@@ -58,7 +58,6 @@ def test_ensemble_accuracy_matches_direct_meta_evaluation():
 
 
 def test_too_many_subsets_refused():
-    truth = pd.DataFrame({"row_id": [0, 1], "user_id": "u", "item_id": 1, "persuasiveness": [1, 2]})
     scores = long_scores({f"e{i}": [1, 2] for i in range(4)})
     with pytest.raises(ValueError, match="max_subsets"):
         ensemble_accuracy(scores, [f"e{i}" for i in range(4)], lambda s: s, max_subsets=10)

@@ -36,7 +36,8 @@ def items():
 @pytest.fixture
 def tags():
     return pd.DataFrame(
-        {"user_id": [1, 2], "item_id": [3, 3], "tag": ["heist", "running"], "timestamp": pd.to_datetime([1, 2], unit="s", utc=True)}
+        {"user_id": [1, 2], "item_id": [3, 3], "tag": ["heist", "running"],
+         "timestamp": pd.to_datetime([1, 2], unit="s", utc=True)}
     )
 
 
@@ -237,7 +238,8 @@ def test_products_over_shared_components_have_the_bits_of_scipy_and_scikit_learn
         columns = rng.integers(0, n_items, width)
         pairwise = model.distance("cosine")
         unit = normalize(model.vectors)
-        assert np.array_equal(pairwise.block(rows, columns), np.clip(1.0 - (unit[rows] @ unit[columns].T).toarray(), 0, 2))
+        expected = np.clip(1.0 - (unit[rows] @ unit[columns].T).toarray(), 0, 2)
+        assert np.array_equal(pairwise.block(rows, columns), expected)
         squared = np.asarray(model.vectors.multiply(model.vectors).sum(axis=1)).ravel()
         want = euclidean_distances(model.vectors[rows], model.vectors[columns], X_norm_squared=squared[rows][:, None],
                                    Y_norm_squared=squared[columns][None, :])
@@ -256,7 +258,8 @@ def test_products_over_shared_components_have_the_bits_of_scipy_and_scikit_learn
 
 def test_products_of_rows_with_unsorted_components_fall_back_to_scipy():
     # SciPy then adds in storage order, not component order: the shared-component sums are not used
-    matrix = sparse.csr_matrix((np.array([1.0, 2.0, 3.0, 0.5]), np.array([2, 0, 1, 2]), np.array([0, 2, 4])), shape=(2, 3))
+    matrix = sparse.csr_matrix((np.array([1.0, 2.0, 3.0, 0.5]), np.array([2, 0, 1, 2]), np.array([0, 2, 4])),
+                               shape=(2, 3))
     assert not matrix.has_sorted_indices
     pairwise = ItemModel("U", np.arange(2), matrix).distance("cosine")
     assert np.array_equal(pairwise._products(matrix, np.arange(2), np.array([1])),

@@ -10,8 +10,8 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
+
 from recjudge.cli import main
 from recjudge.llm import RetryPolicy, runner
 from recjudge.prompts.serendipity import request_key

@@ -29,7 +29,8 @@ def test_variables_already_set_are_kept_and_the_rest_undone(monkeypatch):
     restore = kernels.use_common_numeric_kernels()
     try:
         assert os.environ["OPENBLAS_CORETYPE"] == "Prescott"
-        assert os.environ.get("NPY_DISABLE_CPU_FEATURES") == kernels.kernel_environment().get("NPY_DISABLE_CPU_FEATURES")
+        wanted = kernels.kernel_environment().get("NPY_DISABLE_CPU_FEATURES")
+        assert os.environ.get("NPY_DISABLE_CPU_FEATURES") == wanted
     finally:
         restore()
     assert "NPY_DISABLE_CPU_FEATURES" not in os.environ and os.environ["OPENBLAS_CORETYPE"] == "Prescott"

@@ -1,4 +1,5 @@
-"""The package's layers: the engine, the data layer, meta-evaluation and the book's plumbing import no paper's package."""
+"""The package's layers: the engine, the data layer, meta-evaluation and the book's plumbing import no paper's
+package."""
 
 import ast
 from pathlib import Path

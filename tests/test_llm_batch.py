@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from mock_openai_server import MockOpenAIServer, expected_score
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+
+from recjudge.llm import JudgeConfig, JudgeRequest, pricing, run_judge
 from recjudge.llm import batch as batch_api
-from recjudge.llm import pricing
 from recjudge.llm.store import ResponseStore
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import pytest
-
 import mock_openai_server as mock_server
+import pytest
 from mock_openai_server import MockOpenAIServer
+
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
 from recjudge.llm import batch as batch_api
 from recjudge.llm.providers.base import ProviderError
@@ -215,8 +215,8 @@ def _failing_gets(monkeypatch, marker: Callable[[str], bool], times: int, *, dro
             if drop:
                 handler._drop()
                 return
-            body = {"type": "error", "error": {"type": "overloaded_error",
-                                               "message": f"upstream busy (key {KEYS['openai']} / {KEYS['anthropic']})"}}
+            busy = f"upstream busy (key {KEYS['openai']} / {KEYS['anthropic']})"
+            body = {"type": "error", "error": {"type": "overloaded_error", "message": busy}}
             handler._send(503, json.dumps(body).encode())
             return
         original(handler)

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from recjudge.surprise.item_models import ItemModel
+from recjudge.surprise.limits import potential_surprise_exact
 from recjudge.surprise.one_plus_random import (
     DistanceColumns,
     OnePlusRandomSettings,
@@ -12,10 +13,9 @@ from recjudge.surprise.one_plus_random import (
     run_grid,
     run_one_plus_random,
     summarise_table2,
+    user_problem,
 )
-from recjudge.surprise.limits import potential_surprise_exact
 from recjudge.surprise.time_frames import eligible_intervals
-from recjudge.surprise.one_plus_random import user_problem
 
 
 def _line_model(coordinates):

@@ -90,8 +90,8 @@ def test_the_strategies_read_no_number_from_an_echoed_field(parser):
 
 
 def test_the_echoed_fields_are_the_strategies_user_turn():
-    from recjudge.prompts.tokutake import TEMPLATES
     from recjudge.prompts import load_template
+    from recjudge.prompts.tokutake import TEMPLATES
 
     for template in TEMPLATES.values():
         role, user_turn = load_template(template).sections[-1]

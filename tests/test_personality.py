@@ -50,7 +50,8 @@ def test_regressions_recover_a_planted_curiosity_effect():
     survey = pd.DataFrame({f"c{i}": rng.integers(1, 6, n) for i in range(1, 11)}
                           | {f"p{i}": rng.integers(1, 8, n) for i in range(1, 11)})
     scores = pers.instrument_scores(survey)
-    latent = 0.8 * (scores["stretching"] - scores["stretching"].mean()) / scores["stretching"].std() + rng.normal(0, 1, n)
+    stretching = scores["stretching"]
+    latent = 0.8 * (stretching - stretching.mean()) / stretching.std() + rng.normal(0, 1, n)
     scores["serendipity"] = pd.cut(latent, [-np.inf, -1.2, -0.4, 0.4, 1.2, np.inf], labels=False) + 1
     coefs, fit = pers.fit_regressions(scores)
     stretch = coefs.query("model == 'curiosity' and term == 'stretching'").set_index("kind")

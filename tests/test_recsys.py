@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.recsys import judging, lists as recsys_lists, metrics, split
+from recjudge.recsys import judging, metrics, split
+from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys.models import RECOMMENDERS, make
 
 
@@ -178,7 +179,8 @@ def test_tuning_returns_parameters_in_the_space():
 # ------------------------------------------------------------------ recjudge judge
 def write_inputs(tmp_path, lists=None, items=None, history=None):
     lists = lists if lists is not None else pd.DataFrame(
-        {"recommender": "A", "user_id": ["u1", "u1", "u2", "u2"], "rank": [1, 2, 1, 2], "item_id": ["i1", "i2", "i1", "i3"]})
+        {"recommender": "A", "user_id": ["u1", "u1", "u2", "u2"], "rank": [1, 2, 1, 2],
+         "item_id": ["i1", "i2", "i1", "i3"]})
     items = items if items is not None else pd.DataFrame(
         {"item_id": ["i1", "i2", "i3", "i4"], "name": ["Alpha (1990)", "Beta", "Gamma", "Delta"],
          "categories": ["Drama|Comedy", "Horror", "", "Drama"]})
@@ -193,11 +195,13 @@ def write_inputs(tmp_path, lists=None, items=None, history=None):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda l, i, h: (l.drop(columns=["rank"]), i, h), "missing column(s) rank"),
-    (lambda l, i, h: (l.assign(item_id=["i1", "i2", "i1", "zz"]), i, h), "row 4, field item_id: unknown item 'zz'"),
-    (lambda l, i, h: (l.assign(rank=[1, 1, 1, 2]), i, h), "row 2, field rank: duplicate rank 1 for user u1"),
-    (lambda l, i, h: (l, i, h[h.user_id != "u2"]), "row 3, field user_id: user 'u2' has no history"),
-    (lambda l, i, h: (l.assign(rank=["1", "x", "1", "2"]), i, h), "row 2, field rank: 'x' is not a whole number"),
+    (lambda lists, i, h: (lists.drop(columns=["rank"]), i, h), "missing column(s) rank"),
+    (lambda lists, i, h: (lists.assign(item_id=["i1", "i2", "i1", "zz"]), i, h),
+     "row 4, field item_id: unknown item 'zz'"),
+    (lambda lists, i, h: (lists.assign(rank=[1, 1, 1, 2]), i, h), "row 2, field rank: duplicate rank 1 for user u1"),
+    (lambda lists, i, h: (lists, i, h[h.user_id != "u2"]), "row 3, field user_id: user 'u2' has no history"),
+    (lambda lists, i, h: (lists.assign(rank=["1", "x", "1", "2"]), i, h),
+     "row 2, field rank: 'x' is not a whole number"),
 ])
 def test_judge_input_errors_name_file_row_and_field(tmp_path, change, message):
     from recjudge.recsys.judge_cli import InputError, read_inputs
@@ -223,8 +227,8 @@ def test_judge_command_replays_stored_judgments(tmp_path, capsys):
         name = "scripted"
 
         def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
-            return Completion(text="5" if "Alpha" in messages[-1]["content"] + messages[0]["content"].split("## Output")[0][-200:]
-                              else "2", input_tokens=100, output_tokens=1)
+            read = messages[-1]["content"] + messages[0]["content"].split("## Output")[0][-200:]
+            return Completion(text="5" if "Alpha" in read else "2", input_tokens=100, output_tokens=1)
 
     config = JudgeConfig(provider="openai", model="gpt-4o-mini", prompt="kang_basic", temperature=0.0, seed=0,
                          scoring="generate", max_tokens=16)

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.serendipity import ground_truth as ser
 from recjudge.prompts import serendipity as sp
+from recjudge.serendipity import ground_truth as ser
 
 MS = 1_000  # timestamps below are small integers in milliseconds; only their order matters
 
@@ -143,7 +143,7 @@ Generate only the rating number, without any additional commentary or explanatio
 ## Response
 Your behavior history: [user behavior history]
 Recommended item: (item info)
-Your serendipity rating:"""
+Your serendipity rating:"""  # noqa: E501 (the paper's prompt, verbatim)
 
 
 def test_basic_prompt_is_the_printed_prompt_verbatim():
@@ -160,7 +160,8 @@ def test_movie_wording_changes_only_the_domain_words():
     assert movies[1] == ecommerce[1]
     assert "a movie recommendation platform (MovieLens)" in movies[0]["content"]
     assert "the movies you have rated" in movies[0]["content"]
-    assert movies[0]["content"].replace("a movie recommendation platform (MovieLens)", "a Chinese e-commerce platform") \
+    assert movies[0]["content"] \
+        .replace("a movie recommendation platform (MovieLens)", "a Chinese e-commerce platform") \
         .replace("the movie recommendation platform (MovieLens)", "the Chinese e-commerce platform") \
         .replace("the movies you have rated", "the items you have clicked on or purchased") == ecommerce[0]["content"]
 
@@ -187,7 +188,8 @@ def test_baseline_templates_are_marked_reconstructions(prompt):
 
 def test_history_and_item_text_and_requests():
     movies = pd.DataFrame({"title": ["Alien (1979)", "Heat"], "year": [1979.0, 1995.0],
-                           "genres": [("Horror", "Sci-Fi"), ("(no genres listed)",)]}, index=pd.Index([1, 2], name="item_id"))
+                           "genres": [("Horror", "Sci-Fi"), ("(no genres listed)",)]},
+                          index=pd.Index([1, 2], name="item_id"))
     assert sp.movie_item_text(1, movies) == "Alien (1979), genres: Horror, Sci-Fi"
     assert sp.movie_item_text(2, movies) == "Heat (1995), genres: unknown"
     assert sp.movie_item_text(9, movies) == "movie 9, genres: unknown"

@@ -39,7 +39,8 @@ def test_similarity_form_agrees_with_npmi_distance():
     sim, dist = npmi_matrix(incidence), npmi_distance_matrix(incidence)
     known = [0, 2]
     for item in (1, 3, 4, 5):
-        assert s.item_surprise(dist[item, known]) == pytest.approx((1 - s.item_surprise_similarity(sim[item, known])) / 2)
+        similar = s.item_surprise_similarity(sim[item, known])
+        assert s.item_surprise(dist[item, known]) == pytest.approx((1 - similar) / 2)
 
 
 def test_sequence_surprise_grows_the_known_set(triangle):
@@ -54,7 +55,7 @@ def test_sequence_surprise_grows_the_known_set(triangle):
         s.sequence_surprise(triangle, [3])
 
 
-# ---------------------------------------------------------------------------------------------------- greedy, hand cases
+# ------------------------------------------------------------------------------------------------ greedy, hand cases
 def test_greedy_max_underestimates_exact_on_hand_case(triangle):
     greedy = s.potential_surprise_greedy(triangle, "max")
     assert greedy.order == (0, 1, 2)  # a (12), then b (tie with c -> lowest index), then c
@@ -132,7 +133,7 @@ def test_dynamic_programme_refuses_too_many_items():
         s.potential_surprise_exact(problem)
 
 
-# ---------------------------------------------------------------------------------------------------- normalised surprise
+# ----------------------------------------------------------------------------------------------- normalised surprise
 def test_normalised_surprise_clips_when_greedy_underestimates(triangle):
     best = [1, 2, 0]  # exact maximum, above the greedy maximum
     greedy = s.normalised_surprise(triangle, best, "greedy")
@@ -174,7 +175,7 @@ def test_from_vectors_matches_from_distance_matrix():
         s.SurpriseProblem.from_distance_matrix(np.zeros((2, 2)), [0], [0, 1])
 
 
-# ---------------------------------------------------------------------------------------------------- experiment helpers
+# ------------------------------------------------------------------------------------------------ experiment helpers
 def test_experiment_random_instances_table():
     table = s.experiment_random_instances(n_items=7, seeds=range(3))
     assert len(table) == 3 * 4 and set(table.distance) == set(s.TABLE1_DISTANCES)

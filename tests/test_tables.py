@@ -6,9 +6,23 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recjudge.compendium.tables import (MISSING, PAPER_BESIDE_OURS_CLASS, TABLE_CLASS, Format, as_format, correlation,
-                                        count, error, format_table, header_label, number, p_value, paper_beside_ours,
-                                        percent, text)
+from recjudge.compendium.tables import (
+    MISSING,
+    PAPER_BESIDE_OURS_CLASS,
+    TABLE_CLASS,
+    Format,
+    as_format,
+    correlation,
+    count,
+    error,
+    format_table,
+    header_label,
+    number,
+    p_value,
+    paper_beside_ours,
+    percent,
+    text,
+)
 
 
 def cells(table, column):

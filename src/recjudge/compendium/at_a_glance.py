@@ -76,7 +76,8 @@ def kang_rq1(load: Loader) -> dict[str, str]:
                 f"over {int(rnd['seeds']):,} seeds, recorded gpt-3.5-turbo, SmolLM2-135M on {sample_n} answers",
         "reproduced": f"{agreement_words} (every |Pearson| of {', '.join(KANG_PROXIES)} "
                       f"{'below' if weak_ours else 'not below'} {WEAK_PEARSON_PCT:.0f}%): SOG "
-                      f"{fmt(sog['pearson_pct'])}% (paper {fmt(printed('SOG'), 2)}%), Random {fmt(rnd['pearson_pct'])}% "
+                      f"{fmt(sog['pearson_pct'])}% (paper {fmt(printed('SOG'), 2)}%), Random "
+                      f"{fmt(rnd['pearson_pct'])}% "
                       f"(paper {fmt(printed('Random'), 2)}%)",
         "not_reproduced": f"LLMs beating proxies (paper: GPT-4 few-shot {fmt(printed('GPT-4 (few-shot)'), 2)}%): no "
                           f"capable LLM offline; recorded gpt-3.5-turbo is {fmt(gpt['pearson_pct'])}% "

@@ -142,7 +142,8 @@ def _registry_tarball(version: str, integrity: str, work_dir: Path) -> Path:
         raise BookError(f"cannot download {url} ({error}); install npm or vendor MathJax by hand") from error
     got = base64.b64encode(hashlib.new(algorithm, payload).digest()).decode()
     if got != expected:
-        raise BookError(f"{url}: {algorithm} integrity mismatch with package-lock.json (expected {expected}, got {got})")
+        raise BookError(f"{url}: {algorithm} integrity mismatch with package-lock.json (expected {expected}, "
+                        f"got {got})")
     with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as archive:
         archive.extractall(work_dir, filter="data")
     return work_dir / "package"
@@ -186,7 +187,8 @@ def check_toc_against_runplan(root: Path) -> list[str]:
     outputs = {f"{NOTEBOOK_CHAPTERS}{run.name}": run for run in runs}
     problems = [f"run {run.name!r} of runplan.yaml is not in {TOC_FILE} (add `- file: {key}`)"
                 for key, run in outputs.items() if key not in notebook_chapters]
-    problems += [f"{TOC_FILE} lists {entry} but no run of runplan.yaml is named {entry.removeprefix(NOTEBOOK_CHAPTERS)!r}"
+    problems += [f"{TOC_FILE} lists {entry} but no run of runplan.yaml is named "
+                 f"{entry.removeprefix(NOTEBOOK_CHAPTERS)!r}"
                  for entry in sorted(notebook_chapters - set(outputs))]
     problems += [f"{run.output_path(root).relative_to(root)} does not exist: run `make run` (recjudge run) first"
                  for run in runs if not run.output_path(root).is_file()]

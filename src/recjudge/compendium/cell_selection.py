@@ -6,11 +6,12 @@ cell tagged ``only:NAME`` runs only in runs whose ``variant`` (run plan) is NAME
 and never shows the paper's numbers.
 
 **Data needed.** Chapters whose data are absent still render: the cells that need a missing dataset are left out and
-a labelled box says what is missing, under which licence, and how to obtain it. A notebook marks a cell that cannot run without dataset NAME with the cell tag ``needs:NAME`` (a name from
-``recjudge data list``). When a run declares NAME in its ``datasets`` (run plan) and no folder holds it, the run
-executes the notebook without those cells, and with a "Data needed" box after its title. Cells without such a tag
-(the method, prompts, the paper's own numbers, whatever else can be computed) run as usual. A run that does not
-declare NAME (say, the same notebook on a synthetic fixture) keeps every cell.
+a labelled box says what is missing, under which licence, and how to obtain it. A notebook marks a cell that cannot
+run without dataset NAME with the cell tag ``needs:NAME`` (a name from ``recjudge data list``). When a run declares
+NAME in its ``datasets`` (run plan) and no folder holds it, the run executes the notebook without those cells, and
+with a "Data needed" box after its title. Cells without such a tag (the method, prompts, the paper's own numbers,
+whatever else can be computed) run as usual. A run that does not declare NAME (say, the same notebook on a synthetic
+fixture) keeps every cell.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from collections.abc import Iterable, Sequence
 
 import nbformat
 
+from recjudge.compendium.paths import DATA_MIRROR_ENV
 from recjudge.data.fetch import locate
 from recjudge.data.registry import get_spec
-from recjudge.compendium.paths import DATA_MIRROR_ENV
 
 NEEDS_TAG_PREFIX = "needs:"
 ONLY_TAG_PREFIX = "only:"

@@ -14,8 +14,17 @@ accounting), ``settings`` (environment variables, checked), ``store_cli`` (``rec
 
 from .config import JudgeConfig
 from .parsing import expected_score, parse_aspect_scores, parse_likert
-from .runner import (CostLimitExceeded, JobEstimate, JudgeRequest, JudgeRun, RetryPolicy, RunReport, estimate_job,
-                     open_store, run_judge)
+from .runner import (
+                     CostLimitExceeded,
+                     JobEstimate,
+                     JudgeRequest,
+                     JudgeRun,
+                     RetryPolicy,
+                     RunReport,
+                     estimate_job,
+                     open_store,
+                     run_judge,
+)
 from .store import MissingReplies, ResponseStore, StoredReply, store_key
 
 __all__ = [

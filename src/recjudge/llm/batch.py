@@ -56,7 +56,7 @@ from filelock import FileLock
 from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
 from .settings import env_number
-from .store import (ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record)
+from .store import ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record
 
 if TYPE_CHECKING:
     from .runner import RetryPolicy

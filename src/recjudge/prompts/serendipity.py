@@ -105,7 +105,8 @@ def build_messages(
     fields: dict[str, object] = {**domain_fields(domain), "history": history, "item": item}
     if prompt == "kang_fewshot":
         if examples is None or len(examples) != N_SHOTS:
-            raise ValueError(f"kang_fewshot needs exactly {N_SHOTS} examples, got {0 if examples is None else len(examples)}")
+            given = 0 if examples is None else len(examples)
+            raise ValueError(f"kang_fewshot needs exactly {N_SHOTS} examples, got {given}")
         for number, example in enumerate(examples, start=1):
             fields[f"example_{number}_history"] = example["history"]
             fields[f"example_{number}_item"] = example["item"]
@@ -135,7 +136,8 @@ def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataF
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
     by_target = {key: g["history_item_id"].tolist() for key, g in ordered.groupby(["user_id", "item_id"])}
     return pd.Series(
-        [movie_history_text(by_target.get((u, i), []), movies) for u, i in targets[["user_id", "item_id"]].itertuples(index=False)],
+        [movie_history_text(by_target.get((u, i), []), movies)
+         for u, i in targets[["user_id", "item_id"]].itertuples(index=False)],
         index=targets.index,
     )
 

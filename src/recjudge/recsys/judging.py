@@ -20,8 +20,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recjudge.llm import (JudgeConfig, JudgeRequest, JudgeRun, MissingReplies, RunReport, estimate_job, open_store,
-                          pricing, run_judge, runner)
+from recjudge.llm import (
+    JudgeConfig,
+    JudgeRequest,
+    JudgeRun,
+    MissingReplies,
+    RunReport,
+    estimate_job,
+    open_store,
+    pricing,
+    run_judge,
+    runner,
+)
 from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
 
@@ -51,7 +61,8 @@ def paper_table3(dataset: str | None = None) -> pd.DataFrame:
         values = pd.to_numeric(table[column], errors="coerce")
         if values.isna().any():
             row = int(values.index[values.isna()][0])
-            raise ValueError(f"{TOKUTAKE2025_TABLE3}, row {row + 1}, field {column}: {table.at[row, column]!r} is not a "
+            raise ValueError(f"{TOKUTAKE2025_TABLE3}, row {row + 1}, field {column}: {table.at[row, column]!r} "
+                             "is not a "
                              "number")
         table[column] = values.astype(float)
     if dataset is not None:
@@ -130,7 +141,8 @@ def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame,
                 progress: bool = False, provider=None, chunk_prompts: int = CHUNK_PROMPTS):
     """Judge the distinct (user, item) pairs; returns (scores frame user_id, item_id, score, input_tokens,
     output_tokens, from_store, error, and for an expected-score judge integer_score, its most likely score token:
-    what Tokutake et al.'s generating judge would answer) and the ``JudgeRun``.  ``error`` says why a judgment failed (no reply);
+    what Tokutake et al.'s generating judge would answer) and the ``JudgeRun``.  ``error`` says why a judgment
+    failed (no reply);
     it is None for a reply, so a NaN score with no error is an unparsable reply.
 
     Jobs of more than ``chunk_prompts`` pairs are built and judged that many prompts at a time (one ``run_judge``

@@ -449,9 +449,9 @@ def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], titl
 
     part = table.set_index("method").loc[list(settings)]
     fig, axes = plt.subplots(1, 3, figsize=(figures.FIGURE_WIDTH_IN, 3.6))
-    for ax, (metric, low, high, label) in zip(axes, (("pearson_pct", "pearson_ci_low", "pearson_ci_high", "Pearson (%)"),
-                                                   ("mae", "mae_ci_low", "mae_ci_high", "MAE"),
-                                                   ("rmse", "rmse_ci_low", "rmse_ci_high", "RMSE"))):
+    panels = (("pearson_pct", "pearson_ci_low", "pearson_ci_high", "Pearson (%)"),
+              ("mae", "mae_ci_low", "mae_ci_high", "MAE"), ("rmse", "rmse_ci_low", "rmse_ci_high", "RMSE"))
+    for ax, (metric, low, high, label) in zip(axes, panels):
         y = part[metric].to_numpy(dtype=float)
         err = np.vstack([y - part[low].to_numpy(dtype=float), part[high].to_numpy(dtype=float) - y])
         ax.errorbar(np.arange(len(y)), y, yerr=err, fmt="o", color=figures.colours(1)[0], capsize=3)

@@ -391,8 +391,8 @@ def agreement_table(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Pearson (%), MAE and RMSE of each method's Likert scores against the ground truth, with seeded bootstrap
-    95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and two-sided tests
-    against ``reference``:
+    95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and
+    two-sided tests against ``reference``:
 
     - ``p_pearson_vs_ref``: Williams' t for two dependent correlations sharing the truth
       (``recjudge.metaeval.agreement.compare_dependent_correlations``);

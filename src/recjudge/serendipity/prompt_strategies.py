@@ -32,7 +32,8 @@ serendipity = the example's g.
 
 Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by explicit rules, NaN when they find none:
 
-1. Markdown emphasis and step numbers ("Step 3") are removed. A *labelled* score is a number after the word "serendipity" on the same line (at
+1. Markdown emphasis and step numbers ("Step 3") are removed. A *labelled* score is a number after the word
+   "serendipity" on the same line (at
    most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last** labelled score counts
    (CoT states relevance and unexpectedness first; a reply may restate its answer). A labelled *range* ("3-4",
    "3 to 4", "3 or 4") gives NaN.
@@ -63,8 +64,17 @@ import numpy as np
 import pandas as pd
 
 from recjudge.llm.parsing import outside_brackets
-from recjudge.prompts.tokutake import (LTM_STEPS, RECONSTRUCTED, STEP_NAMES, STRATEGIES, STRATEGY_NAMES,
-                                       TEMPLATES, examples_block, first_messages, ltm_next_messages)
+from recjudge.prompts.tokutake import (
+    LTM_STEPS,
+    RECONSTRUCTED,
+    STEP_NAMES,
+    STRATEGIES,
+    STRATEGY_NAMES,
+    TEMPLATES,
+    examples_block,
+    first_messages,
+    ltm_next_messages,
+)
 from recjudge.prompts.tokutake import check_strategy as _check_strategy
 from recjudge.serendipity.ground_truth import STATEMENTS, likert_level
 
@@ -260,7 +270,7 @@ _NUM = r"\d+(?:\.\d+)?"
 _RANGE_TAIL = rf"\s*(?:-|–|—|to|or)\s*({_NUM})(?![\w.]|\.\d)"
 _LABEL = re.compile(rf"serendipity\b[^\d\n]{{0,30}}?({_NUM})(\s*(?:/|out of)\s*5(?![\d.]))?(?:{_RANGE_TAIL})?",
                     re.IGNORECASE)
-_SCALE = re.compile(rf"(?:between\s+)?\b1\s*(?:-|–|to|and)\s*5\b", re.IGNORECASE)
+_SCALE = re.compile(r"(?:between\s+)?\b1\s*(?:-|–|to|and)\s*5\b", re.IGNORECASE)
 _RANGE = re.compile(rf"(?<![\w.])({_NUM}){_RANGE_TAIL}", re.IGNORECASE)
 _STANDALONE = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
 _STEP_NUMBER = re.compile(r"\bstep\s*\d\b", re.IGNORECASE)  # "Step 3 (serendipity): 4": the 3 is no score
@@ -532,7 +542,9 @@ __all__ = [
     "CLASS_NAMES", "DEFAULT_STRATEGY", "GroundTruthCandidate", "LTM_STEPS", "NA_RULES", "PAPER_G_DISTRIBUTION",
     "RECONSTRUCTED", "ROUNDING_RULES", "STEP_NAMES", "STRATEGIES", "STRATEGY_NAMES", "StrategyRun", "TEMPLATES",
     "closest_ground_truth", "confusion", "distribution_distance", "example_step_scores",
-    "candidate_from_row", "examples_block", "first_messages", "ground_truth_candidates", "level_counts", "ltm_chain", "ltm_next_messages",
+    "candidate_from_row", "examples_block", "first_messages", "ground_truth_candidates", "level_counts", "ltm_chain",
+    "ltm_next_messages",
     "paper_distribution_table", "paper_table1", "parse_serendipity", "parse_step", "parser_for", "round_level",
-    "PromptStrategyStudy", "prepare_study", "run_strategy", "search_ground_truth", "select_examples", "strategy_metrics", "three_class",
+    "PromptStrategyStudy", "prepare_study", "run_strategy", "search_ground_truth", "select_examples",
+    "strategy_metrics", "three_class",
 ]

@@ -53,7 +53,6 @@ import pandas as pd
 from scipy import sparse
 from sklearn.metrics.pairwise import euclidean_distances
 
-
 MODEL_NAMES = ("C", "P", "U", "N")
 #: Model -> distances the paper reports for it (Table 2), in the paper's order.
 VALID_DISTANCES: dict[str, tuple[str, ...]] = {
@@ -295,7 +294,8 @@ class PairwiseDistance:
     """Distances between items of one model under one distance function (``block(rows, columns)`` with row
     positions of the model). Euclidean and cosine use scikit-learn (sparse-aware). Jaccard, Jensen-Shannon and
     Aitchison are evaluated on the sparse structure (closed forms below), which gives the same numbers as the
-    dense definitions of :mod:`recjudge.surprise.distances` — the tests check it — at a cost in non-zeros, not in parts."""
+    dense definitions of :mod:`recjudge.surprise.distances` — the tests check it — at a cost in non-zeros, not in
+    parts."""
 
     def __init__(self, model: ItemModel, distance: str) -> None:
         check_pair(model.name, distance)
@@ -409,7 +409,8 @@ class PairwiseDistance:
         if self.name == "euclidean":
             if not sparse.issparse(self._data):
                 return euclidean_distances(
-                    self._rows(self._data, rows), self._data[columns], X_norm_squared=self._squared_norms[rows][:, None],
+                    self._rows(self._data, rows), self._data[columns],
+                    X_norm_squared=self._squared_norms[rows][:, None],
                     Y_norm_squared=self._squared_norms[columns][None, :],
                 )
             # scikit-learn's euclidean_distances on float64 input, step by step (tests check the bits)

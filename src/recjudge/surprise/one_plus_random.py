@@ -14,8 +14,8 @@ The limits in eq. 21 are the greedy estimates of eqs. 17-20 truncated to ``topN`
 over the **whole** ``N_u``, without sampling: the paper gives this as the first reason why MSI and LSI miss 1 and 0
 (*"Algorithm 1 draws 1,000 items from the set of unknown items (N_u), while S^_pmax and S^_pmin selects topN items
 from N_u without sampling"*). The greedy estimate is what the paper uses at this scale (exact limits over
-thousands of unknown items are out of reach); :mod:`recjudge.surprise.limits` holds the exact dynamic programme for small
-instances. As in Experiment 2, ``S^_sn`` is clipped to [0, 1] and how often that happened is reported.
+thousands of unknown items are out of reach); :mod:`recjudge.surprise.limits` holds the exact dynamic programme for
+small instances. As in Experiment 2, ``S^_sn`` is clipped to [0, 1] and how often that happened is reported.
 
 The supplementary run (``sampling=False, greedy_selection=True``): *"Algorithm 1 was altered so that it could use
 the N_u without sampling and with a greedy search"* — the candidates are all of ``N_u`` and MSI (LSI) builds its
@@ -39,9 +39,8 @@ import numpy as np
 import pandas as pd
 
 from recjudge.surprise.item_models import DISTANCE_LABELS, ItemModel, PairwiseDistance
+from recjudge.surprise.limits import PotentialSurprise, SurpriseProblem, normalised_surprise, potential_surprise_greedy
 from recjudge.surprise.recommenders import PAPER_K_NEIGHBOURS, RECOMMENDERS, scorer, top_n
-from recjudge.surprise.limits import (PotentialSurprise, SurpriseProblem, normalised_surprise,
-                                      potential_surprise_greedy)
 from recjudge.surprise.time_frames import Interval, repository_items
 
 PAPER_N_SAMPLED = 1000
