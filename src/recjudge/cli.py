@@ -13,6 +13,8 @@ import argparse
 import importlib
 import sys
 
+#: Exit status after Ctrl-C (128 + SIGINT), as a shell reports an interrupted command.
+INTERRUPTED = 130
 #: sub-command -> module exposing ``add_arguments(parser)`` and ``run_command(args) -> int``
 SUBCOMMANDS = {
     "data": ("recjudge.data.cli", "fetch and inspect datasets"),
@@ -33,7 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         module.add_arguments(sub_parser)
         modules[name] = module
     args = parser.parse_args(argv)
-    return int(modules[args.command].run_command(args) or 0)
+    try:
+        return int(modules[args.command].run_command(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, not a traceback
+        print(f"recjudge {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ import pandas as pd
 
 from recjudge.compendium.paths import results_dir
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: A plain file name: letters, digits, '_', '-' and '.', not starting with '.' (so never '.' or '..').
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 #: Column names that measure the run rather than the data: they would change at every build.
 _RUN_MEASUREMENT = re.compile(r"(^|[_\s(])(seconds|elapsed|latency|wall[_ ]?time|duration|executed[_ ]at)($|[_\s)])",
                               re.IGNORECASE)
@@ -24,7 +25,8 @@ def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = F
     ``save_table(df, NOTEBOOK, "table2")`` and both show and persist the same object."""
     for label, value in (("notebook", notebook), ("name", name)):
         if not _SAFE_NAME.match(value):
-            raise ValueError(f"{label} {value!r} must be a plain file name (letters, digits, '_', '-', '.')")
+            raise ValueError(f"{label} {value!r} must be a plain file name (letters, digits, '_', '-', '.'; "
+                             "not starting with '.')")
     measured = [str(column) for column in table.columns if _RUN_MEASUREMENT.search(str(column))]
     if measured:
         raise ValueError(f"table {notebook}/{name}: column(s) {measured} measure the run (time), not the data, and "

@@ -34,10 +34,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,6 +151,21 @@ def _registry_names() -> set[str] | None:
     return set(REGISTRY)
 
 
+def _uninjectable(value: Any) -> str | None:
+    """Why papermill cannot write ``value`` into a notebook as a Python literal, or None when it can."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+    if isinstance(value, list):
+        return next((problem for item in value if (problem := _uninjectable(item))), None)
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            return "a mapping whose keys are not all strings"
+        return next((problem for item in value.values() if (problem := _uninjectable(item))), None)
+    return f"a YAML {type(value).__name__} value ({value!r})"
+
+
 def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> Run:
     if not isinstance(entry, dict):
         raise RunPlanError(f"{where}: must be a mapping with fields {sorted(_RUN_FIELDS)}, got {entry!r}")
@@ -176,6 +193,12 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
+    for key, value in parameters.items():
+        problem = _uninjectable(value)
+        if problem:
+            raise RunPlanError(f"{where}: field 'parameters', {key!r}: {problem} (papermill writes parameters into the "
+                               "notebook as Python literals: strings, numbers, booleans, null, and lists or mappings "
+                               "of those; quote a date or a value YAML reads as something else)")
     if parameters:
         declared = _declared_parameters(notebook_path, where)
         undeclared = sorted(set(parameters) - set(declared))
@@ -402,13 +425,14 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
     from recjudge.compendium.cell_selection import notebook_for_available_data, notebook_for_variant
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(f".{output.stem}.running.ipynb")
+    # Names of this run's own (two runs of one chapter never share them), removed however the run ends.
+    temporary = _private_path(output, ".running.ipynb")
     source = root / run.notebook
     original = nbformat.read(source, as_version=4)
     selected, missing = notebook_for_available_data(notebook_for_variant(original, run.variant), run.datasets)
     selecting = selected is not original
     if selecting:  # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
-        source = output.with_name(f".{output.stem}.selected-cells.ipynb")
+        source = _private_path(output, ".selected-cells.ipynb")
         nbformat.write(selected, source)
     try:
         papermill.execute_notebook(
@@ -429,10 +453,19 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
         _keep_failed(temporary, failed_copy)
         raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
                              f"{type(error).__name__}: {error}") from error
+    else:
+        os.replace(temporary, output)
     finally:
         if selecting:
             source.unlink(missing_ok=True)
-    os.replace(temporary, output)
+        temporary.unlink(missing_ok=True)  # an interrupted run leaves nothing behind
+
+
+def _private_path(output: Path, suffix: str) -> Path:
+    """A new hidden file beside ``output`` whose name no other run uses."""
+    handle, name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=suffix, dir=output.parent)
+    os.close(handle)
+    return Path(name)
 
 
 def _keep_failed(temporary: Path, failed_copy: Path) -> None:
