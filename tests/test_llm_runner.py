@@ -575,16 +575,23 @@ def test_an_interrupt_stops_a_job_waiting_to_retry_at_once(tmp_path, signum):
         child = subprocess.Popen([sys.executable, "-c", INTERRUPTED_JOB, server.base_url, str(store_root), "40"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 30
-        while server.total_requests < 6 and time.time() < deadline:
+        while server.fault_counts["rate_limit"] < 1 and time.time() < deadline:
             time.sleep(0.05)
-        time.sleep(0.5)  # every worker is now waiting out a 20 s Retry-After
+        # Signal only once no request has been sent for a second: every worker is then waiting out a 20 s
+        # Retry-After, so no reply is on its way that the server counts and the job has not received yet.
+        settle_deadline, seen, quiet_since = time.time() + 15, server.total_requests, time.time()
+        while time.time() - quiet_since < 1.0 and time.time() < settle_deadline:
+            time.sleep(0.05)
+            if server.total_requests != seen:
+                seen, quiet_since = server.total_requests, time.time()
         sent = time.perf_counter()
         child.send_signal(signum)
         out, err = child.communicate(timeout=60)
         seconds = time.perf_counter() - sent
         answered = sum(server.successes_by_prompt.values())
     assert child.returncode == 3, err[-2000:]
-    assert seconds < 5.0, f"the job took {seconds:.1f} s to stop"
+    # Far below the 20 s Retry-After it was waiting out, with room for a loaded machine's process teardown.
+    assert seconds < 10.0, f"the job took {seconds:.1f} s to stop"
     assert "INTERRUPTED" in out and ("SIGTERM" if signum == signal.SIGTERM else "SIGINT") in out
     assert len(ResponseStore(store_root)) == answered  # every reply that arrived is stored
 
