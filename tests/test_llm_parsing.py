@@ -100,7 +100,7 @@ def _expected_score_reference(logprobs, low=1, high=5):
                 score = scores.get(token.strip())
                 if score is None:
                     continue
-            if logprob is not None and not math.isnan(logprob):
+            if logprob is not None and not math.isnan(logprob) and logprob <= 0:  # no probability above 1
                 mass[score] = mass.get(score, 0.0) + math.exp(logprob)
         total = sum(mass.values())
         if total > 0:

@@ -120,7 +120,8 @@ def parse_aspect_scores(
         match = re.search(rf"\b{name_pattern}\b([^\n]*)", cleaned, re.IGNORECASE)
         if not match:
             continue
-        rest = _SCALE_MENTION.sub(" ", re.sub(r"\(\s*" + NUMBER + r"\s*(?:-|–|to)\s*" + NUMBER + r"\s*\)", " ", match.group(1)))
+        without_scale = re.sub(r"\(\s*" + NUMBER + r"\s*(?:-|–|to)\s*" + NUMBER + r"\s*\)", " ", match.group(1))
+        rest = _SCALE_MENTION.sub(" ", without_scale)
         number = re.match(rf"[^\d\n-]{{0,40}}({NUMBER})", rest)
         if number:
             result[aspect] = _in_range(number.group(1), low, high)
@@ -176,6 +177,7 @@ def _score_mass(pairs: Iterable[tuple[str, float | None]], lookup: Callable[[str
     exp, isnan = math.exp, math.isnan
     for token, logprob in pairs:
         score = lookup(token.strip())  # " 4", "4\n" count for 4
-        if score is not None and logprob is not None and not isnan(logprob):
+        # A log-probability is at most 0: anything else (NaN, 1e308 from a misbehaving server) is no probability.
+        if score is not None and logprob is not None and not isnan(logprob) and logprob <= 0:
             mass[score] = mass.get(score, 0.0) + exp(logprob)
     return mass

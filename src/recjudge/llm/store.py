@@ -210,15 +210,33 @@ def compact_logprobs(logprobs: Sequence[Mapping[str, float]] | None) -> list[dic
         if position >= LOGPROB_MAX_POSITIONS:
             break
         entry = {
-            str(tok): round(float(lp), LOGPROB_DECIMALS)
+            str(tok): rounded
             for tok, lp in list(alternatives.items())[:20]
-            if lp is not None and math.isfinite(float(lp))  # -inf (probability 0) is not valid JSON
+            if lp is not None and (rounded := _valid_logprob(lp)) is not None
         }
         kept.append(entry)
         seen_numeric = seen_numeric or any(_is_numeric_token(t) for t in entry)
         if position + 1 >= LOGPROB_MIN_POSITIONS and seen_numeric:
             break
     return kept
+
+
+def _valid_logprob(value: Any) -> float | None:
+    """``value`` rounded as stored, or None when it is no log-probability: not finite (-inf, probability 0, is not
+    valid JSON), or above 0 once rounded (a server's 1e308 would overflow every expected score computed from it)."""
+    number = round(float(value), LOGPROB_DECIMALS)
+    return number if math.isfinite(number) and number <= 0 else None
+
+
+def invalid_logprobs(logprobs: Any) -> int:
+    """How many of the values ``compact_logprobs`` reads are no log-probability (dropped, and said in repairs)."""
+    count = 0
+    try:
+        for alternatives in list(logprobs)[:LOGPROB_MAX_POSITIONS]:
+            count += sum(lp is not None and _valid_logprob(lp) is None for lp in list(alternatives.values())[:20])
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return 0
+    return count
 
 
 def _is_numeric_token(token: str) -> bool:
@@ -384,6 +402,9 @@ def sanitise_record(record: Mapping[str, Any], *, max_chars: int | None = None) 
             repairs.append("finish_reason: normalised")
         out["finish_reason"] = finish_text
     if out.get("logprobs") is not None:
+        invalid = invalid_logprobs(out["logprobs"])
+        if invalid:
+            repairs.append(f"logprobs: {invalid} value(s) not a finite log-probability <= 0 dropped")
         try:
             cleaned = compact_logprobs(out["logprobs"])
             out["logprobs"] = [{clean_text(token)[0]: lp for token, lp in position.items()} for position in cleaned]
@@ -394,10 +415,37 @@ def sanitise_record(record: Mapping[str, Any], *, max_chars: int | None = None) 
         if isinstance(out.get(name), str):
             out[name] = clean_text(out[name])[0]
     if out.get("provenance") is not None:
-        out["provenance"] = _plain_json(out["provenance"])
+        try:
+            provenance = _plain_json(out["provenance"])
+        except RecursionError:
+            provenance = {"dropped": "nested too deeply"}
+        capped = _capped(provenance)
+        if capped != provenance:
+            repairs.append(f"provenance: strings cut at {PROVENANCE_MAX_CHARS} characters, at most "
+                           f"{PROVENANCE_MAX_FIELDS} fields")
+        out["provenance"] = capped
     if repairs:
         out["repairs"] = repairs
     return out
+
+
+#: Provenance says what produced a reply (model id, fingerprint, build flags, file hash): short strings, few fields.
+#: A server can send anything there; more than this is cut, so one reply cannot bloat the store.
+PROVENANCE_MAX_CHARS = 256
+PROVENANCE_MAX_FIELDS = 32
+
+
+def _capped(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return value[:PROVENANCE_MAX_CHARS]
+    if isinstance(value, dict):
+        if depth >= 2:
+            return _json_fallback(value)[:PROVENANCE_MAX_CHARS]
+        return {key[:PROVENANCE_MAX_CHARS]: _capped(item, depth + 1)
+                for key, item in list(value.items())[:PROVENANCE_MAX_FIELDS]}
+    if isinstance(value, list):
+        return [_capped(item, depth + 1) for item in value[:PROVENANCE_MAX_FIELDS]]
+    return value
 
 
 def _plain_json(value: Any) -> Any:
@@ -693,7 +741,7 @@ class ResponseStore:
         try:
             with _gc_paused():
                 entries = list(map(_ENTRY_DECODER.decode, filter(None, chunk.split(b"\n"))))
-        except msgspec.DecodeError:  # also raised for a line failing a type or range check
+        except (msgspec.DecodeError, RecursionError):  # also raised for a line failing a type or range check
             return None
         # Kept as decoded (read by field name like a dict; ``_as_dict`` copies one out for the public readers).
         # In file order: the last line of a repeated key wins.
@@ -938,6 +986,8 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "not valid UTF-8"
     except ValueError as exc:
         return None, f"not valid JSON ({exc.args[0][:80] if exc.args else exc})"
+    except RecursionError:  # a line of a few KB of brackets: no entry is nested like that
+        return None, "JSON nested too deeply"
     problem = entry_problem(record)
     return (record, None) if problem is None else (None, problem)
 

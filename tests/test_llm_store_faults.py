@@ -1,0 +1,65 @@
+"""Poisoned store entries: what a misbehaving server or a damaged file can put in the store never stops a replay or
+`recjudge store info`, and what normalisation changed is listed in the entry's repairs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+from recjudge.llm.parsing import expected_score, modal_score
+from recjudge.llm.store import PROVENANCE_MAX_CHARS, ResponseStore, StoredReply, sanitise_record
+
+
+def reply(key: str, **extra) -> StoredReply:
+    fields = dict(key=key, provider="openai", model="m", sample=0, text="4", logprobs=None, input_tokens=5,
+                  output_tokens=1, latency_s=0.1, finish_reason="stop", created="2026-01-01T00:00:00Z")
+    fields.update(extra)
+    return StoredReply(**fields)
+
+
+def test_a_deeply_nested_line_is_skipped_and_named_in_replay_and_store_info(tmp_path):
+    store = ResponseStore(tmp_path)
+    store.put(reply("a0" * 32))
+    shard = tmp_path / "openai" / "m" / "a.jsonl"
+    with open(shard, "ab") as handle:
+        handle.write(b"[" * 1000 + b"]" * 1000 + b"\n")
+        handle.write(b'{"key":"' + b"a1" * 32 + b'","provider":"openai","model":"m","text":"x","provenance":'
+                     + b'{"a":' * 1000 + b"1" + b"}" * 1000 + b"}\n")
+    store.put(reply("a2" * 32))
+    reader = ResponseStore(tmp_path)
+    assert {entry.key for entry in reader} == {"a0" * 32, "a2" * 32}
+    assert [line.line for line in reader.skipped_lines] == [2, 3]
+    assert all("nested too deeply" in line.reason for line in reader.skipped_lines)
+    info = subprocess.run([sys.executable, "-m", "recjudge", "store", "info", "--store", str(tmp_path)],
+                          capture_output=True, text=True, env={**os.environ, "RECJUDGE_STORE": str(tmp_path)})
+    assert info.returncode == 0, info.stderr[-2000:]
+    assert "Traceback" not in info.stderr and "a.jsonl:2" in info.stdout + info.stderr
+
+
+def test_log_probabilities_that_are_no_probability_are_dropped_and_listed():
+    record = reply("b0" * 32, logprobs=[{"4": -0.1, "5": 1e308, "3": float("nan"), "2": float("inf"),
+                                         "1": float("-inf"), "x": 0.5}]).to_json()
+    cleaned = sanitise_record(record)
+    assert cleaned["logprobs"] == [{"4": -0.1}]
+    assert any("5 value(s) not a finite log-probability" in note for note in cleaned["repairs"])
+    assert expected_score(cleaned["logprobs"]) == 4.0
+    json.dumps(cleaned, allow_nan=False)  # what is written is valid JSON
+
+
+def test_a_poisoned_entry_already_in_a_store_still_gives_a_score_on_replay():
+    """A line written before the check (or by hand) with a log-probability of 1e308 overflowed exp()."""
+    poisoned = [{"4": -0.2, "5": 1e308, "2": -1.5}]
+    assert math.isfinite(expected_score(poisoned)) and modal_score(poisoned) == 4.0
+
+
+def test_provenance_is_capped():
+    huge = {"system_fingerprint": "f" * 5_000_000, **{f"field{i}": i for i in range(100)}}
+    cleaned = sanitise_record(reply("c0" * 32, provenance=huge).to_json())
+    assert len(cleaned["provenance"]["system_fingerprint"]) == PROVENANCE_MAX_CHARS
+    assert len(json.dumps(cleaned)) < 20_000
+    assert any(note.startswith("provenance:") for note in cleaned["repairs"])
+    small = sanitise_record(reply("c1" * 32, provenance={"server": "vllm", "fingerprint": "fp_1"}).to_json())
+    assert small["provenance"] == {"server": "vllm", "fingerprint": "fp_1"} and "repairs" not in small
