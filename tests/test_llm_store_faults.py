@@ -1,16 +1,30 @@
-"""Poisoned store entries: what a misbehaving server or a damaged file can put in the store never stops a replay or
-`recjudge store info`, and what normalisation changed is listed in the entry's repairs."""
+"""Poisoned store entries and stuck claims: what a misbehaving server, a damaged file, a full disk or a process
+that died can leave in a store never stops a replay or `recjudge store info` and never makes a job wait forever;
+what normalisation changed is listed in the entry's repairs."""
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
+import time
+
+import pytest
 
 from recjudge.llm.parsing import expected_score, modal_score
-from recjudge.llm.store import PROVENANCE_MAX_CHARS, ResponseStore, StoredReply, sanitise_record
+from recjudge.llm.store import (
+    CLAIM_MAX_AGE_S,
+    CLAIM_WRITE_GRACE_S,
+    PROVENANCE_MAX_CHARS,
+    ResponseStore,
+    StoredReply,
+    StoreNotWritable,
+    sanitise_record,
+)
 
 
 def reply(key: str, **extra) -> StoredReply:
@@ -63,3 +77,82 @@ def test_provenance_is_capped():
     assert any(note.startswith("provenance:") for note in cleaned["repairs"])
     small = sanitise_record(reply("c1" * 32, provenance={"server": "vllm", "fingerprint": "fp_1"}).to_json())
     assert small["provenance"] == {"server": "vllm", "fingerprint": "fp_1"} and "repairs" not in small
+
+
+# ---------------------------------------------------------------------------------------------------------- claims
+
+KEY = "d0" * 32
+
+
+def age(path, seconds):
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_claim_on_a_full_disk_raises_a_clear_error_and_leaves_no_file(tmp_path, monkeypatch):
+    store = ResponseStore(tmp_path)
+    store.claim_path(KEY).parent.mkdir(parents=True)
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(StoreNotWritable, match="the disk is full"):
+        store.claim(KEY)
+    monkeypatch.undo()
+    assert not store.claim_path(KEY).exists()
+    assert store.claim(KEY)  # nothing left behind to wait on
+
+
+@pytest.mark.parametrize("content", ["", "garbage"])
+def test_an_empty_or_unreadable_claim_is_waited_on_briefly_then_taken_over(tmp_path, content):
+    store = ResponseStore(tmp_path)
+    path = store.claim_path(KEY)
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    assert not store.claim(KEY)  # may be being written right now
+    age(path, CLAIM_WRITE_GRACE_S + 5)
+    assert store.claim(KEY)
+
+
+def test_a_claim_whose_pid_now_belongs_to_another_process_is_stale(tmp_path):
+    store = ResponseStore(tmp_path)
+    path = store.claim_path(KEY)
+    path.parent.mkdir(parents=True)
+    path.write_text(f"{os.getpid()} {socket.gethostname()} 1 {time.time():.0f}\n")  # this pid, another start
+    assert store.claim(KEY)
+    assert not ResponseStore(tmp_path).claim(KEY)  # the claim just written names this very process: alive
+
+
+def test_a_claim_from_another_host_is_trusted_until_it_is_too_old(tmp_path):
+    store = ResponseStore(tmp_path)
+    path = store.claim_path(KEY)
+    path.parent.mkdir(parents=True)
+    path.write_text(f"123 elsewhere.example 456 {time.time():.0f}\n")
+    assert not store.claim(KEY)
+    age(path, CLAIM_MAX_AGE_S + 60)
+    assert store.claim(KEY)
+
+
+def test_a_job_meets_stale_claims_on_every_prompt_and_finishes(tmp_path):
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    from recjudge.llm.providers.base import Completion
+
+    class Scripted:
+        name = "scripted"
+
+        def complete(self, messages, **kwargs):
+            return Completion(text="4", input_tokens=3, output_tokens=1)
+
+    requests = [JudgeRequest(f"k{i}", [{"role": "user", "content": f"prompt {i}"}]) for i in range(4)]
+    config = JudgeConfig(provider="openai", model="m")
+    keys = run_judge(config, requests, store=tmp_path / "first", provider=Scripted(), progress=False).table["store_key"]
+    store = ResponseStore(tmp_path / "second")
+    for number, key in enumerate(keys):  # left by a writer that died, another host long gone, a reused pid
+        path = store.claim_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(["", "1 elsewhere.example 2 0\n", f"{os.getpid()} {socket.gethostname()} 1 0\n",
+                         "garbage"][number])
+        age(path, CLAIM_MAX_AGE_S + 60)
+    run = run_judge(config, requests, store=tmp_path / "second", provider=Scripted(), progress=False)
+    assert run.report.n_replies == 4 and run.scores().notna().all()

@@ -47,6 +47,7 @@ import os
 import queue
 import random
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -58,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from ..compendium.paths import store_dir
+from . import batch as batch_api
 from . import pricing
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
@@ -66,9 +68,14 @@ from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
 from .settings import env_flag, env_number
-from . import batch as batch_api
-from .store import (MissingReplies, ResponseStore, StoreKeyer, StoreNotWritable, max_stored_chars, now_utc,
-                    sanitise_record)
+from .store import (
+    MissingReplies,
+    ResponseStore,
+    StoreKeyer,
+    max_stored_chars,
+    now_utc,
+    sanitise_record,
+)
 
 MODES = ("replay", "live", "auto")
 MODE_ENV = "RECJUDGE_LLM_MODE"
@@ -710,6 +717,8 @@ def _ask_all(
     served_model = config.served_model or config.model
     max_chars = max_stored_chars(config.max_tokens)
 
+    waiting_said = threading.Event()
+
     def stop_job(reason: str) -> None:
         with rng_lock:
             abort.setdefault("reason", reason)
@@ -720,6 +729,10 @@ def _ask_all(
 
     def wait_for_claim(key: str) -> dict[str, Any] | None:
         """Return the reply another process stores for ``key``, or None once this process holds the claim."""
+        if not waiting_said.is_set():  # said once per job: another process holds claims of this job's prompts
+            waiting_said.set()
+            print(f"[recjudge] another process is asking some of these prompts; waiting for its replies "
+                  f"(claims under {store.claim_path(key).parent})", file=sys.stderr)
         while not stop.is_set():
             store.refresh(config.provider, config.model)
             record = store.peek(key)

@@ -47,9 +47,13 @@ Replacement.  A reader remembers, per shard, the inode, size and first bytes it 
 ``git pull`` of a compacted store, another process's ``compact()``) is noticed and read again from the start, even
 when the new file is longer than the old one.
 
-Claims.  ``claim(key)`` creates ``<root>/.locks/claims/<key>.claim`` (exclusive create) holding the owner's pid and
-host, so two processes running the same job do not both pay for a prompt: the second waits for the first's reply.
-A claim whose pid is dead on this host is stale and taken over.
+Claims.  ``claim(key)`` creates ``<root>/.locks/claims/<key>.claim`` (exclusive create) holding the owner's pid,
+host, process start time and the claim's time, so two processes running the same job do not both pay for a prompt:
+the second waits for the first's reply. A claim is stale, and taken over, when its pid is dead on this host, when
+that pid now belongs to another process (another start time), when it is empty or unreadable for more than
+``CLAIM_WRITE_GRACE_S`` (a writer that died or a full disk), or when it is older than ``CLAIM_MAX_AGE_S`` (the only
+test that applies to a claim written on another host). A claim that cannot be written (a full disk) removes what it
+wrote and raises ``StoreNotWritable`` naming the folder.
 
 Log-probabilities are kept compact: for the first ``LOGPROB_MIN_POSITIONS`` generated tokens, and beyond that up
 to the first position whose alternatives include a numeric token (where a score is read; at most
@@ -60,6 +64,7 @@ decimals.  That is all ``expected_score`` needs.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gc
 import hashlib
@@ -69,6 +74,7 @@ import os
 import re
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -585,6 +591,28 @@ class SkippedLine(NamedTuple):
         return f"{self.shard}:{self.line}: {self.reason}"
 
 
+#: A claim older than this is stale whoever holds it: one prompt is asked well within it (requests have deadlines).
+CLAIM_MAX_AGE_S = 1800.0
+#: How long an empty or unreadable claim file may be "being written" before it counts as left behind.
+CLAIM_WRITE_GRACE_S = 10.0
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat``, field 22), which tells a pid's
+    owner from a later process given the same pid; None where /proc is not there."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def _unwritable(folder: Path, error: OSError) -> "StoreNotWritable":
+    full = " (the disk is full)" if error.errno == errno.ENOSPC else ""
+    return StoreNotWritable(f"{folder}: cannot write a claim file{full}: {error.strerror or error}; every reply "
+                            "received so far is stored")
+
+
 class StoreNotWritable(OSError):
     """The store folder cannot be written; raised before anything is asked, so no paid reply is lost."""
 
@@ -926,49 +954,62 @@ class ResponseStore:
 
     def claim(self, key: str) -> bool:
         """Try to become the one process asking for ``key``: True when claimed (release with ``release``), False
-        when a live process holds the claim.  A claim left by a dead process on this host is taken over."""
+        when a live process holds the claim.  A stale claim (see the module docstring) is taken over."""
         path = self.claim_path(key)
-        owner = f"{os.getpid()} {socket.gethostname()}\n".encode()
+        owner = (f"{os.getpid()} {socket.gethostname()} {_process_start(os.getpid()) or '-'} "
+                 f"{time.time():.0f}\n").encode()
         for _ in range(3):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as error:
+                    raise _unwritable(path.parent, error) from error
                 continue
             except FileExistsError:
                 if self.claim_owner_alive(key):
                     return False
-                try:  # stale: its owner died without releasing it
+                with contextlib.suppress(FileNotFoundError):  # stale: taken over
                     path.unlink()
-                except FileNotFoundError:
-                    pass
                 continue
+            except OSError as error:
+                raise _unwritable(path.parent, error) from error
             try:
-                os.write(fd, owner)
-            finally:
+                if os.write(fd, owner) != len(owner):
+                    raise OSError(errno.ENOSPC, "short write")
+            except OSError as error:
                 os.close(fd)
+                with contextlib.suppress(OSError):  # never leave an empty claim for others to wait on
+                    path.unlink()
+                raise _unwritable(path.parent, error) from error
+            os.close(fd)
             return True
         return False
 
     def claim_owner_alive(self, key: str) -> bool:
-        """Whether the claim on ``key`` exists and its owner may still be running (always assumed for another
-        host's pid, or while the claim file is being written)."""
+        """Whether the claim on ``key`` exists and is not stale (module docstring): its owner may still be asking."""
+        path = self.claim_path(key)
         try:
-            text = self.claim_path(key).read_text(encoding="utf-8", errors="replace").split()
+            age = time.time() - path.stat().st_mtime
+            fields = path.read_text(encoding="utf-8", errors="replace").split()
         except FileNotFoundError:
             return False
-        if len(text) < 2:
-            return True  # being written right now
-        pid, host = text[0], text[1]
-        if host != socket.gethostname() or not pid.isdigit():
-            return True
+        if age > CLAIM_MAX_AGE_S:
+            return False
+        if len(fields) < 2 or not fields[0].isdigit():
+            return age <= CLAIM_WRITE_GRACE_S  # being written right now, or left empty by a writer that failed
+        pid, host = int(fields[0]), fields[1]
+        if host != socket.gethostname():
+            return True  # another host's pid cannot be checked from here: only the age tells
         try:
-            os.kill(int(pid), 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
             return False
         except PermissionError:
-            return True
-        return True
+            pass
+        recorded_start = fields[2] if len(fields) > 2 else "-"
+        return recorded_start == "-" or _process_start(pid) in (None, recorded_start)
 
     def release(self, key: str) -> None:
         """Give up a claim this process holds."""
