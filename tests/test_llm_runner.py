@@ -496,12 +496,12 @@ def test_environment_numbers_are_named_when_wrong(tmp_path, monkeypatch):
 
 def test_a_key_with_whitespace_is_stripped_and_a_broken_key_refused_without_retry(tmp_path, monkeypatch):
     with MockOpenAIServer(expected_key="sk-test-123") as server:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123\n")
-        with pytest.warns(UserWarning, match="OPENAI_API_KEY has leading or trailing whitespace"):
+        monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", "sk-test-123\n")  # the mock is another server than OpenAI's
+        with pytest.warns(UserWarning, match="RECJUDGE_SERVER_API_KEY has leading or trailing whitespace"):
             run = run_judge(mock_config(server), make_requests(2), store=tmp_path, progress=False)
         assert run.report.n_replies == 2 and server.unauthorised == 0
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test\n-123")
-        with pytest.raises(ProviderError, match="OPENAI_API_KEY contains 1 character") as caught:
+        monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", "sk-test\n-123")
+        with pytest.raises(ProviderError, match="RECJUDGE_SERVER_API_KEY contains 1 character") as caught:
             run_judge(mock_config(server), make_requests(4, "other"), store=tmp_path, progress=False)
         assert "sk-test" not in str(caught.value)
         assert server.total_requests == 2

@@ -6,12 +6,12 @@ import secrets
 from pathlib import Path
 
 import pandas as pd
-
 from mock_openai_server import FaultPlan, MockOpenAIServer
-from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge
-from recjudge.llm.providers import get_provider
+
 from recjudge.compendium.paths import project_root
 from recjudge.compendium.results import save_table
+from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge
+from recjudge.llm.providers import get_provider
 
 # A fresh random value each run: it cannot be present in any file unless this run wrote it there.
 FAKE_KEY = "sk-recjudge-test-" + secrets.token_hex(16)
@@ -25,7 +25,7 @@ def _files_containing(folder: Path, needle: bytes) -> list[Path]:
 
 def test_key_value_appears_nowhere(tmp_path, monkeypatch):
     store, results = tmp_path / "store", tmp_path / "results"
-    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", FAKE_KEY)  # the key of the (local) server
     monkeypatch.setenv("RECJUDGE_STORE", str(store))
     monkeypatch.setenv("RECJUDGE_RESULTS", str(results))
     requests = [JudgeRequest(f"k{i}", [{"role": "user", "content": f"prompt {i}"}]) for i in range(30)]
@@ -35,7 +35,7 @@ def test_key_value_appears_nowhere(tmp_path, monkeypatch):
         run = run_judge(config, requests, concurrency=4, retry=RetryPolicy(base_delay_s=0.01), progress=False)
         assert server.unauthorised == 0  # the key really was sent to the server...
         provider = get_provider(config)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-some-other-key")  # a refused key: its error text must not leak either
+    monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", "sk-some-other-key")  # a refused key: its error text must not leak
     with MockOpenAIServer(expected_key=FAKE_KEY) as server:
         refused = run_judge(JudgeConfig(provider="openai", model="mock-judge-2", base_url=server.base_url),
                             requests[:2], progress=False)
@@ -58,7 +58,7 @@ def test_committed_folders_hold_no_key_from_the_environment(monkeypatch):
     # configured in this environment.
     root = project_root()
     needles = [FAKE_KEY.encode()]
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RECJUDGE_SERVER_API_KEY"):
         import os
 
         value = os.environ.get(name)
@@ -67,3 +67,26 @@ def test_committed_folders_hold_no_key_from_the_environment(monkeypatch):
     for folder in (root / "data" / "llm", root / "results", root / "book", root / "notebooks"):
         for needle in needles:
             assert _files_containing(folder, needle) == [], f"a key value appears under {folder}"
+
+
+def test_an_openai_key_in_the_environment_never_reaches_another_server(monkeypatch):
+    """A reader with a real OpenAI key exported judges with a local server: the key must not leave for it."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.delenv("RECJUDGE_SERVER_API_KEY", raising=False)
+    requests = [JudgeRequest("k0", [{"role": "user", "content": "prompt 0"}])]
+    with MockOpenAIServer(expected_key=FAKE_KEY) as server:  # it would accept the OpenAI key if it were sent
+        refused = run_judge(JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url), requests,
+                            progress=False, mode="live")
+        assert server.unauthorised == 1 and refused.report.n_failed == 1
+    monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", "sk-for-this-server")
+    with MockOpenAIServer(expected_key="sk-for-this-server") as server:
+        run = run_judge(JudgeConfig(provider="openai", model="mock-judge-b", base_url=server.base_url), requests,
+                        progress=False, mode="live")
+        assert server.unauthorised == 0 and run.report.n_replies == 1
+
+
+def test_a_key_with_surrounding_whitespace_is_redacted_in_both_forms(monkeypatch):
+    from recjudge.llm.providers._common import redact
+
+    monkeypatch.setenv("OPENAI_API_KEY", f"  {FAKE_KEY} \n")
+    assert redact(f"error: bad key {FAKE_KEY}; raw '  {FAKE_KEY} \n'") == "error: bad key ***; raw '***'"

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit, urlunsplit
 from .base import ProviderError, TransientProviderError
 
 #: Environment variables whose values must never leave the process (store, tables, logs, error texts).
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+#: The key sent to an OpenAI-compatible server other than OpenAI's own (OPENAI_API_KEY goes to OpenAI only).
+SERVER_KEY_ENV = "RECJUDGE_SERVER_API_KEY"
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", SERVER_KEY_ENV)
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
@@ -46,9 +48,10 @@ def redact(text: object) -> str:
     """``str(text)`` with the value of every secret environment variable replaced by ``***``."""
     result = str(text)
     for name in SECRET_ENV_VARS:
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 4:
-            result = result.replace(secret, "***")
+        raw = os.environ.get(name) or ""
+        for secret in {raw, raw.strip()}:  # the key is sent stripped: either form may appear in a message
+            if len(secret) >= 4:
+                result = result.replace(secret, "***")
     return result
 
 

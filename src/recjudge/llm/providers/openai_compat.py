@@ -1,7 +1,8 @@
 """OpenAI chat completions, and any OpenAI-compatible server (vLLM, Ollama, llama.cpp server) through base_url.
 
-The API key is read from the environment variable OPENAI_API_KEY only (a local server that needs none gets a
-placeholder); surrounding whitespace is stripped with a warning, other characters that cannot be sent are refused.
+The API key is read from the environment: OPENAI_API_KEY, sent to OpenAI's own host only, and for any other
+base_url RECJUDGE_SERVER_API_KEY (a server that needs none gets a placeholder; an exported OpenAI key never leaves
+for another host); surrounding whitespace is stripped with a warning, other characters that cannot be sent are refused.
 The client's own retries are off: the runner retries, with its own backoff and accounting.
 
 Each request has an overall deadline (``timeout`` seconds, default env RECJUDGE_LLM_TIMEOUT, else 60): the body is
@@ -41,10 +42,20 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import Completion, Message, ProviderError, TransientProviderError
 from ..settings import env_number
-from ._common import (MAX_BODY_BYTES, api_key_from_env, endpoint_label, malformed, parse_json_body, read_body,
-                      redact, sdk_errors, short_error)
+from ._common import (
+    MAX_BODY_BYTES,
+    SERVER_KEY_ENV,
+    api_key_from_env,
+    endpoint_label,
+    malformed,
+    parse_json_body,
+    read_body,
+    redact,
+    sdk_errors,
+    short_error,
+)
+from .base import Completion, Message, ProviderError, TransientProviderError
 
 DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_ENV = "RECJUDGE_LLM_TIMEOUT"
@@ -116,7 +127,12 @@ class OpenAICompatProvider:
         if self.base_url is not None:
             check_base_url(self.base_url)
         self.timeout = float(timeout) if timeout is not None else timeout_from_env()
-        api_key = api_key_from_env("OPENAI_API_KEY")
+        # OPENAI_API_KEY goes to OpenAI's own host only: a reader with a real key exported must not send it to a
+        # local server or a proxy. Another server gets the key named for it, or a placeholder.
+        to_openai = is_openai_host(self.base_url) and (self.base_url is None
+                                                       or urlsplit(self.base_url).scheme == "https")
+        key_env = "OPENAI_API_KEY" if to_openai else SERVER_KEY_ENV
+        api_key = api_key_from_env(key_env)
         if not api_key:
             if self.base_url is None:
                 raise ProviderError(
