@@ -69,19 +69,19 @@ def test_committed_folders_hold_no_key_from_the_environment(monkeypatch):
             assert _files_containing(folder, needle) == [], f"a key value appears under {folder}"
 
 
-def test_an_openai_key_in_the_environment_never_reaches_another_server(monkeypatch):
+def test_an_openai_key_in_the_environment_never_reaches_another_server(tmp_path, monkeypatch):
     """A reader with a real OpenAI key exported judges with a local server: the key must not leave for it."""
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.delenv("RECJUDGE_SERVER_API_KEY", raising=False)
     requests = [JudgeRequest("k0", [{"role": "user", "content": "prompt 0"}])]
     with MockOpenAIServer(expected_key=FAKE_KEY) as server:  # it would accept the OpenAI key if it were sent
         refused = run_judge(JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url), requests,
-                            progress=False, mode="live")
+                            store=tmp_path, progress=False, mode="live")
         assert server.unauthorised == 1 and refused.report.n_failed == 1
     monkeypatch.setenv("RECJUDGE_SERVER_API_KEY", "sk-for-this-server")
     with MockOpenAIServer(expected_key="sk-for-this-server") as server:
         run = run_judge(JudgeConfig(provider="openai", model="mock-judge-b", base_url=server.base_url), requests,
-                        progress=False, mode="live")
+                        store=tmp_path, progress=False, mode="live")
         assert server.unauthorised == 0 and run.report.n_replies == 1
 
 

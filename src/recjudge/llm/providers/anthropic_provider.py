@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .base import Completion, Message, ProviderError, TransientProviderError
 from ._common import api_key_from_env, endpoint_label, sdk_errors
+from .base import Completion, Message, ProviderError, TransientProviderError
 from .openai_compat import timeout_from_env
 
 

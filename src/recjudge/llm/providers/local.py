@@ -50,8 +50,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import log_softmax
 
-from .base import Completion, Message, ProviderError
 from ..settings import env_number
+from .base import Completion, Message, ProviderError
 
 #: Name of the default local model (the one notebooks use when no other judge is configured).
 DEFAULT_MODEL = "smollm2-135m-instruct-q4_1"
