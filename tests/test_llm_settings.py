@@ -24,7 +24,7 @@ def test_env_number_unset_is_none(monkeypatch):
     ("2.5", int, False, "is not a whole number of seconds"),
     ("0", float, False, "must be positive seconds"),
     ("-1", float, True, "must be zero or more seconds"),
-    ("nan", float, True, "must be zero or more seconds"),
+    ("nan", float, True, "is not a finite number"),
 ])
 def test_env_number_names_the_variable_and_value(monkeypatch, raw, kind, allow_zero, message):
     monkeypatch.setenv("RECJUDGE_TEST_NUMBER", raw)
@@ -66,3 +66,13 @@ def test_timeout_error_is_a_configuration_error(monkeypatch):
     assert caught.value.configuration
     monkeypatch.setenv(TIMEOUT_ENV, "12")
     assert timeout_from_env() == 12
+
+
+@pytest.mark.parametrize("value", ["inf", "Infinity", "-inf", "nan", "1e999"])
+@pytest.mark.parametrize("name", ["RECJUDGE_LLM_TIMEOUT", "RECJUDGE_LLM_RPM", "RECJUDGE_LLM_MAX_USD"])
+def test_numbers_that_are_not_finite_are_refused_naming_the_variable(monkeypatch, name, value):
+    from recjudge.llm.settings import env_number
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=name):
+        env_number(name, float, allow_zero=True)

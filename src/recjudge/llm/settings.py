@@ -7,6 +7,7 @@ everywhere instead of surfacing as a bare ``ValueError`` deep in a run.
 
 from __future__ import annotations
 
+import math
 import os
 
 _TRUE = ("1", "true", "yes", "on")
@@ -26,6 +27,8 @@ def env_number(name: str, kind: type = float, *, allow_zero: bool = False, unit:
         number = kind(value)
     except ValueError:
         raise ValueError(f"environment variable {name}={value!r} is not {what}") from None
+    if not math.isfinite(number):  # "inf" parses, and would wait, spend or ask without any limit
+        raise ValueError(f"environment variable {name}={value!r} is not a finite number")
     if not (number >= 0 if allow_zero else number > 0):
         raise ValueError(f"environment variable {name}={value!r} must be {'zero or more' if allow_zero else 'positive'}"
                          + (f" {unit}" if unit else ""))
