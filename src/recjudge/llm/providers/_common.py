@@ -113,6 +113,10 @@ def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
         yield
     except sdk.APIStatusError as exc:
         status = exc.status_code
+        if 300 <= status < 400:  # never followed: a redirected POST becomes a GET and fails misleadingly later
+            location = exc.response.headers.get("location") or "no Location given"
+            raise ProviderError(f"{label} HTTP {status}: the server redirects to {redact(location)}; use that address "
+                                "as the base URL", kind="configuration", configuration=True) from None
         message = f"{label} HTTP {status}: {redact(short_error(exc))}"
         if status in _RETRYABLE_STATUSES or status >= 500:
             raise TransientProviderError(message, retry_after_seconds(exc.response.headers),

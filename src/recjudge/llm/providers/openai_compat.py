@@ -141,7 +141,8 @@ class OpenAICompatProvider:
                 )
             api_key = _NO_KEY_PLACEHOLDER
         self._openai = openai
-        self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0,
+                                     http_client=openai.DefaultHttpxClient(follow_redirects=False))
         self._listed: dict[str, tuple[str, ...] | None] = {}
         self._listed_lock = threading.Lock()
 
