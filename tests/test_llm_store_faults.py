@@ -156,3 +156,31 @@ def test_a_job_meets_stale_claims_on_every_prompt_and_finishes(tmp_path):
         age(path, CLAIM_MAX_AGE_S + 60)
     run = run_judge(config, requests, store=tmp_path / "second", provider=Scripted(), progress=False)
     assert run.report.n_replies == 4 and run.scores().notna().all()
+
+
+# ------------------------------------------------------------------------------------------- what disappears on disk
+
+def test_replies_removed_on_disk_are_no_longer_served_by_a_live_store(tmp_path):
+    import shutil
+
+    store = ResponseStore(tmp_path)
+    keys = ["e0" * 32, "e1" * 32, "f0" * 32]
+    for key in keys:
+        store.put(reply(key))
+    assert all(store.get(key) for key in keys)
+    shard_e = store.shard_path("openai", "m", keys[0])
+    lines = shard_e.read_text().splitlines(keepends=True)
+    replacement = shard_e.with_suffix(".new")
+    replacement.write_text(lines[1])  # rewritten without the first reply (a compaction, a pull)
+    os.replace(replacement, shard_e)
+    store.refresh("openai", "m")
+    assert store.get(keys[0]) is None and store.get(keys[1]) is not None
+    store.shard_path("openai", "m", keys[2]).unlink()  # a shard removed
+    store.refresh()
+    assert store.get(keys[2]) is None and len(store) == 1
+    shutil.rmtree(tmp_path)  # the whole store folder removed
+    store.refresh()
+    assert len(store) == 0
+    store.check_writable("openai", "m")  # recreated, not "cannot be written"
+    store.put(reply(keys[0]))
+    assert ResponseStore(tmp_path).get(keys[0]) is not None

@@ -690,8 +690,12 @@ class ResponseStore:
             if provider is not None and model is not None:
                 folder = self.root / model_slug(provider) / model_slug(model)
                 shards = sorted(folder.glob(f"*{_SHARD_SUFFIX}")) if folder.is_dir() else []
+                known = [shard for shard in self._shards if shard.parent == folder]
             else:
                 shards = self.shards()
+                known = list(self._shards)
+            for gone in set(known) - set(shards):  # removed on disk: its replies are no longer served
+                self._forget(gone)
             new = 0
             for shard in shards:
                 new += self._read_tail(shard)
@@ -728,8 +732,9 @@ class ResponseStore:
         if (size, stat.st_mtime_ns) == state.seen and (stat.st_dev, stat.st_ino) == state.ident:
             return 0
         if state.offset and self._replaced(shard, state, stat):
-            # Replaced (compacted, pulled, rewritten): the remembered offset means nothing in the new file.
-            self.skipped_lines = [s for s in self.skipped_lines if s.shard != shard]
+            # Replaced (compacted, pulled, rewritten): the remembered offset means nothing in the new file, and
+            # what the old file held is only served again if the new one holds it.
+            self._forget(shard)
             state = self._shards[shard] = _ShardState()
         start = state.offset
         with open(shard, "rb") as fh:
@@ -749,6 +754,15 @@ class ResponseStore:
         # Remember (size, mtime) only when everything up to the end was read, so a torn tail is looked at again.
         state.seen = (size, stat.st_mtime_ns) if end == len(data) else (-1, -1)
         return count
+
+    def _forget(self, shard: Path) -> None:
+        """Drop what was read from ``shard`` (entries, skipped lines, position): it was removed or replaced."""
+        self._shards.pop(shard, None)
+        self.skipped_lines = [line for line in self.skipped_lines if line.shard != shard]
+        stale = [key for key, entry in self._index.items()
+                 if self.shard_path(entry["provider"], entry["model"], key) == shard]
+        for key in stale:
+            del self._index[key]
 
     @staticmethod
     def _replaced(shard: Path, state: _ShardState, stat: os.stat_result) -> bool:
@@ -866,6 +880,7 @@ class ResponseStore:
         probe = folder / f".write-probe-{os.getpid()}-{threading.get_ident()}"
         try:
             with self._lock:
+                self._prepared.clear()  # folders seen before may have been removed since (a deleted store)
                 self._prepare_dirs(folder / "probe")
             with self._file_lock(folder / f"0{_SHARD_SUFFIX}"):
                 probe.write_bytes(b"")
