@@ -184,3 +184,20 @@ def test_replies_removed_on_disk_are_no_longer_served_by_a_live_store(tmp_path):
     store.check_writable("openai", "m")  # recreated, not "cannot be written"
     store.put(reply(keys[0]))
     assert ResponseStore(tmp_path).get(keys[0]) is not None
+
+
+@pytest.mark.local_model
+def test_a_gguf_swapped_behind_a_local_model_name_is_refused_before_asking(tmp_path):
+    from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+    from recjudge.llm.providers.base import ProviderError
+    from recjudge.llm.providers.local import DEFAULT_MODEL
+
+    store = ResponseStore(tmp_path)
+    store.put(StoredReply(key="a" * 64, provider="local", model=DEFAULT_MODEL, sample=0, text="4", logprobs=None,
+                          input_tokens=5, output_tokens=1, latency_s=0.1, finish_reason="stop",
+                          created="2026-01-01T00:00:00Z", provenance={"gguf_sha256": "0" * 64}))
+    requests = [JudgeRequest("k", [{"role": "user", "content": "Rate 1-5: 4"}])]
+    with pytest.raises(ProviderError, match="sha256 0000000000000000"):
+        run_judge(JudgeConfig(provider="local", model=DEFAULT_MODEL, max_tokens=1), requests, store=tmp_path,
+                  mode="live", progress=False)
+    assert len(ResponseStore(tmp_path)) == 1  # nothing was asked or added

@@ -477,6 +477,26 @@ def _declared_aspects(parser: Callable[..., Any]) -> list[str] | None:
     return None if aspects is None else [str(a) for a in aspects]
 
 
+def _check_local_weights(config: JudgeConfig, store: ResponseStore) -> None:
+    """Refuse to add replies of one GGUF to a model name whose stored replies another GGUF gave: the store key holds
+    the model name, not the weights, so a file swapped behind the name would mix two judges' replies."""
+    from .providers.local import gguf_sha256, resolve_model_path
+
+    path = resolve_model_path(config.served_model or config.model)
+    current = gguf_sha256(path)
+    store.refresh(config.provider, config.model)
+    for record in store.records():
+        if record["provider"] != config.provider or record["model"] != config.model:
+            continue
+        stored = (record.get("provenance") or {}).get("gguf_sha256")
+        if stored and stored != current:
+            raise ProviderError(
+                f"local model {config.model!r}: the store holds replies of weights with sha256 {stored[:16]}..., but "
+                f"{path} has sha256 {current[:16]}...; give these weights a model name of their own (a GGUF path, or "
+                "another name with RECJUDGE_LOCAL_GGUF) so that replies of two models are never mixed",
+                kind="configuration", configuration=True)
+
+
 def _validate(requests: Sequence[JudgeRequest]) -> None:
     """Every request is a JudgeRequest and no key repeats (messages: see ``_rendered_messages``)."""
     # The common case (all fine) is checked in bulk; the loop below only runs to name the first problem.
@@ -672,6 +692,8 @@ def run_judge(
         prepare = getattr(provider, "prepare", None)
         if callable(prepare):
             prepare(config.served_model or config.model, explicit_identity=config.served_model is not None)
+        if config.provider == "local":
+            _check_local_weights(config, store)
         _ask_all(config, provider, store, to_ask, records, from_store, errors, counters, want_logprobs, options,
                  retry, RateLimiter(rpm), gate, progress, claim=mode != "live")
 
