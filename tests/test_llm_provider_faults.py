@@ -42,3 +42,23 @@ def test_a_redirect_stops_the_job_with_the_location_named(tmp_path, monkeypatch)
     finally:
         server.shutdown()
     assert _Redirecting.requests_seen == 1  # stopped before any prompt was sent
+
+
+def test_a_trickling_anthropic_body_is_cut_at_the_request_deadline(tmp_path, monkeypatch):
+    import time
+
+    from mock_openai_server import FaultPlan, MockOpenAIServer
+
+    from recjudge.llm import RetryPolicy
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    plan = FaultPlan(trickle=1.0, max_faults_per_prompt=1)
+    with MockOpenAIServer(faults=plan, trickle_interval_s=1.0, trickle_chunks=12) as server:
+        config = JudgeConfig(provider="anthropic", model="claude-sonnet-4-6", base_url=server.root_url)
+        started = time.perf_counter()
+        run = run_judge(config, [JudgeRequest("k0", [{"role": "user", "content": "prompt 0"}])], store=tmp_path,
+                        retry=RetryPolicy(base_delay_s=0.01), timeout=2.0, progress=False)
+        seconds = time.perf_counter() - started
+        assert server.fault_counts["trickle"] == 1
+    assert run.report.n_replies == 1 and run.report.n_retries == 1  # cut, retried, answered
+    assert seconds < 8.0, f"a 12 s trickle held the job {seconds:.1f} s with a 2 s deadline"

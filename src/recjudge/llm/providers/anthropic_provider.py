@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._common import api_key_from_env, endpoint_label, sdk_errors
+from ._common import api_key_from_env, endpoint_label, malformed, parse_json_body, read_body, sdk_errors, short_error
 from .base import Completion, Message, ProviderError, TransientProviderError
 from .openai_compat import timeout_from_env
 
@@ -23,7 +23,8 @@ class AnthropicProvider:
 
         api_key = api_key_from_env("ANTHROPIC_API_KEY")
         if not api_key:
-            raise ProviderError("provider 'anthropic' needs the environment variable ANTHROPIC_API_KEY; replay mode does not")
+            raise ProviderError("provider 'anthropic' needs the environment variable ANTHROPIC_API_KEY; replay mode "
+                                "does not")
         self.base_url = base_url
         self.timeout = float(timeout) if timeout is not None else timeout_from_env()
         self._anthropic = anthropic
@@ -54,8 +55,18 @@ class AnthropicProvider:
         params = {name: body.pop(name) for name in ("model", "messages", "max_tokens", "system") if name in body}
         params["extra_body"] = body
         started = time.perf_counter()
+        deadline = time.monotonic() + self.timeout
+        # The body is read as a stream and abandoned at the request's deadline, as for OpenAI: the SDK's timeout
+        # bounds each read, so a server trickling bytes would otherwise hold the worker for as long as it likes.
         with sdk_errors(anthropic, "anthropic"):
-            response = self._client.messages.create(**params)
+            with self._client.messages.with_streaming_response.create(**params) as streamed:
+                content_type = streamed.headers.get("content-type")
+                body = read_body(streamed.iter_bytes(), deadline, "anthropic")
+            data = parse_json_body(body, content_type, "anthropic")
+            try:
+                response = anthropic.types.Message.model_validate(data)
+            except ValueError as exc:
+                raise malformed("anthropic", f"not a message ({short_error(exc)})") from None
         return completion_from_message(response, time.perf_counter() - started, self.base_url)
 
     @staticmethod
