@@ -1,4 +1,5 @@
-"""A loopback mock of the OpenAI chat-completions endpoint (and of Anthropic's /v1/messages), with injectable faults, for tests and benchmarks.
+"""A loopback mock of the OpenAI chat-completions endpoint (and of Anthropic's /v1/messages), with injectable
+faults, for tests and benchmarks.
 
 It listens on 127.0.0.1 on an ephemeral port, serves requests concurrently (one thread each), and answers
 deterministically from the prompt (the last user message): ``expected_score(prompt)`` in 1..5, reply text

@@ -7,8 +7,9 @@ import threading
 import time
 
 import pytest
+from mock_openai_server import MockOpenAIServer, TokenBucket
+from mock_openai_server import expected_score as mock_score
 
-from mock_openai_server import MockOpenAIServer, TokenBucket, expected_score as mock_score
 from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge
 from recjudge.llm.concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit
 from recjudge.llm.providers.base import Completion, TransientProviderError

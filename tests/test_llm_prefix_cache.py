@@ -42,8 +42,8 @@ def test_prompts_are_asked_sorted_by_text_and_the_table_keeps_the_callers_order(
     ordered_provider, plain_provider = RecordingProvider(), RecordingProvider()
     ordered = run_judge(config, requests, store=tmp_path / "o", provider=ordered_provider, concurrency=1,
                        progress=False)
-    plain = run_judge(config, requests, store=tmp_path / "p", provider=plain_provider, order_prompts=False, concurrency=1,
-                      progress=False)
+    plain = run_judge(config, requests, store=tmp_path / "p", provider=plain_provider, order_prompts=False,
+                      concurrency=1, progress=False)
     assert ordered_provider.order == sorted(contents) and plain_provider.order == contents
     assert list(ordered.table["key"]) == [f"k{i}" for i in range(5)]
     columns = ["key", "score", "reply", "store_key"]

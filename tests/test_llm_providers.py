@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
+
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
 from recjudge.llm.providers import get_provider
 from recjudge.llm.providers._common import redact, retry_after_seconds

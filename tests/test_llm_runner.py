@@ -14,10 +14,17 @@ from functools import partial
 
 import pandas as pd
 import pytest
+from mock_openai_server import FaultPlan, MockOpenAIServer
+from mock_openai_server import expected_score as mock_score
 
-from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score as mock_score
 from recjudge.llm import (
-    JudgeConfig, JudgeRequest, MissingReplies, ResponseStore, RetryPolicy, parse_aspect_scores, run_judge,
+    JudgeConfig,
+    JudgeRequest,
+    MissingReplies,
+    ResponseStore,
+    RetryPolicy,
+    parse_aspect_scores,
+    run_judge,
 )
 from recjudge.llm.providers.base import Completion, ProviderError, TransientProviderError
 from recjudge.llm.runner import RateLimiter
@@ -28,7 +35,8 @@ FAST_RETRY = RetryPolicy(max_attempts=6, base_delay_s=0.01, max_delay_s=0.05)
 
 def make_requests(n: int, prefix: str = "prompt") -> list[JudgeRequest]:
     return [
-        JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."}, {"role": "user", "content": f"{prefix} {i}"}])
+        JudgeRequest(f"k{i}", [{"role": "system", "content": "Rate 1-5."},
+                               {"role": "user", "content": f"{prefix} {i}"}])
         for i in range(n)
     ]
 
@@ -360,7 +368,7 @@ def test_messages_with_more_fields_are_asked_under_their_reference_key(tmp_path)
 
 # ----------------------------------------------------------------------------------------- odd and faulty replies
 from mock_openai_server import HUGE_REPLY_CHARS, ODD_BUT_USABLE, UNUSABLE  # noqa: E402
-from recjudge.llm.runner import JudgeInterrupted  # noqa: E402
+
 from recjudge.llm.store import StoreNotWritable, max_stored_chars  # noqa: E402
 
 

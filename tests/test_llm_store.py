@@ -10,8 +10,17 @@ import textwrap
 
 import pytest
 
-from recjudge.llm.store import (ResponseStore, StoredReply, StoreNotWritable, compact_logprobs, entry_problem,
-                                 max_stored_chars, model_slug, sanitise_record, store_key)
+from recjudge.llm.store import (
+    ResponseStore,
+    StoredReply,
+    StoreNotWritable,
+    compact_logprobs,
+    entry_problem,
+    max_stored_chars,
+    model_slug,
+    sanitise_record,
+    store_key,
+)
 
 BASE_KEY_ARGS = dict(
     provider="openai", model="m", messages=[{"role": "user", "content": "hi"}], temperature=0.0,
@@ -212,7 +221,8 @@ def test_odd_replies_are_normalised_before_they_are_written(tmp_path):
     texts = [r["text"] for r in written]
     assert texts == ["Score: 4 \ufffd", "Score: 3", "Score: 2", "Score: 5", "Score: 3"]
     assert written[1]["input_tokens"] is None and written[1]["output_tokens"] == 3
-    assert written[4]["input_tokens"] is None and written[4]["output_tokens"] is None and written[4]["latency_s"] is None
+    assert written[4]["input_tokens"] is None and written[4]["output_tokens"] is None
+    assert written[4]["latency_s"] is None
     assert all(r["repairs"] for r in written)
     again = ResponseStore(tmp_path)
     assert len(again) == 5 and not again.skipped_lines
@@ -269,7 +279,8 @@ def _awkward_lines() -> list[str]:
     lines += ['{"key":"a","provider":"p","model":"m"}', '[1]', '"x"', "{}", base + "}" + base + "}"]
     rnd = random.Random(7)
     for _ in range(2000):  # float spellings: the C decoder must round exactly as json.loads does
-        x = rnd.choice([rnd.uniform(-30, 0), round(rnd.uniform(-20, 0), 4), rnd.random() * 10.0 ** rnd.randint(-320, 300)])
+        x = rnd.choice([rnd.uniform(-30, 0), round(rnd.uniform(-20, 0), 4),
+                        rnd.random() * 10.0 ** rnd.randint(-320, 300)])
         lines.append(base + f',"logprobs":[{{"t":{json.dumps(x)},"u":{x:.17g}}}],"latency_s":{x!r}}}')
     return lines
 
@@ -327,7 +338,8 @@ def test_bulk_reads_answer_as_the_records_and_the_collector_is_left_as_found(tmp
         for record in written:
             view, copy = views[record["key"]], reader.get_record(record["key"])
             assert type(copy) is dict and copy == record and reader.peek(record["key"]) == record
-            assert {name: view[name] for name in record} == record and view.get("provenance") == record.get("provenance")
+            assert {name: view[name] for name in record} == record
+            assert view.get("provenance") == record.get("provenance")
         assert sorted(map(json.dumps, reader.records())) == sorted(map(json.dumps, written))
 
 

@@ -187,7 +187,7 @@ def test_duplicate_demographics_user_is_an_error(tmp_path):
     path = folder / "user_demo.csv"
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
-    with pytest.raises(DataSchemaError, match=rf"user_demo\.csv, column 'user_id', line 2: user_id .* appears more"):
+    with pytest.raises(DataSchemaError, match=r"user_demo\.csv, column 'user_id', line 2: user_id .* appears more"):
         load_explanation_study(folder)
 
 

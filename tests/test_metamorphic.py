@@ -113,7 +113,7 @@ def overlap_at(x, y, d):
 def webber_ext(x, y, p):
     """Webber, Moffat & Zobel (2010) equation 32, written out (no ties)."""
     S, L = (x, y) if len(x) <= len(y) else (y, x)
-    s, l = len(S), len(L)
+    s, l = len(S), len(L)  # noqa: E741 (the RBO paper's s and l)
     X = {d: overlap_at(S, L, d) for d in range(1, l + 1)}
     head = sum(X[d] / d * p ** d for d in range(1, l + 1))
     head += sum(X[s] * (d - s) / (s * d) * p ** d for d in range(s + 1, l + 1))
@@ -278,11 +278,13 @@ def test_judge_relations_change_only_their_part():
     judge = fake_judge()
     spaced = judges.perturb(judge, "mr3")[0].messages
     assert spaced[1]["content"].startswith("Your behavior history: A ( 1 9 9 0 ) ,")
-    assert spaced[1]["content"].endswith("\nRecommended item: D (2000)\nRating:") and spaced[0] == judge.requests[0].messages[0]
+    assert spaced[1]["content"].endswith("\nRecommended item: D (2000)\nRating:")
+    assert spaced[0] == judge.requests[0].messages[0]
     shuffled = judges.perturb(judge, "shuffle")[0].messages[1]["content"]
     assert shuffled != judge.requests[0].messages[1]["content"] and "D (2000)" in shuffled
     para = judges.perturb(judge, "paraphrase")[0].messages
-    assert para[0]["content"] == "Give the item a rating. Reply with a number." and para[1] == judge.requests[0].messages[1]
+    assert para[0]["content"] == "Give the item a rating. Reply with a number."
+    assert para[1] == judge.requests[0].messages[1]
     assert judges.applicable(judge, "mr1") == (False, "no ratings in the prompt")
     rated = fake_judge("A (1990) 4/5, B (1991) 3.5/5")
     assert judges.applicable(rated, "mr1")[0]

@@ -9,8 +9,15 @@ import nbformat
 import pytest
 
 from recjudge.compendium import runplan
-from recjudge.compendium.runplan import Run, RunFailedError, RunPlanError, execute_plan, fingerprint, fingerprint_hash, \
-    load_runplan
+from recjudge.compendium.runplan import (
+    Run,
+    RunFailedError,
+    RunPlanError,
+    execute_plan,
+    fingerprint,
+    fingerprint_hash,
+    load_runplan,
+)
 
 
 def write_notebook(path: Path, body: str, parameters: str = "value = 1") -> Path:
@@ -63,8 +70,10 @@ def test_valid_plan_is_read(project: Path) -> None:
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
-        ("  - name: tiny\n    notebook: notebooks/absent.ipynb\n", "field 'notebook': notebooks/absent.ipynb does not exist"),
-        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    paramters: {value: 2}\n", "unknown field(s) ['paramters']"),
+        ("  - name: tiny\n    notebook: notebooks/absent.ipynb\n",
+         "field 'notebook': notebooks/absent.ipynb does not exist"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    paramters: {value: 2}\n",
+         "unknown field(s) ['paramters']"),
         ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    parameters: {valeu: 2}\n",
          "['valeu'] not in the parameters cell of notebooks/tiny.ipynb (it declares ['value'])"),
         ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    datasets: [movielens-huge]\n",
@@ -86,7 +95,8 @@ def test_bad_entries_name_file_entry_and_field(project: Path, entry: str, expect
 
 
 def test_duplicate_names_and_bad_top_level_are_rejected(project: Path) -> None:
-    write_plan(project, "runs:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n  - {name: a, notebook: notebooks/tiny.ipynb}\n")
+    write_plan(project, "runs:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n"
+                        "  - {name: a, notebook: notebooks/tiny.ipynb}\n")
     with pytest.raises(RunPlanError, match=r"run #2: name 'a' already used by run #1"):
         load_runplan(root=project, known_datasets=set())
     write_plan(project, "run:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n")
@@ -265,7 +275,8 @@ def test_parameters_with_an_equals_sign_in_their_comment_are_declared(project: P
 def test_a_summary_run_re_runs_when_the_tables_it_reads_change(project: Path) -> None:
     summary = Run("summary", "notebooks/tiny.ipynb", {"value": 1}, results_of=("tiny",))
     plain = Run("summary", "notebooks/tiny.ipynb", {"value": 1})
-    before, before_plain = fingerprint_hash(fingerprint(summary, project)), fingerprint_hash(fingerprint(plain, project))
+    before = fingerprint_hash(fingerprint(summary, project))
+    before_plain = fingerprint_hash(fingerprint(plain, project))
     (project / "results" / "tiny").mkdir(parents=True)
     (project / "results" / "tiny" / "table.csv").write_text("method,pearson\nSOG,9.3\n")
     after = fingerprint_hash(fingerprint(summary, project))

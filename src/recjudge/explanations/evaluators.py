@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
-from recjudge.metaeval.ensembles import ensemble_accuracy
 from recjudge.metaeval.agreement import CORRELATION_METHODS, multilevel_correlation
+from recjudge.metaeval.ensembles import ensemble_accuracy
 
 __all__ = [
     "ANNOTATOR_EVALUATORS",

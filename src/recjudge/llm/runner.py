@@ -13,7 +13,8 @@ adaptive limit (AIMD: one more request in flight per window of successes, fewer 
 between 1 and a cap; after the first 429, starts spaced a round trip over the limit apart), or a fixed limit
 (``adaptive=False`` or env RECJUDGE_LLM_ADAPTIVE=0); an optional
 requests-per-minute limit; and bounded retries with exponential backoff and jitter on ``TransientProviderError``
-(429, 5xx, timeouts, dropped connections, unreadable bodies), honouring Retry-After.  Every reply is written to the store the moment it arrives, so an interrupted job
+(429, 5xx, timeouts, dropped connections, unreadable bodies), honouring Retry-After.  Every reply is written to the
+store the moment it arrives, so an interrupted job
 resumes where it stopped.  A prompt whose retries run out, or that the provider refuses, is a failed judgment: NaN
 score with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.  The report counts
 failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted), "deadline", "malformed" (a 200
@@ -1188,7 +1189,8 @@ def _run_recorded(
     """Recorded judgments are looked up by request key; the store is not involved (the source file is the record)."""
     _validate(requests)
     if config.runs != 1:
-        raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, got {config.runs}")
+        raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, "
+                         f"got {config.runs}")
     provider = provider or get_provider(config)
     records: dict[str, dict[str, Any]] = {}
     errors: dict[str, tuple[str, str]] = {}

@@ -7,10 +7,16 @@ history, reply parsing, the RapidFuzz title matcher), ``study`` (the request pla
 (metamorphic robustness of the judges: perturbed judge requests and the change in their scores).
 """
 
-from .rank import (RBO, kendall_tau_shared, kendall_tau_union, overlap_ratio, rank_biased_overlap, rbo_weight,
-                   similarity_row)
-from .relations import (apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase,
-                        shuffle_list)
+from .rank import (
+                   RBO,
+                   kendall_tau_shared,
+                   kendall_tau_union,
+                   overlap_ratio,
+                   rank_biased_overlap,
+                   rbo_weight,
+                   similarity_row,
+)
+from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase, shuffle_list
 
 __all__ = ["RBO", "apply_to_span", "kendall_tau_shared", "kendall_tau_union", "mr1_multiply", "mr2_shift",
            "mr3_spaces", "mr4_random_words", "overlap_ratio", "paraphrase", "rank_biased_overlap", "rbo_weight",

@@ -37,7 +37,7 @@ X_d = sum over items of c_S(d) c_L(d). Without ties the three variants coincide 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -53,7 +53,8 @@ def _plain(ranking: Sequence[Hashable], name: str) -> list[Hashable]:
     items = list(ranking)
     for item in items:
         if isinstance(item, _GROUP_TYPES):
-            raise ValueError(f"{name}: Kendall's tau and the overlap ratio take plain lists; got the tie group {item!r}")
+            raise ValueError(f"{name}: Kendall's tau and the overlap ratio take plain lists; got the tie group "
+                             f"{item!r}")
     if len(set(items)) != len(items):
         duplicated = sorted({repr(i) for i in items if items.count(i) > 1})
         raise ValueError(f"{name}: duplicated item(s) {', '.join(duplicated)}")
@@ -167,7 +168,7 @@ def rank_biased_overlap(x: Sequence, y: Sequence, p: float = 0.9, ties: str = "a
     if not pos_x or not pos_y:
         raise ValueError("rank-biased overlap needs two non-empty rankings")
     short, long_ = (pos_x, pos_y) if len(pos_x) <= len(pos_y) else (pos_y, pos_x)
-    s, l = len(short), len(long_)
+    s, l = len(short), len(long_)  # noqa: E741 (the RBO paper's s and l)
     items = list(dict.fromkeys([*short, *long_]))
     c_s = _contributions(short, items, l, ties)
     c_l = _contributions(long_, items, l, ties)

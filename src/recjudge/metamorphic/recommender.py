@@ -39,7 +39,8 @@ _ARTICLE = re.compile(r"^(.*),\s*(the|a|an|les|la|le|il|el|das|der|die)$", re.IG
 _CUT = re.compile(r"\s+[-–—:|]\s+|\s*:\s+|\s+[-–—]\s*")
 
 
-def liked_history(ratings: pd.DataFrame, items: pd.DataFrame, user_id, l: int | None) -> list[tuple[str, float]]:
+def liked_history(ratings: pd.DataFrame, items: pd.DataFrame, user_id,
+                  l: int | None) -> list[tuple[str, float]]:  # noqa: E741 (Khirbat et al.'s l)
     """(title, rating) of ``user_id``'s ratings above 3, the ``l`` most recent (all when l is None), oldest first.
 
     ratings: user_id, item_id, rating, timestamp; items: item_id, title."""

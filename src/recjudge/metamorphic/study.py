@@ -112,7 +112,7 @@ def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations
                                            table="2", condition=f"k={k}") for u in users]
             groups.append(PlanGroup("2", f"k={k}", cfg(k, runs=2), reqs))
     if "3" in tables or "4" in tables:
-        for l in L_VALUES if "3" in tables else (20,):
+        for l in L_VALUES if "3" in tables else (20,):  # noqa: E741 (Khirbat et al.'s l)
             reqs = [recommendation_request(f"t3:l{l}:{u}", u, liked_history(ratings, items, u, l), 5,
                                            table="3", condition=f"l={l}") for u in users]
             groups.append(PlanGroup("3", f"l={l}", cfg(5, runs=iterations + 1), reqs))

@@ -25,7 +25,8 @@ purs_unexpectedness          size-weighted mean cosine distance from the target 
                              clusters (Mean Shift over the history feature vectors, bandwidth ``PURS_BANDWIDTH``).
 long_term_alignment          cosine similarity to the mean history vector (DESR long-term preference).
 short_term_alignment         cosine similarity to the mean of the last ``SHORT_TERM`` history items (DESR short-term).
-unpopularity                 1 − log(1 + n_ratings) / log(1 + max n_ratings) over the popularity table (``unpopularity``).
+unpopularity                 1 − log(1 + n_ratings) / log(1 + max n_ratings) over the popularity table
+                             (``unpopularity``).
 ============================ ======================================================================================
 
 Item features are one-hot genres plus the tags applied to the item (``item_feature_matrix``); popularity is the
