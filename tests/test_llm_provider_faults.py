@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 
 import pytest
 
@@ -45,8 +46,6 @@ def test_a_redirect_stops_the_job_with_the_location_named(tmp_path, monkeypatch)
 
 
 def test_a_trickling_anthropic_body_is_cut_at_the_request_deadline(tmp_path, monkeypatch):
-    import time
-
     from mock_openai_server import FaultPlan, MockOpenAIServer
 
     from recjudge.llm import RetryPolicy
@@ -62,3 +61,46 @@ def test_a_trickling_anthropic_body_is_cut_at_the_request_deadline(tmp_path, mon
         assert server.fault_counts["trickle"] == 1
     assert run.report.n_replies == 1 and run.report.n_retries == 1  # cut, retried, answered
     assert seconds < 8.0, f"a 12 s trickle held the job {seconds:.1f} s with a 2 s deadline"
+
+
+class _TricklingHeaders(http.server.BaseHTTPRequestHandler):
+    """Sends its status line and headers one byte every 0.3 s (about 20 s in all): each read is quick, the whole
+    is not."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 40 + b"\r\n"
+        try:
+            for byte in head:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.3)
+        except OSError:
+            pass
+
+    do_GET = do_POST
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_trickled_response_headers_are_cut_at_the_request_deadline(provider, monkeypatch):
+    from recjudge.llm.providers import get_provider
+    from recjudge.llm.providers.base import TransientProviderError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TricklingHeaders)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        root = f"http://127.0.0.1:{server.server_address[1]}"
+        config = JudgeConfig(provider=provider, model="judge@trickle" if provider == "openai" else "claude-x",
+                             base_url=root + "/v1" if provider == "openai" else root)
+        judge = get_provider(config, timeout=2.0)
+        started = time.perf_counter()
+        with pytest.raises(TransientProviderError, match="deadline"):
+            judge.complete([{"role": "user", "content": "x"}], model="judge", temperature=0.0, max_tokens=1)
+        seconds = time.perf_counter() - started
+    finally:
+        server.shutdown()
+    assert seconds < 6.0, f"headers trickled over ~20 s held the request {seconds:.1f} s with a 2 s deadline"

@@ -5,11 +5,12 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import threading
 import time
 import warnings
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from .base import ProviderError, TransientProviderError
@@ -49,7 +50,8 @@ def redact(text: object) -> str:
     result = str(text)
     for name in SECRET_ENV_VARS:
         raw = os.environ.get(name) or ""
-        for secret in {raw, raw.strip()}:  # the key is sent stripped: either form may appear in a message
+        # The key is sent stripped: either form may appear in a message (the longer first, so it is matched whole).
+        for secret in sorted({raw, raw.strip()}, key=len, reverse=True):
             if len(secret) >= 4:
                 result = result.replace(secret, "***")
     return result
@@ -139,6 +141,44 @@ def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
             from None
     except (sdk.APIResponseValidationError, ValueError) as exc:
         raise TransientProviderError(f"{label} unreadable response body: {redact(short_error(exc))}") from None
+
+
+def open_within(opener: Callable[[], ContextManager[Any]], deadline: float, label: str) -> tuple[Any, Any]:
+    """Enter ``opener()`` (an SDK's streamed response: connect, send, read the status line and headers) and return
+    (the context manager, the response), giving up at the monotonic ``deadline`` with a TransientProviderError.
+
+    The SDK's timeout bounds each read, so a server trickling its status line and headers a byte at a time could
+    hold a worker as long as it liked; the opening therefore runs in a helper thread that this one waits for no
+    longer than the deadline. A response that arrives after the worker gave up is closed by the helper (no reply is
+    lost that was ever received: a reply is only received with its body, which is read after this)."""
+    state: dict[str, Any] = {"abandoned": False, "manager": None, "response": None, "error": None}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def enter() -> None:
+        manager = response = error = None
+        try:
+            manager = opener()
+            response = manager.__enter__()
+        except BaseException as exc:  # re-raised in the waiting thread, where the SDK's errors are translated
+            error = exc
+        with lock:
+            state.update(manager=manager, response=response, error=error)
+            close_now = state["abandoned"] and error is None
+            done.set()
+        if close_now:
+            manager.__exit__(None, None, None)
+
+    threading.Thread(target=enter, name=f"recjudge-{label}-open", daemon=True).start()
+    done.wait(max(0.0, deadline - time.monotonic()))
+    with lock:
+        if not done.is_set():
+            state["abandoned"] = True
+            raise TransientProviderError(f"{label} connection: no response headers within the request's deadline "
+                                         "(RECJUDGE_LLM_TIMEOUT)")
+    if state["error"] is not None:
+        raise state["error"]
+    return state["manager"], state["response"]
 
 
 #: A reply body larger than this is not read further (an honest chat completion is a few kB; see

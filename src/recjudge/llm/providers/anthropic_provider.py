@@ -8,7 +8,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._common import api_key_from_env, endpoint_label, malformed, parse_json_body, read_body, sdk_errors, short_error
+from ._common import (
+    api_key_from_env,
+    endpoint_label,
+    malformed,
+    open_within,
+    parse_json_body,
+    read_body,
+    sdk_errors,
+    short_error,
+)
 from .base import Completion, Message, ProviderError, TransientProviderError
 from .openai_compat import timeout_from_env
 
@@ -59,9 +68,13 @@ class AnthropicProvider:
         # The body is read as a stream and abandoned at the request's deadline, as for OpenAI: the SDK's timeout
         # bounds each read, so a server trickling bytes would otherwise hold the worker for as long as it likes.
         with sdk_errors(anthropic, "anthropic"):
-            with self._client.messages.with_streaming_response.create(**params) as streamed:
+            manager, streamed = open_within(
+                lambda: self._client.messages.with_streaming_response.create(**params), deadline, "anthropic")
+            try:
                 content_type = streamed.headers.get("content-type")
                 body = read_body(streamed.iter_bytes(), deadline, "anthropic")
+            finally:
+                manager.__exit__(None, None, None)
             data = parse_json_body(body, content_type, "anthropic")
             try:
                 response = anthropic.types.Message.model_validate(data)

@@ -49,6 +49,7 @@ from ._common import (
     api_key_from_env,
     endpoint_label,
     malformed,
+    open_within,
     parse_json_body,
     read_body,
     redact,
@@ -234,10 +235,14 @@ class OpenAICompatProvider:
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai"):
-            with self._client.chat.completions.with_streaming_response.create(**params) as response:
+            manager, response = open_within(
+                lambda: self._client.chat.completions.with_streaming_response.create(**params), deadline, "openai")
+            try:
                 content_type = response.headers.get("content-type")
                 body = read_body(response.iter_bytes(), deadline, "openai",
                                  expected=_content_length(response.headers))
+            finally:
+                manager.__exit__(None, None, None)
         latency = time.perf_counter() - started
         data = parse_json_body(body, content_type, "openai")
         return _completion_from_json(data, latency, self.base_url)
