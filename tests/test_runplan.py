@@ -81,7 +81,7 @@ def test_valid_plan_is_read(project: Path) -> None:
         ("  - name: tiny\n    notebook: notebooks/tiny.ipynb\n    timeout: -5\n", "field 'timeout' must be a positive"),
         ("  - notebook: notebooks/tiny.ipynb\n", "field 'name' is required"),
         ("  - name: ../escape\n    notebook: notebooks/tiny.ipynb\n", "field 'name' must be a plain file name"),
-        ("  - name: tiny\n    notebook: notebooks/tiny.md\n", "must name an .ipynb file"),
+        ("  - name: tiny\n    notebook: notebooks/tiny.py\n", "must name an .ipynb file"),
     ],
 )
 def test_bad_entries_name_file_entry_and_field(project: Path, entry: str, expected: str) -> None:
@@ -221,6 +221,56 @@ def test_failure_names_notebook_and_cell_and_keeps_earlier_runs(project: Path) -
     assert runplan.RunCache(project).load(broken) is None
 
 
+MYST_NOTEBOOK = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter written as text
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+value = 1  # a parameter = documented
+```
+
+Prose between the cells.
+
+```{code-cell} ipython3
+print('text result', value * 3)
+```
+"""
+
+
+def test_a_myst_text_notebook_is_validated_and_executed(project: Path) -> None:
+    (project / "notebooks" / "text.md").write_text(MYST_NOTEBOOK)
+    write_plan(project, "runs:\n  - name: text\n    notebook: notebooks/text.md\n    parameters: {value: 5}\n")
+    (run,) = load_runplan(project / "runplan.yaml", root=project, known_datasets=set())
+    (result,) = execute_plan([run], project, log=lambda message: None)
+    assert result.status == "executed"
+    executed = nbformat.read(run.output_path(project), as_version=4)
+    assert executed.cells[0].source == "# A chapter written as text"
+    outputs = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
+    assert "text result 15" in outputs
+    assert not list((project / "book" / "notebooks").glob(".*")), "no temporary notebook is left behind"
+    write_plan(project, "runs:\n  - name: text\n    notebook: notebooks/text.md\n    parameters: {valeu: 5}\n")
+    with pytest.raises(RunPlanError, match=r"\['valeu'\] not in the parameters cell of notebooks/text.md"):
+        load_runplan(project / "runplan.yaml", root=project, known_datasets=set())
+
+
+def test_a_notebook_of_another_format_is_refused(project: Path) -> None:
+    (project / "notebooks" / "chapter.py").write_text("value = 1\n")
+    write_plan(project, "runs:\n  - name: chapter\n    notebook: notebooks/chapter.py\n")
+    with pytest.raises(RunPlanError, match="must name an .ipynb file or a MyST markdown notebook"):
+        load_runplan(project / "runplan.yaml", root=project, known_datasets=set())
+
+
 def test_cli_rejects_unknown_only_name(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_plan(project, "runs:\n  - {name: tiny, notebook: notebooks/tiny.ipynb}\n")
     parser = __import__("argparse").ArgumentParser()
@@ -237,7 +287,7 @@ def test_cli_rejects_unknown_only_name(project: Path, capsys: pytest.CaptureFixt
 
 def _parameters_cell_namespace(notebook_path: Path) -> dict:
     """Execute a notebook's parameters cell alone and return the names it binds (the oracle the check is held to)."""
-    notebook = nbformat.read(str(notebook_path), as_version=4)
+    notebook = runplan.read_source_notebook(notebook_path)
     (cell,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
     namespace: dict = {}
     exec(compile(cell.source, str(notebook_path), "exec"), namespace)  # plain assignments of constants
@@ -246,7 +296,7 @@ def _parameters_cell_namespace(notebook_path: Path) -> dict:
 
 
 @pytest.mark.parametrize("notebook", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "notebooks")
-                                                      .glob("*.ipynb")))
+                                                      .iterdir() if p.suffix in runplan.NOTEBOOK_SUFFIXES))
 def test_every_parameter_of_every_notebook_is_accepted(notebook: str, tmp_path: Path) -> None:
     import yaml
 

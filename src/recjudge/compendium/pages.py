@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from IPython.display import Markdown
 
-from recjudge.compendium.paths import results_dir
+from recjudge.compendium.paths import project_root, results_dir
 
 #: CSS class of the opening box and of the verdict (the browser test looks for them).
 OPENING_CLASS = "run-facts"
@@ -52,8 +52,12 @@ def downloads(chapter: str, notebook: str | None = None) -> Markdown:
 
     Paths are relative to the executed notebook in ``book/notebooks/``, which is where Sphinx resolves them."""
     notebook = notebook or chapter
-    lines = [f"- {{download}}`The parameterised notebook <../../notebooks/{notebook}.ipynb>` "
-             "(copy it, change its parameters cell, run it with papermill or add it to `runplan.yaml`)"]
+    # A chapter's source is MyST markdown text (read with jupytext) or a Jupyter notebook.
+    text_source = (project_root() / "notebooks" / f"{notebook}.md").is_file()
+    source = f"{notebook}.md" if text_source else f"{notebook}.ipynb"
+    how = "jupytext --to ipynb, then papermill" if text_source else "papermill"
+    lines = [f"- {{download}}`The parameterised notebook <../../notebooks/{source}>` "
+             f"(copy it, change its parameters cell, run it with {how} or add it to `runplan.yaml`)"]
     folder = results_dir() / chapter
     tables = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if tables:

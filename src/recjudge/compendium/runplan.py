@@ -54,6 +54,8 @@ RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
 OUTPUT_DIR = Path("book") / "notebooks"
 KERNEL_NAME = "python3"
+#: Source notebooks: Jupyter JSON, or MyST markdown text read with jupytext.
+NOTEBOOK_SUFFIXES = (".ipynb", ".md")
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
 FINGERPRINT_VERSION = 2
 
@@ -183,8 +185,9 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
 
     notebook = entry["notebook"]
     notebook_path = (root / notebook).resolve()
-    if notebook_path.suffix != ".ipynb":
-        raise RunPlanError(f"{where}: field 'notebook' must name an .ipynb file, got {notebook!r}")
+    if notebook_path.suffix not in NOTEBOOK_SUFFIXES:
+        raise RunPlanError(f"{where}: field 'notebook' must name an .ipynb file or a MyST markdown notebook (.md), "
+                           f"got {notebook!r}")
     if not notebook_path.is_relative_to(root.resolve()):
         raise RunPlanError(f"{where}: field 'notebook' must lie inside the project, got {notebook!r}")
     if not notebook_path.is_file():
@@ -229,6 +232,18 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
                results_of=tuple(results_of), variant=variant)
 
 
+def read_source_notebook(path: Path):
+    """A source notebook as an nbformat v4 notebook: an ``.ipynb`` file, or a MyST markdown text notebook (``.md``,
+    read with jupytext), the form in which a chapter's prose and code diff, grep and review as text."""
+    import nbformat
+
+    if Path(path).suffix == ".md":
+        import jupytext
+
+        return jupytext.read(path, fmt="md:myst")
+    return nbformat.read(str(path), as_version=4)
+
+
 def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
     """Names the notebook's ``parameters`` cell assigns (name -> papermill's inspection of it, or None).
 
@@ -237,12 +252,17 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
     therefore read with Python's parser (every name bound at the cell's top level counts) and papermill's
     inspection only adds its details. A cell that is not plain Python (e.g. an IPython magic) falls back to
     papermill's inspection alone."""
+    import tempfile
+
     import nbformat
     import papermill
 
     try:
-        inspected = papermill.inspect_notebook(str(notebook_path))
-        notebook = nbformat.read(str(notebook_path), as_version=4)
+        notebook = read_source_notebook(notebook_path)
+        with tempfile.TemporaryDirectory() as folder:  # papermill inspects .ipynb files only
+            converted = Path(folder) / "notebook.ipynb"
+            nbformat.write(notebook, converted)
+            inspected = papermill.inspect_notebook(str(converted))
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
@@ -428,9 +448,9 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
     # Names of this run's own (two runs of one chapter never share them), removed however the run ends.
     temporary = _private_path(output, ".running.ipynb")
     source = root / run.notebook
-    original = nbformat.read(source, as_version=4)
+    original = read_source_notebook(source)
     selected, missing = notebook_for_available_data(notebook_for_variant(original, run.variant), run.datasets)
-    selecting = selected is not original
+    selecting = selected is not original or source.suffix != ".ipynb"
     if selecting:  # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
         source = _private_path(output, ".selected-cells.ipynb")
         nbformat.write(selected, source)
