@@ -41,6 +41,7 @@ neutral in that component instead of extreme.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -389,3 +390,52 @@ def proxy_scores(components: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         out[name] = to_likert(values)
     out["Random"] = random_likert(len(components), seed)
     return out
+
+
+@dataclass(frozen=True)
+class StudyProxies:
+    """The four proxies on every answer of a Serendipity-2018 study (``study_proxies``), with their inputs.
+
+    scores:           ``proxy_scores`` of the answers, in the answers' order.
+    components:       ``proxy_components`` of the answers.
+    features:         the item feature matrix (genres and tags) of the answers' and histories' movies.
+    popularity:       users who rated each movie, in the source named by ``popularity_label``.
+    relevance:        ``relevance_from_predicted`` of the answers.
+    """
+
+    scores: pd.DataFrame
+    components: pd.DataFrame
+    features: pd.DataFrame
+    popularity: pd.Series
+    popularity_label: str
+    relevance: pd.DataFrame
+
+
+def study_proxies(study, seed: int = 0) -> StudyProxies:
+    """SOG, SNPR, PURS and DESR for every answer of ``study`` (a ``Serendipity2018Study`` or ``Serendipity2018Data``
+    with a ``source`` of "mirror" or "synthetic" data): genres from the study's movies plus MovieLens latest-small
+    tags; popularity from Serendipity-2018's training.csv when present, else MovieLens latest-small's ratings; each
+    answer's list is the user's other surveyed movies."""
+    from recjudge import data
+
+    answers = study.answers
+    try:
+        training = data.load_serendipity_training("synthetic" if study.synthetic else None)
+    except data.MissingDataError:
+        training = None
+    movielens = data.load_movielens("latest-small")
+    judged_items = set(answers["item_id"]) | set(study.history["history_item_id"])
+    movie_rows = study.movies.reset_index()
+    movie_rows = movie_rows[movie_rows["item_id"].isin(judged_items)]
+    tags = movielens.tags[movielens.tags["item_id"].isin(judged_items)] if movielens.tags is not None else None
+    features = item_feature_matrix(movie_rows, tags)
+    if training is not None:
+        popularity, label = item_popularity(training), "Serendipity-2018 training.csv: users who rated"
+    else:
+        popularity = item_popularity(movielens.ratings)
+        label = f"MovieLens latest-small ({movielens.status}): users who rated"
+    relevance = relevance_from_predicted(answers)
+    targets = answers[["user_id", "item_id"]].assign(relevance=relevance["relevance"])
+    components = proxy_components(targets, study.history, features, unpopularity(popularity, features.index),
+                                  lists=answers[["user_id", "item_id"]])
+    return StudyProxies(proxy_scores(components, seed=seed), components, features, popularity, label, relevance)
