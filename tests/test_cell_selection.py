@@ -56,9 +56,12 @@ def test_a_run_that_does_not_declare_the_dataset_keeps_every_cell(only_taobao_mi
 def test_every_needs_tag_in_the_notebooks_names_a_registered_dataset():
     from pathlib import Path
 
+    from recjudge.compendium.runplan import NOTEBOOK_SUFFIXES, read_source_notebook
     from recjudge.data.registry import REGISTRY
-    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").iterdir()):
+        if path.suffix not in NOTEBOOK_SUFFIXES:
+            continue
+        for cell in read_source_notebook(path).cells:
             unknown = data_needed.needed_datasets(cell) - set(REGISTRY)
             assert not unknown, f"{path.name}: unknown dataset(s) in needs: tags {sorted(unknown)}"
 

@@ -68,6 +68,30 @@ def test_a_useless_judge_costs_nothing():
     assert summary["width_ppi"] <= summary["width_human_only"] * 1.03
 
 
+def test_the_group_difference_is_ppi_pythons_ols_slope_and_covers_the_truth():
+    import ppi_py
+
+    human, judge = population(size=3000, correlation=0.8, seed=4)
+    group = (np.arange(3000) % 3 == 0).astype(float)
+    human = human + 0.5 * group  # group 1 is 0.5 higher
+    judge = judge + 0.4 * group
+    interval = ppi.ppi_difference(human[:150], judge[:150], group[:150], judge[150:], group[150:])
+    x, x_u = np.column_stack([np.ones(150), group[:150]]), np.column_stack([np.ones(2850), group[150:]])
+    low, high = ppi_py.ppi_ols_ci(x, human[:150], judge[:150], x_u, judge[150:], alpha=0.05, coord=1)
+    assert (interval.low, interval.high) == pytest.approx((float(low[1]), float(high[1])))
+    plain = ppi.classical_difference(human[:150], group[:150])
+    assert plain.estimate == pytest.approx(human[:150][group[:150] == 1].mean() - human[:150][group[:150] == 0].mean())
+    draws = ppi.simulate_draws(human, judge, sizes=[150], draws=80, seed=6, group=group)
+    summary = ppi.summarise_draws(draws).iloc[0]
+    assert 0.88 <= summary["coverage_ppi"] <= 1.0 and 0.88 <= summary["coverage_human_only"] <= 1.0
+    assert summary["width_ppi"] < summary["width_human_only"]
+
+
+def test_a_group_must_be_zero_or_one():
+    with pytest.raises(ValueError, match="0 or 1"):
+        ppi.simulate_draws([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], sizes=[2], group=[0.0, 2.0, 1.0])
+
+
 def test_unjudged_answers_are_refused_with_a_clear_error():
     with pytest.raises(ValueError, match="finite"):
         ppi.ppi_mean([1.0, 2.0], [1.0, np.nan], [1.0, 2.0, 3.0])

@@ -3,6 +3,9 @@
 - ``calibration``  maps from a judge's score to the human 1–5 scale, fitted out of fold by user (isotonic, ordinal)
 - ``ppi``          prediction-powered inference (PPI++ through ``ppi-python``): intervals from a few human labels plus
   many judge scores, coverage over repeated draws, and the human labels a judge is worth
+- ``audits``       reliability across prompts and models (Krippendorff's α) and bias: what a judge's score follows
+  besides the human rating (popularity, release year, title length, history length)
+- ``judges``       the judges of this part at full coverage of Serendipity-2018, and the answers they cover
 
 This package sits beside the paper packages: it reads the engine, the data and ``metaeval``, and no paper's package
 imports it.

@@ -73,17 +73,56 @@ def labels_worth_by_correlation(n: int, correlation: float) -> float:
     return float(n / (1.0 - correlation ** 2))
 
 
+def _design(group: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(len(group)), group])
+
+
+def ppi_difference(human: Sequence[float], judge_labelled: Sequence[float], group_labelled: Sequence[float],
+                   judge_unlabelled: Sequence[float], group_unlabelled: Sequence[float],
+                   alpha: float = 0.05) -> Interval:
+    """PPI++ estimate and interval of the difference in means between the answers of group 1 and group 0: the slope
+    of a least-squares regression of the human label on the group indicator (``ppi_py.ppi_ols_ci``, power-tuned for
+    that coefficient)."""
+    from ppi_py import ppi_ols_ci, ppi_ols_pointestimate
+
+    y, yhat, g, yhat_u, g_u = _arrays(human, judge_labelled, group_labelled, judge_unlabelled, group_unlabelled)
+    if not (len(y) == len(yhat) == len(g)) or len(yhat_u) != len(g_u):
+        raise ValueError("each answer needs a human label (labelled only), a judge score and a group")
+    x, x_u = _design(g), _design(g_u)
+    low, high = ppi_ols_ci(x, y, yhat, x_u, yhat_u, alpha=alpha, coord=1)
+    estimate = ppi_ols_pointestimate(x, y, yhat, x_u, yhat_u, coord=1)
+    return Interval(float(np.ravel(estimate)[1]), float(np.ravel(low)[1]), float(np.ravel(high)[1]))
+
+
+def classical_difference(human: Sequence[float], group: Sequence[float], alpha: float = 0.05) -> Interval:
+    """The human-only interval of the same difference (``ppi_py.classical_ols_ci``)."""
+    from ppi_py import classical_ols_ci
+
+    y, g = _arrays(human, group)
+    x = _design(g)
+    low, high = classical_ols_ci(x, y, alpha=alpha)
+    estimate = float(y[g == 1].mean() - y[g == 0].mean())
+    return Interval(estimate, float(np.ravel(low)[1]), float(np.ravel(high)[1]))
+
+
 def simulate_draws(human: Sequence[float], judge: Sequence[float], sizes: Sequence[int], draws: int = 200,
-                   alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+                   alpha: float = 0.05, seed: int = 0, group: Sequence[float] | None = None) -> pd.DataFrame:
     """Repeatedly label ``n`` answers drawn at random (without replacement) from the population, treat the rest as
     unlabelled, and compare PPI++ with the human-only interval.
 
-    One row per (n, draw, method): estimate, low, high, width, and ``covers`` (the interval holds the full-data mean
-    of ``human``, the value a complete user study would report)."""
+    The estimand is the mean of ``human``, or with ``group`` (0/1 per answer) the difference in mean between group 1
+    and group 0. One row per (n, draw, method): estimate, low, high, width, and ``covers`` (the interval holds the
+    full-data value, the one a complete user study would report)."""
     y, yhat = _arrays(human, judge)
     if len(y) != len(yhat):
         raise ValueError(f"{len(y)} human labels but {len(yhat)} judge scores")
-    truth = float(y.mean())
+    if group is None:
+        truth = float(y.mean())
+    else:
+        (g,) = _arrays(group)
+        if len(g) != len(y) or not np.isin(g, (0.0, 1.0)).all():
+            raise ValueError("group must hold 0 or 1 for every answer")
+        truth = float(y[g == 1].mean() - y[g == 0].mean())
     rng = np.random.default_rng(seed)
     rows = []
     for n in sizes:
@@ -92,8 +131,14 @@ def simulate_draws(human: Sequence[float], judge: Sequence[float], sizes: Sequen
         for draw in range(draws):
             labelled = np.zeros(len(y), dtype=bool)
             labelled[rng.choice(len(y), size=n, replace=False)] = True
-            for method, interval in (("PPI++", ppi_mean(y[labelled], yhat[labelled], yhat[~labelled], alpha)),
-                                     ("human only", classical_mean(y[labelled], alpha))):
+            if group is None:
+                intervals = (("PPI++", ppi_mean(y[labelled], yhat[labelled], yhat[~labelled], alpha)),
+                             ("human only", classical_mean(y[labelled], alpha)))
+            else:
+                intervals = (("PPI++", ppi_difference(y[labelled], yhat[labelled], g[labelled], yhat[~labelled],
+                                                      g[~labelled], alpha)),
+                             ("human only", classical_difference(y[labelled], g[labelled], alpha)))
+            for method, interval in intervals:
                 rows.append({"n": n, "draw": draw, "method": method, "estimate": interval.estimate,
                              "low": interval.low, "high": interval.high, "width": interval.width,
                              "covers": interval.low <= truth <= interval.high})
@@ -111,3 +156,28 @@ def summarise_draws(draws: pd.DataFrame) -> pd.DataFrame:
     table["labels_worth"] = [labels_worth(n, c, p) for n, c, p in
                              zip(table["n"], table["width_human_only"], table["width_ppi"])]
     return table
+
+
+def worth_table(frame: pd.DataFrame, judges: Sequence[str], human: str, sizes: Sequence[int], draws: int = 200,
+                alpha: float = 0.05, seed: int = 0, group: str | None = None) -> pd.DataFrame:
+    """Per judge and n: PPI++ against human-only intervals over ``draws`` random labelled samples of the rows the
+    judge scored (``summarise_draws``), with the judge's Pearson correlation there and the labels the ρ² rule
+    predicts. Sizes that leave fewer unlabelled answers than labelled ones are skipped for that judge."""
+    tables = []
+    for judge in judges:
+        rows = frame[frame[judge].notna() & frame[human].notna()]
+        if group is not None:
+            rows = rows[rows[group].notna()]
+        usable = [n for n in sizes if 2 * n <= len(rows)]
+        if not usable:
+            continue
+        y, yhat = rows[human].to_numpy(dtype=float), rows[judge].to_numpy(dtype=float)
+        g = None if group is None else rows[group].to_numpy(dtype=float)
+        table = summarise_draws(simulate_draws(y, yhat, usable, draws, alpha, seed, group=g))
+        rho = float(np.corrcoef(y, yhat)[0, 1]) if np.ptp(yhat) > 0 else 0.0
+        table.insert(0, "judge", judge)
+        table.insert(1, "population", len(rows))
+        table["pearson"] = rho
+        table["labels_worth_by_rho2"] = [labels_worth_by_correlation(n, rho) for n in table["n"]]
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()

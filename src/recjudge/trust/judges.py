@@ -1,0 +1,117 @@
+"""The judges of the trust part, at full coverage of Serendipity-2018.
+
+Prediction-powered inference needs a judge's score for every answer of the population, not only for the stratified
+sample the RQ1 chapter judges. This module names those judges once (the chapter replays them, and
+``scripts/ask_trust_judges.py`` asks them), and the rows they cover:
+
+- the answers with a ground truth, less every answer of the few-shot examples' users, so that no judged user's own
+  answers appear as an example in any prompt (``coverage``);
+- for a judge too slow for every answer on a CPU, a seeded simple random sample of those rows (``rows_for``), so that
+  it still estimates the population's figures without bias.
+
+The local judges set the llama.cpp batch size ``n_batch`` so that the shared instructions and few-shot examples of
+consecutive prompts are reused from the prompt cache (``recjudge.llm.providers.local``); the batch size enters the
+store key, so these entries never mix with the RQ1 chapter's replies of the same prompts at the default batch size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from recjudge.llm import JudgeConfig, JudgeRequest, JudgeRun, run_judge
+
+#: Batch size of the local judges here: prompt tokens are reused from the cache in whole batches of this size.
+PREFIX_BATCH = 64
+
+
+@dataclass(frozen=True)
+class TrustJudge:
+    """One judge of the trust part.
+
+    name:        the judge's name in tables and figures.
+    config:      what is asked (``recjudge.llm.JudgeConfig``).
+    sample_size: None for every covered answer; else a seeded simple random sample of this many.
+    family:      the model family, for the ensemble of different models.
+    note:        what the judge is, in a few words, shown with its numbers.
+    """
+
+    name: str
+    config: JudgeConfig
+    sample_size: int | None = None
+    family: str = ""
+    note: str = ""
+
+
+def _local(model: str, prompt: str) -> JudgeConfig:
+    return JudgeConfig(provider="local", model=model, prompt=prompt, scoring="expected", max_tokens=1,
+                       temperature=0.0, runs=1, seed=0, options=(("n_batch", PREFIX_BATCH),))
+
+
+#: The recorded judge: gpt-3.5-turbo scores of every answer, published with their own prompt.
+RECORDED_GPT35 = JudgeConfig(provider="recorded", model="gpt-3.5-turbo", prompt="tvergara2023",
+                             options=(("source", "gpt35-serendipity"),))
+
+LOCAL_JUDGES: tuple[TrustJudge, ...] = (
+    TrustJudge("SmolLM2-135M zero-shot", _local("smollm2-135m-instruct-q4_1", "kang_basic"),
+               family="SmolLM2", note="local, 135M parameters, 4-bit, expected score"),
+    TrustJudge("SmolLM2-135M few-shot (5)", _local("smollm2-135m-instruct-q4_1", "kang_fewshot"),
+               family="SmolLM2", note="local, 135M parameters, 4-bit, expected score"),
+    TrustJudge("Gemma-3-270M few-shot (5)", _local("gemma-3-270m-q4_k_m", "kang_fewshot"), sample_size=600,
+               family="Gemma 3", note="local base model (not instruction-tuned), 270M parameters, 4-bit"),
+    TrustJudge("Qwen2.5-Coder-1.5B zero-shot", _local("qwen2.5-coder-1.5b-instruct-q4_k_m", "kang_basic"),
+               sample_size=300, family="Qwen2.5", note="local, 1.5B parameters, 4-bit"),
+)
+
+
+def coverage(answers: pd.DataFrame, examples: pd.DataFrame) -> pd.DataFrame:
+    """The answers every judge of this part covers: those with a ground truth (``truth``), less all answers of the
+    users who supply the few-shot examples."""
+    keep = answers["truth"].notna() & ~answers["user_id"].isin(set(examples["user_id"]))
+    return answers.loc[keep]
+
+
+def rows_for(judge: TrustJudge, covered: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """The rows ``judge`` scores: every covered answer, or its seeded simple random sample."""
+    if judge.sample_size is None or judge.sample_size >= len(covered):
+        return covered
+    return covered.sample(n=judge.sample_size, random_state=seed).sort_index()
+
+
+def requests_for(judge: TrustJudge, study, covered: pd.DataFrame, seed: int = 0) -> list[JudgeRequest]:
+    """The judge requests of ``judge`` on its rows (``study``: a ``Serendipity2018Study``)."""
+    return study.requests(judge.config.prompt, rows_for(judge, covered, seed))
+
+
+def run(judge: TrustJudge, study, covered: pd.DataFrame, mode: str | None = None, seed: int = 0,
+        progress: bool = False) -> JudgeRun:
+    """Ask (or replay) ``judge`` on its rows."""
+    return run_judge(judge.config, requests_for(judge, study, covered, seed), mode=mode, progress=progress)
+
+
+def recorded_gpt35(covered: pd.DataFrame, mode: str | None = None) -> JudgeRun:
+    """The recorded gpt-3.5-turbo scores of the covered answers."""
+    from recjudge.prompts.serendipity import request_key
+
+    keys = [request_key(u, i) for u, i in covered[["user_id", "item_id"]].itertuples(index=False)]
+    return run_judge(RECORDED_GPT35, [JudgeRequest(key, []) for key in keys], mode=mode, progress=False)
+
+
+def by_name(name: str) -> TrustJudge:
+    for judge in LOCAL_JUDGES:
+        if judge.name == name:
+            return judge
+    raise KeyError(f"no trust judge named {name!r}; known: {', '.join(j.name for j in LOCAL_JUDGES)}")
+
+
+def prompt_readings(study, prompts, model: str = "smollm2-135m-instruct-q4_1", mode: str | None = None
+                    ) -> pd.DataFrame:
+    """The RQ1 chapter's local judge under each of ``prompts`` on its stratified sample (its configuration, replayed
+    from the store): one column of expected scores per prompt, one row per sampled answer (key "user_id:item_id")."""
+    columns = {}
+    for prompt in prompts:
+        config = JudgeConfig(provider="local", model=model, prompt=prompt, scoring="expected", max_tokens=1,
+                             temperature=0.0, runs=1, seed=0)
+        columns[prompt] = run_judge(config, study.requests(prompt), mode=mode, progress=False).scores()
+    return pd.DataFrame(columns)
