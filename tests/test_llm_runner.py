@@ -676,3 +676,33 @@ def test_500_prompt_job_with_every_odd_reply_and_fault_finishes_completely(tmp_p
     assert sorted(m[0] for m in caught.value.missing) == sorted(r.key for r in requests
                                                                  if r.messages[-1]["content"] in bad)
     assert seconds < 60
+
+
+def test_each_reply_gets_its_own_seed_so_the_kth_runs_of_prompts_are_independent(tmp_path):
+    """One seed per sample index shared by every prompt draws every prompt's k-th reply at the same quantile."""
+    seeds: dict[tuple[str, int], int] = {}
+    lock = threading.Lock()
+
+    class SeedRecorder:
+        name = "seed-recorder"
+
+        def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
+            with lock:
+                prompt = messages[-1]["content"]
+                seeds[(prompt, sum(1 for key in seeds if key[0] == prompt))] = seed
+            return Completion(text="Score: 3", input_tokens=1, output_tokens=1)
+
+    config = JudgeConfig(provider="openai", model="gpt-4o-mini", temperature=1.0, runs=3, seed=7)
+    run_judge(config, make_requests(4), store=tmp_path / "first", provider=SeedRecorder(), progress=False,
+              concurrency=1)
+    first = dict(seeds)
+    assert len(set(first.values())) == 12, "every (prompt, run) has a seed of its own"
+    assert all(0 <= seed < 2 ** 31 for seed in first.values())
+    seeds.clear()
+    run_judge(config, make_requests(4), store=tmp_path / "again", provider=SeedRecorder(), progress=False,
+              concurrency=1)
+    assert sorted(seeds.values()) == sorted(first.values()), "the seeds are reproducible"
+    seeds.clear()
+    run_judge(config.with_(temperature=0.0, seed=None), make_requests(2), store=tmp_path / "none",
+              provider=SeedRecorder(), progress=False, concurrency=1)
+    assert set(seeds.values()) == {None}
