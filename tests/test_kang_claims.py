@@ -43,3 +43,21 @@ def test_an_unknown_dataset_is_named():
     table = pd.DataFrame({"dataset": ["Other"], "family": ["Random"], "method": ["Random"], "pearson_pct": [1.0]})
     with pytest.raises(KeyError, match="Other"):
         claims.significance_check(table)
+
+
+def test_weight_sensitivity_covers_the_grid_and_meets_where_the_proxies_coincide():
+    from recjudge.serendipity import proxies
+
+    rng = np.random.default_rng(3)
+    n = 200
+    components = pd.DataFrame({name: rng.uniform(size=n) for name in proxies.COMPONENTS})
+    truth = pd.Series(rng.uniform(1, 5, n))
+    table = proxies.weight_sensitivity(components, truth)
+    assert len(proxies.sog_weight_grid(0.25)) == 35 and (table["proxy"] == "SOG").sum() == 35
+    assert table.groupby("proxy")["default"].sum().to_dict() == {"SNPR": 1, "SOG": 1}
+    by_choice = table.set_index("weights")["pearson_pct"]
+    # SNPR at lambda 1 and SOG with all weight on relevance are both relevance alone.
+    assert by_choice["λ 1"] == pytest.approx(
+        by_choice["relevance 1, diversity 0, history_dissimilarity 0, unpopularity 0"])
+    with pytest.raises(ValueError, match="divide 1"):
+        proxies.sog_weight_grid(0.3)

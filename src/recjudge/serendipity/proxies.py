@@ -439,3 +439,41 @@ def study_proxies(study, seed: int = 0) -> StudyProxies:
     components = proxy_components(targets, study.history, features, unpopularity(popularity, features.index),
                                   lists=answers[["user_id", "item_id"]])
     return StudyProxies(proxy_scores(components, seed=seed), components, features, popularity, label, relevance)
+
+
+def _agreement_row(raw: pd.Series, truth: pd.Series) -> dict[str, float]:
+    from recjudge.metaeval.agreement import agreement
+
+    found = agreement(to_likert(raw).to_numpy(dtype=float), truth.to_numpy(dtype=float))
+    return {"pearson_pct": 100 * found["pearson_r"], "mae": found["mae"], "rmse": found["rmse"]}
+
+
+def sog_weight_grid(step: float = 0.25) -> list[dict[str, float]]:
+    """Every SOG weight vector on the simplex grid of ``step`` (weights ≥ 0 summing to 1; 35 vectors at 0.25)."""
+    units = round(1 / step)
+    if not np.isclose(units * step, 1.0):
+        raise ValueError(f"step must divide 1, got {step}")
+    names = list(SOG_WEIGHTS)
+    grid = []
+    for a in range(units + 1):
+        for b in range(units + 1 - a):
+            for c in range(units + 1 - a - b):
+                grid.append(dict(zip(names, (a * step, b * step, c * step, (units - a - b - c) * step))))
+    return grid
+
+
+def weight_sensitivity(components: pd.DataFrame, truth: pd.Series, step: float = 0.25,
+                       lambdas: Iterable[float] = tuple(np.round(np.linspace(0, 1, 11), 2))) -> pd.DataFrame:
+    """How the two proxies with unreported weights agree with ``truth`` under other choices of them: SOG under
+    every weight vector of ``sog_weight_grid(step)`` and SNPR under every λ of ``lambdas``. One row per choice:
+    proxy, the choice (``weights`` text), whether it is this book's default, Pearson (%), MAE and RMSE (eq. 6)."""
+    rows = []
+    for weights in sog_weight_grid(step):
+        text = ", ".join(f"{name} {value:g}" for name, value in weights.items())
+        default = all(np.isclose(weights[name], SOG_WEIGHTS[name]) for name in SOG_WEIGHTS)
+        rows.append({"proxy": "SOG", "weights": text, "default": default,
+                     **_agreement_row(sog(components, weights), truth)})
+    for lam in lambdas:
+        rows.append({"proxy": "SNPR", "weights": f"λ {lam:g}", "default": bool(np.isclose(lam, SNPR_LAMBDA)),
+                     **_agreement_row(snpr(components, float(lam)), truth)})
+    return pd.DataFrame(rows)
