@@ -61,3 +61,12 @@ def test_weight_sensitivity_covers_the_grid_and_meets_where_the_proxies_coincide
         by_choice["relevance 1, diversity 0, history_dissimilarity 0, unpopularity 0"])
     with pytest.raises(ValueError, match="divide 1"):
         proxies.sog_weight_grid(0.3)
+
+
+def test_the_g_distribution_summary_is_the_weighted_mean_of_the_printed_counts():
+    found = claims.g_distribution_summary({1: 1, 2: 2, 4: 1})
+    assert found["n"] == 4 and found["mean"] == pytest.approx(9 / 4)
+    assert found["sd"] == pytest.approx(np.std([1, 2, 2, 4], ddof=1))
+    assert found["share_serendipitous"] == pytest.approx(0.25)
+    printed = claims.g_distribution_summary()
+    assert printed["n"] == 2150 and printed["mean"] == pytest.approx(5020 / 2150)

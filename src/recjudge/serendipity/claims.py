@@ -63,3 +63,26 @@ def zero_shot_gain_over_sog(table2: pd.DataFrame, judges: tuple[str, ...] = NAME
                          "sog_pearson_pct": float(sog.iloc[0]),
                          "gain_over_sog_pct": 100 * (float(found.iloc[0]) / float(sog.iloc[0]) - 1)})
     return pd.DataFrame(rows)
+
+
+#: Tokutake et al. §4: the distribution of the five-level ground truth g on Serendipity-2018, as printed.
+TOKUTAKE_G_COUNTS: Mapping[int, int] = {1: 321, 2: 1022, 3: 586, 4: 208, 5: 13}
+
+
+def g_distribution_summary(counts: Mapping[int, int] = TOKUTAKE_G_COUNTS) -> dict[str, float]:
+    """n, mean, standard deviation and share of g ≥ 4 (Tokutake's "serendipitous") of a printed distribution."""
+    levels = np.array(list(counts), dtype=float)
+    weights = np.array(list(counts.values()), dtype=float)
+    n = weights.sum()
+    mean = float((levels * weights).sum() / n)
+    sd = float(np.sqrt((weights * (levels - mean) ** 2).sum() / (n - 1)))
+    return {"n": int(n), "mean": mean, "sd": sd, "share_serendipitous": float(weights[levels >= 4].sum() / n)}
+
+
+def avg_score_alignment(table3: pd.DataFrame, counts: Mapping[int, int] = TOKUTAKE_G_COUNTS) -> pd.DataFrame:
+    """Tokutake's Table 3 Avg. Score@20 per dataset and recommender beside the mean of g, and their difference."""
+    g = g_distribution_summary(counts)
+    out = table3[["dataset", "recommender", "avg_score"]].copy()
+    out["g_mean"] = g["mean"]
+    out["difference"] = out["avg_score"] - g["mean"]
+    return out
