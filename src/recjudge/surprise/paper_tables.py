@@ -20,7 +20,8 @@ LIMA_PERES_TABLE2 = Path(__file__).with_name("lima_peres_table2.csv")
 #: The statistics Table 2 gives per recommender, in its order (St.Dev. is ``sd``).
 TABLE2_STATISTICS = ("median", "mean", "sd")
 
-__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "lima_peres_table2", "lima_peres_table2_long"]
+__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "DISCUSSION_CVS", "lima_peres_table2", "lima_peres_table2_long",
+           "coefficients_of_variation"]
 
 
 def lima_peres_table2() -> pd.DataFrame:
@@ -44,3 +45,34 @@ def lima_peres_table2_long() -> pd.DataFrame:
     long = long.sort_values(["_row", "recommender"], key=lambda s: s.map(order) if s.name == "recommender" else s,
                             kind="stable")
     return long.drop(columns="_row").reset_index(drop=True)
+
+
+#: The coefficients of variation of the mean normalised surprise that the paper's discussion states (in %), as
+#: (recommender, what varies, what is fixed) -> printed value.
+DISCUSSION_CVS: dict[tuple[str, str, str], float] = {
+    ("kNN", "models C, P, U", "cosine"): 13.6,
+    ("kNN", "models C, P, U", "Euclidean"): 29.9,
+    ("kNN", "distances", "model U"): 13.8,
+    ("kNN", "distances", "model C"): 20.7,
+}
+
+
+def coefficients_of_variation(long: pd.DataFrame) -> pd.DataFrame:
+    """The discussion's coefficients of variation (sample standard deviation over the mean, in %) of the mean
+    normalised surprise, computed from a Table 2 in long form (``model``, ``distance``, ``recommender``, ``mean``);
+    the printed value beside each."""
+    import numpy as np
+
+    rows = []
+    for (recommender, varies, fixed), printed in DISCUSSION_CVS.items():
+        part = long[long["recommender"] == recommender]
+        if varies.startswith("models"):
+            models = [m.strip() for m in varies.removeprefix("models").split(",")]
+            values = part[(part["distance"] == fixed) & part["model"].isin(models)]["mean"]
+        else:
+            values = part[part["model"] == fixed.removeprefix("model ")]["mean"]
+        values = values.to_numpy(dtype=float)
+        cv = 100 * float(np.std(values, ddof=1) / np.mean(values)) if len(values) >= 2 else float("nan")
+        rows.append({"recommender": recommender, "varies": varies, "fixed": fixed, "cells": len(values),
+                     "cv_pct": cv, "printed_cv_pct": printed})
+    return pd.DataFrame(rows)
