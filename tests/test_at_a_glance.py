@@ -88,3 +88,24 @@ def test_named_row_refuses_a_missing_or_ambiguous_name():
         at_a_glance.named_row(table, "method", "b", "t")
     with pytest.raises(KeyError, match="found 0"):
         at_a_glance.named_row(table, "method", "c", "t")
+
+
+def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
+    worth = pd.DataFrame({"judge": ["A", "B", "A"], "estimand": "mean serendipity", "n": [100, 100, 500],
+                          "population": 2000, "labels_worth": [104.0, 131.0, 900.0]})
+    paper = pd.DataFrame({"labels": [1000], "paper_judge": ["GPT-4 (LLM few-shot)"], "pearson_pct": [14.55],
+                          "labels_worth_by_rho2": [1021.6]})
+
+    def tables(errors):
+        def load(chapter: str, table: str) -> pd.DataFrame:
+            return {"labels_worth": worth, "calibration_errors": errors, "paper_best_judge_worth": paper}[table]
+        return load
+
+    constant = {"judge": "constant (mean of other users)", "reading": "calibrated (isotonic)", "mae": 0.78}
+    none_better = pd.DataFrame([constant, {"judge": "A", "reading": "calibrated (isotonic)", "mae": 0.779},
+                                {"judge": "B", "reading": "calibrated (isotonic)", "mae": 0.781}])
+    found = at_a_glance.trust_worth(tables(none_better))
+    assert "(B) is worth 131 labels" in found["reproduced"] and "no judge beats" in found["reproduced"]
+    assert "1,022 labels per 1,000" in found["not_reproduced"]
+    one_better = none_better.assign(mae=[0.78, 0.70, 0.781])
+    assert "1 judge(s) beat" in at_a_glance.trust_worth(tables(one_better))["reproduced"]

@@ -226,6 +226,34 @@ def khirbat_metamorphic(load: Loader) -> dict[str, str]:
     }
 
 
+def trust_worth(load: Loader) -> dict[str, str]:
+    worth = load("trust_judges", "labels_worth")
+    errors = load("trust_judges", "calibration_errors")
+    paper_best = named_row(load("trust_judges", "paper_best_judge_worth"), "labels", 1000,
+                           "trust_judges/paper_best_judge_worth")
+    at_100 = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == 100)]
+    if at_100.empty:
+        raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
+    best = at_100.loc[at_100["labels_worth"].idxmax()]
+    constant = errors[errors["judge"].str.startswith("constant")]
+    isotonic = errors[(errors["reading"] == "calibrated (isotonic)") & ~errors["judge"].str.startswith("constant")]
+    constant_mae = float(named_row(constant, "reading", "calibrated (isotonic)", "trust_judges/calibration_errors")
+                         ["mae"])
+    better = isotonic[isotonic["mae"] < constant_mae - 0.005]
+    return {
+        "here": f"calibration, prediction-powered inference (PPI++) and audits of {len(at_100)} judges on "
+                f"Serendipity-2018 ({int(at_100['population'].max()):,} answers)",
+        "reproduced": f"(a question beyond the papers) with 100 human labels, the best judge here ({best['judge']}) is "
+                      f"worth {best['labels_worth']:.0f} labels; calibrated, "
+                      + (f"{len(better)} judge(s) beat a constant answer's MAE {fmt(constant_mae, 3)} by more than "
+                         "0.005" if len(better) else
+                         f"no judge beats a constant answer's MAE {fmt(constant_mae, 3)} by more than 0.005"),
+        "not_reproduced": f"no capable LLM was run: the papers' best reported judge ({paper_best['paper_judge']}, "
+                          f"Pearson {fmt(paper_best['pearson_pct'], 2)}%) would be worth "
+                          f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule",
+    }
+
+
 ROWS = (
     GlanceRow("Kang et al. 2025, RQ1", "Do LLM judges track users' serendipity ratings better than proxy metrics?",
               kang_rq1),
@@ -244,6 +272,8 @@ ROWS = (
     GlanceRow("Khirbat et al. 2024",
               "Is an LLM recommender robust to semantics-preserving changes of its prompt (metamorphic testing)? "
               "And this book's own judges?", khirbat_metamorphic),
+    GlanceRow("Beyond the papers: part V", "What is an LLM judge worth in human labels, and can its number be "
+              "trusted?", trust_worth),
 )
 
 

@@ -65,6 +65,14 @@ LOCAL_JUDGES: tuple[TrustJudge, ...] = (
 )
 
 
+#: Test-retest: the few-shot judge generating its score token at temperature 1, twice per answer, on a random sample.
+RETEST_JUDGE = TrustJudge(
+    "SmolLM2-135M few-shot (5), sampled twice at temperature 1",
+    JudgeConfig(provider="local", model="smollm2-135m-instruct-q4_1", prompt="kang_fewshot", scoring="generate",
+                max_tokens=1, temperature=1.0, runs=2, seed=0, options=(("n_batch", PREFIX_BATCH),)),
+    sample_size=300, family="SmolLM2", note="local, generated score token, two draws per answer")
+
+
 def coverage(answers: pd.DataFrame, examples: pd.DataFrame) -> pd.DataFrame:
     """The answers every judge of this part covers: those with a ground truth (``truth``), less all answers of the
     users who supply the few-shot examples."""
@@ -99,7 +107,7 @@ def recorded_gpt35(covered: pd.DataFrame, mode: str | None = None) -> JudgeRun:
 
 
 def by_name(name: str) -> TrustJudge:
-    for judge in LOCAL_JUDGES:
+    for judge in (*LOCAL_JUDGES, RETEST_JUDGE):
         if judge.name == name:
             return judge
     raise KeyError(f"no trust judge named {name!r}; known: {', '.join(j.name for j in LOCAL_JUDGES)}")
@@ -115,3 +123,11 @@ def prompt_readings(study, prompts, model: str = "smollm2-135m-instruct-q4_1", m
                              temperature=0.0, runs=1, seed=0)
         columns[prompt] = run_judge(config, study.requests(prompt), mode=mode, progress=False).scores()
     return pd.DataFrame(columns)
+
+
+def retest_readings(study, covered: pd.DataFrame, mode: str | None = None, seed: int = 0) -> pd.DataFrame:
+    """The test-retest judge's two draws per answer (columns "draw 1", "draw 2"; NaN where a reply is not a score
+    1-5), one row per sampled answer (key "user_id:item_id")."""
+    asked = run(RETEST_JUDGE, study, covered, mode=mode, seed=seed)
+    wide = asked.table.pivot(index="key", columns="run", values="score")
+    return wide.rename(columns=lambda draw: f"draw {int(draw) + 1}").rename_axis(columns=None)
