@@ -7,6 +7,8 @@
 - ``personality``   Taobao CEI-II curiosity and TIPI Big-Five scoring; ordinal and linear regressions of serendipity
 - ``prompt_strategies`` Tokutake et al.: ground-truth search, the Base/LS/CoT/LtM judges (LtM chains), MAE and
   three-class accuracy, ``DEFAULT_STRATEGY``
+- ``claims``        the papers' own claims checked with their own numbers (Kang's significance and "about 100% over
+  SOG"; Tokutake's Avg. score against the printed g distribution)
 
 Prompts for these judges live in ``recjudge.prompts.serendipity``.
 """

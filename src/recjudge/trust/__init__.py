@@ -5,6 +5,8 @@
   many judge scores, coverage over repeated draws, and the human labels a judge is worth
 - ``audits``       reliability across prompts and models (Krippendorff's α) and bias: what a judge's score follows
   besides the human rating (popularity, release year, title length, history length)
+- ``population``   every covered answer with its human rating, the properties a judge might follow, and every
+  judge's score
 - ``judges``       the judges of this part at full coverage of Serendipity-2018, and the answers they cover
 
 This package sits beside the paper packages: it reads the engine, the data and ``metaeval``, and no paper's package
