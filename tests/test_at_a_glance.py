@@ -101,11 +101,13 @@ def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
             return {"labels_worth": worth, "calibration_errors": errors, "paper_best_judge_worth": paper}[table]
         return load
 
-    constant = {"judge": "constant (mean of other users)", "reading": "calibrated (isotonic)", "mae": 0.78}
-    none_better = pd.DataFrame([constant, {"judge": "A", "reading": "calibrated (isotonic)", "mae": 0.779},
-                                {"judge": "B", "reading": "calibrated (isotonic)", "mae": 0.781}])
+    none_better = pd.DataFrame([
+        {"judge": "A", "reading": "calibrated (isotonic)", "mae": 0.779},
+        {"judge": "A", "reading": "constant answer", "mae": 0.780},
+        {"judge": "B", "reading": "calibrated (isotonic)", "mae": 0.781},
+        {"judge": "B", "reading": "constant answer", "mae": 0.780}])
     found = at_a_glance.trust_worth(tables(none_better))
     assert "(B) is worth 131 labels" in found["reproduced"] and "no judge beats" in found["reproduced"]
     assert "1,022 labels per 1,000" in found["not_reproduced"]
-    one_better = none_better.assign(mae=[0.78, 0.70, 0.781])
-    assert "1 judge(s) beat" in at_a_glance.trust_worth(tables(one_better))["reproduced"]
+    one_better = none_better.assign(mae=[0.70, 0.78, 0.781, 0.780])
+    assert "A beats a constant answer" in at_a_glance.trust_worth(tables(one_better))["reproduced"]

@@ -235,19 +235,19 @@ def trust_worth(load: Loader) -> dict[str, str]:
     if at_100.empty:
         raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
     best = at_100.loc[at_100["labels_worth"].idxmax()]
-    constant = errors[errors["judge"].str.startswith("constant")]
-    isotonic = errors[(errors["reading"] == "calibrated (isotonic)") & ~errors["judge"].str.startswith("constant")]
-    constant_mae = float(named_row(constant, "reading", "calibrated (isotonic)", "trust_judges/calibration_errors")
-                         ["mae"])
-    better = isotonic[isotonic["mae"] < constant_mae - 0.005]
+    mae = errors.pivot_table(index="judge", columns="reading", values="mae")
+    for reading in ("calibrated (isotonic)", "constant answer"):
+        if reading not in mae.columns:
+            raise KeyError(f"trust_judges/calibration_errors: no rows of the reading {reading!r}")
+    better = mae.index[mae["constant answer"] - mae["calibrated (isotonic)"] > 0.005].tolist()
     return {
         "here": f"calibration, prediction-powered inference (PPI++) and audits of {len(at_100)} judges on "
                 f"Serendipity-2018 ({int(at_100['population'].max()):,} answers)",
         "reproduced": f"(a question beyond the papers) with 100 human labels, the best judge here ({best['judge']}) is "
                       f"worth {best['labels_worth']:.0f} labels; calibrated, "
-                      + (f"{len(better)} judge(s) beat a constant answer's MAE {fmt(constant_mae, 3)} by more than "
-                         "0.005" if len(better) else
-                         f"no judge beats a constant answer's MAE {fmt(constant_mae, 3)} by more than 0.005"),
+                      + (f"{', '.join(better)} beat{'s' if len(better) == 1 else ''} a constant answer's MAE on "
+                         "the same answers by more than 0.005" if better else
+                         "no judge beats a constant answer's MAE on the same answers by more than 0.005"),
         "not_reproduced": f"no capable LLM was run: the papers' best reported judge ({paper_best['paper_judge']}, "
                           f"Pearson {fmt(paper_best['pearson_pct'], 2)}%) would be worth "
                           f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule",

@@ -240,7 +240,10 @@ def read_source_notebook(path: Path):
     if Path(path).suffix == ".md":
         import jupytext
 
-        return jupytext.read(path, fmt="md:myst")
+        notebook = jupytext.read(path, fmt="md:myst")
+        for position, cell in enumerate(notebook.cells):  # stable ids, so an executed chapter is reproducible
+            cell["id"] = f"cell-{position}"
+        return notebook
     return nbformat.read(str(path), as_version=4)
 
 

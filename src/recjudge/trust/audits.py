@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-
 #: Scores are rounded to this step before α: ``krippendorff`` builds a matrix over the distinct values, which for
 #: continuous expected scores would hold millions of cells; on a 1–5 scale the rounding moves α by far less than its
 #: sampling error (checked in the tests).
