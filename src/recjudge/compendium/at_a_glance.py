@@ -100,9 +100,15 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
     best = named_row(table5, "method", "Auxiliary Data", "llm_ensembles/table5_ours")
     held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
     held_none = named_row(table5, "method", "none (NA), same held-out halves", "llm_ensembles/table5_ours")
+    sizes = load("llm_ensembles", "by_ensemble_size")
+    singles = sizes[(sizes["family"] == "LLM judges") & (sizes["n"] == 1) & (sizes["metric"] == "pearson_pct")]
+    if len(singles) != 1:
+        raise KeyError("llm_ensembles/by_ensemble_size: expected one row of single LLM judges (Pearson)")
+    n_judges = int(singles["n_ensembles"].iloc[0])
     return {
         "here": f"{len(others)} auxiliary-data settings beside no auxiliary data on {int(none['n'])} Serendipity-2018 "
-                "answers (SmolLM2-135M, 5-shot); every subset of six LLM judges; beside them, a different question "
+                f"answers (SmolLM2-135M, 5-shot); every subset of {n_judges} LLM judges; beside them, a different "
+                "question "
                 "from Kang's Figure 1 (traits as regressors, not trait text in a prompt): on Taobao's "
                 f"{int(fitted('curiosity')['n']):,} users curiosity "
                 f"explains {'more' if curiosity > big_five else 'no more'} of the serendipity ratings than the "

@@ -262,10 +262,13 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
 
     try:
         notebook = read_source_notebook(notebook_path)
-        with tempfile.TemporaryDirectory() as folder:  # papermill inspects .ipynb files only
-            converted = Path(folder) / "notebook.ipynb"
-            nbformat.write(notebook, converted)
-            inspected = papermill.inspect_notebook(str(converted))
+        if notebook_path.suffix == ".ipynb":
+            inspected = papermill.inspect_notebook(str(notebook_path))
+        else:
+            with tempfile.TemporaryDirectory() as folder:  # papermill inspects .ipynb files only
+                converted = Path(folder) / "notebook.ipynb"
+                nbformat.write(notebook, converted)
+                inspected = papermill.inspect_notebook(str(converted))
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
