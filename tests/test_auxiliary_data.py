@@ -107,3 +107,39 @@ def test_paper_tables_keep_the_na_row():
     assert table["method"].notna().all()
     na = table.query("table == 5 and dataset == 'Serendipity-2018'").set_index("method").loc[aux.NA]
     assert na["pearson_pct"] == pytest.approx(11.4769)
+
+
+def test_tables45_and_table5_rows_name_every_row_and_choose_in_and_out_of_sample():
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import grid_search
+    from recjudge.serendipity import auxiliary_data as aux
+    from recjudge.serendipity import ground_truth as ser
+
+    rng = np.random.default_rng(0)
+    n = 24
+    truth = pd.Series(rng.integers(1, 6, n).astype(float))
+    users = pd.Series(np.repeat(np.arange(12), 2))
+    scores = pd.DataFrame({aux.NA: truth + rng.normal(0, 2, n), "Rating": truth + rng.normal(0, 0.5, n),
+                           "Pop": rng.normal(3, 1, n)}).assign(truth=truth, user_id=users)
+    table = ser.agreement_table(scores, [aux.NA, "Rating", "Pop"], reference=aux.NA, n_boot=50, seed=0)
+    rows, held = aux.tables45_rows(table, scores, truth, users, n_splits=4, seed=0, suffix=", integer")
+    assert rows["method"].tolist() == ["none (NA), integer", "Rating, integer", "Auxiliary Data, integer",
+                                       "Auxiliary Data, integer, held out", "none (NA), integer, same held-out halves"]
+    by = rows.set_index("method")
+    assert by.loc["Auxiliary Data, integer", "best_setting"] == "Rating"  # the least noisy setting
+    assert by.loc["Auxiliary Data, integer", "pearson_pct"] == pytest.approx(table.set_index("method").loc[
+        "Rating", "pearson_pct"])
+    held_out = by.loc["Auxiliary Data, integer, held out", "pearson_pct"]
+    assert held_out == pytest.approx(held["heldout_pearson_pct"].mean())
+    assert len(held) == 4 and "na_heldout_pearson_pct" in held
+
+    cells, grid = grid_search({"few-shot [NA]": scores[aux.NA], "few-shot [Rating]": scores["Rating"]},
+                              {"other": scores["Pop"]}, truth, agreement_pct)
+    rows5, held5 = aux.table5_rows(grid, cells, truth, users, na_cell="few-shot [NA]", n_splits=4, seed=0)
+    by5 = rows5.set_index("method")
+    assert list(by5.index) == ["none (NA)", "Auxiliary Data", "Multi-LLM & Auxiliary Data",
+                               "Multi-LLM & Auxiliary Data, held out", "none (NA), same held-out halves"]
+    assert by5.loc["Multi-LLM & Auxiliary Data", "pearson_pct"] == pytest.approx(grid["pearson_pct"].max())
+    assert by5.loc["Auxiliary Data", "cell"] in ("few-shot [NA]", "few-shot [Rating]")
+    assert by5.loc["none (NA), same held-out halves", "pearson_pct"] == pytest.approx(
+        held5["na_heldout_pearson_pct"].mean())

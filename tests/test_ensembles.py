@@ -130,3 +130,41 @@ def test_held_out_selection_chooses_on_one_half_and_reports_the_other():
     assert (result["cell"] == "good").all()
     assert result["heldout_mae"].tolist() == pytest.approx([0.1, 0.1, 0.1])
     assert (result["select_n"] + result["heldout_n"] == 8).all()
+
+
+def test_held_out_selection_when_every_cell_is_constant_on_a_half():
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import held_out_selection
+
+    users = pd.Series([1, 1, 2, 2, 3, 3, 4, 4])
+    truth = pd.Series([1.0, 2, 3, 4, 5, 4, 3, 2])
+    constant = pd.Series([1.0] * 8)
+    with pytest.raises(ValueError, match="no cell has a defined 'pearson_pct'"):
+        held_out_selection({"a": constant, "b": constant}, truth, users, agreement_pct, select_by="pearson_pct")
+    skipped = held_out_selection({"a": constant, "b": constant}, truth, users, agreement_pct,
+                                 select_by="pearson_pct", n_splits=2, undefined="nan")
+    assert skipped["cell"].isna().all() and skipped["heldout_mae"].isna().all()
+    # one cell is no choice: its held-out MAE is reported although its Pearson is undefined
+    alone = held_out_selection({"a": constant}, truth, users, agreement_pct, select_by="pearson_pct", n_splits=2)
+    assert (alone["cell"] == "a").all() and alone["heldout_pearson_pct"].isna().all()
+    assert alone["heldout_mae"].notna().all()
+
+
+def test_grid_search_joins_each_base_judge_with_every_subset_of_the_others():
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import grid_search
+
+    truth = pd.Series([1.0, 2, 3, 4, 5], index=[10, 11, 12, 13, 14])
+    base = {"x": pd.Series([1.0, 2, 3, 4, 5], index=truth.index), "y": pd.Series([5.0, 4, 3, 2, 1], index=truth.index)}
+    others = {"o1": pd.Series([2.0, 2, 2, 2, 2], index=truth.index),
+              "o2": pd.Series([1.0, 1, 3, 5, np.nan], index=truth.index)}
+    cells, grid = grid_search(base, others, truth, agreement_pct)
+    assert len(grid) == 2 * 4 and grid["size"].tolist() == [1, 2, 2, 3, 1, 2, 2, 3]
+    assert grid.loc[grid["members"] == "x", "pearson_pct"].item() == pytest.approx(100.0)
+    assert grid.loc[grid["members"] == "y", "pearson_pct"].item() == pytest.approx(-100.0)
+    assert cells["x + o1"].tolist() == [1.5, 2.0, 2.5, 3.0, 3.5]
+    # a unit a member did not score has no ensemble score and is left out of the agreement
+    assert grid.loc[grid["members"] == "x + o2", "n"].item() == 4 and np.isnan(cells["x + o2"][14])
+    rounded, _ = grid_search(base, others, truth, agreement_pct,
+                             transform=lambda long: long.assign(score=np.floor(long["score"])))
+    assert rounded["x + o1"].tolist() == [1.0, 2.0, 2.0, 3.0, 3.0]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ensemble_accuracy", "ensemble_members", "ensemble_scores", "ensemble_size_table", "ensemble_summary",
-           "held_out_selection", "split_groups"]
+           "grid_search", "held_out_selection", "split_groups"]
 
 #: Above this many subsets, ensemble_accuracy refuses (2**M - 1 grows fast); pass max_subsets to raise it.
 DEFAULT_MAX_SUBSETS = 1023
@@ -165,16 +165,21 @@ def split_groups(groups: Sequence, seed: int = 0) -> tuple[set, set]:
 
 def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups: pd.Series,
                        metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]], *, select_by: str,
-                       higher_is_better: bool | None = None, n_splits: int = 1, seed: int = 0) -> pd.DataFrame:
+                       higher_is_better: bool | None = None, n_splits: int = 1, seed: int = 0,
+                       undefined: str = "raise") -> pd.DataFrame:
     """Choose the best cell on one half of the groups and report it on the other half.
 
     cells: cell name -> predicted scores (index aligned with ``truth`` and ``groups``; NaN = not scored).
     metric: (pred, true) -> mapping of metric values (e.g. ``recjudge.metaeval.agreement.agreement``); the cell
         with the best ``select_by`` value on the selection half is chosen (first cell on ties).
     For each split s = 0..n_splits-1 (seed + s): one row with split, chosen cell, n and every metric on the
-    selection half (prefix ``select_``) and on the held-out half (prefix ``heldout_``)."""
+    selection half (prefix ``select_``) and on the held-out half (prefix ``heldout_``). When no cell has a defined
+    ``select_by`` on a selection half (e.g. every cell constant there), ``undefined="raise"`` raises and
+    ``undefined="nan"`` gives that split no cell (None) and NaN metrics. A single cell is always chosen."""
     if not cells:
         raise ValueError("no cells to select from")
+    if undefined not in ("raise", "nan"):
+        raise ValueError(f"undefined must be 'raise' or 'nan', got {undefined!r}")
     up = _direction(select_by, higher_is_better)
     rows = []
     for split in range(n_splits):
@@ -185,12 +190,17 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
             pred = pred.reindex(truth.index).to_numpy(dtype=float)
             stats = metric(pred[in_first], truth.to_numpy(dtype=float)[in_first])
             value = float(stats[select_by])
-            if np.isnan(value):
+            if np.isnan(value) and len(cells) > 1:  # a single cell is no choice: it is reported all the same
                 continue
             if best_value is None or (value > best_value if up else value < best_value):
                 best_name, best_value, best_stats = name, value, stats
         if best_name is None:
-            raise ValueError(f"no cell has a defined {select_by!r} on the selection half of split {split}")
+            if undefined == "raise":
+                raise ValueError(f"no cell has a defined {select_by!r} on the selection half of split {split}")
+            keys = metric(*[np.array([0.0, 1.0])] * 2).keys()
+            rows.append({"split": split, "seed": seed + split, "cell": None,
+                         **{f"{prefix}_{k}": np.nan for prefix in ("select", "heldout") for k in keys}})
+            continue
         pred = cells[best_name].reindex(truth.index).to_numpy(dtype=float)
         held = metric(pred[~in_first], truth.to_numpy(dtype=float)[~in_first])
         row: dict[str, object] = {"split": split, "seed": seed + split, "cell": best_name}
@@ -198,6 +208,34 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
         row.update({f"heldout_{k}": v for k, v in held.items()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def grid_search(base: Mapping[str, pd.Series], others: Mapping[str, pd.Series], truth: pd.Series,
+                metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]],
+                transform: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+                ) -> tuple[dict[str, pd.Series], pd.DataFrame]:
+    """Every cell of a grid of ensembles: each ``base`` judge joined with every subset (the empty one too) of
+    ``others``. A cell's score per unit is the mean of its members' scores (``ensemble_scores``), then
+    ``transform`` (e.g. rounding); units are ``truth``'s index. Returns (cell name -> scores, one row per cell:
+    base, size, members and ``metric`` against ``truth``), cells in base order, then by subset."""
+    columns = {**base, **others}
+    long = pd.concat([pd.DataFrame({"row_id": truth.index, "evaluator": name,
+                                    "score": scores.reindex(truth.index).to_numpy(dtype=float)})
+                      for name, scores in columns.items()], ignore_index=True)
+    cells: dict[str, pd.Series] = {}
+    rows = []
+    for first in base:
+        for extra in [()] + ensemble_members(list(others)):
+            members = (first, *extra)
+            name = " + ".join(members)
+            scored = ensemble_scores(long, members, keys=["row_id"], name=name)
+            if transform is not None:
+                scored = transform(scored)
+            cells[name] = pd.Series(scored["score"].to_numpy(), index=scored["row_id"].to_numpy())
+            rows.append({"base": first, "size": len(members), "members": name,
+                         **metric(cells[name].reindex(truth.index).to_numpy(dtype=float),
+                                  truth.to_numpy(dtype=float))})
+    return cells, pd.DataFrame(rows)
 
 
 def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Mapping[str, str] | None = None):

@@ -388,14 +388,18 @@ def profile_parser(text: str | None) -> float:
 class RQ2Run:
     """Scores of every setting on the judged rows, and what was asked.
 
-    scores:   one column per setting name, index = the judged rows' index.
-    aux:      the auxiliary table of the judged rows and the few-shot examples (with ``long_profile`` when used).
-    reports:  one row per engine run (setting, prompts, from_store, provider_calls, unparsable).
+    scores:          one column per setting name, index = the judged rows' index.
+    aux:             the auxiliary table of the judged rows and the few-shot examples (with ``long_profile`` when
+                     used).
+    reports:         one row per engine run (setting, prompts, from_store, provider_calls, unparsable).
+    integer_scores:  in expected-score mode, the same replies read as the papers' judges answer: the most likely
+                     score token (``modal_score``); otherwise None.
     """
 
     scores: pd.DataFrame
     aux: pd.DataFrame
     reports: pd.DataFrame
+    integer_scores: pd.DataFrame | None = None
 
 
 def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
@@ -425,6 +429,7 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
                         "unparsable": run.report.n_unparsable})
     scores = pd.DataFrame(index=rows.index)
+    integer_scores = pd.DataFrame(index=rows.index) if scoring == "expected" else None
     keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
     for setting in settings:
         requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
@@ -434,10 +439,96 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
                              temperature=0.0, runs=1, seed=0)
         run = run_judge(config, requests, mode=mode, progress=progress)
         scores[setting.name] = run.scores().reindex(keys).to_numpy()
+        if integer_scores is not None:
+            integer_scores[setting.name] = run.scores(column="modal_score").reindex(keys).to_numpy()
         reports.append({"setting": setting.name, "prompts": run.report.n_prompts,
                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
                         "unparsable": run.report.n_unparsable})
-    return RQ2Run(scores, aux, pd.DataFrame(reports))
+    return RQ2Run(scores, aux, pd.DataFrame(reports), integer_scores)
+
+
+def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
+    """What the held-out row's choice was: distinct cells chosen, and the splits where none could be chosen."""
+    chosen = held["cell"].dropna()
+    note = f"chosen per split ({chosen.nunique()} distinct cells in {n_splits} splits"
+    undefined = n_splits - len(chosen)
+    return note + (f"; in {undefined} every cell is constant on the selection half, so none is chosen)"
+                   if undefined else ")")
+
+
+def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, users: pd.Series, *,
+                  n_splits: int, seed: int, suffix: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of Kang et al.'s Tables 4-5 from one reading of the judge (``suffix`` names it, e.g. ", integer").
+
+    ``table``: ``ground_truth.agreement_table`` of ``scores`` (one column per setting). Rows: NA; Rating (when
+    judged); "Auxiliary
+    Data", the best other setting by Pearson, chosen and reported on the same answers as the paper does (its
+    ``best_setting`` says which; a history length ``k=N`` is a quantity of interaction data, not a datum); "Auxiliary
+    Data, held out", the best chosen on a random half of the users and reported on the other half (mean over
+    ``n_splits`` splits); and NA on the same held-out halves. Returns (rows, the held-out splits with NA's held-out
+    Pearson)."""
+    from recjudge.metaeval import ensembles
+    from recjudge.metaeval.agreement import agreement_pct
+
+    candidates = table[table["method"] != NA]
+    best = candidates.loc[candidates["pearson_pct"].idxmax()]
+    held = ensembles.held_out_selection({name: scores[name] for name in candidates["method"]}, truth, users,
+                                        agreement_pct, select_by="pearson_pct", n_splits=n_splits, seed=seed,
+                                        undefined="nan")
+    na_held = ensembles.held_out_selection({NA: scores[NA]}, truth, users, agreement_pct, select_by="pearson_pct",
+                                           n_splits=n_splits, seed=seed, undefined="nan")
+    held = held.assign(na_heldout_pearson_pct=na_held["heldout_pearson_pct"].to_numpy())
+    metrics = ["n", "pearson_pct", "mae", "rmse"]
+    by = table.set_index("method")
+    rows = [{"method": f"{NA}{suffix}", **by.loc[NA, metrics].to_dict(), "best_setting": ""},
+            *([{"method": f"Rating{suffix}", **by.loc["Rating", metrics].to_dict(), "best_setting": ""}]
+              if "Rating" in by.index else []),
+            {"method": f"Auxiliary Data{suffix}", **best[metrics].to_dict(), "best_setting": str(best["method"])},
+            {"method": f"Auxiliary Data{suffix}, held out", "n": held["heldout_n"].mean(),
+             "pearson_pct": held["heldout_pearson_pct"].mean(), "mae": held["heldout_mae"].mean(),
+             "rmse": held["heldout_rmse"].mean(),
+             "best_setting": _held_out_note(held, n_splits)},
+            {"method": f"{NA}{suffix}, same held-out halves", "n": na_held["heldout_n"].mean(),
+             "pearson_pct": na_held["heldout_pearson_pct"].mean(), "mae": na_held["heldout_mae"].mean(),
+             "rmse": na_held["heldout_rmse"].mean(), "best_setting": ""}]
+    frame = pd.DataFrame(rows)
+    return frame.astype({m: float for m in metrics}), held
+
+
+def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Series, users: pd.Series, *,
+                na_cell: str, n_splits: int, seed: int, suffix: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of Kang et al.'s Table 5 from a grid of ensembles × auxiliary data (``metaeval.ensembles.grid_search``
+    of one reading of the judges; ``suffix`` names the reading). Rows: NA (``na_cell``, the 5-shot judge alone);
+    "Auxiliary Data", the best single-judge cell; "Multi-LLM & Auxiliary Data", the best cell, both chosen and
+    reported on the same answers as the paper does; the best cell chosen on a random half of the users and reported
+    on the other half (mean over ``n_splits`` splits); and NA on the same held-out halves. Returns (rows with the
+    chosen cell, the held-out splits with NA's held-out values)."""
+    from recjudge.metaeval import ensembles
+    from recjudge.metaeval.agreement import agreement_pct
+
+    held = ensembles.held_out_selection(cells, truth, users, agreement_pct, select_by="pearson_pct",
+                                        n_splits=n_splits, seed=seed, undefined="nan")
+    na_held = ensembles.held_out_selection({na_cell: cells[na_cell]}, truth, users, agreement_pct,
+                                           select_by="pearson_pct", n_splits=n_splits, seed=seed, undefined="nan")
+    for metric in ("pearson_pct", "mae", "rmse"):
+        held[f"na_heldout_{metric}"] = na_held[f"heldout_{metric}"].to_numpy()
+    metrics = ["n", "pearson_pct", "mae", "rmse"]
+    ranked = grid.sort_values("pearson_pct", ascending=False, kind="stable")
+    best, single = ranked.iloc[0], ranked[ranked["size"] == 1].iloc[0]
+    na = grid.set_index("members").loc[na_cell]
+    rows = pd.DataFrame([
+        {"method": f"{NA}{suffix}", "cell": na_cell, **na[metrics].to_dict()},
+        {"method": f"Auxiliary Data{suffix}", "cell": single["members"], **single[metrics].to_dict()},
+        {"method": f"Multi-LLM & Auxiliary Data{suffix}", "cell": best["members"], **best[metrics].to_dict()},
+        {"method": f"Multi-LLM & Auxiliary Data{suffix}, held out",
+         "cell": _held_out_note(held, n_splits),
+         "n": held["heldout_n"].mean(), "pearson_pct": held["heldout_pearson_pct"].mean(),
+         "mae": held["heldout_mae"].mean(), "rmse": held["heldout_rmse"].mean()},
+        {"method": f"{NA}{suffix}, same held-out halves", "cell": na_cell, "n": held["heldout_n"].mean(),
+         "pearson_pct": held["na_heldout_pearson_pct"].mean(), "mae": held["na_heldout_mae"].mean(),
+         "rmse": held["na_heldout_rmse"].mean()},
+    ])
+    return rows.astype({m: float for m in metrics}), held
 
 
 def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], title: str = ""):

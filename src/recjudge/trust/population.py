@@ -20,10 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from recjudge.serendipity.ground_truth import INTEGER
 from recjudge.trust import judges as trust_judges
 
-#: Suffix of a local judge read as its most likely score token (the integer the papers' judges generate).
-INTEGER = ", integer"
 RECORDED = "gpt-3.5-turbo (recorded)"
 
 
