@@ -324,6 +324,25 @@ class Serendipity2018Study:
         return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
 
 
+def rq1_judge(prompt: str, model: str = "smollm2-135m-instruct-q4_1", scoring: str = "expected",
+              options: tuple = ()):
+    """The RQ1 chapters' local judge (``JudgeConfig``): one greedy token read as the expected score (or generated,
+    ``scoring="generate"``), one run, seed 0, on one of the serendipity templates."""
+    from recjudge.llm import JudgeConfig
+
+    return JudgeConfig(provider="local", model=model, prompt=prompt, scoring=scoring, max_tokens=1, temperature=0.0,
+                       runs=1, seed=0, options=options)
+
+
+def recorded_gpt35():
+    """The recorded judge (``JudgeConfig``): gpt-3.5-turbo scores of every Serendipity-2018 answer, published with
+    their own prompt (provider "recorded", source "gpt35-serendipity")."""
+    from recjudge.llm import JudgeConfig
+
+    return JudgeConfig(provider="recorded", model="gpt-3.5-turbo", prompt="tvergara2023",
+                       options=(("source", "gpt35-serendipity"),))
+
+
 @dataclass(frozen=True)
 class Serendipity2018Data:
     """Serendipity-2018 as the studies read it, from ``load_serendipity2018``.

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from recjudge.llm import JudgeConfig, JudgeRequest, JudgeRun, run_judge
+from recjudge.serendipity import ground_truth
 
 #: Batch size of the local judges here: prompt tokens are reused from the cache in whole batches of this size.
 PREFIX_BATCH = 64
@@ -45,13 +46,11 @@ class TrustJudge:
 
 
 def _local(model: str, prompt: str) -> JudgeConfig:
-    return JudgeConfig(provider="local", model=model, prompt=prompt, scoring="expected", max_tokens=1,
-                       temperature=0.0, runs=1, seed=0, options=(("n_batch", PREFIX_BATCH),))
+    return ground_truth.rq1_judge(prompt, model, options=(("n_batch", PREFIX_BATCH),))
 
 
 #: The recorded judge: gpt-3.5-turbo scores of every answer, published with their own prompt.
-RECORDED_GPT35 = JudgeConfig(provider="recorded", model="gpt-3.5-turbo", prompt="tvergara2023",
-                             options=(("source", "gpt35-serendipity"),))
+RECORDED_GPT35 = ground_truth.recorded_gpt35()
 
 LOCAL_JUDGES: tuple[TrustJudge, ...] = (
     TrustJudge("SmolLM2-135M zero-shot", _local("smollm2-135m-instruct-q4_1", "kang_basic"),
@@ -119,9 +118,8 @@ def prompt_readings(study, prompts, model: str = "smollm2-135m-instruct-q4_1", m
     from the store): one column of expected scores per prompt, one row per sampled answer (key "user_id:item_id")."""
     columns = {}
     for prompt in prompts:
-        config = JudgeConfig(provider="local", model=model, prompt=prompt, scoring="expected", max_tokens=1,
-                             temperature=0.0, runs=1, seed=0)
-        columns[prompt] = run_judge(config, study.requests(prompt), mode=mode, progress=False).scores()
+        columns[prompt] = run_judge(ground_truth.rq1_judge(prompt, model), study.requests(prompt), mode=mode,
+                                    progress=False).scores()
     return pd.DataFrame(columns)
 
 
