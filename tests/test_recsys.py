@@ -50,6 +50,9 @@ def test_fold_boundaries_and_unseen_users_items_on_a_hand_made_timeline():
     fold0 = split.make_fold(chunked, 0)
     assert fold0.valid.empty and fold0.dropped["valid_unseen_item"] == 1   # time 6: item 13 is new
     assert fold0.test.empty and fold0.dropped["test_unseen_user"] == 1     # time 7: user 3 is new
+    # users dropped whole: user 3 (unseen), and user 1 at time 6, whose only valid positive is on a new item
+    assert fold0.dropped["test_unseen_users"] == 1 and fold0.dropped["valid_unseen_users"] == 1
+    assert fold.dropped["test_unseen_users"] == 0
     fold2 = split.make_fold(chunked, 2)
     assert fold2.train["timestamp"].tolist() == [2, 3, 4, 5, 6, 7]
     assert fold2.valid["item_id"].tolist() == [11]                      # time 8: user 1, item 11 (seen at 5)

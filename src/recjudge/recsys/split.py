@@ -8,7 +8,8 @@ f..f+5, validates on f+6 and tests on f+7.
 Unseen users and items (our decision; the paper does not say): a recommender can rank only items that occur in its
 training chunks, and it can only personalise for users who occur there.  So the evaluation targets of the
 validation or test chunk keep only users with at least one training positive and, for them, only positives on items
-seen in training; the rest are dropped and counted (``Fold.dropped``).  Precision and NDCG therefore measure what
+seen in training; the rest are dropped and counted (``Fold.dropped``: positives of unseen users, positives on unseen
+items, and the users of the chunk dropped whole, ``<part>_unseen_users``).  Precision and NDCG therefore measure what
 the recommender could have hit.
 """
 
@@ -64,6 +65,8 @@ def _targets(part: pd.DataFrame, train: pd.DataFrame, name: str, dropped: dict[s
     seen_item = part["item_id"].isin(items)
     dropped[f"{name}_unseen_user"] = int((~seen_user).sum())
     dropped[f"{name}_unseen_item"] = int((seen_user & ~seen_item).sum())
+    kept_users = set(part.loc[seen_user & seen_item, "user_id"])
+    dropped[f"{name}_unseen_users"] = int(part["user_id"].nunique() - len(kept_users))
     return part.loc[seen_user & seen_item, ["user_id", "item_id", "timestamp"]].reset_index(drop=True)
 
 
