@@ -56,6 +56,15 @@ def test_parse_aspect_scores_lines_and_json():
     assert all(math.isnan(v) for v in parse_aspect_scores(None, ["a", "b"]).values())
 
 
+def test_parse_aspect_scores_reads_no_score_from_the_next_item_of_an_inline_list():
+    # replies found in the store: the number after an aspect name numbers the next item
+    aspects = ["persuasiveness", "transparency", "accuracy"]
+    for text in ("The user experience with explanation text: 1) Persuasiveness, 2) Transparency and 3) Accuracy",
+                 "1) Persuasiveness; 2) Transparency; 3) Accuracy; 4) Satisfactory"):
+        assert all(math.isnan(v) for v in parse_aspect_scores(text, aspects).values()), text
+    assert parse_aspect_scores("Persuasiveness: 4\nTransparency (2)", aspects)["transparency"] == 2.0
+
+
 def test_expected_score_weights_first_score_position():
     lp = [
         {"Score": -0.01, "Rating": -4.6},

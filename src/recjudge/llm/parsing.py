@@ -28,7 +28,10 @@ NUMBER = r"-?\d+(?:\.\d+)?"
 _EMPHASIS = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")  # underscores inside words (user_novelty) stay
 _LABELLED = re.compile(rf"\b(?:score|rating|rate|rated|grade)\b[^\d\n-]{{0,20}}({NUMBER})", re.IGNORECASE)
 _STANDALONE = re.compile(rf"(?<![\w.])({NUMBER})(?![\w]|\.\d)")
-_SCALE_MENTION = re.compile(rf"(?<![\w.]){NUMBER}\s*(?:-|–|to|and)\s*{NUMBER}(?![\w]|\.\d)", re.IGNORECASE)
+# The number of the next item of an inline list ("Persuasiveness, 2) Transparency"), not a score.
+_LIST_MARKER = re.compile(r"(?<![(\w.])\d+\)\s*(?=[^\W\d])")
+#: A scale written out ("1-5", "1 to 5", "between 1 and 5"): its numbers are no score.
+SCALE_MENTION = re.compile(rf"(?<![\w.]){NUMBER}\s*(?:-|–|to|and)\s*{NUMBER}(?![\w]|\.\d)", re.IGNORECASE)
 
 
 def _clean(text: object) -> str | None:
@@ -73,7 +76,7 @@ def parse_likert(text: str | None, low: float = 1, high: float = 5) -> float:
     )
     if fraction:
         return _in_range(fraction.group(1), low, high)
-    without_scale = _SCALE_MENTION.sub(" ", outside_brackets(cleaned))
+    without_scale = SCALE_MENTION.sub(" ", outside_brackets(cleaned))
     first = _STANDALONE.search(without_scale)
     if first:
         return _in_range(first.group(1), low, high)
@@ -121,7 +124,7 @@ def parse_aspect_scores(
         if not match:
             continue
         without_scale = re.sub(r"\(\s*" + NUMBER + r"\s*(?:-|–|to)\s*" + NUMBER + r"\s*\)", " ", match.group(1))
-        rest = _SCALE_MENTION.sub(" ", without_scale)
+        rest = _LIST_MARKER.sub(" ", SCALE_MENTION.sub(" ", without_scale))
         number = re.match(rf"[^\d\n-]{{0,40}}({NUMBER})", rest)
         if number:
             result[aspect] = _in_range(number.group(1), low, high)
