@@ -111,3 +111,18 @@ def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
     assert "1,022 labels per 1,000" in found["not_reproduced"]
     one_better = none_better.assign(mae=[0.70, 0.78, 0.781, 0.780])
     assert "A beats a constant answer" in at_a_glance.trust_worth(tables(one_better))["reproduced"]
+
+
+def test_the_explanations_row_states_the_authors_slip_only_when_their_prompt_has_it():
+    text = at_a_glance.zhang_explanations(load_table)["here"]
+    statements = load_table("explanation_evaluators", "authors_prompt_statements").set_index("aspect")
+    assert not statements.loc["transparency", "asks_its_aspect"]
+    assert "their multiple-aspect Transparency line states persuasiveness instead of transparency" in text
+
+    def corrected(chapter: str, table: str) -> pd.DataFrame:
+        frame = load_table(chapter, table)
+        if table == "authors_prompt_statements":
+            frame = frame.assign(statement_asked=frame["questionnaire_statement"], asks_its_aspect=True)
+        return frame
+
+    assert "instead of" not in at_a_glance.zhang_explanations(corrected)["here"]

@@ -234,3 +234,103 @@ def test_average_over_aspects_is_the_mean_of_the_four_aspects():
     results = pd.DataFrame({"evaluator": "e", "aspect": ["persuasiveness", "transparency", "accuracy", "satisfaction"],
                             "level": "dataset", "method": "pearson", "value": [0.1, 0.2, 0.3, 0.4]})
     assert average_over_aspects(results)["value"].item() == pytest.approx(25.0)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The authors' own prompts
+# --------------------------------------------------------------------------------------------------------------------
+def tiny_study_with_users():
+    study = tiny_study()
+    users = pd.DataFrame({"user_id": [1, 2], "gender": ["男", "女"], "movie_interest": ["喜欢", "一般"],
+                          "movies_per_year": ["10-20部", "<10部"], "movies_watched_total": ["100-200", "<100"]})
+    return type(study)(study.explanations, study.user_ratings, study.annotator_ratings, study.self_explanations,
+                       users, folder=None)
+
+
+def test_the_authors_multi_aspect_template_keeps_their_transparency_slip():
+    from recjudge.prompts import template_text
+    from recjudge.prompts.explanations import ASPECT_STATEMENTS
+
+    lines = {line.strip().split(":")[0]: line.strip().split(": ", 1)[1]
+             for line in template_text("zhang_authors_multi").splitlines()
+             if line.strip().split(":")[0] in ("Persuasiveness", "Transparency", "Accuracy", "Satisfactory")}
+    assert lines["Transparency"] == ASPECT_STATEMENTS["persuasiveness"] != ASPECT_STATEMENTS["transparency"]
+    assert lines["Accuracy"] == ASPECT_STATEMENTS["accuracy"]
+
+
+def test_authors_examples_follow_their_code():
+    from recjudge.prompts.explanations import build_authors_requests
+
+    study = tiny_study_with_users()
+    # Evaluate user 1's movie 10 and user 2's movie 10: the examples must come from movie 20 of each user.
+    personal = build_authors_requests(study, [0, 1, 4, 5], "multi", "personalised_type", seed=3)
+    assert [r.key for r in personal.requests] == ["0", "1", "4", "5"] and personal.skipped == []
+    first = personal.requests[0].messages[-1]["content"]
+    assert "Previous cases of the user's ratings as reference:" in first
+    assert "Explanation:解释2" in first and "-Persuasiveness : 3" in first  # row 2: same user, movie 20, same system
+    # row 5's example, row 7, is complete; row 7's example would be row 5, whose blank transparency counts as 3
+    back = build_authors_requests(study, [7], "multi", "personalised_type", seed=0).requests[0].messages[-1]
+    assert "Explanation:解释5" in back["content"] and "-Transparency : 3" in back["content"]
+    # "Type": the examples come from one movie of the first user in file order (user 1) that is not evaluated
+    # (movie 20, rows 2 and 3), matched by explanation system
+    typed = build_authors_requests(study, [4, 5, 6, 7, 1], "multi", "type", seed=0)
+    for request in typed.requests:
+        case = request.messages[-1]["content"].split("Try")[0]
+        system = study.explanations.set_index("row_id").loc[int(request.key), "explanation_type"]
+        assert "Previous cases of ratings as reference:" in case
+        assert f"Explanation:解释{2 if system == 'user' else 3}" in case and "电影10" not in case
+    none = build_authors_requests(study, [0], "multi", "none").requests[0].messages[-1]["content"]
+    assert "Previous cases" not in none and "You are a user of this type" not in none
+    profiled = build_authors_requests(study, [4], "multi", "none+profile").requests[0].messages[-1]["content"]
+    assert "Your gender is : 女." in profiled and "around : <100" in profiled
+    single = build_authors_requests(study, [0], "single", "none")
+    assert [r.key for r in single.requests] == ["0:persuasiveness", "0:transparency", "0:accuracy", "0:satisfaction"]
+    assert ("Satisfactory: I am satisfied with this explanation." in single.requests[3].messages[-1]["content"])
+    assert ("Transparency: Based on this explanation, I understand why this movie is recommended."
+            in single.requests[1].messages[-1]["content"])
+    with pytest.raises(ValueError, match="personalised_type"):
+        build_authors_requests(study, [0], "multi", "personalised")
+
+
+def test_authors_reading_matches_their_regex_where_it_reads_a_score():
+    import re
+
+    from recjudge.prompts.explanations import parse_authors_reply
+
+    theirs = re.compile(r"(\d\s\d\s\d\s\d)")  # prompt.py's multi-aspect rule, the independent reference
+    for reply in ("Summary: 4 3 4 5", "Ratings\n2 2 3 1 and then 5 5 5 5", "I rate 1 2\n3 4."):
+        expected = [int(v) for v in theirs.search(reply).group(0).split()]
+        ours = parse_authors_reply(reply, "multi")
+        assert [ours[a] for a in ASPECTS] == expected
+    # where ours is stricter: a digit inside a longer number, or outside 1-5
+    assert all(np.isnan(v) for v in parse_authors_reply("1. Persuasiveness: 4\n2. Transparency: 5", "multi").values())
+    assert np.isnan(parse_authors_reply("Released 2019 0 1 2", "multi")["persuasiveness"])
+    assert parse_authors_reply("Score: 4. It came out in 2019, rated 3.5", "single") == 4
+    assert parse_authors_reply("Persuasiveness 2 ... so 5.", "single") == 5
+    assert np.isnan(parse_authors_reply("no digit here", "single"))
+    assert np.isnan(parse_authors_reply("I give it 9", "single"))
+    # what their rule reads from an echo of the prompt is no score here (replies found in the store)
+    assert np.isnan(parse_authors_reply("Assessment with integers between 1-5: This sentence indicates", "single"))
+    assert np.isnan(parse_authors_reply("1. Persuasiveness: convincing\n2. Transparency: clear", "single"))
+    assert parse_authors_reply("I would rate it as 3 out of 5 based on the user's preferences.", "single") == 3
+    assert all(np.isnan(v) for v in parse_authors_reply("User's last movies: 1 9 5 9 , 2 0 1 0", "multi").values())
+    assert parse_authors_reply("years 1 9 9 5 then Summary: 2 3 4 4", "multi")["satisfaction"] == 4
+
+
+def test_one_pair_per_user_makes_the_user_and_pair_levels_identical_and_two_do_not():
+    """Why the chapter samples two pairs per user: with one, the user level is the pair level by construction."""
+    truth, scores = three_pair_case()
+    one_pair = truth["item_id"] == 1  # user A's pair (A, 1) and user B's (B, 1)
+    single = meta_evaluate(truth[one_pair], scores[one_pair.to_numpy()], methods=("pearson",),
+                           aspects=("persuasiveness",)).set_index("level")["value"]
+    assert single["user"] == pytest.approx(single["pair"])
+    both = meta_evaluate(truth, scores, methods=("pearson",), aspects=("persuasiveness",)).set_index("level")["value"]
+    assert both["user"] != pytest.approx(both["pair"])
+
+
+def test_the_chapter_samples_at_least_two_pairs_per_user():
+    from pathlib import Path
+
+    sample = pd.read_csv(Path(__file__).resolve().parents[1] / "results" / "explanation_evaluators" / "llm_sample.csv")
+    multi = sample.set_index("sample").loc["multiple-aspect prompts"]
+    assert multi["pairs"] >= 2 * multi["users"]

@@ -383,6 +383,46 @@ def test_study_tables_compare_as_described():
     assert len(per_iteration) == 15
 
 
+def test_choice_sensitivity_recomputes_table_4_per_choice():
+    replies = fake_replies()
+    extra = pd.DataFrame([{"table": "4", "condition": "mr1:λ=5", "user_id": 1, "iteration": it, "ranking": [2, 1, 3]}
+                          for it in range(3)])
+    choices = study.choice_sensitivity(pd.concat([replies, extra], ignore_index=True), p_values=(0.5, 0.9),
+                                       lambdas=(5, 7))
+    rbo = choices[choices["measure"] == "rbo"].set_index(["relation", "choice"])["mean"]
+    # MR1 repeats the reference [1, 2, 3] exactly: RBO 1 at every p; table_4 at p = 0.9 is the chapter's value
+    assert rbo[("MR1: Multiply", "p = 0.5")] == pytest.approx(1.0)
+    assert rbo[("No change (baseline)", "p = 0.9")] == pytest.approx(study.table_4(replies)[0].set_index(
+        "relation").loc["No change (baseline)", "rbo"])
+    # λ = 5 swaps the two top items of the reference: RBO ext = p (Webber et al., two lists of three)
+    assert rbo[("MR1: Multiply", "λ = 5")] == pytest.approx(0.9)
+    assert ("MR2: Addition", "λ = 5") not in rbo.index and ("MR1: Multiply", "λ = 7") not in rbo.index
+    assert study.relation_name("mr2:λ=3") == "MR2: Addition (λ = 3)"
+
+
+def test_plan_adds_lambda_variants_of_mr1_and_mr2_only():
+    from recjudge.data.loaders import load_movielens
+
+    ml = load_movielens("latest-small")
+    users = study.sample_users(ml.ratings, 1, seed=0)
+    groups = study.plan(ml.ratings, ml.items, users, iterations=2, tables=("4",), lambdas=(2, 5))
+    conditions = [g.condition for g in groups]
+    assert conditions == ["l=20", "mr1", "mr2", "mr3", "mr4", "mr1:λ=5", "mr2:λ=5"]
+    mr1_5 = groups[conditions.index("mr1:λ=5")].requests[0].messages[-1]["content"]
+    assert "/25" in mr1_5 and "/5 " not in mr1_5.split("likes the following items: ")[1].split(". (1 being")[0]
+
+
+def test_perturbation_table_against_closed_forms():
+    rows = {row["change"]: row for row in rank.perturbation_table(5, (0.5, 0.9))}
+    # Webber et al.'s RBO_ext of two five-item lists: swapping the top two gives p; a new last item 1 - 0.2 p^4
+    for p in (0.5, 0.9):
+        assert rows["swap ranks 1 and 2"][f"rbo_p{p:g}"] == pytest.approx(p)
+        assert rows["new item at rank 5"][f"rbo_p{p:g}"] == pytest.approx(1 - 0.2 * p ** 4)
+    assert rows["reversed"]["kendall_tau"] == pytest.approx(-1.0)
+    assert rows["new item at rank 1"]["kendall_tau_shared"] == pytest.approx(1.0)
+    assert rows["last 2 items new"]["overlap"] == pytest.approx(0.6)
+
+
 def test_judge_slug_names_files():
     from recjudge.metamorphic.judges import judge_slug
 

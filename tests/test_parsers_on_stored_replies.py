@@ -1,10 +1,13 @@
 """Every reply parser of the package, applied to every reply text in the committed response store.
 
-The replies a parser accepts (turns into a score or a list) are listed in ``fixtures/accepted_replies.csv``, which
-was reviewed by hand: each accepted reply states its score, none is an echo of the prompt cut inside a title. A
-change of the parsers or of the store that accepts another reply, or stops accepting one, fails here until the table
-is reviewed again (``RECJUDGE_UPDATE_ACCEPTED_REPLIES=1 pytest tests/test_parsers_on_stored_replies.py`` rewrites
-it; review the diff before committing it).
+The replies a parser accepts (turns into a score or a list) are listed in ``fixtures/accepted_replies.csv``. The table
+pins what each parser accepts across the whole store, including replies to other prompts that no chapter reads
+with that parser (so it also shows how permissive a rule is, the authors' last-digit rule of Zhang et al. above
+all). A change of the parsers or of the store that accepts another reply, or stops accepting one, fails here until
+the table is reviewed again (``RECJUDGE_UPDATE_ACCEPTED_REPLIES=1 pytest tests/test_parsers_on_stored_replies.py``
+rewrites it; review the diff before committing it: at least every read of a reply that a chapter reads with that
+parser, and every reply no longer accepted). Known false positives found this way became tests below and in
+``test_llm_parsing`` and ``test_explanations``.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ def _one_score(parser):
     return lambda text: (value if not math.isnan(value := parser(text)) else None)
 
 
-def _aspects(text):
-    scores = explanation_prompts.parser_for("multi")(text)
-    read = {aspect: value for aspect, value in scores.items() if not math.isnan(value)}
-    return "; ".join(f"{aspect}={value:g}" for aspect, value in read.items()) or None
+def _read_aspects(parser):
+    def read(text):
+        scores = parser(text)
+        found = {aspect: value for aspect, value in scores.items() if not math.isnan(value)}
+        return "; ".join(f"{aspect}={value:g}" for aspect, value in found.items()) or None
+    return read
 
 
 def _titles(text):
@@ -49,7 +54,10 @@ PARSERS = {
        for strategy in ("base", "ls", "cot", "ltm")},
     **{f"step[{step}]": _one_score(functools.partial(prompt_strategies.parse_step, step=step))
        for step in ("relevance", "unexpectedness")},
-    "explanation_aspects": _aspects,
+    "explanation_aspects": _read_aspects(explanation_prompts.parser_for("multi")),
+    "zhang_authors[multi]": _read_aspects(explanation_prompts.authors_parser("multi")),
+    "zhang_authors[single]": _one_score(explanation_prompts.authors_parser("single")),
+    "zhang_authors_by_name[multi]": _read_aspects(explanation_prompts.names_parser("multi")),
     "list_titles": _titles,
 }
 

@@ -182,9 +182,15 @@ def zhang_explanations(load: Loader) -> dict[str, str]:
     close = max(float(named_row(gaps, "evaluator", name, gaps_name)["mean_abs_difference"])
                 for name in ("BLEU-1", "ROUGE-1-F", "ROUGE-L-F"))
     bleu4 = float(named_row(gaps, "evaluator", "BLEU-4", gaps_name)["mean_abs_difference"])
+    statements = load("explanation_evaluators", "authors_prompt_statements")
+    aspect_of = dict(zip(statements["questionnaire_statement"], statements["aspect"]))
+    wrong = statements[~statements["asks_its_aspect"].astype(bool)]
+    slip = "".join(f" (their multiple-aspect {row['line']} line states {aspect_of.get(row['statement_asked'], 'no')} "
+                   f"instead of {row['aspect']})" for _, row in wrong.iterrows())
     return {
         "here": f"the full study of Lu et al. ({int(texts):,} texts) for the reference rows; SmolLM2-135M on "
-                f"{int(runs['n_texts'].max())} texts",
+                f"{int(runs['n_texts'].max())} texts, with our reconstructed prompts and with the authors' own"
+                f"{slip}",
         "reproduced": f"annotator rows: all {int(annotators['cells'].sum())} cells within "
                       f"{fmt(annotators['max_abs_difference'].max(), 3)} points; BLEU-1 and ROUGE within "
                       f"{fmt(close, 1)} points on average",

@@ -390,33 +390,47 @@ def run_llm_evaluators(
     mode: str | None = None,
     store=None,
     progress: bool = False,
+    prompts: str = "reconstruction",
+    reading: str = "authors",
 ) -> LLMEvaluation:
     """Ask ``config``'s model to rate the texts of each ``plan`` entry (aspect_mode, setting, row_ids) through
     ``recjudge.llm.run_judge`` (store first in "auto"/"replay" mode). ``config.prompt`` is replaced by each entry's
-    template. ``model_label`` names the evaluator rows (default: the config's model)."""
+    template. ``model_label`` names the evaluator rows (default: the config's model). ``prompts``:
+    "reconstruction" (our prompts from the paper's outline; settings of ``SETTINGS``) or "authors" (the authors'
+    own; settings of ``AUTHORS_SETTINGS``, optionally + ``PROFILE_SUFFIX``), whose replies are read with the authors'
+    rule (``reading="authors"``) or by aspect name (``reading="names"``; rows named "..., read by name")."""
     from recjudge.llm import run_judge
-    from recjudge.prompts.explanations import build_requests, evaluator_name, parser_for, scores_from_run
+    from recjudge.prompts import explanations as ex_prompts
 
+    if prompts not in ("reconstruction", "authors"):
+        raise ValueError(f"prompts must be 'reconstruction' or 'authors', got {prompts!r}")
+    build = ex_prompts.build_requests if prompts == "reconstruction" else ex_prompts.build_authors_requests
+    if reading not in ("authors", "names"):
+        raise ValueError(f"reading must be 'authors' or 'names', got {reading!r}")
+    parser = (ex_prompts.parser_for if prompts == "reconstruction"
+              else ex_prompts.authors_parser if reading == "authors" else ex_prompts.names_parser)
     label = model_label or config.model
     score_parts, run_rows, reply_parts = [], [], []
     for aspect_mode, setting, row_ids in plan:
-        prompts = build_requests(study, row_ids, aspect_mode, setting, seed=seed)
-        name = evaluator_name(label, aspect_mode, setting)
-        run = run_judge(config.with_(prompt=prompts.template), prompts.requests, parser_for(aspect_mode),
+        built = build(study, row_ids, aspect_mode, setting, seed=seed)
+        name = ex_prompts.evaluator_name(label, aspect_mode, setting)
+        if prompts == "authors" and reading == "names":
+            name = f"{name}, read by name"
+        run = run_judge(config.with_(prompt=built.template), built.requests, parser(aspect_mode),
                         store=store, mode=mode, progress=progress)
-        score_parts.append(scores_from_run(run, prompts, name))
+        score_parts.append(ex_prompts.scores_from_run(run, built, name))
         table = run.table.copy()
-        table.insert(0, "template", prompts.template)
+        table.insert(0, "template", built.template)
         table.insert(0, "evaluator", name)
         reply_parts.append(table)
-        n_texts = len({r.meta["row_id"] for r in prompts.requests})
+        n_texts = len({r.meta["row_id"] for r in built.requests})
         tokens = int(table["input_tokens"].fillna(0).sum() + table["output_tokens"].fillna(0).sum())
         unreadable = (~table["parsed_ok"].astype(bool)).sum()
         report = run.report
         run_rows.append({
-            "evaluator": name, "template": prompts.template, "model": config.label.split("/")[0],
-            "n_texts": n_texts, "n_prompts": len(prompts.requests), "n_replies": report.n_replies,
-            "n_from_store": report.n_from_store, "n_unparsable": int(unreadable), "n_skipped": len(prompts.skipped),
+            "evaluator": name, "template": built.template, "model": config.label.split("/")[0],
+            "n_texts": n_texts, "n_prompts": len(built.requests), "n_replies": report.n_replies,
+            "n_from_store": report.n_from_store, "n_unparsable": int(unreadable), "n_skipped": len(built.skipped),
             "input_tokens": int(table["input_tokens"].fillna(0).sum()),
             "output_tokens": int(table["output_tokens"].fillna(0).sum()),
             "tokens_per_text": tokens / n_texts if n_texts else float("nan"),

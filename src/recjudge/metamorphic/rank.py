@@ -241,5 +241,29 @@ def similarity_row(x: Sequence[Hashable], y: Sequence[Hashable], p: float = 0.9)
             "rbo": rank_biased_overlap(x, y, p=p).ext, "overlap": overlap_ratio(x, y)}
 
 
-__all__ = ["RBO", "TIE_VARIANTS", "kendall_tau_shared", "kendall_tau_union", "overlap_ratio", "rank_biased_overlap",
-           "rbo_weight", "similarity_row"]
+def perturbation_table(k: int = 5, p_values: Sequence[float] = (0.5, 0.8, 0.9, 0.95, 0.98)) -> list[dict]:
+    """How each measure scores the same small changes of a top-k list (constructed lists, no model): swapping the
+    first two or the last two items, replacing the first or the last item by a new one, reversing the list, and
+    replacing half of it. One dict per change: the change, τ-b (union and shared), overlap, and RBO (ext) per p."""
+    reference = [f"item{i}" for i in range(1, k + 1)]
+    half = k // 2
+    changes = {
+        "swap ranks 1 and 2": [reference[1], reference[0], *reference[2:]],
+        f"swap ranks {k - 1} and {k}": [*reference[:-2], reference[-1], reference[-2]],
+        "new item at rank 1": ["new1", *reference[1:]],
+        f"new item at rank {k}": [*reference[:-1], "new1"],
+        "reversed": reference[::-1],
+        f"last {half} items new": [*reference[:-half], *[f"new{i}" for i in range(1, half + 1)]],
+        f"first {half} items new": [*[f"new{i}" for i in range(1, half + 1)], *reference[half:]],
+    }
+    rows = []
+    for change, other in changes.items():
+        row = {"change": change, "kendall_tau": kendall_tau_union(reference, other),
+               "kendall_tau_shared": kendall_tau_shared(reference, other), "overlap": overlap_ratio(reference, other)}
+        row.update({f"rbo_p{p:g}": rank_biased_overlap(reference, other, p=p).ext for p in p_values})
+        rows.append(row)
+    return rows
+
+
+__all__ = ["RBO", "TIE_VARIANTS", "kendall_tau_shared", "kendall_tau_union", "overlap_ratio", "perturbation_table",
+           "rank_biased_overlap", "rbo_weight", "similarity_row"]

@@ -102,8 +102,9 @@ class PlanGroup:
 
 def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations: int = 10,
          model: str = "smollm2-135m-instruct-q4_1", provider: str = "local", temperature: float = 0.7,
-         tables: Sequence[str] = ("2", "3", "4")) -> list[PlanGroup]:
-    """Every request of the study for ``users`` (see the module docstring)."""
+         tables: Sequence[str] = ("2", "3", "4"), lambdas: Sequence[int] = ()) -> list[PlanGroup]:
+    """Every request of the study for ``users`` (see the module docstring); ``lambdas``: MR1 and MR2 again with
+    these λ besides the paper's 2 (Table 4 conditions "mr1:λ=5", "mr2:λ=5")."""
     groups: list[PlanGroup] = []
     cfg = partial(recommender_config, model=model, provider=provider, temperature=temperature)
     if "2" in tables:
@@ -124,6 +125,12 @@ def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations
         reqs = [_changed(base[u], _relation("mr4", i), f"t4:mr4:{u}:{i}", table="4", condition="mr4", iteration=i)
                 for u in users for i in range(iterations)]
         groups.append(PlanGroup("4", "mr4", cfg(5, runs=1), reqs))
+        for lam in (lam for lam in lambdas if lam != 2):  # λ = 2 is Table 4's own MR1 and MR2
+            for name, relation in (("mr1", mr1_multiply), ("mr2", mr2_shift)):
+                condition = f"{name}:λ={lam}"
+                reqs = [_changed(base[u], partial(relation, lam=lam), f"t4:{condition}:{u}", table="4",
+                                 condition=condition) for u in users]
+                groups.append(PlanGroup("4", condition, cfg(5, runs=iterations), reqs))
     return groups
 
 
@@ -152,8 +159,8 @@ def ask(groups: Sequence[PlanGroup], items: pd.DataFrame, matcher: TitleMatcher 
     return pd.DataFrame(rows)
 
 
-def _compare(a: Sequence, b: Sequence) -> dict[str, float]:
-    return similarity_row(list(a), list(b))
+def _compare(a: Sequence, b: Sequence, p: float = 0.9) -> dict[str, float]:
+    return similarity_row(list(a), list(b), p=p)
 
 
 def table_2(replies: pd.DataFrame) -> pd.DataFrame:
@@ -170,12 +177,14 @@ def table_2(replies: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def iteration_means(replies: pd.DataFrame, reference: pd.DataFrame, compared: pd.DataFrame) -> pd.DataFrame:
-    """Per iteration: the mean over users of the similarity of that iteration's list to the user's reference list."""
+def iteration_means(replies: pd.DataFrame, reference: pd.DataFrame, compared: pd.DataFrame,
+                    p: float = 0.9) -> pd.DataFrame:
+    """Per iteration: the mean over users of the similarity of that iteration's list to the user's reference list
+    (RBO with persistence ``p``)."""
     ref = {u: r for u, r in zip(reference["user_id"], reference["ranking"])}
     rows = []
     for it, group in compared.groupby("iteration"):
-        sims = pd.DataFrame([_compare(ref[u], r) for u, r in zip(group["user_id"], group["ranking"]) if u in ref],
+        sims = pd.DataFrame([_compare(ref[u], r, p) for u, r in zip(group["user_id"], group["ranking"]) if u in ref],
                             columns=list(METRICS))
         rows.append({"iteration": it, **sims.mean().to_dict(), "users": len(sims)})
     return pd.DataFrame(rows)
@@ -190,17 +199,20 @@ def table_3(replies: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def table_4(replies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary: mean and SD over iteration means per relation, with t-test p-values; iteration means long)."""
+def table_4(replies: pd.DataFrame, p: float = 0.9,
+            conditions: Sequence[str] = ("mr1", "mr2", "mr3", "mr4")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary: mean and SD over iteration means per relation, with t-test p-values; iteration means long).
+    ``p``: RBO's persistence; ``conditions``: the Table 4 conditions compared with No change (``plan`` names the
+    λ variants "mr1:λ=5")."""
     base = replies[(replies["table"] == "3") & (replies["condition"] == "l=20")]
     reference = base[base["iteration"] == 0]
-    per_iteration = {"none": iteration_means(base, reference, base[base["iteration"] > 0])}
+    per_iteration = {"none": iteration_means(base, reference, base[base["iteration"] > 0], p)}
     t4 = replies[replies["table"] == "4"]
-    for name in ("mr1", "mr2", "mr3", "mr4"):
-        per_iteration[name] = iteration_means(t4, reference, t4[t4["condition"] == name])
+    for name in conditions:
+        per_iteration[name] = iteration_means(t4, reference, t4[t4["condition"] == name], p)
     rows = []
     for name, means in per_iteration.items():
-        row: dict[str, object] = {"relation": MR_NAMES[name], "iterations": len(means)}
+        row: dict[str, object] = {"relation": relation_name(name), "iterations": len(means)}
         for metric in METRICS:
             values = means[metric].dropna()
             row[metric] = values.mean()
@@ -210,13 +222,44 @@ def table_4(replies: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                 test = stats.ttest_ind(values, baseline) if len(values) > 1 and len(baseline) > 1 else None
                 row[f"{metric}_p"] = float(test.pvalue) if test is not None else math.nan
         rows.append(row)
-    long = pd.concat([m.assign(relation=MR_NAMES[n]) for n, m in per_iteration.items()], ignore_index=True)
+    long = pd.concat([m.assign(relation=relation_name(n)) for n, m in per_iteration.items()], ignore_index=True)
     return pd.DataFrame(rows), long
 
 
+def relation_name(condition: str) -> str:
+    """"mr1" -> "MR1: Multiply"; a λ variant "mr1:λ=5" -> "MR1: Multiply (λ = 5)"."""
+    name, _, lam = condition.partition(":λ=")
+    return MR_NAMES[name] + (f" (λ = {lam})" if lam else "")
+
+
+def choice_sensitivity(replies: pd.DataFrame, p_values: Sequence[float] = (0.5, 0.8, 0.9, 0.95, 0.98),
+                       lambdas: Sequence[int] = ()) -> pd.DataFrame:
+    """Table 4's means under the choices the paper does not state: RBO's persistence p (one row per p), both
+    readings of Kendall's τ, and MR1/MR2's λ (rows for the λ variants the replies hold; λ = 2 is Table 4's).
+    Long: relation, choice, value, measure, mean over iteration means."""
+    rows = []
+    for p in p_values:
+        table, _ = table_4(replies, p=p)
+        rows += [{"relation": r, "choice": f"p = {p:g}", "measure": "rbo", "mean": v}
+                 for r, v in zip(table["relation"], table["rbo"])]
+    table, _ = table_4(replies)
+    for measure in ("kendall_tau", "kendall_tau_shared", "overlap"):
+        rows += [{"relation": r, "choice": "λ = 2" if "MR1" in r or "MR2" in r else "", "measure": measure,
+                  "mean": v} for r, v in zip(table["relation"], table[measure])]
+    variants = [f"{name}:λ={lam}" for lam in lambdas for name in ("mr1", "mr2")]
+    present = [c for c in variants if (replies["condition"] == c).any()]
+    if present:
+        table, _ = table_4(replies, conditions=present)
+        for measure in ("kendall_tau", "kendall_tau_shared", "rbo", "overlap"):
+            rows += [{"relation": r.split(" (λ")[0], "choice": f"λ = {r.split('λ = ')[1].rstrip(')')}",
+                      "measure": measure, "mean": v}
+                     for r, v in zip(table["relation"], table[measure]) if "(λ = " in r]
+    return pd.DataFrame(rows)
+
+
 __all__ = ["HISTORY_END", "HISTORY_START", "K_VALUES", "L_VALUES", "METRICS", "MR_NAMES", "PlanGroup", "ask",
-           "eligible_users", "iteration_means", "max_tokens_for", "n_replies", "plan", "recommender_config",
-           "sample_users", "table_2", "table_3", "table_4"]
+           "choice_sensitivity", "eligible_users", "iteration_means", "max_tokens_for", "n_replies", "plan",
+           "recommender_config", "relation_name", "sample_users", "table_2", "table_3", "table_4"]
 
 
 #: Khirbat et al. (2024) Tables 2-4, numbers as printed (GPT-3.5-turbo, ml-latest-small read as "MovieLens 100k").

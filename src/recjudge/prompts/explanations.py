@@ -20,11 +20,23 @@ no request in that setting and is reported.
 
 Request keys: ``"<row_id>"`` for multiple-aspect prompts, ``"<row_id>:<aspect>"`` for single-aspect ones;
 ``meta`` holds row_id, aspect (single), setting and the example's row_id.
+
+**The authors' own prompts** (``zhang_authors_multi``, ``zhang_authors_single``; ``build_authors_requests``) are
+rebuilt from the public repository of Zhang et al. (``prompt.py`` and the annotation scripts): the settings are
+their ``CONTAIN_SHOT`` values, "None" (zero-shot), "Type" (one example per explanation system, all taken from one
+randomly chosen movie of the file's first user) and "Personalized Type" (per user, one randomly chosen other movie
+whose explanation of the same system is the example; a target whose system is missing there gets the header and no
+case, as in their code), each with or without their user profile (``CONTAIN_USER_PROFILE``: gender, interest in
+movies, movies per year and in all, from ``user_demo.csv``). Example ratings left blank count as 3, as in their
+code. ``AUTHORS_DIFFERENCES`` lists where a request here still differs from theirs. Replies are read with their rule
+(``parse_authors_reply``).
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,11 +45,20 @@ import pandas as pd
 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.llm import JudgeRequest, parse_aspect_scores, parse_likert
+from recjudge.llm.parsing import SCALE_MENTION
 from recjudge.prompts import render
 
 __all__ = [
     "ASPECT_MODES",
     "ASPECT_STATEMENTS",
+    "AUTHORS_ASPECTS",
+    "AUTHORS_DIFFERENCES",
+    "AUTHORS_SETTINGS",
+    "PROFILE_SUFFIX",
+    "authors_parser",
+    "names_parser",
+    "build_authors_requests",
+    "parse_authors_reply",
     "SETTINGS",
     "ExplanationPrompts",
     "build_requests",
@@ -60,6 +81,37 @@ ASPECT_STATEMENTS = {
     "satisfaction": "I am satisfied with this explanation.",
 }
 _SETTING_LABELS = {"zero_shot": "zero-shot", "one_shot": "one-shot", "personalised": "personalised one-shot"}
+#: The authors' CONTAIN_SHOT settings (our name -> theirs).
+AUTHORS_SETTINGS = {"none": "None", "type": "Type", "personalised_type": "Personalized Type"}
+#: Setting suffix of the user-profile ablation (CONTAIN_USER_PROFILE = True).
+PROFILE_SUFFIX = "+profile"
+_AUTHORS_LABELS = {"none": "zero-shot", "type": "one-shot", "personalised_type": "personalised one-shot"}
+#: Our aspect -> the authors' name and statement (prompt.py's aspect_description).
+AUTHORS_ASPECTS = {
+    "persuasiveness": ("Persuasiveness", ASPECT_STATEMENTS["persuasiveness"]),
+    "transparency": ("Transparency", ASPECT_STATEMENTS["transparency"]),
+    "accuracy": ("Accuracy", ASPECT_STATEMENTS["accuracy"]),
+    "satisfaction": ("Satisfactory", ASPECT_STATEMENTS["satisfaction"]),
+}
+#: Where a request built here still differs from what the authors' code sends (shown in the book).
+AUTHORS_DIFFERENCES = (
+    ("Model wrapping", "their local models get a hand-written chat format per model (Qwen with a system line); "
+                       "here the model's own chat template wraps one user message, with no system message"),
+    ("Whitespace", "their prompt starts with a newline and ends with four spaces; a message here is stripped of "
+                   "its leading and trailing blank lines"),
+    ("Examples", "their examples come from Python's unseeded random.choice; here from a seeded generator, so the "
+                 "example movies differ from theirs (the rule that picks them is the same)"),
+    ("Evaluated texts", "they judge every text but the example movies'; here a sample of whole (user, movie) pairs "
+                        "whose example movies lie outside the sample"),
+    ("Profile text", "their user_demo.csv values go in as stored (\"&lt;100\"); here HTML entities are decoded "
+                     "(\"<100\")"),
+    ("Sampling", "theirs: greedy, top_p 0.95, repetition_penalty 1.2, up to 512 tokens (vLLM); here the same "
+                 "options on llama.cpp, with the reply length the judge's configuration gives"),
+    ("Reading replies", "theirs: the first four single digits separated by whitespace (multiple aspects), the last "
+                        "digit of the reply (one aspect); here the same, except that a digit must stand alone and "
+                        "lie in 1-5, and the last-digit rule skips list numbers, scales (1-5) and denominators "
+                        "(out of 5) echoed from the prompt (their rule reads the 5 of an echoed 1-5 as a score)"),
+)
 
 
 def template_name(aspect_mode: str, setting: str) -> str:
@@ -72,8 +124,15 @@ def template_name(aspect_mode: str, setting: str) -> str:
 
 
 def evaluator_name(model_label: str, aspect_mode: str, setting: str) -> str:
-    """Row name in result tables, e.g. ``smollm2-135m (M, zero-shot)`` — (S)/(M) as in the paper's Table 1."""
-    return f"{model_label} ({'M' if aspect_mode == 'multi' else 'S'}, {_SETTING_LABELS[setting]})"
+    """Row name in result tables, e.g. ``smollm2-135m (M, zero-shot)`` — (S)/(M) as in the paper's Table 1. The
+    authors' prompts (``setting`` one of ``AUTHORS_SETTINGS``, optionally + ``PROFILE_SUFFIX``) are named e.g.
+    ``smollm2-135m (M, one-shot + profile, authors' prompt)``."""
+    mode = "M" if aspect_mode == "multi" else "S"
+    base = setting.removesuffix(PROFILE_SUFFIX)
+    if base in AUTHORS_SETTINGS:
+        profile = " + profile" if setting.endswith(PROFILE_SUFFIX) else ""
+        return f"{model_label} ({mode}, {_AUTHORS_LABELS[base]}{profile}, authors' prompt)"
+    return f"{model_label} ({mode}, {_SETTING_LABELS[setting]})"
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -228,3 +287,153 @@ def first_pairs(study: ExplanationStudy, row_ids: Sequence[int], n_pairs: int) -
     pairs = list(dict.fromkeys(zip(ratings["user_id"], ratings["item_id"])))[:n_pairs]
     keep = [pair in set(pairs) for pair in zip(ratings["user_id"], ratings["item_id"])]
     return ratings.index.to_numpy()[np.asarray(keep, dtype=bool)]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The authors' own prompts
+# --------------------------------------------------------------------------------------------------------------------
+# Blocks their prompt.py and annotation scripts insert into the templates, wording and spacing as there.
+_AUTHORS_PROFILE = ("You are a user of this type:\n    \n        Your gender is : {gender}. \n        Your interest in "
+                    "movies is {interest}.\n        Number of movies you watch per year is : {per_year}.\n        The "
+                    "total number of films you've watched is around : {total}\n    ")
+_AUTHORS_CASE = (" \n    Movie:{movie}\n    Explanation:{explanation}\n        -Persuasiveness : {persuasiveness}\n"
+                 "        -Transparency : {transparency}\n        -Accuracy : {accuracy}\n"
+                 "        -Satisfactory : {satisfaction}")
+_AUTHORS_CASES_HEADER = {"type": "Previous cases of ratings as reference:\n    ",
+                         "personalised_type": "Previous cases of the user's ratings as reference:\n    "}
+
+
+def _authors_example_movies(study: ExplanationStudy, row_ids: Sequence[int], setting: str,
+                            seed: int) -> dict[int, tuple[int, int]]:
+    """target row_id -> (user_id, item_id) of the movie whose explanations are the examples (see the module
+    docstring); the movie is never one of the evaluated pairs."""
+    ratings = study.user_ratings
+    targets = ratings[ratings["row_id"].isin([int(r) for r in row_ids])]
+    evaluated = set(zip(targets["user_id"], targets["item_id"]))
+    rng = np.random.default_rng(seed)
+
+    def random_movie(user) -> tuple[int, int] | None:
+        movies = [m for m in np.sort(ratings.loc[ratings["user_id"] == user, "item_id"].unique())
+                  if (user, m) not in evaluated]
+        return (user, int(movies[rng.integers(len(movies))])) if movies else None
+
+    if setting == "type":
+        first_user = ratings.sort_values("row_id")["user_id"].iloc[0]
+        movie = random_movie(first_user)
+        return {int(r): movie for r in targets["row_id"]} if movie else {}
+    per_user = {user: random_movie(user) for user in sorted(targets["user_id"].unique())}
+    return {int(r): per_user[u] for r, u in zip(targets["row_id"], targets["user_id"]) if per_user[u]}
+
+
+def _authors_cases(study: ExplanationStudy, row_ids: Sequence[int], setting: str, seed: int) -> dict[int, str]:
+    """target row_id -> the cases block of its prompt ("" for "none")."""
+    if setting == "none":
+        return {int(r): "" for r in row_ids}
+    ratings = study.user_ratings.set_index("row_id")
+    texts = study.explanations.set_index("row_id")
+    movies = _authors_example_movies(study, row_ids, setting, seed)
+    by_pair_type = {(u, i, t): row_id for row_id, u, i, t in
+                    zip(ratings.index, ratings["user_id"], ratings["item_id"], ratings["explanation_type"])}
+    blocks = {}
+    for row_id in (int(r) for r in row_ids):
+        case = ""
+        if row_id in movies:
+            example = by_pair_type.get((*movies[row_id], ratings.loc[row_id, "explanation_type"]))
+            if example is not None:
+                scores = {a: int(3 if pd.isna(v := ratings.loc[example, a]) else v) for a in ASPECTS}
+                case = _AUTHORS_CASE.format(movie=texts.loc[example, "movie_title"],
+                                            explanation=texts.loc[example, "explanation_text"], **scores)
+        blocks[row_id] = _AUTHORS_CASES_HEADER[setting] + case
+    return blocks
+
+
+def _authors_profiles(study: ExplanationStudy) -> dict:
+    return {row.user_id: _AUTHORS_PROFILE.format(gender=row.gender, interest=row.movie_interest,
+                                                 per_year=row.movies_per_year, total=row.movies_watched_total)
+            for row in study.users.itertuples(index=False)}
+
+
+def build_authors_requests(study: ExplanationStudy, row_ids: Sequence[int], aspect_mode: str = "multi",
+                           setting: str = "none", *, seed: int = 0,
+                           aspects: Sequence[str] = ASPECTS) -> ExplanationPrompts:
+    """The authors' prompts for ``row_ids`` (module docstring). ``setting``: a key of ``AUTHORS_SETTINGS``, with
+    ``PROFILE_SUFFIX`` appended for the user-profile ablation. Keys as ``build_requests``'; every target gets a
+    request (a missing example leaves the case empty, as in the authors' code)."""
+    if aspect_mode not in ASPECT_MODES:
+        raise ValueError(f"aspect_mode must be one of {ASPECT_MODES}, got {aspect_mode!r}")
+    base = setting.removesuffix(PROFILE_SUFFIX)
+    if base not in AUTHORS_SETTINGS:
+        raise ValueError(f"setting must be one of {', '.join(AUTHORS_SETTINGS)} (optionally + "
+                         f"{PROFILE_SUFFIX!r}), got {setting!r}")
+    name = f"zhang_authors_{aspect_mode}"
+    texts = study.explanations.set_index("row_id")
+    cases = _authors_cases(study, row_ids, base, seed)
+    profiles = _authors_profiles(study) if setting.endswith(PROFILE_SUFFIX) else {}
+    requests: list[JudgeRequest] = []
+    for row_id in (int(r) for r in row_ids):
+        target = texts.loc[row_id]
+        fields = {"movie": target["movie_title"], "explanation": target["explanation_text"],
+                  "user_profile": profiles.get(target["user_id"], ""), "cases": cases[row_id]}
+        meta = {"row_id": row_id, "setting": setting, "aspect_mode": aspect_mode}
+        if aspect_mode == "multi":
+            requests.append(JudgeRequest(key=str(row_id), messages=render(name, **fields), meta=meta))
+            continue
+        for aspect in aspects:
+            title, statement = AUTHORS_ASPECTS[aspect]
+            requests.append(JudgeRequest(key=f"{row_id}:{aspect}", meta={**meta, "aspect": aspect},
+                                         messages=render(name, **fields, aspect_title=title,
+                                                         aspect_statement=statement)))
+    return ExplanationPrompts(aspect_mode, setting, name, requests, [])
+
+
+_FOUR_DIGITS = re.compile(r"(?<!\d)(?=(\d)\s(\d)\s(\d)\s(\d)(?!\d))")
+_LONE_DIGIT = re.compile(r"(?<![\d.])(\d)(?!\d|\.\d)")
+# What the last-digit rule would misread as a score: list numbers at a line start ("2. Transparency", "3) "), a
+# scale ("1-5", "1 to 5", "between 1 and 5") and a denominator ("out of 5", "/5").
+_NOT_A_SCORE = (re.compile(r"^\s*\d+\s*[.)]\s", re.MULTILINE), SCALE_MENTION,
+                re.compile(r"(?:out of|/)\s*\d+", re.IGNORECASE))
+
+
+def parse_authors_reply(text: str | None, aspect_mode: str) -> dict[str, float] | float:
+    """The authors' reading of a reply: "multi", the first four digits separated by single whitespace characters
+    ("Summary: 4 3 4 5"), one per aspect in their order; "single", the last digit of the reply. Stricter than
+    theirs where their rule reads what is no score: a digit must stand alone (not part of 2019 or 3.5) and lie in
+    1-5 (a run of four with a 0 or 6-9 in it, such as a spaced-out year, is skipped); the single-aspect rule
+    ignores list numbers, scales ("1-5") and denominators ("out of 5") echoed from the prompt."""
+    if aspect_mode == "multi":
+        for match in _FOUR_DIGITS.finditer(text or ""):
+            values = [int(v) for v in match.groups()]
+            if all(1 <= v <= 5 for v in values):
+                return {a: float(v) for a, v in zip(ASPECTS, values)}
+        return {a: math.nan for a in ASPECTS}
+    if aspect_mode == "single":
+        cleaned = text or ""
+        for pattern in _NOT_A_SCORE:
+            cleaned = pattern.sub(" ", cleaned)
+        digits = _LONE_DIGIT.findall(cleaned)
+        return float(digits[-1]) if digits and 1 <= int(digits[-1]) <= 5 else math.nan
+    raise ValueError(f"aspect_mode must be one of {ASPECT_MODES}, got {aspect_mode!r}")
+
+
+def authors_parser(aspect_mode: str):
+    """``parse_authors_reply`` for one aspect mode (the engine's parser argument)."""
+    if aspect_mode not in ASPECT_MODES:
+        raise ValueError(f"aspect_mode must be one of {ASPECT_MODES}, got {aspect_mode!r}")
+    return functools.partial(parse_authors_reply, aspect_mode=aspect_mode)
+
+
+def names_parser(aspect_mode: str):
+    """A second reading of replies to the authors' prompts, by aspect name ("Persuasiveness: 4", their names, so
+    "Satisfactory" for satisfaction) for multiple aspects and ``parse_likert`` for one; the authors' own rule
+    (``authors_parser``) reads only a run of four digits."""
+    if aspect_mode == "single":
+        return functools.partial(parse_likert, low=1, high=5)
+    if aspect_mode != "multi":
+        raise ValueError(f"aspect_mode must be one of {ASPECT_MODES}, got {aspect_mode!r}")
+    names = {title.lower(): aspect for aspect, (title, _) in AUTHORS_ASPECTS.items()}
+
+    def parse(text: str | None) -> dict[str, float]:
+        read = parse_aspect_scores(text, aspects=list(names), low=1, high=5)
+        return {names[name]: value for name, value in read.items()}
+
+    return parse
