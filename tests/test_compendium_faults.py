@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from child_process import default_sigint
 from test_runplan import write_notebook, write_plan
 
 from recjudge.compendium import runplan
@@ -97,7 +98,8 @@ CHILD = textwrap.dedent("""
 
 
 def test_ctrl_c_ends_a_command_with_one_line_and_status_130():
-    child = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_sigint)
     assert child.stdout.readline().strip() == "READY"
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)

@@ -14,6 +14,7 @@ from functools import partial
 
 import pandas as pd
 import pytest
+from child_process import default_sigint
 from mock_openai_server import FaultPlan, MockOpenAIServer
 from mock_openai_server import expected_score as mock_score
 
@@ -581,7 +582,7 @@ def test_an_interrupt_stops_a_job_waiting_to_retry_at_once(tmp_path, signum):
     store_root = tmp_path / "store"
     with MockOpenAIServer(faults=plan) as server:
         child = subprocess.Popen([sys.executable, "-c", INTERRUPTED_JOB, server.base_url, str(store_root), "40"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
         deadline = time.time() + 30
         while server.fault_counts["rate_limit"] < 1 and time.time() < deadline:
             time.sleep(0.05)
