@@ -268,3 +268,11 @@ def test_text_columns_keep_numeric_looking_text_as_written():
 
     table = format_table(pd.DataFrame({"k": ["2", "1,000", "s4, s5"], "v": [1, 2, 3]}), {"k": text()})
     assert table.data.iloc[:, 0].tolist() == ["2", "1,000", "s4, s5"]
+
+
+def test_prose_counts_and_spans():
+    from recjudge.compendium.pages import count, span
+
+    assert count(1, "user") == "1 user" and count(3, "user") == "3 users" and count(1024, "reply", "replies") == \
+        "1,024 replies"
+    assert span(0.001, 0.004) == "0.00" and span(0.1, 0.48) == "0.10–0.48" and span(-0.5, 0.25, 1) == "\u22120.5–0.2"

@@ -26,6 +26,18 @@ def fmt(value: float, decimals: int = 1) -> str:
     return text.replace("-", "\u2212")
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """"1 user", "3 users", "1,024 replies": a count and its noun in the right number (``plural`` for irregular
+    nouns; the default adds "s")."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def span(low: float, high: float, decimals: int = 2) -> str:
+    """A range for prose, "0.12–0.48", or the one value when both ends print the same ("0.00", not "0.00–0.00")."""
+    a, b = fmt(low, decimals), fmt(high, decimals)
+    return a if a == b else f"{a}–{b}"
+
+
 def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Markdown:
     """The box that opens a chapter: what this run is (data, judges, sample, what is real, partial or synthetic),
     one fact per line, and at most one caveat, said once for the whole chapter."""
