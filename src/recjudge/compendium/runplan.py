@@ -480,11 +480,26 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
         raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
                              f"{type(error).__name__}: {error}") from error
     else:
+        _remove_injected_parameters(temporary)
         os.replace(temporary, output)
     finally:
         if selecting:
             source.unlink(missing_ok=True)
         temporary.unlink(missing_ok=True)  # an interrupted run leaves nothing behind
+
+
+def _remove_injected_parameters(path: Path) -> None:
+    """Tag papermill's "# Parameters" cell ``remove-cell``: it is plumbing, not part of the chapter's page (the
+    chapter's opening box says what the run is; the run plan holds its parameters)."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    injected = [cell for cell in notebook.cells if "injected-parameters" in cell.metadata.get("tags", [])]
+    for cell in injected:
+        if "remove-cell" not in cell.metadata["tags"]:
+            cell.metadata["tags"].append("remove-cell")
+    if injected:
+        nbformat.write(notebook, path)
 
 
 def _private_path(output: Path, suffix: str) -> Path:
