@@ -197,9 +197,8 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
         if best_name is None:
             if undefined == "raise":
                 raise ValueError(f"no cell has a defined {select_by!r} on the selection half of split {split}")
-            keys = metric(*[np.array([0.0, 1.0])] * 2).keys()
             rows.append({"split": split, "seed": seed + split, "cell": None,
-                         **{f"{prefix}_{k}": np.nan for prefix in ("select", "heldout") for k in keys}})
+                         **{f"{prefix}_{k}": np.nan for prefix in ("select", "heldout") for k in stats}})
             continue
         pred = cells[best_name].reindex(truth.index).to_numpy(dtype=float)
         held = metric(pred[~in_first], truth.to_numpy(dtype=float)[~in_first])

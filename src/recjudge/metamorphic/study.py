@@ -242,18 +242,19 @@ def choice_sensitivity(replies: pd.DataFrame, p_values: Sequence[float] = (0.5, 
         table, _ = table_4(replies, p=p)
         rows += [{"relation": r, "choice": f"p = {p:g}", "measure": "rbo", "mean": v}
                  for r, v in zip(table["relation"], table["rbo"])]
-    table, _ = table_4(replies)
+    table, _ = table_4(replies)  # its rows: No change, then MR1-MR4
+    choices = ["", "λ = 2", "λ = 2", "", ""]
     for measure in ("kendall_tau", "kendall_tau_shared", "overlap"):
-        rows += [{"relation": r, "choice": "λ = 2" if "MR1" in r or "MR2" in r else "", "measure": measure,
-                  "mean": v} for r, v in zip(table["relation"], table[measure])]
+        rows += [{"relation": r, "choice": c, "measure": measure, "mean": v}
+                 for r, c, v in zip(table["relation"], choices, table[measure])]
     variants = [f"{name}:λ={lam}" for lam in lambdas for name in ("mr1", "mr2")]
     present = [c for c in variants if (replies["condition"] == c).any()]
     if present:
-        table, _ = table_4(replies, conditions=present)
+        table, _ = table_4(replies, conditions=present)  # its rows: No change, then the variants in order
         for measure in ("kendall_tau", "kendall_tau_shared", "rbo", "overlap"):
-            rows += [{"relation": r.split(" (λ")[0], "choice": f"λ = {r.split('λ = ')[1].rstrip(')')}",
-                      "measure": measure, "mean": v}
-                     for r, v in zip(table["relation"], table[measure]) if "(λ = " in r]
+            for condition, value in zip(present, table[measure].iloc[1:]):
+                name, _, lam = condition.partition(":λ=")
+                rows.append({"relation": MR_NAMES[name], "choice": f"λ = {lam}", "measure": measure, "mean": value})
     return pd.DataFrame(rows)
 
 

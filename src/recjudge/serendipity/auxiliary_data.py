@@ -456,27 +456,33 @@ def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
                    if undefined else ")")
 
 
+def _held_out(cells: Mapping[str, pd.Series], na_cell: str, na_scores: pd.Series, truth: pd.Series,
+              users: pd.Series, n_splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The best of ``cells`` chosen on half of the users and reported on the other half, and NA alone on the same
+    halves (a split where every cell is constant is reported, not raised)."""
+    from recjudge.metaeval import ensembles
+    from recjudge.metaeval.agreement import agreement_pct
+
+    choose = dict(truth=truth, groups=users, metric=agreement_pct, select_by="pearson_pct", n_splits=n_splits,
+                  seed=seed, undefined="nan")
+    return (ensembles.held_out_selection(cells, **choose),
+            ensembles.held_out_selection({na_cell: na_scores}, **choose))
+
+
 def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, users: pd.Series, *,
                   n_splits: int, seed: int, suffix: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of Kang et al.'s Tables 4-5 from one reading of the judge (``suffix`` names it, e.g. ", integer").
 
     ``table``: ``ground_truth.agreement_table`` of ``scores`` (one column per setting). Rows: NA; Rating (when
-    judged); "Auxiliary
-    Data", the best other setting by Pearson, chosen and reported on the same answers as the paper does (its
-    ``best_setting`` says which; a history length ``k=N`` is a quantity of interaction data, not a datum); "Auxiliary
-    Data, held out", the best chosen on a random half of the users and reported on the other half (mean over
-    ``n_splits`` splits); and NA on the same held-out halves. Returns (rows, the held-out splits with NA's held-out
-    Pearson)."""
-    from recjudge.metaeval import ensembles
-    from recjudge.metaeval.agreement import agreement_pct
-
+    judged); "Auxiliary Data", the best other setting by Pearson, chosen and reported on the same answers as the
+    paper does (its ``best_setting`` says which; a history length ``k=N`` is a quantity of interaction data, not a
+    datum); "Auxiliary Data, held out", the best chosen on a random half of the users and reported on the other half
+    (mean over ``n_splits`` splits); and NA on the same held-out halves. Returns (rows, the held-out splits with
+    NA's held-out Pearson)."""
     candidates = table[table["method"] != NA]
     best = candidates.loc[candidates["pearson_pct"].idxmax()]
-    held = ensembles.held_out_selection({name: scores[name] for name in candidates["method"]}, truth, users,
-                                        agreement_pct, select_by="pearson_pct", n_splits=n_splits, seed=seed,
-                                        undefined="nan")
-    na_held = ensembles.held_out_selection({NA: scores[NA]}, truth, users, agreement_pct, select_by="pearson_pct",
-                                           n_splits=n_splits, seed=seed, undefined="nan")
+    held, na_held = _held_out({name: scores[name] for name in candidates["method"]}, NA, scores[NA], truth, users,
+                              n_splits, seed)
     held = held.assign(na_heldout_pearson_pct=na_held["heldout_pearson_pct"].to_numpy())
     metrics = ["n", "pearson_pct", "mae", "rmse"]
     by = table.set_index("method")
@@ -503,13 +509,7 @@ def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Se
     reported on the same answers as the paper does; the best cell chosen on a random half of the users and reported
     on the other half (mean over ``n_splits`` splits); and NA on the same held-out halves. Returns (rows with the
     chosen cell, the held-out splits with NA's held-out values)."""
-    from recjudge.metaeval import ensembles
-    from recjudge.metaeval.agreement import agreement_pct
-
-    held = ensembles.held_out_selection(cells, truth, users, agreement_pct, select_by="pearson_pct",
-                                        n_splits=n_splits, seed=seed, undefined="nan")
-    na_held = ensembles.held_out_selection({na_cell: cells[na_cell]}, truth, users, agreement_pct,
-                                           select_by="pearson_pct", n_splits=n_splits, seed=seed, undefined="nan")
+    held, na_held = _held_out(cells, na_cell, cells[na_cell], truth, users, n_splits, seed)
     for metric in ("pearson_pct", "mae", "rmse"):
         held[f"na_heldout_{metric}"] = na_held[f"heldout_{metric}"].to_numpy()
     metrics = ["n", "pearson_pct", "mae", "rmse"]

@@ -44,9 +44,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: Statement columns of Serendipity-2018 answers.csv (Likert 1–5, NaN = "don't remember").
 #: Suffix of an expected-score judge's row read as its most likely score token: the integer the papers' judges generate.
 INTEGER = ", integer"
+#: Statement columns of Serendipity-2018 answers.csv (Likert 1–5, NaN = "don't remember").
 STATEMENTS = ("s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8")
 
 
