@@ -1,49 +1,44 @@
-"""Train every recommender on every fold and commit the lists (the chapter's ``retrain`` path does the same).
+"""Tune and train the recommenders on every fold and commit their lists (the chapter's ``retrain`` path retrains).
 
-Usage: python scripts/recsys_lists.py [DATASET] [TRIALS]   (DATASET: latest-small (default) or 1m; TRIALS per
-recommender and fold for the fast recommenders BPRMF, ItemKNN, KFN; the PyTorch models and SASRec keep their
-defaults).  Writes data/recsys/<dataset>/lists.csv.gz and lists.json (the chosen values; the chapter
-recommender_reevaluation tabulates them with the validation Recall_acc@10 of the committed lists).
+Usage: python scripts/recsys_lists.py DATASET [--trials N] [--slow-trials M] [--only NAME ...]
+
+DATASET is latest-small or 1m.  N TPE trials per fold go to BPRMF, SASRec, KFN, KFN + popularity and ItemKNN, M
+(default 0: their defaults) to the PyTorch models UAUM, DESR and PURS; Popularity and Random have nothing to tune.
+With --only, just the named recommenders are redone and every other one keeps its committed lists and values
+(the committed files are read when the run ends, so runs of different recommenders can go side by side).
+Writes data/recsys/<dataset>/lists.csv.gz and lists.json; the chapter recommender_reevaluation tabulates the
+chosen values, the budgets and the validation Recall_acc@10 of the committed lists.
 """
 
-import sys
+import argparse
+import time
 
-import pandas as pd
-
-from recjudge.compendium.paths import project_root as repo_root
+from recjudge.compendium.paths import project_root
 from recjudge.data.loaders import load_movielens
 from recjudge.recsys import lists as recsys_lists
-from recjudge.recsys import split, tuning
-from recjudge.recsys.metrics import recall_at_k
+from recjudge.recsys import split
 from recjudge.recsys.models import RECOMMENDERS
 
-dataset = sys.argv[1] if len(sys.argv) > 1 else "latest-small"
-trials = int(sys.argv[2]) if len(sys.argv) > 2 else 8
-TUNED = ("BPRMF", "ItemKNN", "KFN")
-ml = load_movielens(dataset)
-folds = split.folds(ml.ratings)
-rows, params_by_fold = [], {}
-for fold in folds:
-    params_by_fold[fold.fold] = {}
-    for name in RECOMMENDERS:
-        n = trials if name in TUNED else 0
-        params, recall = tuning.tune(name, fold, n, seed=fold.fold) if n else ({}, float("nan"))
-        params = {**RECOMMENDERS[name].defaults, **params}
-        params_by_fold[fold.fold][name] = params
-        rows.append({"recommender": name, "fold": fold.fold, "trials": n, "params": params, "valid_recall10": recall})
-        print(fold.fold, name, n, params, round(recall, 4), flush=True)
+SLOW = ("UAUM", "DESR", "PURS")
+UNTUNABLE = ("Popularity", "Random")
 
-frames = [recsys_lists.produce_lists([fold], params_by_fold[fold.fold], k=20) for fold in folds]
-lists = pd.concat(frames, ignore_index=True)
-for row in rows:
-    if row["trials"] == 0:
-        fold = next(f for f in folds if f.fold == row["fold"])
-        mine = lists[(lists["recommender"] == row["recommender"]) & (lists["fold"] == row["fold"])
-                     & (lists["part"] == "valid")]
-        row["valid_recall10"] = recall_at_k(mine, fold.valid, 10)
-root = repo_root()
-config = {"dataset": dataset, "k": 20, "seed": "fold number", "trials": trials, "tuned": list(TUNED),
-          "params": {str(f): p for f, p in params_by_fold.items()}}
-recsys_lists.save_lists(lists, root / "data" / "recsys" / dataset, config)
-print(tuning.tuned_values(rows).to_string(index=False))
-print("done")
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("dataset", choices=["latest-small", "1m"])
+parser.add_argument("--trials", type=int, default=8)
+parser.add_argument("--slow-trials", type=int, default=0)
+parser.add_argument("--only", action="append", choices=sorted(RECOMMENDERS), metavar="NAME")
+args = parser.parse_args()
+
+names = args.only or list(RECOMMENDERS)
+budget = {name: 0 if name in UNTUNABLE else args.slow_trials if name in SLOW else args.trials for name in names}
+folder = project_root() / "data" / "recsys" / args.dataset
+ml = load_movielens(args.dataset)
+start = time.monotonic()
+lists, config = recsys_lists.tune_and_produce(
+    split.folds(ml.ratings), budget, k=20,
+    progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True))
+config["dataset"] = args.dataset
+if args.only and (folder / "lists.json").is_file():  # read at the end: runs of other recommenders may have landed
+    lists, config = recsys_lists.merge(recsys_lists.load_lists(folder), (lists, config))
+recsys_lists.save_lists(lists, folder, config)
+print(f"wrote {folder}: {len(lists):,} rows, {time.monotonic() - start:.0f} s")

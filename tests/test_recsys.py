@@ -59,6 +59,10 @@ def test_fold_boundaries_and_unseen_users_items_on_a_hand_made_timeline():
     assert fold2.test.empty and fold2.dropped["test_unseen_item"] == 1  # time 9: item 14 never trained
     with pytest.raises(ValueError, match="fold 3"):
         split.make_fold(chunked, 3)
+    sizes = split.fold_sizes([fold0, fold]).set_index("fold")
+    assert sizes.loc[1, ["train_positives", "train_users", "train_items", "test_targets", "test_users"]].tolist() == [
+        6, 2, 4, 1, 1]
+    assert sizes.loc[0, "test_unseen_users"] == 1 and sizes.loc[0, "valid_targets"] == 0
 
 
 def test_unseen_item_in_validation_is_dropped():
@@ -146,8 +150,23 @@ def test_group_structure_is_learnt_by_neighbourhood_models():
     for name in ("ItemKNN",):
         out = make(name, seed=0, **FAST.get(name, {})).fit(train).recommend([0], k=4)
         assert (out["item_id"] < 10).all(), name  # user 0 is in group 0 (items 0..9)
-    far = make("KFN", seed=0, k=5, pop_weight=0.0).fit(train).recommend([0], k=4)
+    far = make("KFN", seed=0, k=5).fit(train).recommend([0], k=4)
     assert (far["item_id"] >= 10).all()  # the furthest neighbours are the other group
+
+
+def test_kfn_is_the_papers_baseline_and_the_popularity_blend_a_separate_variant():
+    from recjudge.recsys import tuning
+
+    assert make("KFN").params["pop_weight"] == 0.0
+    assert "pop_weight" not in tuning.SEARCH_SPACE["KFN"]
+    assert "pop_weight" in tuning.SEARCH_SPACE["KFN + popularity"]
+    # Synthetic: user 0 likes items 0-1; users 1-3, who share nothing with user 0 and come first among the equally
+    # far, like one item each (10, 11, 12); users 4-9 all like item 3, the most popular item.
+    rows = [(0, 0), (0, 1), (1, 10), (2, 11), (3, 12), *[(u, 3) for u in range(4, 10)]]
+    train = pd.DataFrame([(u, i, t) for t, (u, i) in enumerate(rows)], columns=["user_id", "item_id", "timestamp"])
+    plain = make("KFN", k=3).fit(train).recommend([0], k=3)["item_id"].tolist()
+    blended = make("KFN + popularity", k=3, pop_weight=1.0).fit(train).recommend([0], k=1)["item_id"].tolist()
+    assert sorted(plain) == [10, 11, 12] and blended == [3]
 
 
 def test_unknown_parameter_is_named():
@@ -168,15 +187,60 @@ def test_lists_round_trip_and_overlap(tmp_path):
     assert recsys_lists.overlap(moved, back, k=2)["overlap"].tolist() == [0.5]
 
 
-def test_tuning_returns_parameters_in_the_space():
+def test_tuning_returns_parameters_in_the_space_and_the_model_fitted_with_them():
     from recjudge.recsys import tuning
 
     train = tiny_train()
     unseen = sorted(set(range(10)) - set(train.loc[train.user_id == 0, "item_id"]))
     valid = pd.DataFrame({"user_id": [0], "item_id": [unseen[0]], "timestamp": [999]})
     fold = split.Fold(0, train, valid, valid)
-    params, recall = tuning.tune("ItemKNN", fold, n_trials=3, seed=0)
+    params, recall, model = tuning.tune("ItemKNN", fold, n_trials=3, seed=0)
     assert 5 <= params["k"] <= 400 and 0.0 <= recall <= 1.0
+    refitted = make("ItemKNN", seed=0, **params).fit(train).recommend([0], 10)
+    assert model.recommend([0], 10)["item_id"].tolist() == refitted["item_id"].tolist()
+
+
+def small_fold() -> split.Fold:
+    train = tiny_train()
+    valid = pd.DataFrame({"user_id": [0, 1], "item_id": [3, 13], "timestamp": [999, 999]})
+    return split.Fold(0, train, valid, valid.assign(timestamp=1000))
+
+
+def test_tune_and_produce_records_each_budget_and_lists_as_a_fresh_fit():
+    fold = small_fold()
+    lists, config = recsys_lists.tune_and_produce([fold], {"ItemKNN": 2, "KFN": 0}, k=5)
+    assert config["trials"] == {"ItemKNN": 2, "KFN": 0}
+    assert config["params"]["0"]["KFN"] == {"k": 50, "pop_weight": 0.0}    # untuned: the defaults
+    again = recsys_lists.produce_lists([fold], config["params"]["0"], k=5)
+    assert lists.reset_index(drop=True).equals(again.reset_index(drop=True))
+    with pytest.raises(ValueError, match="unknown recommender"):
+        recsys_lists.tune_and_produce([fold], {"KNF": 1})
+
+
+def test_merge_replaces_only_the_redone_recommenders():
+    fold = small_fold()
+    first = recsys_lists.tune_and_produce([fold], {"ItemKNN": 0, "KFN": 0}, k=5)
+    redo = recsys_lists.tune_and_produce([fold], {"KFN": 0, "Popularity": 0}, k=5)
+    lists, config = recsys_lists.merge(first, redo)
+    assert config["trials"] == {"ItemKNN": 0, "KFN": 0, "Popularity": 0}
+    assert sorted(config["params"]["0"]) == ["ItemKNN", "KFN", "Popularity"]
+    kept = lists[lists["recommender"] == "ItemKNN"].reset_index(drop=True)
+    assert kept.equals(first[0][first[0]["recommender"] == "ItemKNN"].reset_index(drop=True))
+    assert (lists["recommender"] == "KFN").sum() == (first[0]["recommender"] == "KFN").sum()  # replaced, not doubled
+    with pytest.raises(ValueError, match="length"):
+        recsys_lists.merge(first, (redo[0], {**redo[1], "k": 10}))
+
+
+def test_tuned_values_table_follows_the_given_order_and_states_each_budget():
+    from recjudge.recsys import tuning
+
+    config = {"trials": {"KFN": 8, "Random": 0}, "params": {"1": {"Random": {}, "KFN": {"k": 7}},
+                                                             "0": {"KFN": {"k": 9}, "Random": {}}}}
+    recall = pd.Series({("KFN", 0): 0.5, ("KFN", 1): 0.25})
+    table = tuning.tuned_values(config, recall, order=["KFN", "Random"])
+    assert table[["recommender", "fold", "trials", "parameters"]].values.tolist() == [
+        ["KFN", 0, 8, "k=9"], ["KFN", 1, 8, "k=7"], ["Random", 0, 0, "–"], ["Random", 1, 0, "–"]]
+    assert table["valid_recall10"].tolist()[:2] == [0.5, 0.25] and table["valid_recall10"].isna().sum() == 2
 
 
 # ------------------------------------------------------------------ recjudge judge
@@ -292,6 +356,43 @@ def test_paper_table3_bad_value_names_file_row_and_field(tmp_path, monkeypatch):
     monkeypatch.setattr(judging, "TOKUTAKE2025_TABLE3", bad)
     with pytest.raises(ValueError, match=r"t3.csv, row 1, field n_acc"):
         judging.paper_table3()
+
+
+def test_order_against_paper_on_the_common_recommenders():
+    paper = pd.DataFrame({"recommender": ["A", "B", "C", "D"], "n_acc": [4.0, 3.0, 2.0, 1.0]})
+    ours = pd.DataFrame({"recommender": ["A", "B", "C", "X"], "n_acc": [0.1, 0.3, 0.2, 0.9]})
+    out = judging.order_against_paper(ours, paper, "n_acc")
+    assert out["n"] == 3 and out["paper_order"] == ["A", "B", "C"] and out["our_order"] == ["B", "C", "A"]
+    assert out["tau"] == pytest.approx(-1 / 3)   # pairs AB and AC discordant, BC concordant
+    with pytest.raises(ValueError, match="fewer than two"):
+        judging.order_against_paper(ours[ours["recommender"] == "X"], paper, "n_acc")
+
+
+def test_versus_random_against_a_direct_wilcoxon():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for name in ("A", "Random"):
+        for fold in (0, 1):
+            for user in range(12):
+                items = rng.choice(30, size=5, replace=False) if name == "Random" else np.arange(5) + user % 3
+                rows += [(name, fold, user, rank + 1, int(item)) for rank, item in enumerate(items)]
+    lists = pd.DataFrame(rows, columns=["recommender", "fold", "user_id", "rank", "item_id"])
+    targets = pd.DataFrame([(fold, user, item) for fold in (0, 1) for user in range(12) for item in (1, 2, 20)],
+                           columns=["fold", "user_id", "item_id"])
+    out = judging.versus_random(lists, targets, k=5, order=["A"]).set_index("recommender")
+    hits = lists.merge(targets, on=["fold", "user_id", "item_id"])
+    per_user = hits.groupby(["recommender", "fold", "user_id"]).size().unstack("recommender").reindex(
+        pd.MultiIndex.from_product([(0, 1), range(12)], names=["fold", "user_id"])).fillna(0)
+    diff = (per_user["A"] - per_user["Random"]) / 3  # recall@10 with 3 targets and lists of 5
+    assert out.loc["A", "n_users"] == 24
+    assert out.loc["A", "recall10_diff"] == pytest.approx(diff.mean())
+    assert out.loc["A", "recall10_wins"] == (diff > 0).sum() and out.loc["A", "recall10_losses"] == (diff < 0).sum()
+    assert out.loc["A", "recall10_p"] == pytest.approx(stats.wilcoxon(diff.to_numpy()).pvalue)
+    assert out.loc["A", "precision5_diff"] == pytest.approx(((per_user["A"] - per_user["Random"]) / 5).mean())
+    with pytest.raises(ValueError, match="reference"):
+        judging.versus_random(lists[lists["recommender"] == "A"], targets, k=5)
 
 
 def test_the_accuracy_finding_keeps_its_first_half_on_both_sides_of_the_spread_test():

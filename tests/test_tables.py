@@ -17,6 +17,7 @@ from recjudge.compendium.tables import (
     error,
     format_table,
     header_label,
+    mean_sd,
     number,
     p_value,
     paper_beside_ours,
@@ -276,3 +277,9 @@ def test_prose_counts_and_spans():
     assert count(1, "user") == "1 user" and count(3, "user") == "3 users" and count(1024, "reply", "replies") == \
         "1,024 replies"
     assert span(0.001, 0.004) == "0.00" and span(0.1, 0.48) == "0.10–0.48" and span(-0.5, 0.25, 1) == "\u22120.5–0.2"
+
+
+def test_mean_sd_in_percent_points_by_default():
+    frame = pd.DataFrame({"ndcg_mean": [0.1234, 0.5], "ndcg_std": [0.01, float("nan")]})
+    assert mean_sd(frame, "ndcg") == ["12.34 ± 1.00", "50.00 ± nan"]
+    assert mean_sd(frame, "ndcg", decimals=3, scale=1) == ["0.123 ± 0.010", "0.500 ± nan"]

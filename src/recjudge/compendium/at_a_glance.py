@@ -151,7 +151,7 @@ def tokutake_reevaluation(load: Loader) -> dict[str, str]:
     cost = load("recommender_reevaluation", "judge_cost_latest-small")
     cost_name = "recommender_reevaluation/judge_cost_latest-small"
     judged = named_row(cost, "run", "this chapter (judged users)", cost_name)
-    everyone = named_row(cost, "run", "all test users, nine recommenders", cost_name)
+    everyone = named_row(cost, "run", "all test users, every recommender", cost_name)
     integer = load("recommender_reevaluation", "table3_integer_latest-small")
     non_random = table3[table3["recommender"] != "Random"]
     integer_non_random = integer[integer["recommender"] != "Random"]

@@ -179,6 +179,13 @@ def text(*, label: str | None = None) -> Format:
     return Format("text", label=label)
 
 
+def mean_sd(frame: pd.DataFrame, metric: str, decimals: int = 2, scale: float = 100.0) -> list[str]:
+    """"m ± s" per row from the columns ``<metric>_mean`` and ``<metric>_std`` (times ``scale``: percent points by
+    default)."""
+    pairs = frame[[f"{metric}_mean", f"{metric}_std"]].itertuples(index=False)
+    return [f"{scale * m:.{decimals}f} ± {scale * s:.{decimals}f}" for m, s in pairs]
+
+
 FormatLike = Union[Format, str]
 _KIND_ALIASES = {
     "correlation": "percent", "pearson": "percent", "spearman": "percent", "kendall": "percent", "share": "percent",

@@ -276,6 +276,69 @@ def fold_means(per_fold: pd.DataFrame, metrics: Sequence[str], by: str = "recomm
     return out.reset_index()
 
 
+def accuracy_by_recommender(test_lists: pd.DataFrame, targets: pd.DataFrame, order: Sequence[str], k: int = 20
+                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 3's accuracy half over every test user: per recommender and fold (n_users, precision_acc, ndcg_acc,
+    recall10_acc), and their means and SDs over folds with the recommenders in ``order`` (any other after)."""
+    per_fold = table3_metrics(test_lists, targets, None, k=k)
+    means = fold_means(per_fold, ["precision_acc", "ndcg_acc", "recall10_acc"])
+    rank = {name: i for i, name in enumerate([*order, *sorted(set(means["recommender"]) - set(order))])}
+    means = means.sort_values("recommender", key=lambda c: c.map(rank)).reset_index(drop=True)
+    return per_fold, means
+
+
+def order_against_paper(ours: pd.DataFrame, paper: pd.DataFrame, metric: str) -> dict:
+    """How our order of the recommenders the paper also has agrees with the paper's on ``metric`` (a column of both
+    frames, which have a recommender column): Kendall's tau-b (``scipy.stats.kendalltau``) with its p-value, the
+    number of recommenders, and both orders, best first."""
+    from scipy import stats
+
+    both = paper[["recommender", metric]].merge(ours[["recommender", metric]], on="recommender",
+                                                 suffixes=("_paper", "_ours"))
+    if len(both) < 2:
+        raise ValueError(f"fewer than two recommenders in common: {both['recommender'].tolist()}")
+    tau = stats.kendalltau(both[f"{metric}_paper"], both[f"{metric}_ours"])
+    return {"tau": float(tau.statistic), "p": float(tau.pvalue), "n": len(both),
+            "paper_order": both.sort_values(f"{metric}_paper", ascending=False)["recommender"].tolist(),
+            "our_order": both.sort_values(f"{metric}_ours", ascending=False)["recommender"].tolist()}
+
+
+def versus_random(test_lists: pd.DataFrame, targets: pd.DataFrame, k: int = 20, reference: str = "Random",
+                  order: Sequence[str] = ()) -> pd.DataFrame:
+    """Every recommender against ``reference`` per test user, folds pooled: the mean difference, wins and losses
+    and a two-sided Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``, zero differences dropped; NaN when
+    every difference is zero) of Recall_acc@10 and Precision_acc@k, one row per recommender in ``order`` (then
+    any other).  ``test_lists`` has recommender, fold, user_id, rank, item_id; ``targets`` has fold, user_id,
+    item_id."""
+    from scipy import stats
+
+    per_user = []
+    for (name, fold), group in test_lists.groupby(["recommender", "fold"]):
+        truth = targets[targets["fold"] == fold]
+        precision = accuracy_per_user(group, truth, k)[["precision"]]
+        recall = accuracy_per_user(group, truth, 10)[["recall"]]
+        per_user.append(precision.join(recall).reset_index().assign(recommender=name, fold=fold))
+    per_user = pd.concat(per_user, ignore_index=True)
+    if reference not in set(per_user["recommender"]):
+        raise ValueError(f"no lists of the reference recommender {reference!r}")
+    base = per_user[per_user["recommender"] == reference].set_index(["fold", "user_id"])
+    rows = []
+    names = [*order, *sorted(set(test_lists["recommender"]) - set(order))]
+    for name in names:
+        if name == reference:
+            continue
+        mine = per_user[per_user["recommender"] == name].set_index(["fold", "user_id"])
+        row = {"recommender": name, "n_users": len(mine)}
+        for metric, label in (("recall", "recall10"), ("precision", f"precision{k}")):
+            diff = (mine[metric] - base[metric].reindex(mine.index).fillna(0.0)).to_numpy()
+            row[f"{label}_diff"] = float(diff.mean())
+            row[f"{label}_wins"] = int((diff > 0).sum())
+            row[f"{label}_losses"] = int((diff < 0).sum())
+            row[f"{label}_p"] = float(stats.wilcoxon(diff).pvalue) if np.any(diff != 0) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def accuracy_finding(accuracy: pd.DataFrame, vs_random: pd.DataFrame, test_users: Sequence[int],
                      dataset: str) -> str:
     """The verdict's sentence on accuracy: the best recommender by NDCG_acc@20, how many beat Random on

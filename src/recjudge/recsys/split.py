@@ -90,3 +90,12 @@ def folds(ratings: pd.DataFrame, threshold: float = 4.0, n_chunks: int = N_CHUNK
     return [make_fold(chunked, f) for f in which]
 
 
+
+
+def fold_sizes(folds: list[Fold]) -> pd.DataFrame:
+    """Per fold: training positives, users and items, validation users and targets, test users and targets kept,
+    and what the split dropped (``Fold.dropped``: positives of unseen users or items, users with nothing kept)."""
+    return pd.DataFrame([{"fold": f.fold, "train_positives": len(f.train), "train_users": f.train["user_id"].nunique(),
+                          "train_items": f.train["item_id"].nunique(), "valid_targets": len(f.valid),
+                          "valid_users": f.valid["user_id"].nunique(), "test_targets": len(f.test),
+                          "test_users": f.n_test_users, **f.dropped} for f in folds])

@@ -2,8 +2,9 @@
 
 Modules: ``base`` (the interface, id mapping, masking of seen items, top-k), ``random`` (uniform, the floor),
 ``popularity`` and ``itemknn`` (reference points), ``bpr`` (BPRMF via Cornac), ``sasrec`` (SASRec via Cornac),
-``kfn`` (k-furthest neighbours), ``sequential`` (the PyTorch BPR trainer shared by the next three), ``uaum``,
-``desr`` and ``purs`` (serendipity-oriented models from their papers, simplifications documented in each).
+``kfn`` (k-furthest neighbours, and the variant blended with popularity), ``sequential`` (the PyTorch BPR trainer
+shared by the next three), ``uaum``, ``desr`` and ``purs`` (serendipity-oriented models from their papers,
+simplifications documented in each).
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from .base import Recommender
 from .bpr import BPRMF
 from .desr import DESR
 from .itemknn import ItemKNN
-from .kfn import KFN
+from .kfn import KFN, KFNPopularity
 from .popularity import Popularity
 from .purs import PURS
 from .random import RandomRecommender
 from .sasrec import SASRec
 from .uaum import UAUM
 
-#: Table-3 order, then the reference points
+#: Table-3 order, then the reference points and the labelled variant
 RECOMMENDERS: dict[str, type[Recommender]] = {cls.name: cls for cls in (
-    BPRMF, SASRec, KFN, UAUM, DESR, PURS, Popularity, ItemKNN, RandomRecommender)}
+    BPRMF, SASRec, KFN, UAUM, DESR, PURS, Popularity, ItemKNN, RandomRecommender, KFNPopularity)}
 
 
 def make(name: str, seed: int = 0, **params) -> Recommender:
