@@ -122,8 +122,15 @@ class MockOpenAIServer:
                  served_models: list[str] | None = None, reported_model: str | None = None,
                  trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS,
                  rate_limit_rps: float | None = None, burst: float | None = None, batch_polls_to_end: int = 1,
-                 batch_failing_prompts: set[str] | None = None, batch_expire_after: int | None = None):
+                 batch_failing_prompts: set[str] | None = None, batch_expire_after: int | None = None,
+                 shape_support: str = "honour"):
         self.latency_s = latency_s
+        # Structured output (OpenAI response_format / Anthropic forced tool): "honour" answers an instance of the
+        # schema, "ignore" answers free text as if the request had none, "reject" answers 400 like a server
+        # without structured outputs.  Every completion request body is kept in ``payloads``.
+        assert shape_support in ("honour", "ignore", "reject")
+        self.shape_support = shape_support
+        self.payloads: list[dict[str, Any]] = []
         self.batch_polls_to_end = batch_polls_to_end
         self.batch_failing_prompts = set(batch_failing_prompts or ())
         self.batch_expire_after = batch_expire_after
@@ -302,6 +309,13 @@ class _Handler(BaseHTTPRequestHandler):
         if payload.get("model") == "status-400":
             self._send(400, b'{"error": {"message": "bad request", "type": "invalid_request_error"}}')
             return
+        with mock.lock:
+            mock.payloads.append(payload)
+        shaped = payload.get("response_format") or payload.get("tool_choice")
+        if shaped and mock.shape_support == "reject":
+            self._send(400, b'{"error": {"message": "response_format is not supported by this server", '
+                            b'"type": "invalid_request_error"}}')
+            return
         # OpenAI clients send "Authorization: Bearer <key>"; Anthropic clients "x-api-key" (older) or the same bearer.
         sent = {self.headers.get("Authorization"), f"Bearer {self.headers.get('x-api-key')}"}
         if mock.expected_key is not None and f"Bearer {mock.expected_key}" not in sent:
@@ -352,6 +366,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = _completion(payload, prompt)
             if mock.reported_model is not None:
                 body["model"] = mock.reported_model
+        if shaped and mock.shape_support == "honour":
+            _answer_in_shape(body, payload, expected_score(prompt))
         variant = None if anthropic_style else mock.reply_variants.get(prompt)
         if variant == "html":
             page = b"<!DOCTYPE html><html><body><h1>Please log in</h1></body></html>"
@@ -528,6 +544,30 @@ def _batch_results(mock: MockOpenAIServer, batch_id: str) -> bytes:
                 result = {"type": "expired"}
             lines.append(json.dumps({"custom_id": custom_id, "result": result}))
         return ("\n".join(lines) + "\n").encode()
+
+
+def instance_of(schema: dict[str, Any], score: int) -> Any:
+    """A value conforming to ``schema`` (the shapes of ``recjudge.llm.shapes``): integer enums give ``score`` when
+    allowed, strings "reasoning" or the first allowed label, arrays ``minItems`` such items."""
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: instance_of(sub, score) for name, sub in schema["properties"].items()}
+    if kind == "array":
+        return [instance_of(schema["items"], score) for _ in range(schema.get("minItems", 1))]
+    if "enum" in schema:
+        return score if score in schema["enum"] else schema["enum"][0]
+    return score if kind == "integer" else "reasoning"
+
+
+def _answer_in_shape(body: dict[str, Any], payload: dict[str, Any], score: int) -> None:
+    if "response_format" in payload:
+        schema = payload["response_format"]["json_schema"]["schema"]
+        body["choices"][0]["message"]["content"] = json.dumps(instance_of(schema, score))
+    else:
+        tool = next(t for t in payload["tools"] if t["name"] == payload["tool_choice"]["name"])
+        body["content"] = [{"type": "tool_use", "id": "toolu_mock", "name": tool["name"],
+                            "input": instance_of(tool["input_schema"], score)}]
+        body["stop_reason"] = "tool_use"
 
 
 def _anthropic_message(payload: dict[str, Any], prompt: str) -> dict[str, Any]:

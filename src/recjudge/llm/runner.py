@@ -62,7 +62,7 @@ import pandas as pd
 
 from ..compendium.paths import store_dir
 from . import batch as batch_api
-from . import pricing
+from . import pricing, shapes
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
 from .parsing import expected_score, modal_score, parse_likert
@@ -197,7 +197,7 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     _validate(requests)
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=config.scoring == "expected",
-                       options=dict(config.options))
+                       options=config.provider_options())
     rendered = _rendered_messages(keyer, requests)
     if not isinstance(store, ResponseStore):
         store = open_store(store)
@@ -322,6 +322,9 @@ class RunReport:
     #: batch mode: ids of the batches submitted, resumed (found in the ledger) and still pending, and the result
     #: lines that could not be read ("batch <id>, <file> line <n>: <why>")
     batches: dict[str, list[str]] = field(default_factory=dict)
+    #: constrained runs (``JudgeConfig.output_shape``): replies that do not conform to the shape (a server that
+    #: ignored the constraint, a reply cut by max_tokens), counted apart from ``n_unparsable``
+    n_shape_violations: int = 0
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -341,6 +344,7 @@ class RunReport:
         for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
                             (self.n_from_other_process, "asked by another process"),
                             (self.n_model_mismatch, "from a model id other than the one asked"),
+                            (self.n_shape_violations, "out of the output shape"),
                             (self.n_skipped_store_lines, "unusable store line(s) skipped")):
             if count:
                 text += f", {count} {what}"
@@ -614,7 +618,7 @@ def run_judge(
     store.refresh(config.provider, config.model)
     retry = retry or RetryPolicy()
     want_logprobs = config.scoring == "expected"
-    options = dict(config.options)
+    options = config.provider_options()
 
     keyer = StoreKeyer(provider=config.provider, model=config.model, temperature=config.temperature,
                        max_tokens=config.max_tokens, seed=config.seed, logprobs=want_logprobs, options=options)
@@ -1104,6 +1108,15 @@ def _assemble(
         table["from_store"] = table["from_store"].astype(bool)
 
     has_reply = table["error"].isna()
+    violated = np.zeros(len(table), dtype=bool)
+    shape = config.shape
+    if shape is not None:  # constrained: a reply out of shape is a violation, not an unparsable reply
+        problems = {text: shapes.check(shape, text)[1] for text in set(replies) if text is not None}
+        table["shape_violation"] = _objects([None if text is None else problems[text] for text in replies])
+        violated = table["shape_violation"].notna().to_numpy()
+        if violated.any():
+            notes.append(f"{int(violated.sum())} replies do not conform to the output shape {shape.name!r} "
+                         "(column shape_violation says why).")
     new_keys = set(records) - from_store
     new_in = sum(int(records[k].get("input_tokens") or 0) for k in new_keys)
     new_out = sum(int(records[k].get("output_tokens") or 0) for k in new_keys)
@@ -1151,7 +1164,7 @@ def _assemble(
         n_provider_calls=n_calls,
         n_retries=0 if batch else max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
         n_failed=int((~has_reply).sum()),
-        n_unparsable=int((has_reply & ~table["parsed_ok"]).sum()),
+        n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
         n_no_logprobs=n_no_logprobs,
         input_tokens=new_in,
         output_tokens=new_out,
@@ -1167,6 +1180,7 @@ def _assemble(
         n_from_other_process=int(counters.get("other_process", 0)),
         n_model_mismatch=n_mismatch,
         skipped_store_lines=skipped,
+        n_shape_violations=int(violated.sum()),
     )
     return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
 

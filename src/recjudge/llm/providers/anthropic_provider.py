@@ -1,13 +1,16 @@
 """Anthropic messages API.  The key is read from the environment variable ANTHROPIC_API_KEY only.
 
-Anthropic returns no log-probabilities, so scoring mode "expected" yields NaN (counted) with this provider.
+Anthropic returns no log-probabilities, so scoring mode "expected" yields NaN (counted) with this provider.  An output
+shape (``recjudge.llm.shapes``) is asked as a forced call of one tool whose input schema is the shape.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
+from .. import shapes
 from ._common import (
     api_key_from_env,
     endpoint_label,
@@ -91,8 +94,12 @@ class AnthropicProvider:
         log-probabilities."""
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        options = dict(options or {})
+        schema = options.pop(shapes.OPTION, None)
         body: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens,
-                                "temperature": temperature, **(options or {})}
+                                "temperature": temperature, **options}
+        if schema is not None:  # a forced call of one tool whose input schema is the shape; its input is the reply
+            body.update(shapes.anthropic_tool(schema))
         if system:
             body["system"] = system
         return body
@@ -108,6 +115,10 @@ def completion_from_message(response: Any, latency: float | None, base_url: str 
     """A ``Completion`` from an Anthropic Message (a direct reply, or a succeeded batch result)."""
     try:
         text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
+        answers = [block.input for block in response.content if getattr(block, "type", None) == "tool_use"
+                   and getattr(block, "name", None) == shapes.ANTHROPIC_TOOL]
+        if answers:  # a constrained reply: the forced tool call's input, as JSON text
+            text = json.dumps(answers[0], ensure_ascii=False)
         usage = response.usage
     except (AttributeError, TypeError) as exc:
         raise TransientProviderError(f"anthropic unreadable response body: {type(exc).__name__}") from None

@@ -52,6 +52,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import log_softmax
 
+from .. import shapes
 from ..models import OPTIONAL_MODELS, ModelNotFetched, fetched_model_path
 from ..settings import env_number
 from .base import Completion, Message, ProviderError
@@ -75,8 +76,9 @@ LOAD_OPTIONS = ("n_ctx", "n_threads", "n_batch", "n_gpu_layers")
 #: Options passed to llama.cpp's sampler unchanged.
 SAMPLING_OPTIONS = ("top_p", "top_k", "min_p", "typical_p", "repeat_penalty", "presence_penalty",
                     "frequency_penalty", "stop")
-#: Options of this provider itself.
-CALL_OPTIONS = ("top_logprobs",)
+#: Options of this provider itself (``output_schema``: a reply shape, enforced by a llama.cpp grammar; see
+#: ``recjudge.llm.shapes``).
+CALL_OPTIONS = ("top_logprobs", "output_schema")
 #: Options that change only speed, never a reply (give them to ``LocalProvider(...)``, not ``JudgeConfig.options``).
 SPEED_OPTIONS = ("prefix_cache",)
 KNOWN_OPTIONS = LOAD_OPTIONS + SAMPLING_OPTIONS + CALL_OPTIONS + SPEED_OPTIONS
@@ -431,6 +433,13 @@ class LocalProvider:
         chat = _check_messages(messages)
         loaded = self._model(model, merged)
         sampling = {name: merged[name] for name in SAMPLING_OPTIONS if name in merged}
+        schema = merged.get(shapes.OPTION)
+        if schema is not None:
+            try:
+                sampling["grammar"] = shapes.llama_grammar(schema)
+            except shapes.ShapeError as exc:
+                raise ProviderError(f"local model {model!r}: {exc}", kind="configuration",
+                                    configuration=True) from None
         recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if logprobs else None
         with loaded.lock:
             # The previous prompt's cache is reused only up to a batch boundary (``_align_prefix``, in the wrapped

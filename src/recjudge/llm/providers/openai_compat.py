@@ -42,6 +42,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import shapes
 from ..settings import env_number
 from ._common import (
     MAX_BODY_BYTES,
@@ -203,8 +204,14 @@ class OpenAICompatProvider:
     def request_body(messages: list[Message], *, model: str, temperature: float, max_tokens: int,
                      seed: int | None = None, logprobs: bool = False, options: dict[str, Any] | None = None
                      ) -> dict[str, Any]:
-        """The chat-completions request body (sent directly, or as one line of a batch)."""
+        """The chat-completions request body (sent directly, or as one line of a batch).  An ``output_schema``
+        option becomes ``response_format`` (structured outputs, strict JSON schema): a server without structured
+        outputs refuses the request, and the judgment fails with its error rather than being asked unconstrained
+        under the constrained key (judge it with a configuration without ``output_shape`` instead)."""
         params: dict[str, Any] = dict(options or {})
+        schema = params.pop(shapes.OPTION, None)
+        if schema is not None:
+            params["response_format"] = shapes.openai_response_format(schema)
         params.update(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens)
         if seed is not None:
             params["seed"] = seed
