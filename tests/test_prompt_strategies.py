@@ -3,6 +3,7 @@ metrics."""
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 
@@ -221,6 +222,46 @@ def test_ltm_chain_is_three_chained_calls_and_replays(tmp_path):
     # a chain whose first reply differs is a different chain: replay refuses instead of mixing
     with pytest.raises(MissingReplies):
         ps.run_strategy(config, "ltm", items.assign(item=items["item"] + "!"), block, mode="replay", store=tmp_path)
+
+
+class ShapedProvider:
+    """Answers with an instance of the schema it is sent (and records the schemas); free text without one."""
+
+    name = "scripted"
+
+    def __init__(self):
+        self.schemas: list[dict | None] = []
+        self.lock = threading.Lock()
+
+    def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
+        from mock_openai_server import instance_of
+
+        schema = (options or {}).get("output_schema")
+        with self.lock:
+            self.schemas.append(schema)
+        text = json.dumps(instance_of(schema, 4)) if schema else "I think it is fine."
+        return Completion(text=text, input_tokens=1, output_tokens=1)
+
+
+@pytest.mark.parametrize("strategy", ["base", "ls", "cot", "ltm"])
+def test_constrained_strategies_ask_each_templates_shape_and_read_it(tmp_path, strategy):
+    from recjudge.prompts.output_shapes import output_shape
+
+    items = pd.DataFrame({"key": ["1:10", "2:11"], "history": ["A (1999)", "B (2000)"],
+                          "item": ["X (2002), genres: Drama", "Y (2003), genres: Comedy"]})
+    block = tokutake.examples_block(strategy, _examples())
+    config = JudgeConfig(provider="openai", model="shape-test", max_tokens=16)
+    provider = ShapedProvider()
+    free = ps.run_strategy(config, strategy, items, block, mode="live", store=tmp_path, provider=provider)
+    shaped = ps.run_strategy(config, strategy, items, block, mode="live", store=tmp_path, provider=provider,
+                             constrained=True)
+    assert free.n_unparsable == 2 and shaped.n_unparsable == 0
+    assert shaped.table["predicted"].tolist() == [4.0, 4.0]
+    steps = ps.LTM_STEPS if strategy == "ltm" else [ps.TEMPLATES[strategy]]
+    asked = [schema for schema in provider.schemas if schema is not None]
+    assert asked == [output_shape(t).schema for t in steps for _ in range(2)]
+    if strategy == "cot":
+        assert shaped.table[list(ps.STEP_NAMES)].values.tolist() == [[4.0] * 3] * 2
 
 
 # ------------------------------------------------------------------------------------------------------ metrics

@@ -358,15 +358,24 @@ class StrategyRun:
 
 
 def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, mode: str | None = None,
-                 store=None, progress: bool = False, provider=None) -> StrategyRun:
+                 store=None, progress: bool = False, provider=None, constrained: bool = False) -> StrategyRun:
     """Judge ``items`` (columns key, history, item) with ``strategy``.
 
     ``config`` is a ``recjudge.llm.JudgeConfig``; its ``prompt`` is set to the strategy's template. Base, LS and CoT
     are one call per item; LtM runs its three steps as three engine runs, step k+1's chat built from step k's chat and
     stored reply, so a replay (``mode="replay"``) rebuilds the same chain from the store. The engine asks missing
     prompts in prefix order (``order_prompts``), so prompts sharing the examples block reuse the model's cache.
-    ``provider``: an already built provider (tests), passed to ``run_judge``."""
-    from recjudge.llm import JudgeRequest, run_judge
+    ``provider``: an already built provider (tests), passed to ``run_judge``.  ``constrained``: every reply held to
+    the output shape its template declares (``recjudge.prompts.output_shapes``: CoT's three steps as one JSON
+    object, each LtM step's own score), read from that object; not the paper's setting."""
+    from recjudge.llm import JudgeRequest, run_judge, shapes
+    from recjudge.prompts.output_shapes import output_shape
+
+    def judged(template: str, parser):
+        if not constrained:
+            return config.with_(prompt=template), parser
+        shape = output_shape(template)
+        return config.with_(prompt=template).constrained(shape), shapes.answer_parser(shape)
 
     _check_strategy(strategy)
     for column in ("key", "history", "item"):
@@ -374,15 +383,16 @@ def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, m
             raise KeyError(f"items frame lacks column {column!r}")
     messages = [first_messages(strategy, h, i, examples) for h, i in zip(items["history"], items["item"])]
     keys = items["key"].astype(str).tolist()
-    config = config.with_(prompt=TEMPLATES[strategy])
     if strategy != "ltm":
-        run = run_judge(config, [JudgeRequest(k, m) for k, m in zip(keys, messages)], parser_for(strategy),
+        call, parser = judged(TEMPLATES[strategy], parser_for(strategy))
+        run = run_judge(call, [JudgeRequest(k, m) for k, m in zip(keys, messages)], parser,
                         mode=mode, store=store, progress=progress, provider=provider)
         table = run.table.drop_duplicates("key").set_index("key").reindex(keys)
         out = pd.DataFrame({"key": keys, "reply": table["reply"].to_numpy()})
         if strategy == "cot":
             for step in STEP_NAMES:
-                out[step] = [parse_step(r, step) for r in out["reply"]]
+                out[step] = [_shaped_step(r, step, call.shape) if constrained else parse_step(r, step)
+                             for r in out["reply"]]
         out["predicted"] = table["score"].to_numpy(dtype=float)
         return StrategyRun(strategy, out, [run.report], 1, _model_seconds(run, store))
 
@@ -392,8 +402,9 @@ def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, m
         if number > 1:
             previous = out[f"reply_{number - 1}"].tolist()
             messages = [ltm_next_messages(m, r, number) for m, r in zip(messages, previous)]
-        parser = parser_for("ltm") if number == 3 else functools.partial(parse_step, step=STEP_NAMES[number - 1])
-        run = run_judge(config.with_(prompt=template), [JudgeRequest(k, m) for k, m in zip(keys, messages)],
+        call, parser = judged(template, parser_for("ltm") if number == 3
+                              else functools.partial(parse_step, step=STEP_NAMES[number - 1]))
+        run = run_judge(call, [JudgeRequest(k, m) for k, m in zip(keys, messages)],
                         parser, mode=mode, store=store, progress=progress, provider=provider)
         table = run.table.drop_duplicates("key").set_index("key").reindex(keys)
         out[f"reply_{number}"] = table["reply"].to_numpy()
@@ -402,6 +413,14 @@ def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, m
         seconds += _model_seconds(run, store)
     out["predicted"] = out["serendipity"]
     return StrategyRun(strategy, out, reports, 3, seconds)
+
+
+def _shaped_step(reply, step: str, shape) -> float:
+    """Step ``step`` of a constrained CoT reply (its JSON object), NaN out of shape."""
+    from recjudge.llm import shapes
+
+    value, _ = shapes.check(shape, reply if isinstance(reply, str) else None)
+    return math.nan if value is None else float(value[step])
 
 
 def _model_seconds(run, store) -> float:
