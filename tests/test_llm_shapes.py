@@ -180,3 +180,10 @@ def test_every_template_declares_the_shape_its_answer_lines_ask_for():
         output_shape("kang_basic", k=3)
     with pytest.raises(shapes.ShapeError, match="parameters"):
         output_shape("khirbat_recommend")
+
+
+def test_an_enum_value_the_local_grammar_would_break_on_is_refused_by_name():
+    # llama-cpp-python writes such values unescaped and llama.cpp then fails at the first reply
+    for title in ('11\'09"01 - September 11 (2002)', "back\\slash"):
+        with pytest.raises(shapes.ShapeError, match="double quote or a backslash"):
+            shapes.llama_grammar(shapes.titles(2, catalogue=[title, "Up (2009)"]).schema)

@@ -19,7 +19,7 @@ constrained answer after it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,11 +108,18 @@ def label(labels: Sequence[str], name: str = "label") -> OutputShape:
                        (name,))
 
 
+#: The longest title a ``titles`` shape lets through (characters): a model that never closes its string stops there.
+MAX_TITLE_CHARS = 100
+
+
 def titles(k: int, catalogue: Sequence[str] | None = None, name: str = "titles") -> OutputShape:
-    """A list of exactly ``k`` strings (restricted to ``catalogue`` when given): ``{"titles": ["A", "B"]}``."""
+    """A list of exactly ``k`` titles of 1 to ``MAX_TITLE_CHARS`` characters (restricted to ``catalogue`` when
+    given): ``{"titles": ["A", "B"]}``.  The item count and title length are enforced by the local grammar; a
+    server whose structured outputs reject such constraints refuses the request (the judgment fails with its
+    message)."""
     if k < 1:
         raise ShapeError(f"titles shape: k must be >= 1, got {k}")
-    item: dict[str, Any] = {"type": "string"}
+    item: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_CHARS}
     if catalogue is not None:
         item = {"type": "string", "enum": sorted(set(catalogue))}
     suffix = "" if catalogue is None else f"_of_{len(item['enum'])}"
@@ -186,8 +193,30 @@ def anthropic_tool(schema: Mapping[str, Any]) -> dict[str, Any]:
 _GRAMMARS: dict[str, Any] = {}
 
 
+def _enum_strings(schema: Any) -> Iterator[str]:
+    if isinstance(schema, Mapping):
+        for value in schema.get("enum", ()):
+            if isinstance(value, str):
+                yield value
+        for sub in schema.values():
+            yield from _enum_strings(sub)
+    elif isinstance(schema, list):
+        for sub in schema:
+            yield from _enum_strings(sub)
+
+
 def llama_grammar(schema: Mapping[str, Any]):
-    """The llama.cpp grammar enforcing ``schema`` (compiled once per schema); ShapeError when it cannot be."""
+    """The llama.cpp grammar enforcing ``schema`` (compiled once per schema); ShapeError when it cannot be.
+
+    llama-cpp-python's converter does not escape a backslash or a double quote inside an ``enum`` string, and the
+    grammar it then writes fails to parse inside llama.cpp, which takes the process down at the first reply; such a
+    value is refused here, by name, before anything is asked (11'09"01 - September 11 (2002) is one such title of
+    ml-latest-small)."""
+    bad = sorted({value for value in _enum_strings(schema) if '"' in value or "\\" in value})
+    if bad:
+        raise ShapeError(f"the local grammar cannot hold a double quote or a backslash inside an enum value "
+                         f"({len(bad)}: {', '.join(map(repr, bad[:3]))}{' ...' if len(bad) > 3 else ''}); "
+                         "leave such values out")
     key = json.dumps(schema, sort_keys=True)
     if key not in _GRAMMARS:
         from llama_cpp import LlamaGrammar
