@@ -257,6 +257,11 @@ def test_parse_titles_and_ranking():
     assert ranking_of(reply, TitleMatcher(CATALOGUE), 2) == [3, 2]
     prose = parse_titles("I would suggest watching some good films.")
     assert not prose.is_list and prose.titles == []
+    shaped = '{"titles": ["**The Matrix** (1999)", "Toy Story 2", "Unknown Film (2020)"]}'
+    assert parse_titles(shaped).titles == ["The Matrix (1999)", "Toy Story 2", "Unknown Film (2020)"]
+    assert ranking_of(shaped, TitleMatcher(CATALOGUE), 5) == [3, 2, "?unknown film"]
+    assert not parse_titles('{"titles": []}').is_list and not parse_titles('{"titles": "x"}').is_list
+    assert parse_titles('{"titles": ["A"').titles == []  # a cut JSON reply is not a list either
 
 
 # ------------------------------------------------------------------------------------------------- judge relations
@@ -383,6 +388,21 @@ def test_study_tables_compare_as_described():
     assert len(per_iteration) == 15
 
 
+def test_shape_effect_sets_each_table_beside_its_constrained_twin_and_reply_summary_counts():
+    free = fake_replies()
+    shaped = free.assign(ranking=[[1, 2, 3]] * len(free))  # every constrained reply the same list
+    effect = study.shape_effect(free, shaped).set_index(["table", "condition"])
+    assert effect.loc[("Table 2", "k=5"), "kendall_tau_free"] == pytest.approx(1 / 3)
+    assert effect.loc[("Table 2", "k=5"), "kendall_tau_constrained"] == pytest.approx(1.0)
+    assert effect.loc[("Table 4", "MR3: Spaces"), ["overlap_free", "overlap_constrained"]].tolist() == [0.0, 1.0]
+    assert list(effect.index.get_level_values("table").unique()) == ["Table 2", "Table 3", "Table 4"]
+    summary_input = pd.DataFrame({"table": ["2", "2", "3"], "is_list": [True, False, True], "n_titles": [2, 0, 1],
+                                  "ranking": [[5, "?unknown"], [], [7]]})
+    summary = study.reply_summary(summary_input).set_index("table")
+    assert summary.loc["Table 2", ["replies", "not_a_list", "ranked_entries"]].tolist() == [2, 1, 2]
+    assert summary.loc["Table 2", "matched_share"] == 0.5 and summary.loc["Table 3", "mean_titles"] == 1.0
+
+
 def test_choice_sensitivity_recomputes_table_4_per_choice():
     replies = fake_replies()
     extra = pd.DataFrame([{"table": "4", "condition": "mr1:λ=5", "user_id": 1, "iteration": it, "ranking": [2, 1, 3]}
@@ -410,6 +430,12 @@ def test_plan_adds_lambda_variants_of_mr1_and_mr2_only():
     assert conditions == ["l=20", "mr1", "mr2", "mr3", "mr4", "mr1:λ=5", "mr2:λ=5"]
     mr1_5 = groups[conditions.index("mr1:λ=5")].requests[0].messages[-1]["content"]
     assert "/25" in mr1_5 and "/5 " not in mr1_5.split("likes the following items: ")[1].split(". (1 being")[0]
+    constrained = study.plan(ml.ratings, ml.items, users, iterations=2, tables=("2",), constrained=True)
+    plain = study.plan(ml.ratings, ml.items, users, iterations=2, tables=("2",))
+    for shaped, free in zip(constrained, plain):
+        k = int(shaped.condition.split("=")[1])
+        assert shaped.config.shape.schema["properties"]["titles"]["minItems"] == k and free.config.shape is None
+        assert shaped.requests == free.requests  # the same prompt, only the reply is constrained
 
 
 def test_perturbation_table_against_closed_forms():

@@ -5,6 +5,7 @@
 - ``parse_titles``: the titles of a reply's numbered or bulleted list ("1. Title (1999) - why", "- **Title**"),
   the text after a dash or colon that follows the title dropped. A reply with no list line is "not a list"
   (``ParsedReply.is_list`` False; counted by the chapter, never silently an empty list of recommendations).
+  A constrained reply (``recjudge.prompts.output_shapes``: ``{"titles": [...]}``) is read as its list of titles.
 - ``TitleMatcher``: each title matched to a catalogue item with RapidFuzz (``fuzz.token_sort_ratio`` on normalised
   titles: lower case, a trailing ", The" / ", A" / ", An" moved to the front, punctuation and the "(year)" removed);
   when the reply gives a year, candidates of that year win among those above the threshold. The default threshold
@@ -18,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Hashable, Sequence
@@ -85,10 +87,28 @@ def _clean_title(text: str) -> str:
     return text.strip(" .,;'")
 
 
+def _json_titles(reply: str) -> list[str] | None:
+    """The titles of a constrained reply (a JSON object with a list "titles"), cleaned; None for any other text."""
+    text = reply.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    items = value.get("titles") if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        return None
+    return [title for title in (_clean_title(item) for item in items if isinstance(item, str)) if title]
+
+
 def parse_titles(reply: str | None) -> ParsedReply:
     """The titles of the list items in ``reply`` in order (see the module docstring)."""
     if not isinstance(reply, str):
         return ParsedReply([], False)
+    shaped = _json_titles(reply)
+    if shaped is not None:
+        return ParsedReply(shaped, bool(shaped))
     titles = []
     for line in reply.splitlines():
         match = _LIST_LINE.match(line)

@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.prompts.output_shapes import output_shape
 
 from .rank import similarity_row
 from .recommender import TitleMatcher, liked_history, list_length, parse_titles, ranking_of, recommendation_request
@@ -45,15 +46,19 @@ HISTORY_START, HISTORY_END = "likes the following items: ", ". (1 being lowest"
 METRICS = ("kendall_tau", "kendall_tau_shared", "rbo", "overlap")
 
 
-def max_tokens_for(k: int) -> int:
-    """Reply length limit for k titles: 12 tokens a title (title, year, numbering) plus 20."""
-    return 12 * int(k) + 20
+def max_tokens_for(k: int, constrained: bool = False) -> int:
+    """Reply length limit for k titles: 12 tokens a title (title, year, numbering) plus 20; a constrained reply
+    (JSON, titles up to ``shapes.MAX_TITLE_CHARS`` characters) gets 32 a title, so that it can close its list."""
+    return (32 if constrained else 12) * int(k) + 20
 
 
 def recommender_config(k: int, model: str = "smollm2-135m-instruct-q4_1", provider: str = "local",
-                       temperature: float = 0.7, runs: int = 1) -> JudgeConfig:
-    return JudgeConfig(provider=provider, model=model, prompt="khirbat_recommend", temperature=temperature,
-                       runs=runs, max_tokens=max_tokens_for(k))
+                       temperature: float = 0.7, runs: int = 1, constrained: bool = False) -> JudgeConfig:
+    """The recommender asked for k items; ``constrained``: its reply forced into a JSON list of exactly k titles
+    (``recjudge.prompts.output_shapes``), beside the paper's free reply, never instead of it."""
+    config = JudgeConfig(provider=provider, model=model, prompt="khirbat_recommend", temperature=temperature,
+                         runs=runs, max_tokens=max_tokens_for(k, constrained))
+    return config.constrained(output_shape("khirbat_recommend", k=k)) if constrained else config
 
 
 def eligible_users(ratings: pd.DataFrame, min_liked: int = 30, max_liked: int = 40) -> list:
@@ -102,11 +107,14 @@ class PlanGroup:
 
 def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations: int = 10,
          model: str = "smollm2-135m-instruct-q4_1", provider: str = "local", temperature: float = 0.7,
-         tables: Sequence[str] = ("2", "3", "4"), lambdas: Sequence[int] = ()) -> list[PlanGroup]:
+         tables: Sequence[str] = ("2", "3", "4"), lambdas: Sequence[int] = (), constrained: bool = False
+         ) -> list[PlanGroup]:
     """Every request of the study for ``users`` (see the module docstring); ``lambdas``: MR1 and MR2 again with
-    these λ besides the paper's 2 (Table 4 conditions "mr1:λ=5", "mr2:λ=5")."""
+    these λ besides the paper's 2 (Table 4 conditions "mr1:λ=5", "mr2:λ=5"); ``constrained``: every reply forced
+    into a list of exactly k titles (``recommender_config``)."""
     groups: list[PlanGroup] = []
-    cfg = partial(recommender_config, model=model, provider=provider, temperature=temperature)
+    cfg = partial(recommender_config, model=model, provider=provider, temperature=temperature,
+                  constrained=constrained)
     if "2" in tables:
         for k in K_VALUES:
             reqs = [recommendation_request(f"t2:k{k}:{u}", u, liked_history(ratings, items, u, None), k,
@@ -224,6 +232,34 @@ def table_4(replies: pd.DataFrame, p: float = 0.9,
         rows.append(row)
     long = pd.concat([m.assign(relation=relation_name(n)) for n, m in per_iteration.items()], ignore_index=True)
     return pd.DataFrame(rows), long
+
+
+def reply_summary(replies: pd.DataFrame) -> pd.DataFrame:
+    """Per table: replies, replies that are not a list, mean titles per reply, and the ranked entries with the
+    share of them matched to a catalogue item (the rest are kept as "?title" text)."""
+    rows = []
+    for table, group in replies.groupby("table", sort=True):
+        entries = [entry for ranking in group["ranking"] for entry in ranking]
+        matched = sum(1 for entry in entries if not (isinstance(entry, str) and entry.startswith("?")))
+        rows.append({"table": f"Table {table}", "replies": len(group), "not_a_list": int((~group["is_list"]).sum()),
+                     "mean_titles": float(group["n_titles"].mean()), "ranked_entries": len(entries),
+                     "matched_share": matched / len(entries) if entries else math.nan})
+    return pd.DataFrame(rows)
+
+
+def shape_effect(free: pd.DataFrame, constrained: pd.DataFrame) -> pd.DataFrame:
+    """Tables 2-4 (Kendall's τ over the union, RBO at p = 0.9, overlap) from free replies beside the same tables from
+    replies constrained to a list of k titles: one row per table and condition (Table 4: the paper's relations)."""
+    frames = []
+    for label, build in (("Table 2", table_2), ("Table 3", table_3),
+                         ("Table 4", lambda r: table_4(r)[0].rename(columns={"relation": "condition"}))):
+        a, b = build(free), build(constrained)
+        columns = ["condition", "kendall_tau", "rbo", "overlap"]
+        frames.append(a[columns].merge(b[columns], on="condition", how="outer", sort=False,
+                                       suffixes=("_free", "_constrained")).assign(table=label))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["table", "condition", *[f"{m}_{s}" for m in ("kendall_tau", "rbo", "overlap")
+                                        for s in ("free", "constrained")]]]
 
 
 def relation_name(condition: str) -> str:
