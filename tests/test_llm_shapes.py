@@ -23,6 +23,11 @@ def test_shapes_are_strict_object_schemas_and_round_trip():
         assert shape.schema["required"] == list(shape.schema["properties"])
         assert shapes.OutputShape.from_json(shape.json) == shape
     assert list(shapes.reasoning_then(SCORE).schema["properties"]) == ["reasoning", "score"]  # thinks first
+    steps = shapes.scores(["relevance", "unexpectedness", "serendipity"])
+    through_config = JudgeConfig(provider="local", model="m").constrained(steps).shape
+    assert list(through_config.schema["properties"]) == ["relevance", "unexpectedness", "serendipity"]  # not sorted
+    assert list(JudgeConfig(provider="local", model="m").constrained(steps).provider_options()[shapes.OPTION][
+        "properties"]) == ["relevance", "unexpectedness", "serendipity"]
     assert shapes.titles(2, catalogue=["B", "A", "A"]).schema["properties"]["titles"]["items"]["enum"] == ["A", "B"]
     with pytest.raises(shapes.ShapeError, match="required"):
         shapes.OutputShape("bad", {"type": "object", "properties": {"a": {}}, "required": [],

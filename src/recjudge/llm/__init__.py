@@ -8,9 +8,10 @@ Typical use::
 
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
 llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (concurrency, retries, modes,
-report), ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``pricing`` (cost
-accounting), ``settings`` (environment variables, checked), ``store_cli`` (``recjudge store info``), ``models`` (the
-optional local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli``
+report), ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output
+shapes every provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting),
+``settings`` (environment variables, checked), ``store_cli`` (``recjudge store info``), ``models`` (the optional
+local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli``
 (``recjudge models list|fetch``).
 """
 

@@ -49,9 +49,10 @@ class OutputShape:
 
     @property
     def json(self) -> str:
-        """The canonical JSON text of the shape (what ``JudgeConfig.output_shape`` holds)."""
+        """The JSON text of the shape (what ``JudgeConfig.output_shape`` holds).  Keys are not sorted: the order of
+        the properties is the order the model writes them in (CoT's steps before its score)."""
         return json.dumps({"name": self.name, "schema": self.schema, "answer": list(self.answer)},
-                          sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                          separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "OutputShape":
@@ -217,7 +218,7 @@ def llama_grammar(schema: Mapping[str, Any]):
         raise ShapeError(f"the local grammar cannot hold a double quote or a backslash inside an enum value "
                          f"({len(bad)}: {', '.join(map(repr, bad[:3]))}{' ...' if len(bad) > 3 else ''}); "
                          "leave such values out")
-    key = json.dumps(schema, sort_keys=True)
+    key = json.dumps(schema)  # not sorted: the property order is part of the grammar
     if key not in _GRAMMARS:
         from llama_cpp import LlamaGrammar
 

@@ -10,6 +10,7 @@ format spec such as ``{score:.1f}`` is allowed. Any other line, including other 
 Builders for the papers' prompts live beside this module, one module per paper, and call ``render``:
 ``serendipity`` (Kang et al.), ``tokutake`` (Tokutake et al.: Base, LS, CoT, LtM), ``explanations``
 (Zhang et al.) and ``recommendation`` (Khirbat et al., the LLM recommender under metamorphic test).
+``output_shapes`` declares the shape of each template's answer, which a constrained judge is held to.
 """
 
 from __future__ import annotations
