@@ -1,17 +1,22 @@
 """Tune and train the recommenders on every fold and commit their lists (the chapter's ``retrain`` path retrains).
 
-Usage: python scripts/recsys_lists.py DATASET [--trials N] [--slow-trials M] [--only NAME ...]
+Usage: python scripts/recsys_lists.py DATASET [--trials N] [--slow-trials M] [--only NAME ...] [--fold F ...]
 
 DATASET is latest-small or 1m.  N TPE trials per fold go to BPRMF, SASRec, KFN, KFN + popularity and ItemKNN, M
 (default 0: their defaults) to the PyTorch models UAUM, DESR and PURS; Popularity and Random have nothing to tune.
 With --only, just the named recommenders are redone and every other one keeps its committed lists and values
-(the committed files are read when the run ends, so runs of different recommenders can go side by side).
+(the committed files are read when the run ends, so runs of different recommenders can go side by side); with
+--fold, only those folds are redone, so the folds of a slow recommender can be trained side by side too.
 Writes data/recsys/<dataset>/lists.csv.gz and lists.json; the chapter recommender_reevaluation tabulates the
 chosen values, the budgets and the validation Recall_acc@10 of the committed lists.
 """
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
+
+from filelock import FileLock
 
 from recjudge.compendium.paths import project_root
 from recjudge.data.loaders import load_movielens
@@ -27,6 +32,7 @@ parser.add_argument("dataset", choices=["latest-small", "1m"])
 parser.add_argument("--trials", type=int, default=8)
 parser.add_argument("--slow-trials", type=int, default=0)
 parser.add_argument("--only", action="append", choices=sorted(RECOMMENDERS), metavar="NAME")
+parser.add_argument("--fold", action="append", type=int, choices=list(split.FOLDS), metavar="F")
 args = parser.parse_args()
 
 names = args.only or list(RECOMMENDERS)
@@ -35,10 +41,12 @@ folder = project_root() / "data" / "recsys" / args.dataset
 ml = load_movielens(args.dataset)
 start = time.monotonic()
 lists, config = recsys_lists.tune_and_produce(
-    split.folds(ml.ratings), budget, k=20,
+    split.folds(ml.ratings, which=tuple(args.fold or split.FOLDS)), budget, k=20,
     progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True))
 config["dataset"] = args.dataset
-if args.only and (folder / "lists.json").is_file():  # read at the end: runs of other recommenders may have landed
-    lists, config = recsys_lists.merge(recsys_lists.load_lists(folder), (lists, config))
-recsys_lists.save_lists(lists, folder, config)
+# Read the committed lists only now, under a lock: runs of other recommenders or folds may have landed meanwhile.
+with FileLock(Path(tempfile.gettempdir()) / f"recjudge-lists-{args.dataset}.lock"):
+    if (args.only or args.fold) and (folder / "lists.json").is_file():
+        lists, config = recsys_lists.merge(recsys_lists.load_lists(folder), (lists, config))
+    recsys_lists.save_lists(lists, folder, config)
 print(f"wrote {folder}: {len(lists):,} rows, {time.monotonic() - start:.0f} s")

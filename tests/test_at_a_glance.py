@@ -126,3 +126,11 @@ def test_the_explanations_row_states_the_authors_slip_only_when_their_prompt_has
         return frame
 
     assert "instead of" not in at_a_glance.zhang_explanations(corrected)["here"]
+
+
+def test_the_reevaluation_row_reads_the_ml1m_order_by_metric_name():
+    orders = load_table("recommender_reevaluation", "order_vs_paper_1m").set_index("metric")
+    text = at_a_glance.tokutake_reevaluation(load_table)["reproduced"]
+    assert f"Kendall's τ {fmt(orders.loc['n_acc', 'tau'], 2)} against the paper's" in text
+    versus = load_table("recommender_reevaluation", "vs_random_1m")
+    assert f"{int((versus['recall10_p'] < 0.05).sum())} of {len(versus)} do" in text

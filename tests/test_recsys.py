@@ -229,6 +229,15 @@ def test_merge_replaces_only_the_redone_recommenders():
     assert (lists["recommender"] == "KFN").sum() == (first[0]["recommender"] == "KFN").sum()  # replaced, not doubled
     with pytest.raises(ValueError, match="length"):
         recsys_lists.merge(first, (redo[0], {**redo[1], "k": 10}))
+    # one fold redone: the other folds of that recommender stay
+    two_folds = [small_fold(), split.Fold(1, tiny_train(seed=1), small_fold().valid, small_fold().test)]
+    both = recsys_lists.tune_and_produce(two_folds, {"KFN": 0}, k=5)
+    again = recsys_lists.tune_and_produce(two_folds[1:], {"KFN": 0, "ItemKNN": 0}, k=5)
+    lists, config = recsys_lists.merge(both, again)
+    assert sorted(config["params"]) == ["0", "1"] and sorted(config["params"]["1"]) == ["ItemKNN", "KFN"]
+    fold0 = lists[(lists["recommender"] == "KFN") & (lists["fold"] == 0)].reset_index(drop=True)
+    assert fold0.equals(both[0][both[0]["fold"] == 0].reset_index(drop=True))
+    assert len(lists[lists["recommender"] == "KFN"]) == len(both[0])
 
 
 def test_tuned_values_table_follows_the_given_order_and_states_each_budget():

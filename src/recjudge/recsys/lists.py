@@ -74,19 +74,19 @@ def tune_and_produce(folds: list[Fold], trials: dict[str, int], k: int = 20,
 
 def merge(committed: tuple[pd.DataFrame, dict[str, Any]], new: tuple[pd.DataFrame, dict[str, Any]]
           ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The committed lists and configuration with the recommenders of ``new`` replaced (or added): redoing one
-    recommender keeps every other one's lists, values and budget."""
+    """The committed lists and configuration with each (recommender, fold) of ``new`` replaced (or added): redoing
+    one recommender, or one fold of it, keeps every other list, value and budget."""
     (old_lists, old_config), (new_lists, new_config) = committed, new
     if old_config.get("k") != new_config.get("k"):
         raise ValueError(f"cannot merge lists of length {new_config.get('k')} into lists of length "
                          f"{old_config.get('k')}")
-    redone = set(new_config["trials"])
+    redone = {(name, int(fold)) for fold, by_name in new_config["params"].items() for name in by_name}
     config = {**old_config, **{key: value for key, value in new_config.items() if key not in ("trials", "params")}}
-    config["trials"] = {**{n: t for n, t in old_config["trials"].items() if n not in redone}, **new_config["trials"]}
-    config["params"] = {fold: {**{n: v for n, v in old_config["params"].get(fold, {}).items() if n not in redone},
-                               **new_config["params"].get(fold, {})}
+    config["trials"] = {**old_config["trials"], **new_config["trials"]}
+    config["params"] = {fold: {**old_config["params"].get(fold, {}), **new_config["params"].get(fold, {})}
                         for fold in sorted(set(old_config["params"]) | set(new_config["params"]))}
-    lists = pd.concat([old_lists[~old_lists["recommender"].isin(redone)], new_lists], ignore_index=True)
+    pairs = pd.Series(list(zip(old_lists["recommender"], old_lists["fold"].astype(int))), index=old_lists.index)
+    lists = pd.concat([old_lists[~pairs.isin(redone)], new_lists], ignore_index=True)
     return lists[LIST_COLUMNS], config
 
 
