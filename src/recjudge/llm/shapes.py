@@ -93,12 +93,14 @@ def score(low: int = 1, high: int = 5, name: str = "score") -> OutputShape:
                        (name,))
 
 
-def scores(names: Sequence[str], low: int = 1, high: int = 5) -> OutputShape:
-    """One integer score per name, in that order: ``{"persuasiveness": 4, "transparency": 3, ...}``."""
+def scores(names: Sequence[str], low: int = 1, high: int = 5, answer: Sequence[str] | None = None) -> OutputShape:
+    """One integer score per name, in that order: ``{"persuasiveness": 4, "transparency": 3, ...}``; ``answer``:
+    the names read as the answer (default all; e.g. only the last of worked steps)."""
     if not names or len(set(names)) != len(names):
         raise ShapeError(f"scores shape: names must be distinct and not empty, got {list(names)}")
     levels = {"type": "integer", "enum": list(range(low, high + 1))}
-    return OutputShape("scores_" + "_".join(names), _object({n: dict(levels) for n in names}), tuple(names))
+    return OutputShape("scores_" + "_".join(names), _object({n: dict(levels) for n in names}),
+                       tuple(answer or names))
 
 
 def label(labels: Sequence[str], name: str = "label") -> OutputShape:

@@ -12,25 +12,12 @@ run beside the unconstrained one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from recjudge.llm import shapes
 from recjudge.llm.shapes import OutputShape, ShapeError
 
-LEVELS = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
 ZHANG_ASPECTS = ("persuasiveness", "transparency", "accuracy", "satisfaction")
-
-
-def _steps(names: Sequence[str], answer: str) -> OutputShape:
-    """Integer steps 1-5 in order, read for ``answer`` (the earlier steps are the model's worked reasoning)."""
-    properties = {name: dict(LEVELS) for name in names}
-    schema = {"type": "object", "properties": properties, "required": list(names), "additionalProperties": False}
-    return OutputShape(f"steps_{'_'.join(names)}", schema, (answer,))
-
-
-def _titles(k: int, catalogue: Sequence[str] | None = None) -> OutputShape:
-    return shapes.titles(k, catalogue)
-
 
 _RATING = shapes.score(1, 5, name="rating")
 #: template -> the shape it asks for (a callable of the template's shape parameters, if any)
@@ -40,7 +27,7 @@ TEMPLATE_SHAPES: dict[str, OutputShape | Callable[..., OutputShape]] = {
                                   "likert_generic")},
     "tokutake_base": shapes.score(1, 5, name="serendipity"),
     "tokutake_ls": shapes.score(1, 5, name="serendipity"),
-    "tokutake_cot": _steps(("relevance", "unexpectedness", "serendipity"), "serendipity"),
+    "tokutake_cot": shapes.scores(("relevance", "unexpectedness", "serendipity"), answer=("serendipity",)),
     "tokutake_ltm": shapes.score(1, 5, name="relevance"),
     "tokutake_ltm_step2": shapes.score(1, 5, name="unexpectedness"),
     "tokutake_ltm_step3": shapes.score(1, 5, name="serendipity"),
@@ -48,7 +35,7 @@ TEMPLATE_SHAPES: dict[str, OutputShape | Callable[..., OutputShape]] = {
                                                        "zhang_multi_personalised", "zhang_authors_multi")},
     **{name: shapes.score(1, 5) for name in ("zhang_single_zero_shot", "zhang_single_one_shot",
                                             "zhang_single_personalised", "zhang_authors_single")},
-    "khirbat_recommend": _titles,
+    "khirbat_recommend": shapes.titles,
 }
 
 

@@ -36,6 +36,7 @@ from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
 
 from .metrics import accuracy_per_user, serendipity_per_user
+from .models import in_order
 
 HISTORY_K = 10
 DEFAULT_PROMPT = "kang_basic"
@@ -282,9 +283,7 @@ def accuracy_by_recommender(test_lists: pd.DataFrame, targets: pd.DataFrame, ord
     recall10_acc), and their means and SDs over folds with the recommenders in ``order`` (any other after)."""
     per_fold = table3_metrics(test_lists, targets, None, k=k)
     means = fold_means(per_fold, ["precision_acc", "ndcg_acc", "recall10_acc"])
-    rank = {name: i for i, name in enumerate([*order, *sorted(set(means["recommender"]) - set(order))])}
-    means = means.sort_values("recommender", key=lambda c: c.map(rank)).reset_index(drop=True)
-    return per_fold, means
+    return per_fold, means.set_index("recommender").loc[in_order(means["recommender"], order)].reset_index()
 
 
 def order_against_paper(ours: pd.DataFrame, paper: pd.DataFrame, metric: str) -> dict:
@@ -323,8 +322,7 @@ def versus_random(test_lists: pd.DataFrame, targets: pd.DataFrame, k: int = 20, 
         raise ValueError(f"no lists of the reference recommender {reference!r}")
     base = per_user[per_user["recommender"] == reference].set_index(["fold", "user_id"])
     rows = []
-    names = [*order, *sorted(set(test_lists["recommender"]) - set(order))]
-    for name in names:
+    for name in in_order(test_lists["recommender"], order):
         if name == reference:
             continue
         mine = per_user[per_user["recommender"] == name].set_index(["fold", "user_id"])

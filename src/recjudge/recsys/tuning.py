@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from .metrics import recall_at_k
-from .models import Recommender, make
+from .models import Recommender, in_order, make
 from .split import Fold
 
 #: name -> parameter -> ("int" | "float" | "log", low, high)
@@ -87,6 +87,6 @@ def tuned_values(config: dict[str, Any], valid_recall: pd.Series, order: list[st
                                                  for p, v in sorted(params.items())) or "–",
                          "valid_recall10": float(valid_recall.get((name, int(fold)), float("nan")))})
     table = pd.DataFrame(rows)
-    rank = {name: i for i, name in enumerate([*order, *sorted(set(table["recommender"]) - set(order))])}
+    rank = {name: i for i, name in enumerate(in_order(table["recommender"], order))}
     return table.sort_values(["recommender", "fold"], key=lambda c: c.map(rank) if c.name == "recommender" else c,
                              kind="stable").reset_index(drop=True)

@@ -25,6 +25,13 @@ RECOMMENDERS: dict[str, type[Recommender]] = {cls.name: cls for cls in (
     BPRMF, SASRec, KFN, UAUM, DESR, PURS, Popularity, ItemKNN, RandomRecommender, KFNPopularity)}
 
 
+def in_order(names, order) -> list[str]:
+    """The distinct ``names`` in ``order`` (e.g. ``RECOMMENDERS``' Table-3 order), then any other, sorted: the row
+    order of the chapter's tables."""
+    present = set(names)
+    return [n for n in order if n in present] + sorted(present - set(order))
+
+
 def make(name: str, seed: int = 0, **params) -> Recommender:
     try:
         cls = RECOMMENDERS[name]
@@ -33,4 +40,4 @@ def make(name: str, seed: int = 0, **params) -> Recommender:
     return cls(seed=seed, **params)
 
 
-__all__ = ["RECOMMENDERS", "Recommender", "make", *[c.__name__ for c in RECOMMENDERS.values()]]
+__all__ = ["RECOMMENDERS", "Recommender", "in_order", "make", *[c.__name__ for c in RECOMMENDERS.values()]]
