@@ -192,3 +192,16 @@ def test_an_enum_value_the_local_grammar_would_break_on_is_refused_by_name():
     for title in ('11\'09"01 - September 11 (2002)', "back\\slash"):
         with pytest.raises(shapes.ShapeError, match="double quote or a backslash"):
             shapes.llama_grammar(shapes.titles(2, catalogue=[title, "Up (2009)"]).schema)
+
+
+def test_a_constrained_judge_generates_and_is_read_by_its_shape_by_default(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="first reply token"):
+        JudgeConfig(provider="local", model="m", scoring="expected", max_tokens=1).constrained(SCORE)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rating = shapes.score(1, 5, name="rating")
+    with MockOpenAIServer() as server:
+        config = JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url).constrained(rating)
+        run = run_judge(config, REQUESTS, store=tmp_path, progress=False)  # no parser given
+    assert [json.loads(text) for text in run.table["reply"]] == [{"rating": expected_score(f"film {i}")}
+                                                                 for i in range(4)]
+    assert run.table["score"].tolist() == [float(expected_score(f"film {i}")) for i in range(4)]

@@ -1,5 +1,6 @@
 """Metamorphic relations, Kendall variants, overlap, rank-biased overlap and the title matcher."""
 
+import dataclasses
 import itertools
 import math
 
@@ -350,6 +351,34 @@ def test_robustness_summary_by_hand():
     assert row["share_changed"] == pytest.approx(3 / 4)
     assert row["verdict_flip_rate"] == pytest.approx(1 / 4)  # 4 -> 2 flips; 3 -> 3.4 rounds to 3; 5 -> 4 stays > 3
     assert list(judges.verdict([2.4, 2.5, 3.49, 3.5])) == [-1, 0, 0, 1]
+
+
+def test_a_constrained_twin_asks_the_templates_shape_and_reads_its_answer():
+    from recjudge.prompts.output_shapes import output_shape
+
+    judge = judges.tokutake_judge(_strategy_study(), JudgeConfig(provider="local", model="m", max_tokens=24), "cot")
+    twin = judges.constrained(judge, max_tokens=48)
+    assert twin.label == "Tokutake CoT, constrained"
+    assert twin.config.shape == output_shape("tokutake_cot") and twin.config.max_tokens == 48
+    assert twin.requests == judge.requests and twin.truth == judge.truth
+    assert twin.parser('{"relevance": 4, "unexpectedness": 2, "serendipity": 3}') == 3.0
+    assert math.isnan(twin.parser("Serendipity: 3"))  # out of shape: no score, never read loosely
+    reading_logprobs = dataclasses.replace(fake_judge(), config=JudgeConfig(
+        provider="local", model="m", prompt="kang_basic", scoring="expected", max_tokens=1))
+    with pytest.raises(ValueError, match="expected score"):
+        judges.constrained(reading_logprobs)
+
+
+def test_shape_effect_pairs_each_judge_with_its_twin_by_relation():
+    table = pd.DataFrame({
+        "judge": ["j", "j", "j, constrained", "j, constrained", "k"], "relation": ["a", "b", "b", "a", "a"],
+        "cases": [5, 5, 5, 5, 3], "filtered": [3, 2, 0, 1, 0], "mean_abs_change": [0.5, 0.2, 0.1, 0.0, 1.0],
+        "verdict_flip_rate": [0.4, 0.2, 0.0, 0.1, 0.3], "spearman": [0.1, 0.2, 0.9, 0.8, 0.5]})
+    effect = judges.shape_effect(table).set_index("relation")
+    assert list(effect.index) == ["a", "b"] and set(effect["judge"]) == {"j"}  # k has no twin
+    assert effect.loc["a", "filtered_free"] == 3 and effect.loc["a", "filtered_constrained"] == 1
+    assert effect.loc["b", "verdict_flip_rate_free"] == 0.2 and effect.loc["b", "spearman_constrained"] == 0.9
+    assert judges.shape_effect(table[table["judge"] == "k"]).empty
 
 
 # ------------------------------------------------------------------------------------------------- study tables

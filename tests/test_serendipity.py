@@ -301,3 +301,41 @@ def test_random_baseline_agreement_is_the_mean_over_seeds():
     assert row["n"] == 200 and row["seeds"] == 500
     one_table = agreement_table(pd.DataFrame({"truth": truth, "x": truth}), ["x"], n_boot=0)
     assert set(one_table.columns) <= set(row.index)  # same shape as agreement_table's rows
+
+
+# ------------------------------------------------------------------------------------- replies held to their shape
+def test_rq1_shape_effect_counts_free_and_constrained_replies_and_scores_them_against_the_truth(tmp_path):
+    from scipy import stats
+
+    from recjudge.llm.providers.base import Completion
+    from recjudge.llm.shapes import OPTION
+
+    study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=20, seed=0)
+    truth = dict(zip(ser._request_keys(study.sample), study.sample["truth"]))
+    seen = {}
+
+    class HalfEchoing:  # free: a number for every other prompt, an echo otherwise; constrained: always the JSON
+        name = "local"
+
+        def complete(self, messages, *, model, temperature, max_tokens, seed=None, logprobs=False, options=None):
+            prompt = messages[-1]["content"]
+            score = 1 + len(prompt) % 5
+            if options and OPTION in options:
+                seen["schema"] = options[OPTION]
+                return Completion(text=f'{{"rating": {score}}}', input_tokens=1, output_tokens=6)
+            return Completion(text=str(score) if len(prompt) % 2 else "Your behavior history:", input_tokens=1,
+                              output_tokens=3)
+
+    table = ser.rq1_shape_effect(study, ["kang_basic"], method_names={"kang_basic": "zero-shot"}, mode="auto",
+                                 store=tmp_path, provider=HalfEchoing())
+    row = table.set_index("prompt").loc["kang_basic"]
+    requests = study.requests("kang_basic")
+    scores = {r.key: 1 + len(r.messages[-1]["content"]) % 5 for r in requests}
+    numeric = [r.key for r in requests if len(r.messages[-1]["content"]) % 2]
+    assert seen["schema"]["properties"] == {"rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}
+    assert row["method"] == "zero-shot" and row["replies"] == len(requests) == 20
+    assert row["shape_violations"] == 0 and row["parsed_constrained"] == 20 and row["parsed_free"] == len(numeric)
+    keys = list(scores)
+    assert row["pearson_constrained"] == pytest.approx(
+        100 * stats.pearsonr([scores[k] for k in keys], [truth[k] for k in keys]).statistic)
+    assert row["mae_free"] == pytest.approx(np.mean([abs(scores[k] - truth[k]) for k in numeric]))

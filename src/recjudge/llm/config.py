@@ -64,6 +64,9 @@ class JudgeConfig:
             if OPTION in dict(self.options):
                 raise ValueError(f"JudgeConfig: give the output shape as output_shape, not as the option {OPTION!r}")
             object.__setattr__(self, "output_shape", OutputShape.from_json(self.output_shape).json)
+            if self.scoring == "expected":  # a constrained reply opens with '{', never with the score's token
+                raise ValueError("JudgeConfig: expected scoring reads the score from the first reply token, which a "
+                                 "constrained reply spends on its JSON; constrain a judge with scoring='generate'")
 
     @property
     def label(self) -> str:

@@ -575,7 +575,8 @@ def run_judge(
 ) -> JudgeRun:
     """Judge every request ``config.runs`` times (sample indices 0..runs-1); see the module docstring.
 
-    parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5).
+    parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5), or for a constrained
+            configuration the answer of its output shape (``shapes.answer_parser``).
     store: a ResponseStore or folder; default ``recjudge.compendium.paths.store_dir()``.
     mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
     concurrency: the most requests in flight: the cap of the adaptive limit, or the fixed limit; default env
@@ -606,7 +607,7 @@ def run_judge(
     refuses before any request (missing key, unusable base URL, a model name that cannot identify the judge).
     """
     started = time.perf_counter()
-    parser = parser or parse_likert
+    parser = parser or (parse_likert if config.shape is None else shapes.answer_parser(config.shape))
     mode = _resolve_mode(mode)
     requests = list(requests)
     if config.provider == "recorded":

@@ -15,7 +15,9 @@ either side), mean absolute change, the share whose three-class verdict (< 3, = 
 nearest scale point) flips, the share of scores that change at all (by more than 0.01), Spearman's rank
 correlation between original and perturbed scores, and the change in Pearson agreement with the ground truth.
 The judge list is a parameter of the chapter; a new judge is one more ``JudgeUnderTest`` (builders here: Kang et al.'s
-basic prompt, Tokutake et al.'s single-call templates, the explanation judge of Zhang et al.).
+basic prompt, Tokutake et al.'s single-call templates, the explanation judge of Zhang et al.).  ``constrained`` gives
+a generating judge's twin whose replies are held to its template's output shape, and ``shape_effect`` sets the two
+side by side per relation.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, shapes
 
 from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase, shuffle_list
 
@@ -207,9 +209,52 @@ def robustness(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS", "RELATION_NAMES",
-           "TOKUTAKE_PARAPHRASE", "applicable", "explanation_judge", "judge_slug", "kang_basic_judge", "perturb",
-           "robustness", "run_relations", "tokutake_judge", "verdict"]
+CONSTRAINED = ", constrained"
+
+
+def constrained(judge: JudgeUnderTest, max_tokens: int | None = None) -> JudgeUnderTest:
+    """``judge`` with every reply, original and perturbed, held to its template's output shape
+    (``recjudge.prompts.output_shapes``) and read as the shape's answer; labelled ``<label>, constrained``.  A judge
+    that reads its score from log-probabilities (expected scoring) has no reply to constrain: ValueError."""
+    from recjudge.prompts.output_shapes import output_shape
+
+    if judge.config.scoring == "expected":
+        raise ValueError(f"judge {judge.label!r} reads an expected score from log-probabilities; only a judge that "
+                         "generates its reply can be constrained")
+    shape = output_shape(judge.config.prompt)
+    config = judge.config.constrained(shape)
+    if max_tokens is not None:
+        config = config.with_(max_tokens=max_tokens)
+    return replace(judge, label=judge.label + CONSTRAINED, config=config, parser=shapes.answer_parser(shape))
+
+
+SHAPE_EFFECT_MEASURES = ("filtered", "mean_abs_change", "verdict_flip_rate", "spearman")
+
+
+def shape_effect(table: pd.DataFrame) -> pd.DataFrame:
+    """Each judge that has a constrained twin in a ``robustness`` table beside that twin, one row per relation both
+    ran: the cases, and for each of ``SHAPE_EFFECT_MEASURES`` its free and its constrained value."""
+    twins = [label for label in table["judge"].unique()
+             if not label.endswith(CONSTRAINED) and label + CONSTRAINED in set(table["judge"])]
+    parts = []
+    for label in twins:
+        free = table[table["judge"] == label].set_index("relation")
+        held = table[table["judge"] == label + CONSTRAINED].set_index("relation")
+        both = free.index.intersection(held.index, sort=False)
+        part = pd.DataFrame({"judge": label, "relation": both, "cases": free.loc[both, "cases"].to_numpy()})
+        for measure in SHAPE_EFFECT_MEASURES:
+            part[f"{measure}_free"] = free.loc[both, measure].to_numpy()
+            part[f"{measure}_constrained"] = held.loc[both, measure].to_numpy()
+        parts.append(part)
+    columns = ["judge", "relation", "cases", *(f"{m}_{v}" for m in SHAPE_EFFECT_MEASURES
+                                              for v in ("free", "constrained"))]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+__all__ = ["CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS",
+           "RELATION_NAMES", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE", "applicable", "constrained",
+           "explanation_judge", "judge_slug", "kang_basic_judge", "perturb", "robustness", "run_relations",
+           "shape_effect", "tokutake_judge", "verdict"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:
