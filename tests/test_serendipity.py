@@ -330,6 +330,8 @@ def test_rq1_shape_effect_counts_free_and_constrained_replies_and_scores_them_ag
                                  store=tmp_path, provider=HalfEchoing())
     row = table.set_index("prompt").loc["kang_basic"]
     requests = study.requests("kang_basic")
+    first = ser.rq1_shape_effect(study, ["kang_basic"], frame=study.sample.iloc[:5], mode="replay", store=tmp_path)
+    assert first["replies"].tolist() == [5] and first["parsed_constrained"].tolist() == [5]  # a subset, replayed
     scores = {r.key: 1 + len(r.messages[-1]["content"]) % 5 for r in requests}
     numeric = [r.key for r in requests if len(r.messages[-1]["content"]) % 2]
     assert seen["schema"]["properties"] == {"rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}

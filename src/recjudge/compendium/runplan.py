@@ -21,7 +21,7 @@ Run plan format::
 
     runs:
       - name: data_tour                  # output book/notebooks/data_tour.ipynb; used by --only
-        notebook: notebooks/data_tour.ipynb
+        notebook: notebooks/data_tour.md
         parameters: {sample_size: 100}      # names must exist in the notebook's `parameters` cell
         datasets: [movielens-latest-small]  # dataset names of recjudge.data.REGISTRY the notebook reads
         timeout: 600                        # optional: seconds allowed per cell

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from recjudge import papers
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.metaeval.agreement import CORRELATION_METHODS, multilevel_correlation
 from recjudge.metaeval.ensembles import ensemble_accuracy
@@ -236,66 +237,16 @@ def random_baseline(
     return summary
 
 
-# --------------------------------------------------------------------------------------------------------------------
 # The paper's Table 1 (Pearson, %, dataset / user / pair level), transcribed from the RecSys '24 paper
-# --------------------------------------------------------------------------------------------------------------------
+# (``recjudge.papers``: ``zhang2024explanations_table1``)
 _T = tuple[float, float, float]
+_TABLE1 = papers.table("zhang2024explanations_table1")
+_CELLS = {(e, a): (d, u, p) for e, a, d, u, p in _TABLE1[["evaluator", "aspect", *LEVELS]].itertuples(index=False)}
 PAPER_TABLE1: dict[str, dict[str, _T]] = {
-    "Random": {"persuasiveness": (-0.55, 0.52, 1.81), "transparency": (0.65, -0.43, -2.58),
-               "accuracy": (-0.41, 4.12, 3.98), "satisfaction": (0.36, -2.26, 5.88)},
-    "BLEU-1": {"persuasiveness": (11.68, 15.84, 17.07), "transparency": (10.06, 12.69, 14.44),
-               "accuracy": (6.43, 10.71, 12.18), "satisfaction": (11.36, 12.91, 15.79)},
-    "BLEU-4": {"persuasiveness": (-1.17, 7.68, 13.53), "transparency": (-3.47, 4.13, 10.24),
-               "accuracy": (-4.63, 4.8, 8.96), "satisfaction": (0.61, 6.86, 12.09)},
-    "ROUGE-1-F": {"persuasiveness": (14.16, 16.39, 17.56), "transparency": (11.93, 12.74, 14.45),
-                  "accuracy": (8.61, 11.02, 12.83), "satisfaction": (12.87, 13.2, 16.23)},
-    "ROUGE-L-F": {"persuasiveness": (14.16, 16.39, 17.56), "transparency": (11.93, 12.74, 14.45),
-                  "accuracy": (8.61, 11.02, 12.83), "satisfaction": (12.87, 13.2, 16.23)},
-    "Annotator-1": {"persuasiveness": (19.88, 18.31, 16.72), "transparency": (15.66, 16.18, 11.31),
-                    "accuracy": (10.16, 9.78, 9.77), "satisfaction": (14.93, 13.28, 12.69)},
-    "Annotator-2": {"persuasiveness": (21.4, 21.17, 20.9), "transparency": (25.97, 26.42, 27.84),
-                    "accuracy": (10.96, 10.96, 9.32), "satisfaction": (8.86, 9.72, 9.43)},
-    "Average": {"persuasiveness": (23.33, 22.25, 20.93), "transparency": (24.53, 25.36, 23.12),
-                "accuracy": (12.83, 12.52, 11.19), "satisfaction": (13.9, 13.54, 13.16)},
-    "Llama2-7B (S)": {"persuasiveness": (-4.02, -3.32, -3.9), "transparency": (-1.52, -2.92, -5.43),
-                      "accuracy": (-1.11, -1.88, -3.76), "satisfaction": (0.74, 2.72, 4.54)},
-    "Llama2-13B (S)": {"persuasiveness": (8.39, 9.5, 10.91), "transparency": (10.64, 11.67, 10.68),
-                       "accuracy": (-4.44, -4.52, -0.96), "satisfaction": (-0.18, 1.12, 0.94)},
-    "Qwen1.5-7B (S)": {"persuasiveness": (5.81, 8.14, 10.78), "transparency": (5.49, 5.07, 6.15),
-                       "accuracy": (6.26, 6.35, 5.07), "satisfaction": (-1.97, -1.52, -2.42)},
-    "Qwen1.5-14B (S)": {"persuasiveness": (7.13, 6.92, 7.01), "transparency": (22.61, 22.75, 22.33),
-                        "accuracy": (28.65, 30.71, 35.11), "satisfaction": (13.88, 13.68, 13.94)},
-    "GPT3.5-Turbo (S)": {"persuasiveness": (26.81, 26.36, 29.58), "transparency": (20.62, 21.22, 25.01),
-                         "accuracy": (16.33, 15.56, 17.93), "satisfaction": (9.95, 7.75, 6.33)},
-    "GPT4 (S)": {"persuasiveness": (18.36, 19.78, 22.03), "transparency": (20.17, 21.57, 23.62),
-                 "accuracy": (14.46, 15.61, 14.33), "satisfaction": (7.49, 5.92, 3.17)},
-    "Llama2-7B (M)": {"persuasiveness": (-1.26, -2.85, -14.34), "transparency": (-2.2, -2.59, -8.87),
-                      "accuracy": (-3.36, -7.23, -16.36), "satisfaction": (1.74, 1.99, 1.82)},
-    "Llama2-13B (M)": {"persuasiveness": (17.04, 17.33, 18.56), "transparency": (4.26, 3.41, 10.25),
-                       "accuracy": (3.59, 2.1, 2.24), "satisfaction": (17.93, 16.82, 18.52)},
-    "Qwen1.5-7B (M)": {"persuasiveness": (13.0, 13.26, 13.08), "transparency": (11.75, 11.74, 15.28),
-                       "accuracy": (-0.8, -0.34, -0.49), "satisfaction": (10.63, 9.28, 15.6)},
-    "Qwen1.5-14B (M)": {"persuasiveness": (25.85, 26.53, 32.28), "transparency": (18.16, 18.45, 22.03),
-                        "accuracy": (12.25, 11.32, 15.26), "satisfaction": (15.82, 14.83, 18.26)},
-    "GPT3.5-Turbo (M)": {"persuasiveness": (26.41, 26.36, 28.2), "transparency": (11.16, 9.86, 11.38),
-                         "accuracy": (12.09, 10.63, 11.15), "satisfaction": (20.93, 19.56, 20.78)},
-    "GPT4 (M)": {"persuasiveness": (27.26, 28.25, 28.99), "transparency": (12.68, 12.17, 13.26),
-                 "accuracy": (20.30, 22.04, 24.93), "satisfaction": (24.05, 25.12, 27.35)},
-}
-
-
+    evaluator: {aspect: _CELLS[evaluator, aspect] for aspect in ASPECTS} for evaluator in _TABLE1["evaluator"].unique()}
 #: The Average column of the paper's Table 1, as printed (the mean over the four aspects, rounded by the authors:
 #: recomputing it from the printed cells can differ in the last digit, e.g. BLEU-4 -2.17 against the printed -2.16).
-PAPER_TABLE1_AVERAGE: dict[str, _T] = {
-    "Random": (0.01, 0.49, 2.27), "BLEU-1": (9.88, 13.04, 14.87), "BLEU-4": (-2.16, 5.86, 11.21),
-    "ROUGE-1-F": (11.89, 13.34, 15.27), "ROUGE-L-F": (11.89, 13.34, 15.27),
-    "Annotator-1": (15.16, 14.39, 12.62), "Annotator-2": (16.8, 17.07, 16.87), "Average": (18.65, 18.42, 17.10),
-    "Llama2-7B (S)": (-1.48, -1.35, -2.14), "Llama2-13B (S)": (3.60, 4.44, 5.39), "Qwen1.5-7B (S)": (3.9, 4.51, 4.89),
-    "Qwen1.5-14B (S)": (18.07, 18.52, 19.60), "GPT3.5-Turbo (S)": (18.43, 17.72, 19.71),
-    "GPT4 (S)": (15.12, 15.72, 15.79), "Llama2-7B (M)": (-1.27, -2.67, -9.44), "Llama2-13B (M)": (10.71, 9.92, 12.39),
-    "Qwen1.5-7B (M)": (8.65, 8.49, 10.87), "Qwen1.5-14B (M)": (18.02, 17.78, 21.96),
-    "GPT3.5-Turbo (M)": (17.65, 16.61, 17.88), "GPT4 (M)": (21.07, 21.90, 23.63),
-}
+PAPER_TABLE1_AVERAGE: dict[str, _T] = {evaluator: _CELLS[evaluator, "average"] for evaluator in PAPER_TABLE1}
 
 
 def paper_table1(*, with_average: bool = False) -> pd.DataFrame:
@@ -466,6 +417,7 @@ def cost_per_text(runs: pd.DataFrame, priced_models: Sequence[tuple[str, str]]) 
     return pd.DataFrame(rows, columns=columns)
 
 
-#: Table 2 of the paper: USD per text entry evaluated on four aspects; (S)/(M) single/multiple-aspect prompt.
-PAPER_TABLE2_USD = {"Human": 0.111, "GPT3.5 (S)": 0.00123, "GPT3.5 (M)": 0.000364, "GPT4 (S)": 0.0652,
-                    "GPT4 (M)": 0.0256}
+#: Table 2 of the paper: USD per text entry evaluated on four aspects; (S)/(M) single/multiple-aspect prompt
+#: (``recjudge.papers``: ``zhang2024explanations_table2``).
+PAPER_TABLE2_USD = {evaluator: float(usd) for evaluator, usd in papers.table("zhang2024explanations_table2")[
+    ["evaluator", "usd_per_text"]].itertuples(index=False)}

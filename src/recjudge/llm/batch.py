@@ -49,17 +49,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from filelock import FileLock
 
 from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
+from .retry import RetryPolicy
 from .settings import env_number
 from .store import ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record
-
-if TYPE_CHECKING:
-    from .runner import RetryPolicy
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
 BATCH_ENV = "RECJUDGE_LLM_BATCH"
@@ -439,8 +437,6 @@ def deadline_seconds(value: float | None = None) -> float:
 
 def poll_retry() -> RetryPolicy:
     """The retry policy of polls and result downloads."""
-    from .runner import RetryPolicy  # the runner imports this module
-
     return RetryPolicy(max_attempts=POLL_RETRY_ATTEMPTS, max_throttled_attempts=POLL_RETRY_ATTEMPTS,
                        base_delay_s=POLL_RETRY_BASE_S, max_delay_s=POLL_RETRY_MAX_S)
 

@@ -65,10 +65,16 @@ from . import batch as batch_api
 from . import pricing, shapes
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
+from .estimate import (
+    JobEstimate,
+    check_cost,
+    job_estimate,
+)
 from .parsing import expected_score, modal_score, parse_likert
 from .providers import get_provider
 from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
+from .retry import RateLimiter, RetryPolicy
 from .settings import env_flag, env_number
 from .store import (
     MissingReplies,
@@ -114,80 +120,6 @@ INTERRUPT_GRACE_S = 2.0
 CLAIM_POLL_S = 0.2
 
 
-#: Environment variable: the most a live job may be estimated to cost (USD) before it needs confirming.
-MAX_USD_ENV = "RECJUDGE_LLM_MAX_USD"
-DEFAULT_MAX_USD = 5.0
-#: Environment variable: "1" confirms any estimated cost (like ``run_judge(confirm_cost=True)``).
-CONFIRM_COST_ENV = "RECJUDGE_LLM_CONFIRM_COST"
-#: ``run_judge`` prints the estimate before asking more than this many prompts.
-ESTIMATE_PRINT_MIN = 20
-#: Characters per token for the input estimate (no tokenizer is used; English text averages about 4).
-CHARS_PER_TOKEN = 4.0
-#: Tokens a chat message adds besides its text (role markers), for the estimate.
-TOKENS_PER_MESSAGE = 4
-#: Assumed seconds per reply for the time estimate when nothing better is known.
-ASSUMED_LATENCY_S = {"local": 5.0, "openai": 1.5, "anthropic": 2.0}
-#: The providers' batch completion window (OpenAI "24h"; Anthropic's batches end within 24 hours).
-BATCH_WINDOW_S = 24 * 3600.0
-
-
-class CostLimitExceeded(RuntimeError):
-    """A live job's estimated cost is above the limit (env RECJUDGE_LLM_MAX_USD) and was not confirmed."""
-
-
-@dataclass(frozen=True)
-class JobEstimate:
-    """What a job would ask and roughly cost before it starts (``estimate_job``).
-
-    input_tokens: characters / ``CHARS_PER_TOKEN`` plus ``TOKENS_PER_MESSAGE`` per message (no tokenizer; real counts
-    differ by tens of percent, more for non-English text).  output_tokens: ``max_tokens`` per reply, an upper bound.
-    cost_usd: at the list prices of ``recjudge.llm.pricing`` (NaN when the model has no price).  seconds: the larger
-    of the rate limit's bound and (replies x assumed latency / concurrency): an order of magnitude, not a promise.
-    """
-
-    config_label: str
-    n_prompts: int
-    n_replies: int
-    n_missing: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    seconds: float
-    #: asked through a batch API: priced at the batch rate, ``seconds`` is the providers' window (at most)
-    batch: bool = False
-
-    def __str__(self) -> str:
-        cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
-        when = f"within {_duration(self.seconds)} (batch)" if self.batch else f"~{_duration(self.seconds)}"
-        return (f"{self.config_label}: {self.n_missing} of {self.n_replies} replies to ask, ~{self.input_tokens:,} "
-                f"input tokens (chars/4) + <= {self.output_tokens:,} output tokens, {cost}, {when}")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def _estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[JudgeRequest],
-              concurrency: int, rpm: float | None, *, batch: bool = False) -> JobEstimate:
-    chars = sum(len(m["content"]) for request in missing for m in request.messages)
-    n_messages = sum(len(request.messages) for request in missing)
-    input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
-    output_tokens = config.max_tokens * len(missing)
-    latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
-    seconds = len(missing) * latency / max(1, concurrency)
-    if rpm:
-        seconds = max(seconds, len(missing) * 60.0 / rpm)
-    if batch:
-        seconds = BATCH_WINDOW_S  # the providers promise results within their completion window
-    return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
-                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens, batch=batch),
-                       seconds, batch=batch)
-
-
 def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
                  store: "ResponseStore | str | os.PathLike[str] | None" = None, *, concurrency: int | None = None,
                  rate_limit_per_minute: float | None = None, batch: bool = False) -> JobEstimate:
@@ -208,7 +140,7 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     missing = [request for request, key in slots if key not in stored]
     cap = concurrency or env_number(CONCURRENCY_ENV, int) or DEFAULT_CONCURRENCY.get(config.provider, 4)
     rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
-    return _estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm, batch=batch)
+    return job_estimate(config, len(requests), len(requests) * config.runs, missing, int(cap), rpm, batch=batch)
 
 
 class JudgeInterrupted(KeyboardInterrupt):
@@ -224,58 +156,6 @@ class JudgeRequest:
     key: str
     messages: list[Message]
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded retries with exponential backoff and jitter.
-
-    Attempt n (n >= 1) failing transiently waits uniform(b/2, b) with b = min(max_delay_s, base_delay_s * 2**(n-1)),
-    or, when the server sent Retry-After, that many seconds (capped at max_retry_after_s) plus a jitter of
-    uniform(0, j) with j = min(base_delay_s, max(retry_after, 0.01)): a server that asks for a short wait (OpenAI's
-    ``retry-after-ms``) is not kept waiting up to a second longer.
-
-    With the adaptive concurrency limit, throttled replies (429 or Retry-After) count against their own, larger
-    budget ``max_throttled_attempts`` instead: the limit is cut and starts are paced on every throttle, so asking
-    again does not hammer the server, and a prompt that draws 429s six times in a row while the limit settles
-    (it happened to 1 of 400 prompts in the benchmark) is not lost.  A fixed limit keeps ``max_attempts`` for all.
-    """
-
-    max_attempts: int = 6
-    max_throttled_attempts: int = 20
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-    max_retry_after_s: float = 300.0
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_retry_after_s) + rng.uniform(0, min(self.base_delay_s,
-                                                                                  max(retry_after, 0.01)))
-        backoff = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return rng.uniform(backoff / 2, backoff)
-
-
-class RateLimiter:
-    """At most ``per_minute`` request starts per minute, evenly spaced; thread-safe."""
-
-    def __init__(self, per_minute: float | None):
-        self.interval = 60.0 / per_minute if per_minute else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def acquire(self, stop: threading.Event | None = None) -> None:
-        """Wait for this request's slot; returns early when ``stop`` is set."""
-        if not self.interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        if slot > now:
-            if stop is None:
-                time.sleep(slot - now)
-            else:
-                stop.wait(slot - now)
 
 
 @dataclass
@@ -449,20 +329,6 @@ def _resolve_mode(mode: str | None) -> str:
     if chosen not in MODES:
         raise ValueError(f"LLM mode must be one of {MODES}, got {chosen!r} (argument mode or env {MODE_ENV})")
     return chosen
-
-
-def _check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:
-    """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
-    if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
-        print(f"Estimate: {estimate}", flush=True)
-    limit = env_number(MAX_USD_ENV)
-    limit = DEFAULT_MAX_USD if limit is None else float(limit)
-    confirmed = confirm_cost or env_flag(CONFIRM_COST_ENV, default=False)
-    if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
-        raise CostLimitExceeded(
-            f"{estimate}: above the limit of ${limit:.2f} (env {MAX_USD_ENV}); nothing was asked. Confirm with "
-            f"run_judge(..., confirm_cost=True) or env {CONFIRM_COST_ENV}=1, or raise {MAX_USD_ENV}."
-        )
 
 
 def _resolve_batch(batch: bool | None) -> bool:
@@ -651,9 +517,9 @@ def run_judge(
     notes: list[str] = []
     batch = _resolve_batch(batch)
     if to_ask and batch:
-        estimate = _estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
+        estimate = job_estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
                              1, None, batch=True)
-        _check_cost(estimate, confirm_cost, progress)
+        check_cost(estimate, confirm_cost, progress)
         store.check_writable(config.provider, config.model)
         if provider is None:
             provider = get_provider(config, timeout=timeout)
@@ -696,9 +562,9 @@ def run_judge(
         rpm = rate_limit_per_minute or env_number(RATE_LIMIT_ENV)
         # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
         pace = gate.cap if not adaptive else min(gate.cap, DEFAULT_CONCURRENCY.get(config.provider, 4))
-        estimate = _estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
+        estimate = job_estimate(config, len(requests), len(slots), [request for request, _ in to_ask.values()],
                              pace, rpm)
-        _check_cost(estimate, confirm_cost, progress)
+        check_cost(estimate, confirm_cost, progress)
         store.check_writable(config.provider, config.model)
         if provider is None:
             provider = get_provider(config, timeout=timeout)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from recjudge import papers
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
 from recjudge.prompts.output_shapes import output_shape
 
@@ -299,17 +300,8 @@ __all__ = ["HISTORY_END", "HISTORY_START", "K_VALUES", "L_VALUES", "METRICS", "M
            "recommender_config", "relation_name", "sample_users", "table_2", "table_3", "table_4"]
 
 
-#: Khirbat et al. (2024) Tables 2-4, numbers as printed (GPT-3.5-turbo, ml-latest-small read as "MovieLens 100k").
-PAPER_TABLE_2 = pd.DataFrame({"condition": ["k=5", "k=10", "k=30", "k=50"],
-                              "kendall_tau": [0.8784, 0.8673, 0.7679, 0.7096], "rbo": [0.9632, 0.951, 0.9068, 0.8522],
-                              "overlap": [0.8146, 0.9445, 0.8801, 0.6870]})
-PAPER_TABLE_3 = pd.DataFrame({"condition": ["l=5", "l=10", "l=20", "l=30"],
-                              "kendall_tau": [0.9120, 0.8757, 0.9116, 0.9179], "rbo": [0.9707, 0.9663, 0.9768, 0.9791],
-                              "overlap": [0.8495, 0.8088, 0.9623, 0.9665]})
-PAPER_TABLE_4 = pd.DataFrame({"relation": list(MR_NAMES.values()),
-                              "kendall_tau": [0.9116, 0.4829, 0.4966, 0.0640, 0.2295],
-                              "kendall_tau_sd": [0.0055, 0.0082, 0.0057, 0.0121, 0.0117],
-                              "rbo": [0.9768, 0.8496, 0.8460, 0.4710, 0.6802],
-                              "rbo_sd": [0.0027, 0.0021, 0.0014, 0.0081, 0.0050],
-                              "overlap": [0.9623, 0.8146, 0.8174, 0.4882, 0.6863],
-                              "overlap_sd": [0.0030, 0.0025, 0.0028, 0.0057, 0.0089]})
+#: Khirbat et al. (2024) Tables 2-4, numbers as printed (GPT-3.5-turbo, ml-latest-small read as "MovieLens 100k";
+#: ``recjudge.papers``).
+PAPER_TABLE_2 = papers.table("khirbat2024metamorphic_table2")
+PAPER_TABLE_3 = papers.table("khirbat2024metamorphic_table3")
+PAPER_TABLE_4 = papers.table("khirbat2024metamorphic_table4")

@@ -15,11 +15,11 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from recjudge import papers
 from recjudge.llm import (
     JudgeConfig,
     JudgeRequest,
@@ -32,6 +32,7 @@ from recjudge.llm import (
     run_judge,
     runner,
 )
+from recjudge.llm.estimate import check_cost
 from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
 
@@ -45,8 +46,8 @@ DEFAULT_PROMPT = "kang_basic"
 CHUNK_PROMPTS = 20_000
 #: The paper's judge, for the cost estimate at list price
 PAPER_JUDGE = ("openai", "gpt-4o-mini")
-#: Tokutake et al. (2025), Table 3, as printed (package data).
-TOKUTAKE2025_TABLE3 = Path(__file__).with_name("tokutake2025_table3.csv")
+#: Tokutake et al. (2025), Table 3, as printed (``recjudge.papers``).
+TOKUTAKE2025_TABLE3 = papers.path("tokutake2025framework_table3")
 TABLE3_COLUMNS = ["dataset", "recommender", "p_acc", "n_acc", "p_ser", "n_ser", "avg_score"]
 
 
@@ -208,7 +209,7 @@ def _check_job_cost(config: JudgeConfig, builder: _PromptBuilder, chunks: list[p
         estimates[0], **{name: sum(getattr(e, name) for e in estimates)
                          for name in ("n_prompts", "n_replies", "n_missing", "input_tokens", "output_tokens",
                                       "cost_usd", "seconds")})
-    runner._check_cost(total, confirm_cost=False, progress=progress)
+    check_cost(total, confirm_cost=False, progress=progress)
     return True
 
 

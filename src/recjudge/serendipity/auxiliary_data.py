@@ -31,10 +31,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from recjudge import papers
 
 #: Days before the target whose interactions form the short-term profile (the paper: the past 2-4 weeks).
 SHORT_TERM_DAYS = 28
@@ -348,13 +349,10 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
     return requests
 
 
-#: Kang et al. (2025), Tables 4 and 5, as printed.
-KANG2025_TABLES45 = Path(__file__).with_name("kang2025_tables45.csv")
-
-
 def kang2025_tables45() -> pd.DataFrame:
-    """The paper's Table 4 and Table 5 rows (table, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
-    table = pd.read_csv(KANG2025_TABLES45, comment="#", keep_default_na=False)
+    """The paper's Table 4 and Table 5 rows (table, method, dataset, pearson_pct, mae, rmse), numbers as printed
+    (``recjudge.papers``: ``kang2025serendipity_tables4_5``)."""
+    table = papers.table("kang2025serendipity_tables4_5")
     return table.assign(method=table["method"].replace({"NA": NA}))
 
 

@@ -39,10 +39,11 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from recjudge import papers
 
 #: Suffix of an expected-score judge's row read as its most likely score token: the integer the papers' judges generate.
 INTEGER = ", integer"
@@ -340,20 +341,22 @@ GENERATED_REPLY_TOKENS = {"free": 8, "constrained": 16}
 
 
 def rq1_shape_effect(study: "Serendipity2018Study", prompts: list[str], model: str = "smollm2-135m-instruct-q4_1",
-                     method_names: dict[str, str] | None = None, mode: str | None = None, store=None,
-                     provider=None) -> pd.DataFrame:
+                     method_names: dict[str, str] | None = None, frame: pd.DataFrame | None = None,
+                     mode: str | None = None, store=None, provider=None) -> pd.DataFrame:
     """Each RQ1 prompt's judge generating its score, with free replies (read by ``parse_likert``) and with replies
-    held to the template's output shape (``recjudge.prompts.output_shapes``: ``{"rating": 1..5}``), on the study's
-    sample: one row per prompt with the replies, those out of shape, those parsed each way, and Pearson (%) and MAE
-    against the ground truth on the parsed replies (NaN when fewer than three parse or a side is constant)."""
+    held to the template's output shape (``recjudge.prompts.output_shapes``: ``{"rating": 1..5}``), on ``frame``
+    (rows of the study's answers; default its sample): one row per prompt with the replies, those out of shape,
+    those parsed each way, and Pearson (%) and MAE against the ground truth on the parsed replies (NaN when fewer
+    than three parse or a side is constant)."""
     from recjudge.llm import run_judge
     from recjudge.prompts.output_shapes import output_shape
 
-    truth = pd.Series(study.sample["truth"].to_numpy(), index=_request_keys(study.sample))
+    frame = study.sample if frame is None else frame
+    truth = pd.Series(frame["truth"].to_numpy(), index=_request_keys(frame))
     rows = []
     for prompt in prompts:
         generating = rq1_judge(prompt, model, scoring="generate")
-        requests = study.requests(prompt)
+        requests = study.requests(prompt, frame)
         row = {"prompt": prompt, "method": (method_names or {}).get(prompt, prompt), "replies": len(requests)}
         for variant in ("free", "constrained"):
             config = generating.with_(max_tokens=GENERATED_REPLY_TOKENS[variant])
@@ -499,13 +502,10 @@ def agreement_table(
     return pd.DataFrame(rows)
 
 
-#: Kang et al. (2025), Table 2, as printed: one row per (method, dataset).
-KANG2025_TABLE2 = Path(__file__).with_name("kang2025_table2.csv")
-
-
 def kang2025_table2() -> pd.DataFrame:
-    """The paper's Table 2 (family, method, dataset, pearson_pct, mae, rmse), numbers as printed."""
-    return pd.read_csv(KANG2025_TABLE2, comment="#")
+    """The paper's Table 2 (family, method, dataset, pearson_pct, mae, rmse), numbers as printed
+    (``recjudge.papers``: ``kang2025serendipity_table2``)."""
+    return papers.table("kang2025serendipity_table2")
 
 
 def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int = 0) -> pd.DataFrame:

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from recjudge import papers
 from recjudge.llm.parsing import outside_brackets
 from recjudge.prompts.tokutake import (
     LTM_STEPS,
@@ -80,8 +81,10 @@ from recjudge.serendipity.ground_truth import STATEMENTS, likert_level
 
 # ------------------------------------------------------------------------------------------------- ground truth g
 
-#: The paper's distribution of g (section 4.1), levels 1..5.
-PAPER_G_DISTRIBUTION: dict[int, int] = {1: 321, 2: 1022, 3: 586, 4: 208, 5: 13}
+#: The paper's distribution of g (section 4.1), levels 1..5 (``recjudge.papers``).
+PAPER_G_DISTRIBUTION: dict[int, int] = {
+    int(level): int(answers) for level, answers in papers.table("tokutake2025framework_g_distribution")[
+        ["level", "answers"]].itertuples(index=False)}
 NA_RULES = ("skip", "complete", "as_3", "as_1")
 ROUNDING_RULES = ("half_up", "half_even", "half_down", "floor", "ceil")
 
@@ -212,11 +215,8 @@ N_PER_LEVEL = 2
 #: override this choice.
 DEFAULT_STRATEGY = "cot"
 
-#: Tokutake et al. (2025), Table 1, as printed (accuracy in %).
-PAPER_TABLE1 = pd.DataFrame(
-    [("base", 1.473, 2.265, 20.79, 27.49), ("ls", 1.159, 1.731, 30.74, 13.67),
-     ("cot", 0.8470, 1.117, 46.98, 34.05), ("ltm", 1.014, 1.356, 40.88, 35.26)],
-    columns=["strategy", "mae_gpt", "mae_llama", "accuracy_gpt", "accuracy_llama"])
+#: Tokutake et al. (2025), Table 1, as printed (accuracy in %; ``recjudge.papers``).
+PAPER_TABLE1 = papers.table("tokutake2025framework_table1")
 
 
 def paper_table1() -> pd.DataFrame:

@@ -9,14 +9,13 @@ Table 1 (greedy against exact potential surprise) is :data:`recjudge.surprise.li
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
+from recjudge import papers
 from recjudge.surprise.recommenders import RECOMMENDERS
 
-#: Table 2 of the paper, numbers as printed (package data).
-LIMA_PERES_TABLE2 = Path(__file__).with_name("lima_peres_table2.csv")
+#: Table 2 of the paper, numbers as printed (``recjudge.papers``).
+LIMA_PERES_TABLE2 = papers.path("lima_limits_to_surprise_table2")
 #: The statistics Table 2 gives per recommender, in its order (St.Dev. is ``sd``).
 TABLE2_STATISTICS = ("median", "mean", "sd")
 
@@ -27,7 +26,7 @@ __all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "DISCUSSION_CVS", "lima_per
 def lima_peres_table2() -> pd.DataFrame:
     """Table 2 as printed: ``model``, ``distance`` (the paper's spelling) and ``<recommender>_<statistic>`` for
     MSI, kNN, LSI x median, mean, sd; thirteen rows in the paper's order."""
-    return pd.read_csv(LIMA_PERES_TABLE2, comment="#")
+    return papers.table("lima_limits_to_surprise_table2")
 
 
 def lima_peres_table2_long() -> pd.DataFrame:

@@ -1,0 +1,103 @@
+"""What a job would ask and cost before anything is asked: the estimate (``JobEstimate``: tokens from characters,
+cost at list or batch price, time at the concurrency and rate limit) and the cost limit a live job must not pass
+unconfirmed (``check_cost``; env RECJUDGE_LLM_MAX_USD, RECJUDGE_LLM_CONFIRM_COST).  The runner's ``estimate_job``
+counts what is missing from the store and asks this module for the rest."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import pricing
+from .config import JudgeConfig
+from .settings import env_flag, env_number
+
+#: Environment variable: the most a live job may be estimated to cost (USD) before it needs confirming.
+MAX_USD_ENV = "RECJUDGE_LLM_MAX_USD"
+DEFAULT_MAX_USD = 5.0
+#: Environment variable: "1" confirms any estimated cost (like ``run_judge(confirm_cost=True)``).
+CONFIRM_COST_ENV = "RECJUDGE_LLM_CONFIRM_COST"
+#: ``run_judge`` prints the estimate before asking more than this many prompts.
+ESTIMATE_PRINT_MIN = 20
+#: Characters per token for the input estimate (no tokenizer is used; English text averages about 4).
+CHARS_PER_TOKEN = 4.0
+#: Tokens a chat message adds besides its text (role markers), for the estimate.
+TOKENS_PER_MESSAGE = 4
+#: Assumed seconds per reply for the time estimate when nothing better is known.
+ASSUMED_LATENCY_S = {"local": 5.0, "openai": 1.5, "anthropic": 2.0}
+#: The providers' batch completion window (OpenAI "24h"; Anthropic's batches end within 24 hours).
+BATCH_WINDOW_S = 24 * 3600.0
+
+
+class CostLimitExceeded(RuntimeError):
+    """A live job's estimated cost is above the limit (env RECJUDGE_LLM_MAX_USD) and was not confirmed."""
+
+
+@dataclass(frozen=True)
+class JobEstimate:
+    """What a job would ask and roughly cost before it starts (``estimate_job``).
+
+    input_tokens: characters / ``CHARS_PER_TOKEN`` plus ``TOKENS_PER_MESSAGE`` per message (no tokenizer; real counts
+    differ by tens of percent, more for non-English text).  output_tokens: ``max_tokens`` per reply, an upper bound.
+    cost_usd: at the list prices of ``recjudge.llm.pricing`` (NaN when the model has no price).  seconds: the larger
+    of the rate limit's bound and (replies x assumed latency / concurrency): an order of magnitude, not a promise.
+    """
+
+    config_label: str
+    n_prompts: int
+    n_replies: int
+    n_missing: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    seconds: float
+    #: asked through a batch API: priced at the batch rate, ``seconds`` is the providers' window (at most)
+    batch: bool = False
+
+    def __str__(self) -> str:
+        cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
+        when = f"within {duration(self.seconds)} (batch)" if self.batch else f"~{duration(self.seconds)}"
+        return (f"{self.config_label}: {self.n_missing} of {self.n_replies} replies to ask, ~{self.input_tokens:,} "
+                f"input tokens (chars/4) + <= {self.output_tokens:,} output tokens, {cost}, {when}")
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[Any],
+                 concurrency: int, rpm: float | None, *, batch: bool = False) -> JobEstimate:
+    """The estimate of asking ``missing`` (requests with ``messages``) for ``config`` (see ``JobEstimate``)."""
+    chars = sum(len(m["content"]) for request in missing for m in request.messages)
+    n_messages = sum(len(request.messages) for request in missing)
+    input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
+    output_tokens = config.max_tokens * len(missing)
+    latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
+    seconds = len(missing) * latency / max(1, concurrency)
+    if rpm:
+        seconds = max(seconds, len(missing) * 60.0 / rpm)
+    if batch:
+        seconds = BATCH_WINDOW_S  # the providers promise results within their completion window
+    return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
+                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens, batch=batch),
+                       seconds, batch=batch)
+
+
+def check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:
+    """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
+    if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
+        print(f"Estimate: {estimate}", flush=True)
+    limit = env_number(MAX_USD_ENV)
+    limit = DEFAULT_MAX_USD if limit is None else float(limit)
+    confirmed = confirm_cost or env_flag(CONFIRM_COST_ENV, default=False)
+    if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
+        raise CostLimitExceeded(
+            f"{estimate}: above the limit of ${limit:.2f} (env {MAX_USD_ENV}); nothing was asked. Confirm with "
+            f"run_judge(..., confirm_cost=True) or env {CONFIRM_COST_ENV}=1, or raise {MAX_USD_ENV}."
+        )
