@@ -143,7 +143,7 @@ def test_built_book_has_no_external_scripts_or_stylesheets(html_dir: Path) -> No
 
 # ---------------------------------------------------------------------------------------------------------------
 # Every chapter page reads as the design asks: reproduced tables fit the text column, no traceback or stderr output,
-# figures with alt text and a caption, an opening admonition and a closing verdict.
+# figures with alt text and a caption, the verdict in the first screen and an admonition saying what the run is.
 
 #: Chapters that do not yet open with an admonition, close with a verdict and caption their figures: their figure
 #: and structure checks are expected to fail. Remove a chapter from the set once it is converted.
@@ -152,6 +152,8 @@ CHAPTER_DIR = Path("book") / "notebooks"
 #: Pages executed like chapters that answer no paper's question of their own (the findings of all chapters on one
 #: page): they open with an admonition but have no verdict.
 SUMMARY_PAGES = {"at_a_glance"}
+#: Height of a laptop's first screen at 1280 px wide: a chapter's verdict must begin within it.
+FIRST_SCREEN_PX = 900
 #: The class tables.paper_beside_ours gives its tables.
 PAPER_TABLE_CLASS = "paper-beside-ours"
 
@@ -239,6 +241,7 @@ return {
       && (!firstH2 || !!(admonition.compareDocumentPosition(firstH2) & Node.DOCUMENT_POSITION_FOLLOWING)),
   headings: headings,
   verdict: !!verdict,
+  verdict_top: verdict ? Math.round(verdict.getBoundingClientRect().top + window.scrollY) : null,
 };
 """.replace("PAPER_TABLE_CLASS", PAPER_TABLE_CLASS)
 
@@ -304,15 +307,18 @@ def test_figures_have_alt_text_and_a_caption(page_facts, page: str) -> None:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", pages(expect_failure_if_not_converted=True))
-def test_chapter_opens_with_an_admonition_and_closes_with_a_verdict(page_facts, page: str) -> None:
+def test_chapter_opens_with_its_findings_and_a_box_saying_what_the_run_is(page_facts, page: str) -> None:
     facts = page_facts(page)
     assert facts["admonition"], f"{page}: no admonition (data, judges, sample, what is real) opens the chapter"
     assert facts["admonition_before_h2"], \
         f"{page}: the first admonition {facts['admonition']} comes after the first section {facts['first_h2']!r}"
     if page in SUMMARY_PAGES:
         return
-    assert facts["verdict"], (f"{page}: no closing verdict (an element with id or class 'verdict', or a section "
+    assert facts["verdict"], (f"{page}: no verdict (an element with id or class 'verdict', or a section "
                               f"'Verdict ...'); its sections are {facts['headings']}")
+    assert facts["verdict_top"] < FIRST_SCREEN_PX, (
+        f"{page}: the verdict starts {facts['verdict_top']} px down, below the first screen of a 1280 x "
+        f"{FIRST_SCREEN_PX} px window: a chapter's findings come first")
 
 
 def test_undescribed_images_are_recognised() -> None:
