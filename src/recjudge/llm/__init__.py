@@ -7,24 +7,23 @@ Typical use::
     run.table, run.scores(), print(run.report)
 
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
-llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (modes, dispatch, signals,
-report), ``concurrency`` (the adaptive limit of requests in flight), ``estimate`` (tokens, cost and time before
-asking; the cost limit), ``retry`` (backoff and the requests-per-minute limit), ``batch`` (the providers' batch
-APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output shapes every provider enforces: a grammar, a
-JSON schema, a forced tool), ``pricing`` (cost accounting), ``settings`` (environment variables, checked),
-``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF models, pinned, assembled from PyPI
-chunk packages on request) and ``models_cli`` (``recjudge models list|fetch``).
+llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (modes, dispatch, signals),
+``report`` (the run's table and report), ``concurrency`` (the adaptive limit of requests in flight), ``estimate``
+(tokens, cost and time before asking; the cost limit), ``retry`` (backoff and the requests-per-minute limit),
+``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output shapes every
+provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting), ``settings``
+(environment variables, checked), ``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF
+models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models list|fetch``).
 """
 
 from . import shapes
 from .config import JudgeConfig
 from .estimate import CostLimitExceeded, JobEstimate
 from .parsing import expected_score, parse_aspect_scores, parse_likert
+from .report import JudgeRun, RunReport
 from .retry import RetryPolicy
 from .runner import (
                      JudgeRequest,
-                     JudgeRun,
-                     RunReport,
                      estimate_job,
                      open_store,
                      run_judge,

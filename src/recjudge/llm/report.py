@@ -1,0 +1,399 @@
+"""A judge run's result: the tidy table (one row per prompt and sample, scores parsed from the stored replies at read
+time) and the report of what the run did (``RunReport``: replies from the store and asked, failures by kind,
+unparsable and out-of-shape replies, tokens and cost), assembled by ``assemble`` from what the runner collected."""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import pricing, shapes
+from .config import JudgeConfig
+from .parsing import expected_score, modal_score
+from .store import ResponseStore
+
+if TYPE_CHECKING:
+    from .runner import JudgeRequest
+
+Parser = Callable[[str], "float | Mapping[str, float]"]
+
+
+@dataclass
+class RunReport:
+    """What a run did.  ``tokens``/``cost_usd`` are what this run spent (new provider calls only); ``job_*`` are
+    the whole job's totals over all replies (what asking everything live would cost)."""
+
+    config_label: str
+    mode: str
+    store: str
+    n_prompts: int
+    n_runs: int
+    n_replies: int
+    n_from_store: int
+    n_asked: int
+    n_provider_calls: int
+    n_retries: int
+    n_failed: int
+    n_unparsable: int
+    n_no_logprobs: int
+    input_tokens: int
+    output_tokens: int
+    tokens: int
+    cost_usd: float
+    job_tokens: int
+    job_cost_usd: float
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+    #: failed judgments by kind (see the module docstring)
+    failed_by_kind: dict[str, int] = field(default_factory=dict)
+    #: replies normalised to be storable (``repairs`` in the entry) and replies cut to the stored-text limit
+    n_repaired: int = 0
+    n_truncated: int = 0
+    #: replies another process asked while this one waited (prompt claimed by it)
+    n_from_other_process: int = 0
+    #: replies whose server-reported model id did not match the name asked
+    n_model_mismatch: int = 0
+    #: unusable lines met in this model's shards, as "shard:line: reason"
+    skipped_store_lines: list[str] = field(default_factory=list)
+    #: throttled provider replies (HTTP 429 or Retry-After), each retried
+    n_throttled: int = 0
+    #: the concurrency gate, when something was asked: "adaptive" or "fixed", its cap, final and peak limit
+    concurrency: dict[str, Any] = field(default_factory=dict)
+    #: batch mode: ids of the batches submitted, resumed (found in the ledger) and still pending, and the result
+    #: lines that could not be read ("batch <id>, <file> line <n>: <why>")
+    batches: dict[str, list[str]] = field(default_factory=dict)
+    #: constrained runs (``JudgeConfig.output_shape``): replies that do not conform to the shape (a server that
+    #: ignored the constraint, a reply cut by max_tokens), counted apart from ``n_unparsable``
+    n_shape_violations: int = 0
+
+    @property
+    def n_skipped_store_lines(self) -> int:
+        return len(self.skipped_store_lines)
+
+    def __str__(self) -> str:
+        cost = "unknown" if math.isnan(self.cost_usd) else f"${self.cost_usd:.4f}"
+        job_cost = "unknown" if math.isnan(self.job_cost_usd) else f"${self.job_cost_usd:.4f}"
+        text = (
+            f"{self.config_label} ({self.mode} mode): {self.n_prompts} prompts x {self.n_runs} run(s) -> "
+            f"{self.n_replies} replies, {self.n_from_store} from the store, {self.n_asked} asked with "
+            f"{self.n_provider_calls} provider call(s) ({self.n_retries} retries); {self.n_failed} failed, "
+            f"{self.n_unparsable} unparsable"
+        )
+        if self.failed_by_kind:
+            text += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in sorted(self.failed_by_kind.items())) + ")"
+        for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
+                            (self.n_from_other_process, "asked by another process"),
+                            (self.n_model_mismatch, "from a model id other than the one asked"),
+                            (self.n_shape_violations, "out of the output shape"),
+                            (self.n_skipped_store_lines, "unusable store line(s) skipped")):
+            if count:
+                text += f", {count} {what}"
+        if self.n_no_logprobs:
+            text += f", {self.n_no_logprobs} without log-probabilities"
+        if self.n_throttled:
+            text += f", {self.n_throttled} throttled (429)"
+        text += (
+            f". This run: {self.tokens} tokens ({self.input_tokens} in, {self.output_tokens} out), cost {cost}; "
+            f"whole job: {self.job_tokens} tokens, {job_cost}. {self.seconds:.1f} s."
+        )
+        if self.notes:
+            text += " " + " ".join(self.notes)
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "n_skipped_store_lines": self.n_skipped_store_lines}
+
+
+@dataclass
+class JudgeRun:
+    """A run's result.
+
+    table: one row per (request key, run): key, run, score (or one column per aspect for a dict parser), reply,
+    parsed_ok, input_tokens, output_tokens, from_store, plus error (why a judgment failed, else None), store_key,
+    and in "expected" scoring mode text_score (the score read from the reply text, for comparison) and modal_score
+    (the most probable score token: the integer the papers' judges would generate).
+    """
+
+    config: JudgeConfig
+    table: pd.DataFrame
+    report: RunReport
+    score_columns: list[str]
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """Rows whose judgment failed (no reply): key, run, error."""
+        return self.table.loc[self.table["error"].notna(), ["key", "run", "error"]].reset_index(drop=True)
+
+    def scores(self, fill_unparsable: float | None = None, column: str | None = None) -> pd.Series | pd.DataFrame:
+        """Mean score over runs per request key (in request order), over the runs whose reply parsed.
+
+        column: another per-reply score column to average instead of the scores, e.g. "modal_score" (the integer
+        reading of an expected-score run).
+
+        fill_unparsable: None (default) leaves unparsable replies out (NaN when no run parsed).  A number, e.g.
+        0.0 for the "null -> 0" convention of some papers, replaces the score of each *unparsable reply* before
+        averaging.  Failed judgments (no reply at all) stay NaN either way.
+        """
+        columns = self.score_columns if column is None else [column]
+        if column is not None and column not in self.table.columns:
+            raise KeyError(f"this run's table has no column {column!r} (modal_score needs scoring='expected')")
+        frame = self.table[["key", *columns]].copy()
+        if fill_unparsable is not None:
+            has_reply = self.table["error"].isna()
+            for name in columns:
+                frame.loc[has_reply & frame[name].isna(), name] = float(fill_unparsable)
+        order = pd.unique(self.table["key"])
+        means = frame.groupby("key", sort=False)[columns].mean().reindex(order)
+        means.index.name = "key"
+        if len(columns) == 1 and (column is not None or columns == ["score"]):
+            return means[columns[0]]
+        return means
+
+
+def _score_range(parser: Callable[..., Any]) -> tuple[float, float]:
+    if isinstance(parser, functools.partial):
+        keywords = parser.keywords or {}
+        return keywords.get("low", 1), keywords.get("high", 5)
+    return getattr(parser, "low", 1), getattr(parser, "high", 5)
+
+
+def _declared_aspects(parser: Callable[..., Any]) -> list[str] | None:
+    """Aspect names a dict parser announces (``partial(parse_aspect_scores, aspects=...)`` or ``.aspects``)."""
+    aspects = None
+    if isinstance(parser, functools.partial):
+        aspects = (parser.keywords or {}).get("aspects")
+    aspects = aspects if aspects is not None else getattr(parser, "aspects", None)
+    return None if aspects is None else [str(a) for a in aspects]
+
+
+def _model_mismatch(record: Mapping[str, Any], asked: str) -> bool:
+    """Whether the server reported a model id that is not the name asked (OpenAI's dated ids, e.g.
+    gpt-4o-mini-2024-07-18 for gpt-4o-mini, and a path ending in the name count as a match)."""
+    reported = (record.get("provenance") or {}).get("reported_model")
+    if not isinstance(reported, str) or not reported:
+        return False
+    reported = reported.lower()
+    return not (reported == asked or reported.startswith(asked) or reported.endswith("/" + asked))
+
+
+def _parse_reply(parser: Parser, text: str, request_key: str) -> float | Mapping[str, float]:
+    try:
+        return parser(text)
+    except Exception as exc:  # a parser bug must name the reply it choked on; the reply itself is safe in the store
+        raise ValueError(f"parser {parser!r} failed on the reply for {request_key!r}: {text[:200]!r}") from exc
+
+
+def assemble(
+    config: JudgeConfig,
+    mode: str,
+    store: ResponseStore | None,
+    slots: Sequence[tuple[JudgeRequest, int, str | None]],
+    records: Mapping[str, Mapping[str, Any]],
+    from_store: set[str],
+    errors: Mapping[str, tuple[str, str]],
+    counters: Mapping[str, int],
+    n_asked: int,
+    parser: Parser,
+    want_logprobs: bool,
+    notes: list[str],
+    started: float,
+    batch: bool = False,
+) -> JudgeRun:
+    low, high = _score_range(parser)
+    declared = _declared_aspects(parser)
+    aspects: list[str] | None = declared
+    lookups = [key if key is not None else request.key for request, _, key in slots]
+    found = list(map(records.get, lookups))
+    replies = [None if record is None else record["text"] for record in found]
+    parsed_by_text: dict[str, Any] = {}  # parsers are pure functions of the reply text; replies repeat a lot
+    for (request, _, _), text in zip(slots, replies):
+        if text is not None and parsed_by_text.get(text) is None:
+            parsed_by_text[text] = _parse_reply(parser, text, request.key)
+    dict_parser = declared is not None or any(
+        not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping) for parsed in parsed_by_text.values())
+    n_no_logprobs = 0
+    if dict_parser:
+        rows: list[dict[str, Any]] = []
+        for request, run, key in slots:
+            lookup = key if key is not None else request.key
+            record = records.get(lookup)
+            row: dict[str, Any] = {"key": request.key, "run": run}
+            if record is None:
+                row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
+                           from_store=False, error=errors.get(lookup, ("no reply", "failed"))[0], store_key=key)
+                rows.append(row)
+                continue
+            text = record["text"]
+            parsed = parsed_by_text.get(text)
+            if parsed is None:
+                parsed = parsed_by_text[text] = _parse_reply(parser, text, request.key)
+            if not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping):
+                dict_parser = True
+                if aspects is None:
+                    aspects = list(parsed)
+                for aspect, value in parsed.items():
+                    row[aspect] = float(value)
+                ok = all(not math.isnan(float(v)) for v in parsed.values())
+            else:
+                value = float(parsed)
+                if want_logprobs:
+                    row["text_score"] = value
+                    row["modal_score"] = modal_score(record.get("logprobs"), int(low), int(high))
+                    value = expected_score(record.get("logprobs"), int(low), int(high))
+                    if not record.get("logprobs"):
+                        n_no_logprobs += 1
+                row["score"] = value
+                ok = not math.isnan(value)
+            row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
+                       output_tokens=record.get("output_tokens"), from_store=lookup in from_store, error=None,
+                       store_key=key)
+            rows.append(row)
+        data: Any = rows
+    else:
+        # One score per reply (the usual case): the table is built column by column, several times faster than
+        # from one dict per row; the same values as the row-wise branch above.
+        # Each column is handed to pandas as a typed array (pandas infers nothing per value).
+        nan = math.nan
+        values = np.array([nan if text is None else float(parsed_by_text[text]) for text in replies], dtype=float)
+        data = {"key": _objects([request.key for request, _, _ in slots]),
+                "run": np.array([run for _, run, _ in slots], dtype=np.int64)}
+        if want_logprobs:
+            data["text_score"] = values
+            logprobs = [None if record is None else record.get("logprobs") for record in found]
+            values = np.array([nan if record is None else expected_score(lp, int(low), int(high))
+                               for record, lp in zip(found, logprobs)], dtype=float)
+            data["modal_score"] = np.array([nan if record is None else modal_score(lp, int(low), int(high))
+                                            for record, lp in zip(found, logprobs)], dtype=float)
+            n_no_logprobs = sum(1 for record, lp in zip(found, logprobs) if record is not None and not lp)
+        data["score"] = values
+        answered = np.array([record is not None for record in found], dtype=bool)
+        data.update(
+            reply=_objects(replies),
+            parsed_ok=answered & ~np.isnan(values),
+            input_tokens=_token_column([None if record is None else record.get("input_tokens") for record in found]),
+            output_tokens=_token_column([None if record is None else record.get("output_tokens")
+                                         for record in found]),
+            from_store=answered & np.array([lookup in from_store for lookup in lookups], dtype=bool),
+            error=_objects([None if record is not None else errors.get(lookup, ("no reply", "failed"))[0]
+                            for record, lookup in zip(found, lookups)]),
+            store_key=_objects([key for _, _, key in slots]),
+        )
+    if dict_parser:
+        score_columns = aspects or []
+        for row in rows:
+            if "score" in row and row["error"] is not None:
+                row.pop("score")
+                row.update({a: math.nan for a in score_columns})
+    else:
+        score_columns = ["score"]
+    leading = ["key", "run", *score_columns]
+    if want_logprobs and not dict_parser:
+        leading += ["text_score", "modal_score"]
+    columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
+    table = pd.DataFrame(data, columns=columns)
+    if dict_parser:  # built from rows: give the columns the types the column-wise branch builds them with
+        for column in score_columns:
+            table[column] = table[column].astype(float)
+        for column in ("input_tokens", "output_tokens"):
+            table[column] = pd.array(table[column].tolist(), dtype="Int64")
+        table["run"] = table["run"].astype(int)
+        table["parsed_ok"] = table["parsed_ok"].astype(bool)
+        table["from_store"] = table["from_store"].astype(bool)
+
+    has_reply = table["error"].isna()
+    violated = np.zeros(len(table), dtype=bool)
+    shape = config.shape
+    if shape is not None:  # constrained: a reply out of shape is a violation, not an unparsable reply
+        problems = {text: shapes.check(shape, text)[1] for text in set(replies) if text is not None}
+        table["shape_violation"] = _objects([None if text is None else problems[text] for text in replies])
+        violated = table["shape_violation"].notna().to_numpy()
+        if violated.any():
+            notes.append(f"{int(violated.sum())} replies do not conform to the output shape {shape.name!r} "
+                         "(column shape_violation says why).")
+    new_keys = set(records) - from_store
+    new_in = sum(int(records[k].get("input_tokens") or 0) for k in new_keys)
+    new_out = sum(int(records[k].get("output_tokens") or 0) for k in new_keys)
+    job_in = int(table["input_tokens"].fillna(0).sum())
+    job_out = int(table["output_tokens"].fillna(0).sum())
+    if pricing.price(config.provider, config.model) is None:
+        notes.append(f"Cost unknown: no price for {config.provider} model {config.model!r} in recjudge.llm.pricing.")
+    if want_logprobs and dict_parser:
+        notes.append("Expected scoring reads one score per reply; the aspect scores were read from the reply text.")
+    if n_no_logprobs:
+        notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
+    failed_by_kind = Counter(errors.get(key if key is not None else request.key, ("", "failed"))[1]
+                             for request, _, key in slots if (key if key is not None else request.key) not in records)
+    used = [records[key] for key in {key for _, _, key in slots if key is not None and key in records}]
+    n_repaired = sum(1 for record in used if record.get("repairs"))
+    n_truncated = sum(1 for record in used if record.get("truncated_from_chars"))
+    asked_name = (config.served_model or config.model).lower()
+    n_mismatch = sum(1 for k in new_keys if _model_mismatch(records[k], asked_name))
+    if n_truncated:
+        notes.append(f"{n_truncated} replies were longer than the stored-text limit for max_tokens={config.max_tokens} "
+                     "and were cut (entries marked truncated_from_chars).")
+    if n_mismatch:
+        notes.append(f"{n_mismatch} replies came from a model id other than {asked_name!r} (provenance.reported_model):"
+                     " check that the endpoint serves the judge this configuration names.")
+    skipped: list[str] = []
+    if store is not None:
+        from .store import model_slug
+
+        folder = store.root / model_slug(config.provider) / model_slug(config.model)
+        skipped = [str(line) for line in store.skipped_lines if line.shard.parent == folder]
+        if skipped:
+            notes.append(f"{len(skipped)} unusable line(s) in this model's store shards were skipped: "
+                         + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+                         + " (ResponseStore.compact() moves them to quarantine).")
+    n_calls = int(counters.get("calls", 0))
+    report = RunReport(
+        config_label=config.label,
+        mode=mode,
+        store=str(store.root) if store is not None else "(none)",
+        n_prompts=len({request.key for request, _, _ in slots}),
+        n_runs=config.runs,
+        n_replies=int(has_reply.sum()),
+        n_from_store=int(table["from_store"].sum()),
+        n_asked=n_asked - int(counters.get("other_process", 0)),
+        n_provider_calls=n_calls,
+        n_retries=0 if batch else max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
+        n_failed=int((~has_reply).sum()),
+        n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
+        n_no_logprobs=n_no_logprobs,
+        input_tokens=new_in,
+        output_tokens=new_out,
+        tokens=new_in + new_out,
+        cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out, batch=batch),
+        job_tokens=job_in + job_out,
+        job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
+        seconds=time.perf_counter() - started,
+        notes=notes,
+        failed_by_kind=dict(sorted(failed_by_kind.items())),
+        n_repaired=n_repaired,
+        n_truncated=n_truncated,
+        n_from_other_process=int(counters.get("other_process", 0)),
+        n_model_mismatch=n_mismatch,
+        skipped_store_lines=skipped,
+        n_shape_violations=int(violated.sum()),
+    )
+    return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """A column of Python objects (strings, None) as pandas would store it."""
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
+
+
+def _token_column(counts: list[int | None]) -> pd.api.extensions.ExtensionArray:
+    """Token counts (None where unknown) as a nullable Int64 column."""
+    if None in counts:
+        return pd.array(counts, dtype="Int64")
+    return pd.array(np.array(counts, dtype=np.int64), dtype="Int64")
