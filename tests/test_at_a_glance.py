@@ -134,3 +134,49 @@ def test_the_reevaluation_row_reads_the_ml1m_order_by_metric_name():
     assert f"Kendall's τ {fmt(orders.loc['n_acc', 'tau'], 2)} against the paper's" in text
     versus = load_table("recommender_reevaluation", "vs_random_1m")
     assert f"{int((versus['recall10_p'] < 0.05).sum())} of {len(versus)} do" in text
+
+
+# ------------------------------------------------------------------------------------------------ claim by claim
+@pytest.mark.parametrize("claim", at_a_glance.CLAIMS, ids=lambda c: c.claim[:40])
+def test_a_claims_status_reads_its_numbers_by_name_and_says_when_its_table_is_missing(claim):
+    assert claim.row(load_table) == claim.row(reversed_tables)
+    assert claim.row(load_table)["status"] in at_a_glance.STATUSES
+
+    def load(chapter: str, table: str) -> pd.DataFrame:
+        raise FileNotFoundError(f"results/{chapter}/{table}.csv")
+
+    gone = claim.row(load)
+    tested = gone["status"] != at_a_glance.NOT_TESTABLE
+    assert gone["status"] == (at_a_glance.NOT_RUN if tested else at_a_glance.NOT_TESTABLE)
+
+
+def test_a_claims_status_follows_its_numbers():
+    def with_gap(gaps: dict[str, float]):
+        def load(chapter: str, table: str) -> pd.DataFrame:
+            frame = load_table(chapter, table)
+            if table == "table1_agreement_by_row":
+                frame = frame.assign(mean_abs_difference=frame["evaluator"].map(gaps).fillna(
+                    frame["mean_abs_difference"]))
+            return frame
+        return load
+
+    bleu_rouge = next(c for c in at_a_glance.CLAIMS if c.claim.startswith("The BLEU and ROUGE rows"))
+    rows = ("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F")
+    assert bleu_rouge.row(with_gap({r: 0.5 for r in rows}))["status"] == at_a_glance.REPRODUCED
+    assert bleu_rouge.row(with_gap({"BLEU-4": 9.0, "BLEU-1": 0.5}))["status"] == at_a_glance.PARTLY
+    assert bleu_rouge.row(with_gap({r: 9.0 for r in rows}))["status"] == at_a_glance.NOT_REPRODUCED
+    order = next(c for c in at_a_glance.CLAIMS if c.table == "order_vs_paper_1m")
+
+    def agreeing(chapter: str, table: str) -> pd.DataFrame:
+        frame = load_table(chapter, table)
+        return frame.assign(tau=0.87, p=0.02) if table == "order_vs_paper_1m" else frame
+
+    assert order.row(agreeing)["status"] == at_a_glance.REPRODUCED
+    assert order.row(load_table)["status"] == at_a_glance.NOT_REPRODUCED  # the committed τ is 0.07
+
+
+def test_the_claim_matrix_links_each_claim_to_its_chapter_and_csv():
+    text = at_a_glance.claim_matrix_markdown(at_a_glance.claim_status())
+    assert "({doc}`chapter <normalised_surprise>`, {download}`table <../../results/normalised_surprise/" \
+           "ordering_check.csv>`)" in text
+    assert text.count("\n") == len(at_a_glance.CLAIMS) + 1

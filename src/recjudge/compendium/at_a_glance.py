@@ -298,3 +298,146 @@ ROWS = (
 def findings(load: Loader = load_table) -> pd.DataFrame:
     """The page's table: one row per paper and question (columns ``COLUMNS``)."""
     return pd.DataFrame([row.row(load) for row in ROWS], columns=COLUMNS)
+
+
+# ------------------------------------------------------------------------------------------------ claim by claim
+#: What became of a claim in this build.
+REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "partly", "not reproduced", "not testable here"
+STATUSES = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE, NOT_RUN)
+CLAIM_COLUMNS = ["paper", "claim", "status", "evidence", "chapter", "table"]
+#: The claims that need a capable LLM judge or recommender: the offline build cannot test them, whatever it computes.
+NEEDS_A_CAPABLE_LLM = "needs a capable LLM; the judges here are tiny local models"
+#: A printed value counts as reproduced when ours is within this many points (Zhang et al.'s Table 1, in %).
+CLOSE_POINTS = 1.5
+
+
+def _share(holding: int, total: int) -> str:
+    return REPRODUCED if holding == total else PARTLY if holding else NOT_REPRODUCED
+
+
+def _proxies_weak(load: Loader) -> tuple[str, str]:
+    agreement = load("proxy_vs_llm", "agreement_all_answers")
+    values = {name: float(named_row(agreement, "method", name, "proxy_vs_llm/agreement_all_answers")["pearson_pct"])
+              for name in KANG_PROXIES}
+    weak = all(abs(v) < WEAK_PEARSON_PCT for v in values.values())
+    return (REPRODUCED if weak else NOT_REPRODUCED,
+            ", ".join(f"{name} {fmt(v)}%" for name, v in values.items())
+            + f" ({'all' if weak else 'not all'} below {WEAK_PEARSON_PCT:.0f}% in absolute value)")
+
+
+def _table2_significant(load: Loader) -> tuple[str, str]:
+    checked = load("proxy_vs_llm", "paper_claim_significance")
+    rows = checked[checked["family"] != "Random"]
+    failing = int((~rows["significant"].astype(bool)).sum())
+    return (REPRODUCED if failing == 0 else NOT_REPRODUCED,
+            f"with the paper's own n, {failing} of {len(rows)} printed correlations are not significant at p < 0.05")
+
+
+def _g_distribution(load: Loader) -> tuple[str, str]:
+    closest = named_row(load("prompt_strategies", "ground_truth_search"), "rank", 1,
+                        "prompt_strategies/ground_truth_search")
+    distance = int(closest["distance"])
+    return (REPRODUCED if distance == 0 else NOT_REPRODUCED,
+            f"the closest of the readings searched, {closest['candidate']}, is {distance} answers off")
+
+
+def _accuracy_order(load: Loader) -> tuple[str, str]:
+    order = named_row(load("recommender_reevaluation", "order_vs_paper_1m"), "metric", "n_acc",
+                      "recommender_reevaluation/order_vs_paper_1m")
+    agrees = float(order["tau"]) > 0 and float(order["p"]) < 0.05
+    return (REPRODUCED if agrees else NOT_REPRODUCED,
+            f"Kendall's τ {fmt(order['tau'], 2)} (p {fmt(order['p'], 2)}) between our order of the six on ML-1M "
+            "and the paper's (NDCG_acc@20)")
+
+
+def _zhang_rows(names: tuple[str, ...]) -> Callable[[Loader], tuple[str, str]]:
+    def judge(load: Loader) -> tuple[str, str]:
+        gaps = load("explanation_evaluators", "table1_agreement_by_row")
+        mean = {name: float(named_row(gaps, "evaluator", name, "explanation_evaluators/table1_agreement_by_row")[
+            "mean_abs_difference"]) for name in names}
+        close = sum(value <= CLOSE_POINTS for value in mean.values())
+        return (_share(close, len(names)),
+                "mean gap to the printed cells: " + ", ".join(f"{n} {fmt(v, 3)}" for n, v in mean.items())
+                + f" points ({close} of {len(names)} within {CLOSE_POINTS})")
+    return judge
+
+
+def _surprise_order(load: Loader) -> tuple[str, str]:
+    ordering = load("normalised_surprise", "ordering_check")
+    holding = int(ordering["holds_on_means"].astype(bool).sum())
+    return (_share(holding, len(ordering)),
+            f"holds on the means in {holding} of {len(ordering)} model × distance × inequality comparisons "
+            "(ml-latest-small)")
+
+
+def _untestable(why: str) -> Callable[[Loader], tuple[str, str]]:
+    return lambda load: (NOT_TESTABLE, why)
+
+
+@dataclass(frozen=True)
+class Claim:
+    paper: str
+    claim: str
+    chapter: str
+    table: str
+    judge: Callable[[Loader], tuple[str, str]]
+
+    def row(self, load: Loader) -> dict[str, str]:
+        try:
+            status, evidence = self.judge(load)
+        except FileNotFoundError as missing:
+            status, evidence = NOT_RUN, f"{missing}"
+        return {"paper": self.paper, "claim": self.claim, "status": status, "evidence": evidence,
+                "chapter": self.chapter, "table": self.table}
+
+
+CLAIMS = (
+    Claim("Kang et al. 2025", "The proxy metrics agree only weakly with users' serendipity ratings (Table 2)",
+          "proxy_vs_llm", "agreement_all_answers", _proxies_weak),
+    Claim("Kang et al. 2025", "Every Pearson correlation of Table 2 is significant at p < 0.05 (section 4.1)",
+          "proxy_vs_llm", "paper_claim_significance", _table2_significant),
+    Claim("Kang et al. 2025", "Zero-shot LLM judges beat the best proxy by about 100% in Pearson (section 5.1)",
+          "proxy_vs_llm", "paper_claim_gain_over_sog", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Kang et al. 2025", "Auxiliary data in the prompt makes the judge agree better with users (RQ2)",
+          "auxiliary_data", "agreement_by_setting", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Kang et al. 2025", "Averaging several LLM judges agrees better with users than one (RQ3)",
+          "llm_ensembles", "table5_ours", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Tokutake et al. 2025", "The ground truth g has the distribution of section 4.1",
+          "prompt_strategies", "ground_truth_search", _g_distribution),
+    Claim("Tokutake et al. 2025", "Chain-of-thought makes the best serendipity judge (Table 1)",
+          "prompt_strategies", "metrics", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Tokutake et al. 2025", "The six recommenders rank by accuracy on ML-1M as in Table 3",
+          "recommender_reevaluation", "order_vs_paper_1m", _accuracy_order),
+    Claim("Tokutake et al. 2025", "An LLM judge ranks the recommenders' serendipity as in Table 3",
+          "recommender_reevaluation", "table3_latest-small", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Zhang et al. 2024", "The annotator rows of Table 1", "explanation_evaluators", "table1_agreement_by_row",
+          _zhang_rows(("Annotator-1", "Annotator-2", "Average"))),
+    Claim("Zhang et al. 2024", "The BLEU and ROUGE rows of Table 1", "explanation_evaluators",
+          "table1_agreement_by_row", _zhang_rows(("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"))),
+    Claim("Zhang et al. 2024", "LLMs evaluate explanations as well as or better than the reference metrics (Table 1)",
+          "explanation_evaluators", "llm_runs", _untestable(NEEDS_A_CAPABLE_LLM)),
+    Claim("Lima & Peres", "Normalised surprise orders MSI ≥ kNN ≥ LSI (Table 2)", "normalised_surprise",
+          "ordering_check", _surprise_order),
+    Claim("Lima & Peres", "The magnitudes of Table 2 on MovieLens-1M with movie descriptions", "normalised_surprise",
+          "table2_vs_paper", _untestable("the descriptions of MovieLens-1M used by the paper are not available")),
+    Claim("Khirbat et al. 2024", "An LLM recommender's lists move under semantics-preserving prompt changes "
+          "(Tables 2–4)", "metamorphic_recommender", "reply_parsing", _untestable(NEEDS_A_CAPABLE_LLM)),
+)
+
+
+def claim_status(load: Loader = load_table) -> pd.DataFrame:
+    """One row per claim of the papers (columns ``CLAIM_COLUMNS``): its status in this build (``STATUSES``), the
+    numbers that decide it, and the chapter and result table they come from."""
+    return pd.DataFrame([claim.row(load) for claim in CLAIMS], columns=CLAIM_COLUMNS)
+
+
+def claim_matrix_markdown(claims: pd.DataFrame) -> str:
+    """The claims as a three-column MyST table (claim, status, evidence); each claim names its paper and links to
+    its chapter and the CSV its evidence comes from."""
+    lines = ["| Claim | Status | Evidence |", "|---|---|---|"]
+    for row in claims.itertuples(index=False):
+        claim = (f"**{row.paper}.** {row.claim} ({{doc}}`chapter <{row.chapter}>`, "
+                 f"{{download}}`table <../../results/{row.chapter}/{row.table}.csv>`)")
+        cells = [claim, f"**{row.status}**", row.evidence]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
