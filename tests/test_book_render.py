@@ -321,6 +321,13 @@ def test_chapter_opens_with_its_findings_and_a_box_saying_what_the_run_is(page_f
         f"{FIRST_SCREEN_PX} px window: a chapter's findings come first")
 
 
+def test_no_page_prints_a_missing_number_as_nan(html_dir: Path) -> None:
+    """A statistic that is undefined is said in words ("undefined (every score the same)"), never typeset as nan%."""
+    found = {page.name: re.findall(r".{0,60}\b(?:nan|NaN)%.{0,20}", page.read_text(encoding="utf-8"))
+             for page in sorted((html_dir / CHAPTER_DIR).glob("*.html"))}
+    assert not {name: hits for name, hits in found.items() if hits}
+
+
 def test_undescribed_images_are_recognised() -> None:
     assert not image_is_described({"alt": "", "src": "a.png"})
     assert not image_is_described({"alt": "../../_images/4457.png", "src": "../../_images/4457.png"})
