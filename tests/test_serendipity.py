@@ -311,7 +311,7 @@ def test_rq1_shape_effect_counts_free_and_constrained_replies_and_scores_them_ag
     from recjudge.llm.shapes import OPTION
 
     study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=20, seed=0)
-    truth = dict(zip(ser._request_keys(study.sample), study.sample["truth"]))
+    truth = dict(zip([request.key for request in study.requests("kang_basic")], study.sample["truth"]))
     seen = {}
 
     class HalfEchoing:  # free: a number for every other prompt, an echo otherwise; constrained: always the JSON

@@ -49,6 +49,13 @@ class GlanceRow:
         return {"paper": self.paper, "question": self.question, **found}
 
 
+def kang_proxy_pearson(load: Loader) -> dict[str, float]:
+    """Our Pearson (%) of each of Kang et al.'s proxies on all answers, by name."""
+    agreement = load("proxy_vs_llm", "agreement_all_answers")
+    return {name: float(named_row(agreement, "method", name, "proxy_vs_llm/agreement_all_answers")["pearson_pct"])
+            for name in KANG_PROXIES}
+
+
 def kang_rq1(load: Loader) -> dict[str, str]:
     agreement = load("proxy_vs_llm", "agreement_all_answers")
     paper = load("proxy_vs_llm", "paper_table2")
@@ -61,7 +68,7 @@ def kang_rq1(load: Loader) -> dict[str, str]:
         return float(named_row(paper, "method", method, "proxy_vs_llm/paper_table2")["pearson_pct"])
 
     sog, rnd, gpt = ours("SOG"), ours("Random"), ours("gpt-3.5-turbo (recorded)")
-    proxies_ours = [abs(float(ours(name)["pearson_pct"])) for name in KANG_PROXIES]
+    proxies_ours = [abs(value) for value in kang_proxy_pearson(load).values()]
     proxies_paper = [abs(printed(name)) for name in KANG_PROXIES]
     weak_ours, weak_paper = max(proxies_ours) < WEAK_PEARSON_PCT, max(proxies_paper) < WEAK_PEARSON_PCT
     agreement_words = {
@@ -316,9 +323,7 @@ def _share(holding: int, total: int) -> str:
 
 
 def _proxies_weak(load: Loader) -> tuple[str, str]:
-    agreement = load("proxy_vs_llm", "agreement_all_answers")
-    values = {name: float(named_row(agreement, "method", name, "proxy_vs_llm/agreement_all_answers")["pearson_pct"])
-              for name in KANG_PROXIES}
+    values = kang_proxy_pearson(load)
     weak = all(abs(v) < WEAK_PEARSON_PCT for v in values.values())
     return (REPRODUCED if weak else NOT_REPRODUCED,
             ", ".join(f"{name} {fmt(v)}%" for name, v in values.items())

@@ -346,41 +346,34 @@ def rq1_shape_effect(study: "Serendipity2018Study", prompts: list[str], model: s
     """Each RQ1 prompt's judge generating its score, with free replies (read by ``parse_likert``) and with replies
     held to the template's output shape (``recjudge.prompts.output_shapes``: ``{"rating": 1..5}``), on ``frame``
     (rows of the study's answers; default its sample): one row per prompt with the replies, those out of shape,
-    those parsed each way, and Pearson (%) and MAE against the ground truth on the parsed replies (NaN when fewer
-    than three parse or a side is constant)."""
+    those parsed each way, and Pearson (%) and MAE against the ground truth on the parsed replies
+    (``recjudge.metaeval.agreement.agreement_pct``: NaN when undefined)."""
     from recjudge.llm import run_judge
+    from recjudge.metaeval.agreement import agreement_pct
     from recjudge.prompts.output_shapes import output_shape
 
     frame = study.sample if frame is None else frame
-    truth = pd.Series(frame["truth"].to_numpy(), index=_request_keys(frame))
     rows = []
     for prompt in prompts:
         generating = rq1_judge(prompt, model, scoring="generate")
         requests = study.requests(prompt, frame)
+        truth = pd.Series(frame["truth"].to_numpy(), index=[request.key for request in requests])
         row = {"prompt": prompt, "method": (method_names or {}).get(prompt, prompt), "replies": len(requests)}
         for variant in ("free", "constrained"):
             config = generating.with_(max_tokens=GENERATED_REPLY_TOKENS[variant])
             if variant == "constrained":
                 config = config.constrained(output_shape(prompt))
             run = run_judge(config, requests, mode=mode, store=store, provider=provider, progress=False)
-            scores = run.scores().reindex(truth.index).astype(float)
-            both = pd.DataFrame({"score": scores, "truth": truth}).dropna()
-            defined = len(both) > 2 and both["score"].nunique() > 1 and both["truth"].nunique() > 1
-            row[f"parsed_{variant}"] = len(both)
-            row[f"pearson_{variant}"] = 100 * both["score"].corr(both["truth"]) if defined else np.nan
-            row[f"mae_{variant}"] = (both["score"] - both["truth"]).abs().mean() if len(both) else np.nan
+            found = agreement_pct(run.scores().reindex(truth.index).astype(float), truth)
+            row[f"parsed_{variant}"] = found["n"]
+            row[f"pearson_{variant}"] = found["pearson_pct"]
+            row[f"mae_{variant}"] = found["mae"]
             if variant == "constrained":
                 row["shape_violations"] = run.report.n_shape_violations
         rows.append(row)
     columns = ["prompt", "method", "replies", "shape_violations", "parsed_free", "parsed_constrained",
                "pearson_free", "pearson_constrained", "mae_free", "mae_constrained"]
     return pd.DataFrame(rows, columns=columns)
-
-
-def _request_keys(frame: pd.DataFrame) -> list[str]:
-    from recjudge.prompts.serendipity import request_key
-
-    return [request_key(u, i) for u, i in frame[["user_id", "item_id"]].itertuples(index=False)]
 
 
 def recorded_gpt35():
