@@ -13,7 +13,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
-from recjudge.compendium.paths import project_root
+from recjudge.paths import project_root
 
 PAGE_SCRIPT = r"""
 const article = document.querySelector('article.bd-article') || document.querySelector('main');

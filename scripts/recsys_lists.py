@@ -18,8 +18,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from recjudge.compendium.paths import project_root
 from recjudge.data.loaders import load_movielens
+from recjudge.paths import project_root
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split
 from recjudge.recsys.models import RECOMMENDERS

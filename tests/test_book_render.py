@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from recjudge.compendium import book
-from recjudge.compendium.paths import project_root
+from recjudge.paths import project_root
 
 DATA_TOUR = "data_tour"
 CHROMIUM = "/usr/bin/chromium"

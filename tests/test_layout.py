@@ -1,14 +1,20 @@
-"""The package's layers: the engine, the data layer, meta-evaluation and the book's plumbing import no paper's
-package."""
+"""The package's layers, lowest first: nothing imports a layer above its own."""
 
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "recjudge"
-LOWER_LAYERS = ("data", "llm", "metaeval", "compendium")
-PAPER_PACKAGES = ("serendipity", "explanations", "surprise", "recsys", "metamorphic")
+#: Lowest first; a module may import its own layer and those below.
+LAYERS = (
+    ("paths", "settings"),
+    ("data",),
+    ("llm",),
+    ("prompts", "metaeval", "papers"),
+    ("compendium",),
+    ("serendipity", "explanations", "surprise", "recsys", "metamorphic", "trust"),
+    ("cli", "__main__"),
+)
+LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -30,13 +36,22 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("layer", LOWER_LAYERS)
-def test_lower_layers_import_no_paper_package(layer):
+def test_every_top_level_module_has_a_layer():
+    tops = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert tops == set(LAYER_OF), f"give these a layer in LAYERS: {sorted(tops ^ set(LAYER_OF))}"
+
+
+def test_nothing_imports_a_higher_layer():
     offenders = []
-    for path in sorted((PACKAGE / layer).rglob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        if parts == ("__init__.py",):
+            continue
+        own = LAYER_OF[parts[0].removesuffix(".py")]
         for module in imported_modules(path):
-            parts = module.split(".")
-            if len(parts) > 1 and parts[0] == "recjudge" and parts[1] in PAPER_PACKAGES:
+            names = module.split(".")
+            if len(names) > 1 and names[0] == "recjudge" and LAYER_OF.get(names[1], -1) > own:
                 offenders.append(f"{path.relative_to(PACKAGE)} imports {module}")
     assert not offenders, offenders
 
@@ -54,4 +69,4 @@ def test_every_concept_folder_documents_its_modules():
 
 def test_the_import_check_resolves_relative_imports():
     # llm/store.py reads its folder through ``from ..compendium import paths``
-    assert "recjudge.compendium.paths" in imported_modules(PACKAGE / "llm" / "store.py")
+    assert "recjudge.paths" in imported_modules(PACKAGE / "llm" / "store.py")

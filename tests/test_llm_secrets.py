@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 from mock_openai_server import FaultPlan, MockOpenAIServer
 
-from recjudge.compendium.paths import project_root
 from recjudge.compendium.results import save_table
 from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge
 from recjudge.llm.providers import get_provider
+from recjudge.paths import project_root
 
 # A fresh random value each run: it cannot be present in any file unless this run wrote it there.
 FAKE_KEY = "sk-recjudge-test-" + secrets.token_hex(16)

@@ -5,7 +5,7 @@ import pytest
 from recjudge.llm.batch import POLL_ENV, poll_seconds
 from recjudge.llm.providers.base import ProviderError
 from recjudge.llm.providers.openai_compat import TIMEOUT_ENV, timeout_from_env
-from recjudge.llm.settings import env_flag, env_number
+from recjudge.settings import env_flag, env_number
 
 
 @pytest.mark.parametrize("raw, kind, expected", [("2.5", float, 2.5), (" 16 ", int, 16), ("", float, None)])
@@ -71,7 +71,7 @@ def test_timeout_error_is_a_configuration_error(monkeypatch):
 @pytest.mark.parametrize("value", ["inf", "Infinity", "-inf", "nan", "1e999"])
 @pytest.mark.parametrize("name", ["RECJUDGE_LLM_TIMEOUT", "RECJUDGE_LLM_RPM", "RECJUDGE_LLM_MAX_USD"])
 def test_numbers_that_are_not_finite_are_refused_naming_the_variable(monkeypatch, name, value):
-    from recjudge.llm.settings import env_number
+    from recjudge.settings import env_number
 
     monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=name):

@@ -1,6 +1,5 @@
 """The book's plumbing.
 
-- ``paths``    project folders and the environment variables that move them
 - ``results``  result tables written under ``results/<chapter>/``
 - ``kernels``  the numeric kernels notebooks run on, the same on AVX2 and AVX-512 machines
 - ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged
@@ -8,7 +7,8 @@
   cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
-- ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text
+- ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
+  and the plots chapters share
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links
 - ``at_a_glance``  the at-a-glance page's rows, every number read from the result tables by name
 

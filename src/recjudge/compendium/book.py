@@ -41,7 +41,7 @@ from typing import Iterator
 
 import yaml
 
-from recjudge.compendium.paths import project_root
+from recjudge.paths import project_root
 
 MATHJAX_PACKAGE = "mathjax"
 VENDOR_DIR = Path("vendor")

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 
 import nbformat
 
-from recjudge.compendium.paths import DATA_MIRROR_ENV
 from recjudge.data.fetch import locate
 from recjudge.data.registry import get_spec
+from recjudge.paths import DATA_MIRROR_ENV
 
 NEEDS_TAG_PREFIX = "needs:"
 ONLY_TAG_PREFIX = "only:"

@@ -28,11 +28,12 @@ import html
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib is imported when a function needs it
+    import pandas as pd
     from matplotlib.figure import Figure
 
 #: The Okabe-Ito palette (Okabe & Ito 2008), distinguishable under the common colour-vision deficiencies.
@@ -281,7 +282,29 @@ def captioned(fig: Figure, caption: str, alt: str, *, name: str | None = None, f
                            alt.strip(), name)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Shared plots
+
+def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Mapping[str, str] | None = None):
+    """Mean, best and worst value per ensemble size, one panel per metric (Kang et al. Figures 5-6 shape).
+    ``size_table``: rows of ``ensemble_size_table`` (one ``by`` group)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(FIGURE_WIDTH_IN, 3.4), squeeze=False)
+    series_colours = colours(3)
+    for ax, metric in zip(axes.flat, metrics):
+        part = size_table[size_table["metric"] == metric].sort_values("n")
+        for (column, name), colour, marker in zip((("mean", "mean"), ("best", "best"), ("worst", "worst")),
+                                                  series_colours, MARKERS):
+            ax.plot(part["n"], part[column], marker=marker, color=colour, label=name)
+        label = (labels or {}).get(metric, metric)
+        ax.set(xlabel="Ensemble size", ylabel=label, title=label, xticks=sorted(part["n"].unique()))
+    axes.flat[0].legend(frameon=False)
+    fig.tight_layout()
+    return fig
+
+
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
            "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
-           "figure_metadata", "CaptionedFigure", "captioned"]
+           "figure_metadata", "CaptionedFigure", "captioned", "plot_size_table"]

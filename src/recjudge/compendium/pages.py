@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from IPython.display import Markdown
 
-from recjudge.compendium.paths import project_root, results_dir
+from recjudge.paths import project_root, results_dir
 
 #: CSS class of the opening box and of the verdict (the browser test looks for them).
 OPENING_CLASS = "run-facts"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from recjudge.compendium.paths import results_dir
+from recjudge.paths import results_dir
 
 #: A plain file name: letters, digits, '_', '-' and '.', not starting with '.' (so never '.' or '..').
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")

@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.compendium.paths import project_root, results_dir, store_dir
+from recjudge.paths import project_root, results_dir, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"

@@ -35,7 +35,7 @@ import pandas as pd
 
 from recjudge.data.errors import ChecksumError, DataError, MissingDataError, UnsafeArchiveError
 from recjudge.data.registry import REGISTRY, DatasetSpec, get_spec
-from recjudge.compendium.paths import DATA_MIRROR_ENV, data_mirror, raw_data_dir, sample_data_dir
+from recjudge.paths import DATA_MIRROR_ENV, data_mirror, raw_data_dir, sample_data_dir
 
 Origin = Literal["mirror", "raw", "sample"]
 Status = Literal["complete", "partial", "sample", "missing", "invalid"]

@@ -26,7 +26,7 @@ import pandas as pd
 from recjudge.data import _csv
 from recjudge.data.errors import DataSchemaError, MissingDataError
 from recjudge.data.fetch import fetch, locate
-from recjudge.compendium.paths import project_root
+from recjudge.paths import project_root
 
 SERENDIPITY = "serendipity-2018"
 SYNTHETIC_SERENDIPITY = "serendipity-2018-synthetic"

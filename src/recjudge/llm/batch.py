@@ -53,10 +53,10 @@ from typing import Any, TypeVar
 
 from filelock import FileLock
 
+from ..settings import env_number
 from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
 from .retry import RetryPolicy
-from .settings import env_number
 from .store import ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).

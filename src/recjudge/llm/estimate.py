@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..settings import env_flag, env_number
 from . import pricing
 from .config import JudgeConfig
-from .settings import env_flag, env_number
 
 #: Environment variable: the most a live job may be estimated to cost (USD) before it needs confirming.
 MAX_USD_ENV = "RECJUDGE_LLM_MAX_USD"

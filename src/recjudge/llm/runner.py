@@ -55,7 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compendium.paths import store_dir
+from ..paths import store_dir
+from ..settings import env_flag, env_number
 from . import batch as batch_api
 from . import shapes
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
@@ -71,7 +72,6 @@ from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
 from .report import JudgeRun, Parser, assemble
 from .retry import RateLimiter, RetryPolicy
-from .settings import env_flag, env_number
 from .store import (
     MissingReplies,
     ResponseStore,
@@ -290,7 +290,7 @@ def run_judge(
 
     parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5), or for a constrained
             configuration the answer of its output shape (``shapes.answer_parser``).
-    store: a ResponseStore or folder; default ``recjudge.compendium.paths.store_dir()``.
+    store: a ResponseStore or folder; default ``recjudge.paths.store_dir()``.
     mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
     concurrency: the most requests in flight: the cap of the adaptive limit, or the fixed limit; default env
         RECJUDGE_LLM_CONCURRENCY, else per provider (adaptive: ``DEFAULT_ADAPTIVE_CAP``, openai 64, anthropic 32;

@@ -1,6 +1,6 @@
 """The response store: every LLM reply the project has ever received, content-addressed and never expiring.
 
-Layout (a folder, by default ``recjudge.compendium.paths.store_dir()``)::
+Layout (a folder, by default ``recjudge.paths.store_dir()``)::
 
     <root>/<provider>/<model-slug>/<h>.jsonl     16 shards per model, <h> = first hex digit of the key
     <root>/.locks/                               lock files (git-ignored by the .gitignore the store writes)
@@ -83,7 +83,7 @@ from typing import Annotated, Any, Iterable, Iterator, Mapping, NamedTuple, Sequ
 import msgspec
 from filelock import FileLock
 
-from ..compendium import paths
+from .. import paths
 
 KEY_VERSION = 1
 LOGPROB_MIN_POSITIONS = 16

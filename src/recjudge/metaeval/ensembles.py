@@ -235,24 +235,3 @@ def grid_search(base: Mapping[str, pd.Series], others: Mapping[str, pd.Series], 
                          **metric(cells[name].reindex(truth.index).to_numpy(dtype=float),
                                   truth.to_numpy(dtype=float))})
     return cells, pd.DataFrame(rows)
-
-
-def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Mapping[str, str] | None = None):
-    """Mean, best and worst value per ensemble size, one panel per metric (Kang et al. Figures 5-6 shape).
-    ``size_table``: rows of ``ensemble_size_table`` (one ``by`` group)."""
-    import matplotlib.pyplot as plt
-
-    from recjudge.compendium import figures
-
-    fig, axes = plt.subplots(1, len(metrics), figsize=(figures.FIGURE_WIDTH_IN, 3.4), squeeze=False)
-    colours = figures.colours(3)
-    for ax, metric in zip(axes.flat, metrics):
-        part = size_table[size_table["metric"] == metric].sort_values("n")
-        for (column, name), colour, marker in zip((("mean", "mean"), ("best", "best"), ("worst", "worst")),
-                                                  colours, figures.MARKERS):
-            ax.plot(part["n"], part[column], marker=marker, color=colour, label=name)
-        label = (labels or {}).get(metric, metric)
-        ax.set(xlabel="Ensemble size", ylabel=label, title=label, xticks=sorted(part["n"].unique()))
-    axes.flat[0].legend(frameon=False)
-    fig.tight_layout()
-    return fig

@@ -215,7 +215,7 @@ def check_environment(mode: str | None) -> str:
     """The store mode (--mode, else env RECJUDGE_LLM_MODE); InputError naming a setting the judge cannot read."""
     from recjudge.llm import runner
     from recjudge.llm.estimate import MAX_USD_ENV
-    from recjudge.llm.settings import env_number
+    from recjudge.settings import env_number
 
     try:
         env_number(MAX_USD_ENV)

@@ -52,9 +52,9 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import log_softmax
 
+from ...settings import env_number
 from .. import shapes
 from ..models import OPTIONAL_MODELS, ModelNotFetched, fetched_model_path
-from ..settings import env_number
 from .base import Completion, Message, ProviderError
 
 #: Name of the default local model (the one notebooks use when no other judge is configured).

@@ -42,8 +42,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...settings import env_number
 from .. import shapes
-from ..settings import env_number
 from ._common import (
     MAX_BODY_BYTES,
     SERVER_KEY_ENV,
