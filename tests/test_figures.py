@@ -1,6 +1,5 @@
 """The book's figure style: a colour-blind-safe palette, few series per panel, legible text, caption and alt text."""
 
-import re
 
 import matplotlib
 
@@ -85,48 +84,49 @@ def test_check_figure_flags_crowded_small_and_unlabelled_figures():
     assert any("pt as displayed" in p for p in figures.check_figure(wide))
 
 
-def test_figure_metadata_is_what_myst_nb_reads():
-    meta = figures.figure_metadata("Potential surprise by time frame.",
-                                   "Six lines, one per item model; the normalised surprise falls with each frame.",
-                                   name="fig-surprise-by-frame")
-    assert meta == {"mystnb": {"figure": {"caption": "Potential surprise by time frame.",
-                                          "name": "fig-surprise-by-frame"},
-                               "image": {"alt": "Six lines, one per item model; the normalised surprise falls with "
-                                                "each frame."}}}
-    with pytest.raises(ValueError, match="alt"):
-        figures.figure_metadata("A caption.", " ")
-    with pytest.raises(ValueError, match="caption"):
-        figures.figure_metadata("", "alt text")
-    with pytest.raises(ValueError, match="name"):
-        figures.figure_metadata("A caption.", "Alt text.", name="Fig 1")
+def test_glue_figure_glues_an_svg_and_its_caption_for_a_numbered_figure(monkeypatch):
+    import myst_nb
 
-
-def test_the_cell_metadata_keys_exist_in_the_installed_myst_nb():
-    from myst_nb.core.config import NbParserConfig
-
-    fields = NbParserConfig.__dataclass_fields__
-    assert NbParserConfig().cell_metadata_key == "mystnb"
-    assert fields["render_figure_options"].metadata["cell_key"] == "figure"
-    assert fields["render_image_options"].metadata["cell_key"] == "image"
-
-
-def test_captioned_figure_emits_figure_img_alt_and_figcaption():
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.update({name: (value, display)}))
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3], [1, 4, 9], label="ours")
     ax.set_xlabel("Rank")
     ax.set_ylabel("Score")
-    shown = figures.captioned(fig, "Scores by rank (Pearson r = 0.98).", 'A line rising from 1 to 9, "ours".',
-                              name="fig-scores")
-    page = shown._repr_html_()
-    assert re.search(r'<figure class="recjudge-figure" id="fig-scores"[^>]*><img src="data:image/svg\+xml;base64,',
-                     page)
-    assert 'alt="A line rising from 1 to 9, &quot;ours&quot;."' in page
-    assert "<figcaption" in page and "Scores by rank (Pearson r = 0.98).</figcaption></figure>" in page
-    assert shown.image.startswith(b"<?xml") and b"<dc:date>" not in shown.image
-    assert not plt.fignum_exists(fig.number)  # closed: the notebook shows it once
+    figures.glue_figure("fig-scores", fig, "Scores by rank\n (Pearson r = 0.98).")
+    image, shown = glued["fig-scores"]
+    assert not shown and set(image._repr_mimebundle_()) == {"image/svg+xml"}
+    assert image.svg.startswith("<?xml") and "<dc:date>" not in image.svg
+    caption, _ = glued["fig-scores" + figures.CAPTION_SUFFIX]
+    assert caption._repr_markdown_() == "Scores by rank (Pearson r = 0.98)."
+    assert not plt.fignum_exists(fig.number)  # closed: the notebook shows it once, where the text places it
+
+    again, ax = plt.subplots()
+    ax.plot([1, 2, 3], [1, 4, 9], label="ours")
+    ax.set_xlabel("Rank")
+    ax.set_ylabel("Score")
+    assert figures.glue_figure("fig-scores", again) is None  # a cell ending with it shows nothing
+    assert glued["fig-scores"][0].svg == image.svg  # the same figure, the same file
+    with pytest.raises(ValueError, match="'fig-'"):
+        figures.glue_figure("Fig 1", again)
+    with pytest.raises(ValueError, match="empty caption"):
+        figures.glue_figure("fig-scores", again, " ")
 
     crowded, ax = plt.subplots()
     for i in range(8):
         ax.plot([0, 1], [0, i], label=str(i))
-    with pytest.raises(ValueError, match="8 series"):
-        figures.captioned(crowded, "Caption.", "Alt text.")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    with pytest.raises(ValueError, match="series"):
+        figures.glue_figure("fig-crowded", crowded, "Too many lines.")
+
+
+def test_a_figure_not_drawn_still_resolves_with_its_reason(monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.update({name: value}))
+    figures.glue_not_drawn("fig-genres", "`movielens-latest-2018-movies` is not in this build.")
+    assert glued["fig-genres"]._repr_markdown_() == "*`movielens-latest-2018-movies` is not in this build.*"
+    assert "Not drawn" in glued["fig-genres" + figures.CAPTION_SUFFIX]._repr_markdown_()
+

@@ -5,16 +5,9 @@ At the top of a chapter::
     from recjudge.compendium import figures
     figures.use_book_style()        # SVG output, colour-blind-safe palette, 7 in wide, 10 pt base font
 
-A figure cell draws with matplotlib as usual and carries the cell metadata that MyST-NB (the book's notebook
-reader) turns into a numbered ``<figure>`` with a ``<figcaption>`` and the image's ``alt`` text::
-
-    {"mystnb": {"figure": {"caption": "...", "name": "fig-..."}, "image": {"alt": "..."}}}
-
-:func:`figure_metadata` builds that dictionary (and checks it); put it into the cell's metadata (``"mystnb"`` key).
-A figure in such a cell is numbered by the book ("Fig. 2.1") and can be cited with ``{numref}`fig-...```; the
-wrapper applies to every image the cell displays, so a figure cell displays one figure. Where a caption must hold
-computed numbers, :func:`captioned` emits the figure itself as an HTML ``<figure>`` (inline SVG image with ``alt``,
-``<figcaption>``), unnumbered.
+A figure cell draws with matplotlib as usual and glues the figure and its caption (:func:`glue_figure`, in a cell
+removed from the page); the chapter's text places it with MyST-NB's ``glue:figure`` directive, which numbers it
+("Fig. 3"), gives the image its ``alt`` text and makes it citable with ``{numref}`fig-...```.
 
 :func:`check_figure` lists what makes a figure hard to read (more than :data:`MAX_SERIES` series in a panel,
 text smaller than :data:`MIN_FONT_PT` as displayed at the column width, axes without labels or with snake_case
@@ -23,8 +16,6 @@ labels); :func:`series_panels` splits more series than a panel should hold into 
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import math
 import re
@@ -215,71 +206,86 @@ def assert_legible(fig: Figure, **kwargs) -> Figure:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Caption and alt text
+# Numbered figures
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+_NAME = re.compile(r"^fig-[a-z0-9-]+$")
 
-
-def figure_metadata(caption: str, alt: str, name: str | None = None) -> dict[str, Any]:
-    """The cell metadata that makes MyST-NB wrap a cell's image in a numbered figure with a caption and alt text:
-    ``{"mystnb": {"figure": {"caption": caption, "name": name}, "image": {"alt": alt}}}`` (merge it into the
-    cell's metadata). ``name`` (e.g. ``"fig-surprise-by-frame"``) is the label ``{numref}`` cites."""
-    caption, alt = caption.strip(), alt.strip()
-    if not caption:
-        raise ValueError("a figure needs a caption")
-    if not alt:
-        raise ValueError("a figure needs alt text: one or two sentences on what the figure shows")
-    if alt == caption:
-        raise ValueError("the alt text describes the image for readers who cannot see it; do not repeat the caption")
-    figure: dict[str, str] = {"caption": caption}
-    if name is not None:
-        if not _NAME.match(name):
-            raise ValueError(f"figure name {name!r}: lower-case letters, digits and '-' only (e.g. 'fig-limits')")
-        figure["name"] = name
-    return {"mystnb": {"figure": figure, "image": {"alt": alt}}}
+#: The suffix of the key under which :func:`glue_figure` glues a figure's caption.
+CAPTION_SUFFIX = "-caption"
 
 
-@dataclass
-class CaptionedFigure:
-    """A figure as an HTML ``<figure>``: the image (SVG, or PNG) with alt text, and a ``<figcaption>``."""
+@dataclass(frozen=True)
+class SvgImage:
+    """An image as SVG text, displayed (and glued) as ``image/svg+xml`` only, so MyST-NB writes one file per figure
+    and the build does not depend on the notebook's matplotlib formats."""
 
-    image: bytes
-    mime: str
-    caption: str
-    alt: str
-    name: str | None = None
+    svg: str
 
-    def _repr_html_(self) -> str:
-        data = base64.b64encode(self.image).decode("ascii")
-        ident = f' id="{html.escape(self.name)}"' if self.name else ""
-        return (f'<figure class="recjudge-figure"{ident} style="margin:1em 0">'
-                f'<img src="data:{self.mime};base64,{data}" alt="{html.escape(self.alt)}" '
-                f'style="max-width:100%;height:auto">'
-                f'<figcaption style="font-size:0.9em">{html.escape(self.caption)}</figcaption></figure>')
-
-    def __repr__(self) -> str:
-        return f"<figure: {self.caption}>"
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        return {"image/svg+xml": self.svg}
 
 
-def captioned(fig: Figure, caption: str, alt: str, *, name: str | None = None, fmt: str = "svg",
-              check: bool = True, close: bool = True) -> CaptionedFigure:
-    """``fig`` as an HTML ``<figure>`` with ``alt`` text and a ``<figcaption>`` (for a caption holding computed
-    numbers; the cell-metadata route of :func:`figure_metadata` gives numbered figures). With ``check``, raise
-    when :func:`check_figure` finds problems; with ``close``, close ``fig`` so that the notebook does not show it
-    a second time."""
-    figure_metadata(caption, alt, name)  # the same checks on caption, alt and name
-    if fmt not in ("svg", "png"):
-        raise ValueError("fmt must be 'svg' or 'png'")
-    if check:
-        assert_legible(fig)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, bbox_inches="tight", metadata={"Date": None} if fmt == "svg" else None)
+def svg_image(fig: Figure, *, close: bool = True) -> SvgImage:
+    """``fig`` as SVG without a date, so that a rebuild writes the same file; with ``close``, close ``fig`` so that
+    the notebook does not show it a second time."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     if close:
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-    return CaptionedFigure(buffer.getvalue(), "image/svg+xml" if fmt == "svg" else "image/png", caption.strip(),
-                           alt.strip(), name)
+    return SvgImage(buffer.getvalue())
+
+
+def glue_figure(name: str, fig: Figure, caption: str | None = None, *, check: bool = True) -> None:
+    """Glue ``fig`` under ``name`` and its caption (MyST markdown, which may hold computed numbers) under
+    ``name + CAPTION_SUFFIX``, for a numbered figure written in the chapter's text::
+
+        ```{glue:figure} fig-scores
+        :name: fig-scores
+        :alt: One or two sentences on what the figure shows, for readers who cannot see it.
+
+        {glue:md}`fig-scores-caption`
+        ```
+
+    ``name`` is also the label ``{numref}`` cites (``fig-`` then lower-case letters, digits and ``-``). A caption
+    without computed parts can be written in the directive instead (``caption=None``). With ``check``, raise when
+    :func:`check_figure` finds problems. Returns nothing, so that a cell ending with it shows nothing: the
+    figure appears where the text places it."""
+    from myst_nb import glue
+
+    if not _NAME.match(name):
+        raise ValueError(f"figure name {name!r}: 'fig-' then lower-case letters, digits and '-' (e.g. 'fig-limits')")
+    if caption is not None and not caption.strip():
+        raise ValueError(f"figure {name!r}: an empty caption; write it in the glue:figure directive or pass one")
+    if check:
+        assert_legible(fig)
+    image = svg_image(fig)
+    glue(name, image, display=False)
+    if caption is not None:
+        glue(name + CAPTION_SUFFIX, Markdown(" ".join(caption.split())), display=False)
+
+
+
+def glue_not_drawn(name: str, reason: str) -> None:
+    """Glue, under a figure's ``name``, the reason it is not drawn in this build (its data are absent, say), so the
+    chapter's ``glue:figure`` still resolves and later figures keep their numbers."""
+    from myst_nb import glue
+
+    glue(name, Markdown(f"*{reason.strip().rstrip('.')}.*"), display=False)
+    glue(name + CAPTION_SUFFIX, Markdown("Not drawn in this build."), display=False)
+
+class Markdown:
+    """Text displayed as ``text/markdown`` (what ``{glue:md}`` pastes), without importing IPython here."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -307,4 +313,4 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
            "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
-           "figure_metadata", "CaptionedFigure", "captioned", "plot_size_table"]
+           "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "Markdown", "plot_size_table"]

@@ -302,6 +302,9 @@ __all__ = ["HISTORY_END", "HISTORY_START", "K_VALUES", "L_VALUES", "METRICS", "M
 
 #: Khirbat et al. (2024) Tables 2-4, numbers as printed (GPT-3.5-turbo, ml-latest-small read as "MovieLens 100k";
 #: ``recjudge.papers``).
+#: A model that answers with a ranked list in fewer of its replies than this share is not yet a recommender whose
+#: lists a relation can move (the paper's GPT-3.5-turbo answered with lists throughout).
+LIST_SHARE_NEEDED = 0.9
 PAPER_TABLE_2 = papers.table("khirbat2024metamorphic_table2")
 PAPER_TABLE_3 = papers.table("khirbat2024metamorphic_table3")
 PAPER_TABLE_4 = papers.table("khirbat2024metamorphic_table4")

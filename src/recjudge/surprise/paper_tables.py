@@ -18,9 +18,11 @@ from recjudge.surprise.recommenders import RECOMMENDERS
 LIMA_PERES_TABLE2 = papers.path("lima_limits_to_surprise_table2")
 #: The statistics Table 2 gives per recommender, in its order (St.Dev. is ``sd``).
 TABLE2_STATISTICS = ("median", "mean", "sd")
+#: A mean normalised surprise (a 0-1 scale) within this distance of Table 2's counts as close to the paper's.
+MAGNITUDE_CLOSE = 0.05
 
-__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "DISCUSSION_CVS", "lima_peres_table2", "lima_peres_table2_long",
-           "coefficients_of_variation"]
+__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "MAGNITUDE_CLOSE", "DISCUSSION_CVS", "lima_peres_table2",
+           "lima_peres_table2_long", "coefficients_of_variation"]
 
 
 def lima_peres_table2() -> pd.DataFrame:
