@@ -26,7 +26,9 @@ DATA_TOUR = "data_tour"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1600")
+                  "--disable-component-update", "--disable-sync", "--no-first-run")
+#: A laptop window, and a phone's (the width of the common 390 px phones).
+LAPTOP, PHONE = (1280, 1600), (390, 844)
 # Requests that leave the machine (the browser's own chrome:// pages are not the book's).
 NETWORK_SCHEMES = {"http", "https", "ws", "wss", "ftp"}
 
@@ -56,8 +58,8 @@ def chapter_title(executed_notebook: Path) -> str:
 
 
 @contextlib.contextmanager
-def chromium(monkeypatch: pytest.MonkeyPatch):
-    """A headless Chromium driven by Selenium, 1280 px wide, with a throw-away profile."""
+def chromium(monkeypatch: pytest.MonkeyPatch, window: tuple[int, int] = LAPTOP):
+    """A headless Chromium driven by Selenium (a 1280 px wide window unless told), with a throw-away profile."""
     if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
         skip_or_fail("Debian chromium and chromium-driver are not installed")
     from selenium import webdriver
@@ -66,7 +68,7 @@ def chromium(monkeypatch: pytest.MonkeyPatch):
     profile = tempfile.mkdtemp(prefix="recjudge-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
+    for flag in (*CHROMIUM_FLAGS, f"--window-size={window[0]},{window[1]}", f"--user-data-dir={profile}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     monkeypatch.setenv("SE_OFFLINE", "true")  # never let Selenium Manager look for drivers online
@@ -301,8 +303,10 @@ def test_figures_have_alt_text_and_a_caption(page_facts, page: str) -> None:
 
     no_alt = [name(image) for image in images if not image_is_described(image)]
     no_caption = [name(image) for image in images if not (image["figure"] and image["caption"])]
+    unnumbered = [name(image) for image in images if image["figure"] and not re.match(r"Fig\. \d+", image["caption"])]
     assert not no_alt, f"{page}: figure(s) without alt text (or aria-label / <title>): {no_alt}"
     assert not no_caption, f"{page}: figure(s) not in a <figure> with a non-empty <figcaption>: {no_caption}"
+    assert not unnumbered, f"{page}: figure(s) without a number (glue:figure with :name:): {unnumbered}"
 
 
 @pytest.mark.browser
@@ -319,6 +323,103 @@ def test_chapter_opens_with_its_findings_and_a_box_saying_what_the_run_is(page_f
     assert facts["verdict_top"] < FIRST_SCREEN_PX, (
         f"{page}: the verdict starts {facts['verdict_top']} px down, below the first screen of a 1280 x "
         f"{FIRST_SCREEN_PX} px window: a chapter's findings come first")
+
+
+def test_every_full_table_note_links_to_its_csv(html_dir: Path) -> None:
+    """A table's "Full table: results/<chapter>/<name>.csv" note is a link, and the CSV is published with the book."""
+    note = re.compile(r'<p class="recjudge-table-note">(.*?)</p>', re.S)
+    unlinked, broken, notes = [], [], 0
+    for page in sorted((html_dir / CHAPTER_DIR).glob("*.html")):
+        for text in note.findall(page.read_text(encoding="utf-8")):
+            if "Full table:" not in text:
+                continue
+            notes += 1
+            link = re.search(r'<a href="([^"]+)">', text)
+            if not link:
+                unlinked.append(f"{page.name}: {text[:80]}")
+            elif not (page.parent / link.group(1)).resolve().is_file():
+                broken.append(f"{page.name}: {link.group(1)}")
+    assert notes, "no chapter shows a 'Full table' note: has the note's markup changed?"
+    assert not unlinked, f"'Full table' notes without a link: {unlinked}"
+    assert not broken, f"'Full table' links to CSVs the book does not publish: {broken}"
+
+
+# Reading a page on a phone and in dark mode: what overflows the screen, and text that is too faint to read.
+READING_SCRIPT = r"""
+const article = document.querySelector('article.bd-article') || document.querySelector('main');
+const rgba = (text) => (text.match(/[\d.]+/g) || []).map(Number).concat([1]).slice(0, 4);
+const background = (el) => {
+  for (let node = el; node; node = node.parentElement) {
+    const [r, g, b, a] = rgba(getComputedStyle(node).backgroundColor);
+    if (a > 0.5) return [r, g, b];
+  }
+  return rgba(getComputedStyle(document.body).backgroundColor).slice(0, 3);
+};
+const opacity = (el) => {
+  let value = 1;
+  for (let node = el; node; node = node.parentElement) value *= parseFloat(getComputedStyle(node).opacity);
+  return value;
+};
+const luminance = ([r, g, b]) => {
+  const channel = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+};
+const contrast = (el) => {
+  const back = background(el);
+  const [r, g, b, a] = rgba(getComputedStyle(el).color);
+  const alpha = a * opacity(el);
+  const fore = [r, g, b].map((c, i) => alpha * c + (1 - alpha) * back[i]);
+  const [light, dark] = [luminance(fore), luminance(back)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+};
+const faint = [...article.querySelectorAll('p, li, figcaption, caption, td, th, .admonition-title')]
+  .filter((el) => el.textContent.trim() && el.offsetParent !== null)
+  .map((el) => ({text: el.textContent.replace(/\s+/g, ' ').trim().slice(0, 60), ratio: contrast(el)}))
+  .filter((item) => item.ratio < 4.5);
+return {
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+  faint: faint.slice(0, 5),
+  n_faint: faint.length,
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def reading(html_dir: Path):
+    """reading(name, window, dark): what READING_SCRIPT finds on the chapter page ``name``."""
+    drivers: dict[tuple[int, int], object] = {}
+    with pytest.MonkeyPatch.context() as monkeypatch, contextlib.ExitStack() as stack:
+        def facts(name: str, window: tuple[int, int], dark: bool = False) -> dict:
+            if window not in drivers:
+                drivers[window] = stack.enter_context(chromium(monkeypatch, window))
+            driver = drivers[window]
+            page = html_dir / CHAPTER_DIR / f"{name}.html"
+            if not page.is_file():
+                skip_or_fail(f"{page} missing: is {name} in runplan.yaml and was the book rebuilt?")
+            driver.get(page.as_uri())
+            # The theme's own switch: it stores the choice and sets data-theme on <html>.
+            driver.execute_script(f"localStorage.setItem('theme', '{'dark' if dark else 'light'}');"
+                                  f"document.documentElement.dataset.theme = '{'dark' if dark else 'light'}';"
+                                  f"document.documentElement.dataset.mode = '{'dark' if dark else 'light'}';")
+            return driver.execute_script(READING_SCRIPT)
+
+        yield facts
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", pages())
+def test_a_phone_reads_the_page_without_scrolling_sideways(reading, page: str) -> None:
+    facts = reading(page, PHONE)
+    assert facts["overflow"] <= 1, (f"{page}: at {PHONE[0]} px wide the page is {facts['overflow']} px wider than "
+                                    "the screen (wide tables and figures scroll in their own box)")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", pages())
+def test_text_stays_readable_in_dark_mode(reading, page: str) -> None:
+    facts = reading(page, LAPTOP, dark=True)
+    assert not facts["n_faint"], (f"{page}: {facts['n_faint']} text element(s) below a 4.5:1 contrast in dark mode, "
+                                  f"e.g. {facts['faint']}")
 
 
 def test_no_page_prints_a_missing_number_as_nan(html_dir: Path) -> None:

@@ -133,7 +133,8 @@ def test_long_tables_are_cut_and_point_to_the_full_csv():
     table = format_table(df, max_rows=10, full_table=("normalised_surprise", "table2"))
     assert len(table.data) == 10
     assert table.note == "Showing 10 of 50 rows. Full table: results/normalised_surprise/table2.csv"
-    assert "Full table: results/normalised_surprise/table2.csv" in table._repr_html_()
+    assert ('Full table: <a href="../../results/normalised_surprise/table2.csv">results/normalised_surprise/table2.csv'
+            '</a>') in table._repr_html_()  # a link from the chapter's page to the CSV published beside the book
     assert format_table(df.head(3), full_table=("c", "t")).note == "Full table: results/c/t.csv"
 
 
@@ -247,7 +248,7 @@ def test_html_is_compact_classed_and_free_of_nan_and_scientific_notation(kang_li
     assert "<th" in page and "index" not in page.lower().replace("z-index", "")
     assert 'colspan="3" scope="colgroup">Pearson (%)</th>' in page
     assert 'rowspan="2" scope="col">Method</th>' in page
-    assert "Full table: results/proxy_vs_llm/table2.csv" in page
+    assert 'Full table: <a href="../../results/proxy_vs_llm/table2.csv">' in page
     assert "Table 2 beside ours. Dataset: Serendipity-2018." in repr(table)
 
 
@@ -283,3 +284,16 @@ def test_mean_sd_in_percent_points_by_default():
     frame = pd.DataFrame({"ndcg_mean": [0.1234, 0.5], "ndcg_std": [0.01, float("nan")]})
     assert mean_sd(frame, "ndcg") == ["12.34 ± 1.00", "50.00 ± nan"]
     assert mean_sd(frame, "ndcg", decimals=3, scale=1) == ["0.123 ± 0.010", "0.500 ± nan"]
+
+
+def test_a_chapter_numbers_its_captioned_tables_in_the_order_it_shows_them():
+    df = pd.DataFrame({"method": ["a", "b"], "mae": [0.5, 0.25]})
+    first, second = format_table(df, caption="First"), format_table(df, caption="Second")
+    uncaptioned = format_table(df)
+    second_html, first_html = second._repr_html_(), first._repr_html_()
+    shown_again = second._repr_html_()
+    number = int(re.search(r"Table (\d+)\. </span>Second", second_html).group(1))
+    assert f"Table {number + 1}. </span>First" in first_html
+    assert shown_again == second_html  # shown twice, numbered once
+    assert "caption-number" not in uncaptioned._repr_html_() and uncaptioned.number is None
+    assert "caption-number" not in format_table(df, caption="Plain").to_html()  # only what a notebook shows

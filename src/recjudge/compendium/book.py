@@ -304,10 +304,23 @@ def _register_bibliography_style() -> None:
     register_plugin("pybtex.style.formatting", BIBLIOGRAPHY_STYLE, AuthorYearStyle, force=True)
 
 
+def _publish_results(app, exception) -> None:  # noqa: ANN001 (Sphinx event signature)
+    """Copy the result tables (``results/**/*.csv``) beside the pages, so that every "Full table" note links to
+    the CSV it names."""
+    if exception is not None or app.builder.format != "html":
+        return
+    source = Path(app.srcdir) / "results"
+    for csv in sorted(source.rglob("*.csv")):
+        target = Path(app.outdir) / "results" / csv.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(csv, target)
+
+
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
-    """Sphinx entry point: drop the Thebe loader (a remote script) from every page; register the bibliography's
-    author-year label style."""
+    """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables
+    beside the pages; register the bibliography's author-year label style."""
     app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("build-finished", _publish_results)
     _register_bibliography_style()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

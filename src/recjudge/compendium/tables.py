@@ -28,6 +28,7 @@ consoles, and ``.data``, the formatted cells as a DataFrame of strings.
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import numbers
 import re
@@ -236,8 +237,16 @@ class Table:
     note: str | None = None
     numeric_columns: frozenset = field(default_factory=frozenset)
     classes: tuple[str, ...] = (TABLE_CLASS,)
+    #: The CSV holding the table in full, relative to the project root ("results/<chapter>/<name>.csv"); the book
+    #: publishes ``results/`` beside its pages, so the note links to it.
+    full_table: str | None = None
+    #: Its number in the chapter ("Table 3."), given the first time a notebook displays a captioned table: a chapter
+    #: runs in a kernel of its own, so its tables are numbered 1, 2, ... in the order the reader meets them.
+    number: int | None = field(default=None, compare=False)
 
     def _repr_html_(self) -> str:
+        if self.caption and self.number is None:
+            self.number = next(_TABLE_NUMBERS)
         return _to_html(self)
 
     def to_html(self) -> str:
@@ -273,12 +282,18 @@ _CSS = (
 )
 
 
+_TABLE_NUMBERS = itertools.count(1)
+#: From a chapter's page (book/notebooks/<chapter>.html) to the book's root, where ``results/`` is published.
+PAGE_TO_ROOT = "../../"
+
+
 def _to_html(table: Table) -> str:
     data = table.data
     escape = html.escape
     out = [_CSS, f'<table class="{" ".join(table.classes)}">']
     if table.caption:
-        out.append(f"<caption>{escape(table.caption)}</caption>")
+        number = f'<span class="caption-number">Table {table.number}. </span>' if table.number else ""
+        out.append(f"<caption>{number}{escape(table.caption)}</caption>")
     out.append("<thead>")
     columns = list(data.columns)
     if isinstance(data.columns, pd.MultiIndex):
@@ -316,7 +331,11 @@ def _to_html(table: Table) -> str:
                    + "</tr>")
     out.append("</tbody></table>")
     if table.note:
-        out.append(f'<p class="{TABLE_CLASS}-note">{escape(table.note)}</p>')
+        note = escape(table.note)
+        if table.full_table:
+            path = escape(table.full_table)
+            note = note.replace(path, f'<a href="{PAGE_TO_ROOT}{path}">{path}</a>')
+        out.append(f'<p class="{TABLE_CLASS}-note">{note}</p>')
     return "".join(out)
 
 
@@ -362,7 +381,8 @@ def format_table(df: pd.DataFrame, formats: Mapping[str, FormatLike] | None = No
         if spec.numeric:
             numeric.add(header)
     data = pd.DataFrame(cells, index=range(len(shown)))
-    return Table(data, _caption(caption, lifted), _note(full_table, len(shown), total), frozenset(numeric))
+    return Table(data, _caption(caption, lifted), _note(full_table, len(shown), total), frozenset(numeric),
+                 full_table=_full_table_path(full_table))
 
 
 def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[str] | str,
@@ -459,7 +479,7 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
     data = pd.DataFrame({k: v.to_numpy() for k, v in columns.items()}, index=range(len(rows)))
     data.columns = pd.MultiIndex.from_tuples(list(columns))
     return Table(data, _caption(caption, lifted), _note(full_table, len(rows), total), frozenset(numeric),
-                 (TABLE_CLASS, PAPER_BESIDE_OURS_CLASS))
+                 (TABLE_CLASS, PAPER_BESIDE_OURS_CLASS), full_table=_full_table_path(full_table))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -550,15 +570,18 @@ def _caption(caption: str | None, lifted: list[str]) -> str | None:
     return " ".join(parts) or None
 
 
+def _full_table_path(full_table: tuple[str, str] | str | None) -> str | None:
+    if full_table is None or isinstance(full_table, str):
+        return full_table
+    chapter, name = full_table
+    return f"results/{chapter}/{name}.csv"
+
+
 def _note(full_table: tuple[str, str] | str | None, shown: int, total: int) -> str | None:
     cut = f"Showing {shown:,d} of {total:,d} rows." if shown < total else None
-    if full_table is None:
+    path = _full_table_path(full_table)
+    if path is None:
         return cut
-    if isinstance(full_table, str):
-        path = full_table
-    else:
-        chapter, name = full_table
-        path = f"results/{chapter}/{name}.csv"
     full = f"Full table: {path}"
     return f"{cut} {full}" if cut else full
 
