@@ -7,7 +7,8 @@ Typical use::
     run.table, run.scores(), print(run.report)
 
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
-llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (modes, dispatch, signals),
+llama.cpp, recorded), ``store`` (the content-addressed response store), ``entry``
+(a store entry's schema: built, normalised, checked), ``runner`` (modes, dispatch, signals),
 ``report`` (the run's table and report), ``concurrency`` (the adaptive limit of requests in flight), ``estimate``
 (tokens, cost and time before asking; the cost limit), ``retry`` (backoff and the requests-per-minute limit),
 ``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output shapes every

@@ -54,10 +54,11 @@ from typing import Any, TypeVar
 from filelock import FileLock
 
 from ..settings import env_number
+from .entry import entry_problem, max_stored_chars, now_utc, reply_entry
 from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
 from .retry import RetryPolicy
-from .store import ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record
+from .store import ResponseStore, model_slug
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
 BATCH_ENV = "RECJUDGE_LLM_BATCH"
@@ -626,19 +627,11 @@ def _collect(store: ResponseStore, ledger: BatchLedger, batch_id: str, status: B
 
 def _record(result: BatchResult, held: list[Any], batch_id: str, provider_name: str, model: str,
             max_chars: int) -> dict[str, Any]:
-    """The store entry of a batch reply (sanitised: what is written reads back)."""
+    """The store entry of a batch reply (``reply_entry``: what is written reads back)."""
     request_key, sample = held
-    completion = result.completion
-    assert completion is not None
-    provenance = dict(completion.provenance or {})
-    provenance["batch_id"] = batch_id
-    return sanitise_record({
-        "key": result.key, "provider": provider_name, "model": model, "sample": int(sample),
-        "request_key": request_key, "text": completion.text, "logprobs": completion.logprobs,
-        "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
-        "latency_s": None, "finish_reason": completion.finish_reason, "created": now_utc(),
-        "provenance": provenance,
-    }, max_chars=max_chars)
+    assert result.completion is not None and result.key is not None
+    return reply_entry(result.completion, key=result.key, provider=provider_name, model=model, sample=int(sample),
+                       request_key=request_key, max_chars=max_chars, batch_id=batch_id)
 
 
 def _missing(batch_id: str, status: BatchStatus, unreadable: str | None, n_unreadable: int) -> tuple[str, str]:

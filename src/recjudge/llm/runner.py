@@ -61,6 +61,7 @@ from . import batch as batch_api
 from . import shapes
 from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
+from .entry import max_stored_chars, reply_entry
 from .estimate import (
     JobEstimate,
     check_cost,
@@ -72,14 +73,7 @@ from .providers._common import redact
 from .providers.base import Message, Provider, ProviderError, TransientProviderError
 from .report import JudgeRun, Parser, assemble
 from .retry import RateLimiter, RetryPolicy
-from .store import (
-    MissingReplies,
-    ResponseStore,
-    StoreKeyer,
-    max_stored_chars,
-    now_utc,
-    sanitise_record,
-)
+from .store import MissingReplies, ResponseStore, StoreKeyer
 
 MODES = ("replay", "live", "auto")
 MODE_ENV = "RECJUDGE_LLM_MODE"
@@ -568,19 +562,11 @@ def _ask_all(
             finally:
                 if epoch is not None:
                     gate.release(epoch, outcome, retry_after, seconds)
-            record = {
-                "key": key, "provider": config.provider, "model": config.model, "sample": run,
-                "request_key": request.key, "text": completion.text, "logprobs": completion.logprobs,
-                "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
-                "latency_s": None if not isinstance(completion.latency_s, (int, float))
-                else round(completion.latency_s, 3),
-                "finish_reason": completion.finish_reason, "created": now_utc(),
-            }
-            if completion.provenance:
-                record["provenance"] = completion.provenance
-            try:
-                record = store.put_records([sanitise_record(record, max_chars=max_chars)])[0]
-            except (OSError, ValueError, TypeError) as exc:  # persisted before anything else can go wrong
+            try:  # persisted before anything else can go wrong
+                record = store.put_records([reply_entry(
+                    completion, key=key, provider=config.provider, model=config.model, sample=run,
+                    request_key=request.key, max_chars=max_chars)])[0]
+            except (OSError, ValueError, TypeError) as exc:
                 return _Outcome(None, f"reply received but not stored: {type(exc).__name__}: {exc}"[:300],
                                 attempts, "store")
             with rng_lock:
