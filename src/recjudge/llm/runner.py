@@ -70,7 +70,7 @@ from .estimate import (
 from .parsing import parse_likert
 from .providers import get_provider
 from .providers._common import redact
-from .providers.base import Message, Provider, ProviderError, TransientProviderError
+from .providers.base import Message, Provider, ProviderError, ProviderRequest, TransientProviderError
 from .report import JudgeRun, Parser, assemble
 from .retry import RateLimiter, RetryPolicy
 from .store import MissingReplies, ResponseStore, StoreKeyer
@@ -179,6 +179,14 @@ def _run_seed(seed: int | None, run: int, request_key: str) -> int | None:
         return None
     digest = hashlib.sha256(f"{int(seed)}:{int(run)}:{request_key}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1  # 31 bits: every provider's seed range
+
+
+def _provider_request(config: JudgeConfig, request: JudgeRequest, run: int) -> ProviderRequest:
+    """What is sent to the provider for sample ``run`` of ``request``."""
+    return ProviderRequest(request.messages, model=config.served_model or config.model,
+                           temperature=config.temperature, max_tokens=config.max_tokens,
+                           seed=_run_seed(config.seed, run, request.key), logprobs=config.scoring == "expected",
+                           options=config.provider_options())
 
 
 def _resolve_mode(mode: str | None) -> str:
@@ -369,10 +377,8 @@ def run_judge(
         prepare = getattr(provider, "prepare", None)
         if callable(prepare):
             prepare(served_model, explicit_identity=config.served_model is not None)
-        items = [batch_api.BatchItem(key, request.key, run, provider.request_body(
-            [dict(m) for m in request.messages], model=served_model, temperature=config.temperature,
-            max_tokens=config.max_tokens, seed=_run_seed(config.seed, run, request.key), logprobs=want_logprobs,
-            options=dict(options))) for key, (request, run) in to_ask.items()]
+        items = [batch_api.BatchItem(key, request.key, run, _provider_request(config, request, run).body_for(provider))
+                 for key, (request, run) in to_ask.items()]
         try:
             with _sigterm_raises_interrupt():
                 outcome = batch_api.ask_in_batches(
@@ -456,7 +462,6 @@ def _ask_all(
     state = {"successes": 0, "refusals": 0}
     abort: dict[str, str] = {}  # why the job was stopped early (set once)
     stop = threading.Event()  # interrupt or abort: every wait ends at once, no new request starts
-    served_model = config.served_model or config.model
     max_chars = max_stored_chars(config.max_tokens)
 
     waiting_said = threading.Event()
@@ -520,11 +525,7 @@ def _ask_all(
                     return not_asked(attempts)
                 attempts += 1
                 asked_at = time.monotonic()
-                completion = provider.complete(
-                    [dict(m) for m in request.messages], model=served_model, temperature=config.temperature,
-                    max_tokens=config.max_tokens, seed=_run_seed(config.seed, run, request.key), logprobs=want_logprobs,
-                    options=dict(options),
-                )
+                completion = _provider_request(config, request, run).send(provider)
                 outcome = SUCCESS
                 seconds = time.monotonic() - asked_at
             except TransientProviderError as exc:
