@@ -30,8 +30,8 @@ from recjudge.llm import (
     open_store,
     pricing,
     run_judge,
-    runner,
 )
+from recjudge.llm.ask_options import resolve_mode
 from recjudge.llm.estimate import check_cost
 from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
@@ -202,7 +202,7 @@ def _check_job_cost(config: JudgeConfig, builder: _PromptBuilder, chunks: list[p
                     mode: str | None, progress: bool) -> bool:
     """Price the whole job before any chunk is asked (``run_judge`` alone would price one chunk at a time);
     raises ``CostLimitExceeded`` above the limit.  Returns whether the chunks may skip their own check."""
-    if runner._resolve_mode(mode) == "replay":
+    if resolve_mode(mode) == "replay":
         return False
     estimates = [estimate_job(config, builder.requests(chunk), store) for chunk in chunks]
     total = dataclasses.replace(
