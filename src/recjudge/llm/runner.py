@@ -238,10 +238,7 @@ def _ask_in_batches(job: JudgeJob, mode: str, provider: Provider | None, ask: As
              for key, (request, run) in job.to_ask.items()]
     try:
         with sigterm_raises_interrupt():
-            outcome = batch_api.ask_in_batches(
-                backend, job.store, provider_name=config.provider, model=config.model,
-                max_tokens=config.max_tokens, items=items, records=job.records, errors=job.errors,
-                counters=job.counters, wait=ask.batch_wait, poll_s=ask.batch_poll_s)
+            outcome = batch_api.ask_in_batches(backend, job, items, wait=ask.batch_wait, poll_s=ask.batch_poll_s)
     except KeyboardInterrupt:
         raise JudgeInterrupted(
             f"{config.label}: interrupted while waiting for batches; they keep running at the provider and "
