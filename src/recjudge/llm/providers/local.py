@@ -423,14 +423,7 @@ class LocalProvider(ChatProvider):
             raise ProviderError(f"local provider: max_tokens must be >= 1, got {max_tokens}")
         chat = _check_messages(request.messages)
         loaded = self._model(model, merged)
-        sampling = {name: merged[name] for name in SAMPLING_OPTIONS if name in merged}
-        schema = merged.get(shapes.OPTION)
-        if schema is not None:
-            try:
-                sampling["grammar"] = shapes.llama_grammar(schema)
-            except shapes.ShapeError as exc:
-                raise ProviderError(f"local model {model!r}: {exc}", kind="configuration",
-                                    configuration=True) from None
+        sampling = _sampling(merged, model)
         recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if request.logprobs else None
         with loaded.lock:
             # The previous prompt's cache is reused only up to a batch boundary (``_align_prefix``, in the wrapped
@@ -451,25 +444,42 @@ class LocalProvider(ChatProvider):
                     f"local model {model!r} ({loaded.path.name}, n_ctx={loaded.n_ctx}): {exc}"
                 ) from None
             latency = time.perf_counter() - started
-            usage = response.get("usage") or {}
-            output_tokens = usage.get("completion_tokens")
+            output_tokens = (response.get("usage") or {}).get("completion_tokens")
             token_logprobs = None
             if recorder is not None:
                 # The position that produced the end-of-turn token is not a generated token: leave it out.
                 n_positions = output_tokens if output_tokens is not None else len(recorder.positions)
                 token_logprobs = recorder.as_dicts(loaded.llama, n_positions)
-        choice = response["choices"][0]
-        return Completion(
-            text=choice["message"].get("content") or "",
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=output_tokens,
-            logprobs=token_logprobs,
-            latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
-            extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
-            provenance={**runtime_provenance(_import_llama_cpp()), "gguf": loaded.path.name,
-                        "gguf_sha256": gguf_sha256(loaded.path)},
-        )
+        return _completion(response, loaded, latency, token_logprobs)
+
+
+def _sampling(options: dict[str, Any], model: str) -> dict[str, Any]:
+    """The sampling arguments of llama.cpp among ``options``, with the grammar of an output shape."""
+    sampling = {name: options[name] for name in SAMPLING_OPTIONS if name in options}
+    schema = options.get(shapes.OPTION)
+    if schema is not None:
+        try:
+            sampling["grammar"] = shapes.llama_grammar(schema)
+        except shapes.ShapeError as exc:
+            raise ProviderError(f"local model {model!r}: {exc}", kind="configuration", configuration=True) from None
+    return sampling
+
+
+def _completion(response: dict[str, Any], loaded: _LoadedModel, latency: float,
+                token_logprobs: list[dict[str, float]] | None) -> Completion:
+    usage = response.get("usage") or {}
+    choice = response["choices"][0]
+    return Completion(
+        text=choice["message"].get("content") or "",
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        logprobs=token_logprobs,
+        latency_s=latency,
+        finish_reason=choice.get("finish_reason"),
+        extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
+        provenance={**runtime_provenance(_import_llama_cpp()), "gguf": loaded.path.name,
+                    "gguf_sha256": gguf_sha256(loaded.path)},
+    )
 
 
 def _check_options(options: dict[str, Any]) -> None:
