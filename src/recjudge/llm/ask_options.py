@@ -18,7 +18,9 @@ from ..settings import env_flag, env_number
 from .batch import BATCH_ENV
 from .retry import RetryPolicy
 
-MODES = ("replay", "live", "auto")
+#: The dry-run mode (``recjudge.llm.plan``).
+PLAN = "plan"
+MODES = ("replay", "live", "auto", PLAN)
 MODE_ENV = "RECJUDGE_LLM_MODE"
 CONCURRENCY_ENV = "RECJUDGE_LLM_CONCURRENCY"
 ADAPTIVE_ENV = "RECJUDGE_LLM_ADAPTIVE"
@@ -35,7 +37,8 @@ FALLBACK_CONCURRENCY = 4
 class AskOptions:
     """How ``run_judge`` asks for what the store lacks; None means the default named here.
 
-    mode: "replay" | "live" | "auto"; default env RECJUDGE_LLM_MODE, else "auto".
+    mode: "replay" | "live" | "auto" | "plan" (see ``recjudge.llm.runner``); default env RECJUDGE_LLM_MODE, else
+        "auto".
     concurrency: the most requests in flight: the cap of the adaptive limit, or the fixed limit; default env
         RECJUDGE_LLM_CONCURRENCY, else per provider (adaptive: ``DEFAULT_ADAPTIVE_CAP``, openai 64, anthropic 32;
         fixed: ``DEFAULT_CONCURRENCY``, openai 8, anthropic 4; local 1 either way).

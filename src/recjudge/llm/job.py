@@ -3,7 +3,7 @@ for the others brought (``JudgeJob``); the prompts themselves (``JudgeRequest``)
 job stops on a signal (``JudgeInterrupted``).
 
 Every way of answering a job fills the same object: asking one prompt at a time (``recjudge.llm.workers``), the
-providers' batch APIs (``recjudge.llm.batch``) or recorded judgments; the report
+providers' batch APIs (``recjudge.llm.batch``), recorded judgments, or planning (``recjudge.llm.plan``); the report
 (``recjudge.llm.report``) is assembled from it alone.
 """
 

@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from . import pricing, shapes
+from .ask_options import PLAN
 from .config import JudgeConfig
 from .parsing import expected_score, modal_score
+from .plan import PLANNED
 from .store import model_slug
 
 if TYPE_CHECKING:
@@ -72,6 +74,8 @@ class RunReport:
     #: constrained runs (``JudgeConfig.output_shape``): replies that do not conform to the shape (a server that
     #: ignored the constraint, a reply cut by max_tokens), counted apart from ``n_unparsable``
     n_shape_violations: int = 0
+    #: plan mode (``recjudge.llm.plan``): judgments missing from the store, planned and not asked (not failures)
+    n_planned: int = 0
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -86,6 +90,8 @@ class RunReport:
             f"{self.n_provider_calls} provider call(s) ({self.n_retries} retries); {self.n_failed} failed, "
             f"{self.n_unparsable} unparsable"
         )
+        if self.n_planned:
+            text += f", {self.n_planned} planned, not asked"
         if self.failed_by_kind:
             text += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in sorted(self.failed_by_kind.items())) + ")"
         for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
@@ -371,18 +377,21 @@ def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray,
     if n_no_logprobs:
         job.notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
     has_reply = table["error"].isna()
-    n_asked = len(job.to_ask) - int(counters.get("other_process", 0))
+    failed_by_kind = _failed_by_kind(job)
+    n_planned = failed_by_kind.pop(PLANNED, 0)
+    n_asked = 0 if mode == PLAN else len(job.to_ask) - int(counters.get("other_process", 0))
     n_calls = int(counters.get("calls", 0))
     report = RunReport(
         config_label=config.label, mode=mode, store=str(job.store.root) if job.store is not None else "(none)",
         n_prompts=len({request.key for request, _, _ in job.slots}), n_runs=config.runs,
         n_replies=int(has_reply.sum()), n_from_store=int(table["from_store"].sum()), n_asked=n_asked,
         n_provider_calls=n_calls, n_retries=0 if batch else max(0, n_calls - n_asked),
-        n_failed=int((~has_reply).sum()), n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
+        n_failed=int((~has_reply).sum()) - n_planned,
+        n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
         n_no_logprobs=n_no_logprobs, input_tokens=new_in, output_tokens=new_out, tokens=new_in + new_out,
         cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out, batch=batch),
         job_tokens=job_in + job_out, job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
-        seconds=0.0, notes=job.notes, failed_by_kind=_failed_by_kind(job),
+        seconds=0.0, notes=job.notes, failed_by_kind=failed_by_kind, n_planned=n_planned,
         n_from_other_process=int(counters.get("other_process", 0)), n_shape_violations=int(violated.sum()),
     )
     _count_odd_replies(job, new_keys, report)

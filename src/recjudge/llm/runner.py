@@ -7,6 +7,9 @@ and, depending on the mode, asks the provider for what is missing:
   key is needed).
 - ``"auto"`` (default; env RECJUDGE_LLM_MODE overrides): store first, then ask the provider for the rest.
 - ``"live"``: ask the provider for everything and store the new replies (the newest entry wins on later reads).
+- ``"plan"``: a dry run (``recjudge.llm.plan``): the store's replies as in replay; the others are planned, not
+  asked (NaN, counted in ``RunReport.n_planned``), and the job's estimate is appended to env RECJUDGE_PLAN_LOG.
+  No provider is built and nothing is written to the store.
 
 How to ask is a set of run options outside the store key (``recjudge.llm.ask_options.AskOptions``).  Asking uses a
 pool of worker threads (``recjudge.llm.workers``) behind a concurrency gate (``recjudge.llm.concurrency``): by
@@ -52,12 +55,13 @@ from typing import Sequence
 from ..paths import store_dir
 from . import batch as batch_api
 from . import shapes
-from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, AskOptions
+from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, PLAN, AskOptions
 from .concurrency import ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
 from .estimate import JobEstimate, check_cost, job_estimate
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, sigterm_raises_interrupt, validate
 from .parsing import parse_likert
+from .plan import plan
 from .providers import get_provider
 from .providers.base import Provider, ProviderError
 from .report import JudgeRun, Parser, RunReport, assemble
@@ -97,9 +101,17 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     if not isinstance(store, ResponseStore):
         store = open_store(store)
     job = JudgeJob.open(config, requests, store)
-    ask = AskOptions(concurrency=concurrency, rate_limit_per_minute=rate_limit_per_minute)
-    return job_estimate(config, len(requests), len(job.slots), job.unanswered(),
-                        ask.concurrency_cap(config.provider, adaptive=False), ask.requests_per_minute(), batch=batch)
+    return _estimate(job, AskOptions(concurrency=concurrency, rate_limit_per_minute=rate_limit_per_minute,
+                                     batch=batch))
+
+
+def _estimate(job: JudgeJob, ask: AskOptions) -> JobEstimate:
+    """The estimate of asking every reply ``job`` lacks (each slot counted), at ``ask``'s concurrency taken as a
+    fixed limit and its rate limit, in batches when ``ask`` says so."""
+    provider = job.config.provider
+    return job_estimate(job.config, len(job.requests), len(job.slots), job.unanswered(),
+                        ask.concurrency_cap(provider, adaptive=False), ask.requests_per_minute(),
+                        batch=ask.uses_batch())
 
 
 _open_stores: dict[Path, ResponseStore] = {}
@@ -156,7 +168,7 @@ def run_judge(
     ask: how to ask (``AskOptions``; default: every option at its default).  Each of its fields may also be given
         as a keyword, which replaces the field of ``ask``: ``run_judge(config, requests, mode="replay")``.  An
         unknown keyword is a TypeError naming it and listing the valid ones.  The options, each documented in
-        ``AskOptions``: mode ("replay" | "live" | "auto"), concurrency, adaptive, retry, rate_limit_per_minute,
+        ``AskOptions``: mode ("replay" | "live" | "auto" | "plan"), concurrency, adaptive, retry, rate_limit_per_minute,
         timeout, order_prompts, confirm_cost, batch, batch_wait, batch_poll_s, progress.
 
     Raises ``JudgeInterrupted`` on SIGINT/SIGTERM (replies received so far are stored), ``StoreNotWritable`` when
@@ -174,6 +186,8 @@ def run_judge(
     job = JudgeJob.open(config, requests, store, read_store=mode != "live", order_prompts=ask.order_prompts)
     if mode == "replay" and job.to_ask:
         raise MissingReplies(job.missing_slots(), label=config.label, store_root=store.root)
+    if mode == PLAN:
+        return _plan(job, ask, parser, started)
     in_batches = ask.uses_batch()
     if job.to_ask and in_batches:
         return _ask_in_batches(job, mode, provider, ask, parser, started)
@@ -182,6 +196,14 @@ def run_judge(
     if gate is not None:
         _report_concurrency(run.report, gate.stats)
     return run
+
+
+def _plan(job: JudgeJob, ask: AskOptions, parser: Parser, started: float) -> JudgeRun:
+    """Plan mode (``recjudge.llm.plan``): the replies in the store, the others planned and estimated, not asked."""
+    estimate = _estimate(job, ask)
+    plan(job, estimate, concurrency=ask.concurrency_cap(job.config.provider, adaptive=False),
+         rate_limit_per_minute=ask.requests_per_minute())
+    return assemble(job, PLAN, parser, started)
 
 
 def _ask_one_by_one(job: JudgeJob, mode: str, provider: Provider | None, ask: AskOptions) -> ConcurrencyLimit:
