@@ -161,10 +161,10 @@ def test_batch_prices_and_estimate():
 
 
 def test_batch_env_switch(monkeypatch):
-    from recjudge.llm.runner import _resolve_batch
+    from recjudge.llm import AskOptions
 
     monkeypatch.setenv(batch_api.BATCH_ENV, "1")
-    assert _resolve_batch(None) is True and _resolve_batch(False) is False
+    assert AskOptions().uses_batch() is True and AskOptions(batch=False).uses_batch() is False
     monkeypatch.setenv(batch_api.BATCH_ENV, "maybe")
     with pytest.raises(ValueError, match="RECJUDGE_LLM_BATCH"):
-        _resolve_batch(None)
+        AskOptions().uses_batch()

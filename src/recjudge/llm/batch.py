@@ -49,15 +49,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
 
 from ..settings import env_number
+from .config import JudgeConfig
+from .entry import entry_problem, max_stored_chars, now_utc, reply_entry
 from .providers._common import redact, sdk_errors, short_error
 from .providers.base import Completion, ProviderError, TransientProviderError
 from .retry import RetryPolicy
-from .store import ResponseStore, entry_problem, max_stored_chars, model_slug, now_utc, sanitise_record
+from .store import ResponseStore, model_slug
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
 BATCH_ENV = "RECJUDGE_LLM_BATCH"
@@ -83,6 +85,9 @@ UNREADABLE = "unreadable"
 _QUOTED_CHARS = 80
 #: Unreadable lines named one by one in the run report's note (all are in ``BatchOutcome.unreadable_lines``).
 _NAMED_IN_NOTE = 10
+
+if TYPE_CHECKING:
+    from .job import JudgeJob
 
 _T = TypeVar("_T")
 
@@ -463,104 +468,159 @@ def _patiently(call: Callable[[], _T], what: str, batch_id: str, ledger: BatchLe
             "again).") from None
 
 
-def ask_in_batches(
-    backend: BatchBackend,
-    store: ResponseStore,
-    *,
-    provider_name: str,
-    model: str,
-    max_tokens: int,
-    items: list[BatchItem],
-    records: dict[str, dict[str, Any]],
-    errors: dict[str, tuple[str, str]],
-    counters: dict[str, int] | Any,
-    wait: bool = True,
-    poll_s: float | None = None,
-    deadline_s: float | None = None,
-    max_requests: int | None = None,
-    sleep: Callable[[float], None] | None = None,
-    retry: RetryPolicy | None = None,
-) -> BatchOutcome:
+def ask_in_batches(backend: BatchBackend, job: JudgeJob, items: list[BatchItem], *, wait: bool = True,
+                   poll_s: float | None = None, deadline_s: float | None = None, max_requests: int | None = None,
+                   sleep: Callable[[float], None] | None = None, retry: RetryPolicy | None = None) -> BatchOutcome:
     """Submit ``items`` (prompts the store lacks) unless a pending batch of the ledger already holds them, then
     poll every pending batch that holds a wanted key until it ends (``wait``; at most ``deadline_s``, default env
     RECJUDGE_LLM_BATCH_DEADLINE), storing each batch's replies as it is read.  Polls and downloads are retried on
-    transient errors (``retry``, default ``poll_retry()``).  Fills ``records`` (store key -> stored record),
-    ``errors`` (key -> (message, kind)) and ``counters``."""
+    transient errors (``retry``, default ``poll_retry()``).  Puts each reply and each failure in ``job``."""
     interval = poll_seconds(poll_s)
     deadline = deadline_seconds(deadline_s)  # both read before anything is paid for: a typo costs nothing
-    pause = sleep or time.sleep
-    retry = retry or poll_retry()
-    ledger = BatchLedger(store.root, provider_name, model)
-    wanted = {item.key: item for item in items}
-    outcome = BatchOutcome()
-    _submit(backend, ledger, items, wanted, provider_name, max_requests, counters, outcome)
-    waiting = outcome.resumed + outcome.submitted
-    give_up_at = time.monotonic() + deadline
-    max_chars = max_stored_chars(max_tokens)
-    deadline_passed = False
-    while waiting:
-        still = []
+    batches = _BatchJob(backend, job, {item.key: item for item in items}, retry or poll_retry(), sleep or time.sleep)
+    batches.submit(items, max_requests)
+    waiting, deadline_passed = batches.wait(wait, interval, deadline)
+    batches.outcome.pending = waiting
+    batches.report_pending(waiting, deadline if deadline_passed else None)
+    _note_unreadable(batches.outcome)
+    return batches.outcome
+
+
+class _BatchJob:
+    """One run's batches: the judge job their replies go to, the ledger, the prompts wanted and what was done."""
+
+    def __init__(self, backend: BatchBackend, job: JudgeJob, wanted: dict[str, BatchItem], retry: RetryPolicy,
+                 pause: Callable[[float], None]):
+        assert job.store is not None
+        self.backend, self.job, self.wanted, self.retry, self.pause = backend, job, wanted, retry, pause
+        self.store: ResponseStore = job.store
+        self.ledger = BatchLedger(self.store.root, job.config.provider, job.config.model)
+        self.max_chars = max_stored_chars(job.config.max_tokens)
+        self.outcome = BatchOutcome()
+
+    def submit(self, items: list[BatchItem], max_requests: int | None) -> None:
+        """Resume the ledger's pending batches that hold wanted keys; submit the other items in batches."""
+        covered: set[str] = set()
+        for entry in self.ledger.pending():
+            held = [key for key in entry["keys"] if key in self.wanted]
+            if held:
+                self.outcome.resumed.append(entry["id"])
+                covered.update(held)
+        fresh = [item for item in items if item.key not in covered]
+        size = max_requests or MAX_REQUESTS.get(self.job.config.provider, 50_000)
+        for start in range(0, len(fresh), size):
+            chunk = fresh[start:start + size]
+            batch_id = self.backend.submit(chunk)
+            self.ledger.add(batch_id, chunk)  # before anything else can fail: a rerun resumes instead of resubmitting
+            self.outcome.submitted.append(batch_id)
+            self.job.counters["calls"] += len(chunk)  # one provider request per prompt
+
+    def wait(self, wait: bool, interval: float, deadline: float) -> tuple[list[str], bool]:
+        """Poll the batches until every one has ended and been read (only once unless ``wait``; at most
+        ``deadline`` seconds); (the batches still running, whether the deadline passed)."""
+        waiting = self.outcome.resumed + self.outcome.submitted
+        give_up_at = time.monotonic() + deadline
+        while waiting:
+            waiting = [batch_id for batch_id in waiting if not self.read_if_ended(batch_id)]
+            if not waiting or not wait:
+                break
+            left = give_up_at - time.monotonic()
+            if left <= 0:
+                return waiting, True
+            self.pause(min(interval, left))
+        return waiting, False
+
+    def read_if_ended(self, batch_id: str) -> bool:
+        """Whether the batch has ended; if so its results are read and stored."""
+        status = self._patiently(self.backend.status, "polling", batch_id)
+        if not status.done:
+            return False
+        files = self._patiently(self.backend.result_files, "downloading the results of", batch_id)
+        results = [result for name, content in files
+                   for result in read_result_lines(self.backend, batch_id, name, content)]
+        self.collect(batch_id, status, results)
+        return True
+
+    def _patiently(self, call: Callable[[str], _T], what: str, batch_id: str) -> _T:
+        return _patiently(functools.partial(call, batch_id), what, batch_id, self.ledger, self.retry, self.pause)
+
+    def collect(self, batch_id: str, status: BatchStatus, results: list[BatchResult]) -> None:
+        """Store an ended batch's replies, count its failures and unreadable lines, and close its ledger entry."""
+        entry = next((e for e in self.ledger.entries() if e["id"] == batch_id), None)
+        read = _BatchRead(batch_id, entry["keys"] if entry else {})
+        n_unreadable = len(self.outcome.unreadable_lines)
+        fresh = [record for result in results if (record := self._entry_of(result, read)) is not None]
+        stored = self.store.put_records(fresh)
+        for record in stored:
+            self.job.keep(record["key"], record)
+            self.job.errors.pop(record["key"], None)
+        self.job.counters["batch_replies"] += len(stored)
+        batch_unreadable = len(self.outcome.unreadable_lines) - n_unreadable
+        for key in (key for key in read.held if key not in read.seen):
+            kind, message = _missing(batch_id, status, read.unreadable.get(key), batch_unreadable)
+            self._failed(key, message, kind)
+        self.ledger.mark(batch_id, state=status.state, collected=True, counts=status.counts)
+
+    def _entry_of(self, result: BatchResult, read: "_BatchRead") -> dict[str, Any] | None:
+        """The store entry of one result line, or None: a prompt the batch failed, or a line that cannot be read
+        (each counted)."""
+        if result.kind == UNREADABLE:
+            return self._bad_line(result, result.error or "unreadable", result.key, read)
+        if result.key not in read.held:
+            return self._bad_line(result, f"custom_id {str(result.key)[:80]!r} is not a prompt of this batch", None,
+                                  read)
+        if result.key in read.seen:
+            return self._bad_line(result, "a second result for a prompt already read (the first is kept)", None, read)
+        if result.completion is None:
+            read.seen.add(result.key)
+            self._failed(result.key, result.error or f"{result.where}: failed in the batch",
+                         result.kind or "batch_error")
+            return None
+        record = _record(result, read.held[result.key], read.batch_id, self.job.config, self.max_chars)
+        problem = entry_problem(record)
+        if problem is not None:
+            return self._bad_line(result, f"not a storable reply ({problem})", result.key, read)
+        read.seen.add(result.key)
+        return record
+
+    def _failed(self, key: str, message: str, kind: str) -> None:
+        self.job.counters[kind] += 1
+        if key in self.wanted:
+            self.job.fail(key, message, kind)
+
+    def _bad_line(self, result: BatchResult, why: str, key: str | None, read: "_BatchRead") -> None:
+        self.outcome.unreadable_lines.append(f"{result.where}: {why}")
+        self.job.counters["batch_unreadable_lines"] += 1
+        if key in read.held:
+            read.unreadable.setdefault(key, f"{result.where}: unreadable result line: {why}")
+        return None
+
+    def report_pending(self, waiting: list[str], deadline: float | None) -> None:
+        """The prompts of batches still running are failed judgments of kind ``batch_pending``."""
+        if not waiting:
+            return
+        why = f"not ended within {DEADLINE_ENV}={deadline:g} s; " if deadline is not None else ""
+        held = {entry["id"]: entry["keys"] for entry in self.ledger.pending()}
         for batch_id in waiting:
-            status = _patiently(functools.partial(backend.status, batch_id), "polling", batch_id, ledger, retry,
-                                pause)
-            if not status.done:
-                still.append(batch_id)
-                continue
-            files = _patiently(functools.partial(backend.result_files, batch_id), "downloading the results of",
-                               batch_id, ledger, retry, pause)
-            results = [result for name, content in files
-                       for result in read_result_lines(backend, batch_id, name, content)]
-            _collect(store, ledger, batch_id, status, results, provider_name, model, max_chars, wanted, records,
-                     errors, counters, outcome)
-        waiting = still
-        if not waiting or not wait:
-            break
-        left = give_up_at - time.monotonic()
-        if left <= 0:
-            deadline_passed = True
-            break
-        pause(min(interval, left))
-    outcome.pending = waiting
-    _report_pending(ledger, waiting, wanted, records, errors, outcome, deadline if deadline_passed else None)
-    _note_unreadable(outcome)
-    return outcome
+            for key in held.get(batch_id, ()):
+                if key in self.wanted and key not in self.job.records:
+                    self.job.fail(key, f"pending in batch {batch_id}: {why}run again to collect it", "batch_pending")
+        if deadline is not None:
+            self.outcome.notes.append(
+                f"Stopped waiting after {deadline:g} s ({DEADLINE_ENV}): {len(waiting)} batch(es) still running are "
+                f"kept in the batch ledger {self.ledger.path}; run again to resume polling them (nothing is submitted "
+                "twice).")
 
 
-def _submit(backend: BatchBackend, ledger: BatchLedger, items: list[BatchItem], wanted: Mapping[str, BatchItem],
-            provider_name: str, max_requests: int | None, counters: Any, outcome: BatchOutcome) -> None:
-    """Resume the ledger's pending batches that hold wanted keys; submit the other items in batches."""
-    covered: set[str] = set()
-    for entry in ledger.pending():
-        held = [key for key in entry["keys"] if key in wanted]
-        if held:
-            outcome.resumed.append(entry["id"])
-            covered.update(held)
-    fresh = [item for item in items if item.key not in covered]
-    size = max_requests or MAX_REQUESTS.get(provider_name, 50_000)
-    for start in range(0, len(fresh), size):
-        chunk = fresh[start:start + size]
-        batch_id = backend.submit(chunk)
-        ledger.add(batch_id, chunk)  # before anything else can fail: a rerun resumes instead of resubmitting
-        outcome.submitted.append(batch_id)
-        counters["calls"] += len(chunk)  # one provider request per prompt
+@dataclass
+class _BatchRead:
+    """Reading one ended batch: the prompts it holds (store key -> [request key, sample]), those read, and why the
+    line of a held prompt could not be read."""
 
-
-def _report_pending(ledger: BatchLedger, waiting: list[str], wanted: Mapping[str, BatchItem],
-                    records: Mapping[str, Any], errors: dict[str, tuple[str, str]], outcome: BatchOutcome,
-                    deadline: float | None) -> None:
-    """The prompts of batches still running are failed judgments of kind ``batch_pending``."""
-    if not waiting:
-        return
-    why = f"not ended within {DEADLINE_ENV}={deadline:g} s; " if deadline is not None else ""
-    held = {entry["id"]: entry["keys"] for entry in ledger.pending()}
-    for batch_id in waiting:
-        for key in held.get(batch_id, ()):
-            if key in wanted and key not in records:
-                errors[key] = (f"pending in batch {batch_id}: {why}run again to collect it", "batch_pending")
-    if deadline is not None:
-        outcome.notes.append(
-            f"Stopped waiting after {deadline:g} s ({DEADLINE_ENV}): {len(waiting)} batch(es) still running are kept "
-            f"in the batch ledger {ledger.path}; run again to resume polling them (nothing is submitted twice).")
+    batch_id: str
+    held: Mapping[str, list[Any]]
+    seen: set[str] = field(default_factory=set)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 def _note_unreadable(outcome: BatchOutcome) -> None:
@@ -571,74 +631,13 @@ def _note_unreadable(outcome: BatchOutcome) -> None:
             "next run): " + "; ".join(lines[:_NAMED_IN_NOTE]) + (" ..." if len(lines) > _NAMED_IN_NOTE else "") + ".")
 
 
-def _collect(store: ResponseStore, ledger: BatchLedger, batch_id: str, status: BatchStatus,
-             results: list[BatchResult], provider_name: str, model: str, max_chars: int,
-             wanted: Mapping[str, BatchItem], records: dict[str, dict[str, Any]],
-             errors: dict[str, tuple[str, str]], counters: Any, outcome: BatchOutcome) -> None:
-    """Store an ended batch's replies, count its failures and unreadable lines, and close its ledger entry."""
-    entry = next((e for e in ledger.entries() if e["id"] == batch_id), None)
-    held = entry["keys"] if entry else {}
-    seen: set[str] = set()
-    unreadable: dict[str, str] = {}  # held key -> why its line could not be read
-    n_unreadable = len(outcome.unreadable_lines)
-    fresh: list[dict[str, Any]] = []
-
-    def bad_line(result: BatchResult, why: str, key: str | None) -> None:
-        outcome.unreadable_lines.append(f"{result.where}: {why}")
-        counters["batch_unreadable_lines"] += 1
-        if key in held:
-            unreadable.setdefault(key, f"{result.where}: unreadable result line: {why}")
-
-    for result in results:
-        if result.kind == UNREADABLE:
-            bad_line(result, result.error or "unreadable", result.key)
-        elif result.key not in held:
-            bad_line(result, f"custom_id {str(result.key)[:80]!r} is not a prompt of this batch", None)
-        elif result.key in seen:
-            bad_line(result, "a second result for a prompt already read (the first is kept)", None)
-        elif result.completion is None:
-            seen.add(result.key)
-            counters[result.kind or "batch_error"] += 1
-            if result.key in wanted:
-                errors[result.key] = (result.error or f"{result.where}: failed in the batch",
-                                      result.kind or "batch_error")
-        else:
-            record = _record(result, held[result.key], batch_id, provider_name, model, max_chars)
-            problem = entry_problem(record)
-            if problem is not None:
-                bad_line(result, f"not a storable reply ({problem})", result.key)
-                continue
-            seen.add(result.key)
-            fresh.append(record)
-    stored = store.put_records(fresh)
-    for record in stored:
-        records[record["key"]] = record
-        errors.pop(record["key"], None)
-    counters["batch_replies"] += len(stored)
-    batch_unreadable = len(outcome.unreadable_lines) - n_unreadable
-    for key in (key for key in held if key not in seen):
-        kind, message = _missing(batch_id, status, unreadable.get(key), batch_unreadable)
-        counters[kind] += 1
-        if key in wanted:
-            errors[key] = (message, kind)
-    ledger.mark(batch_id, state=status.state, collected=True, counts=status.counts)
-
-
-def _record(result: BatchResult, held: list[Any], batch_id: str, provider_name: str, model: str,
-            max_chars: int) -> dict[str, Any]:
-    """The store entry of a batch reply (sanitised: what is written reads back)."""
+def _record(result: BatchResult, held: list[Any], batch_id: str, config: JudgeConfig, max_chars: int
+            ) -> dict[str, Any]:
+    """The store entry of a batch reply (``reply_entry``: what is written reads back)."""
     request_key, sample = held
-    completion = result.completion
-    assert completion is not None
-    provenance = dict(completion.provenance or {})
-    provenance["batch_id"] = batch_id
-    return sanitise_record({
-        "key": result.key, "provider": provider_name, "model": model, "sample": int(sample),
-        "request_key": request_key, "text": completion.text, "logprobs": completion.logprobs,
-        "input_tokens": completion.input_tokens, "output_tokens": completion.output_tokens,
-        "latency_s": None, "finish_reason": completion.finish_reason, "created": now_utc(),
-        "provenance": provenance,
-    }, max_chars=max_chars)
+    assert result.completion is not None and result.key is not None
+    return reply_entry(result.completion, key=result.key, provider=config.provider, model=config.model,
+                       sample=int(sample), request_key=request_key, max_chars=max_chars, batch_id=batch_id)
 
 
 def _missing(batch_id: str, status: BatchStatus, unreadable: str | None, n_unreadable: int) -> tuple[str, str]:

@@ -41,8 +41,10 @@ class JobEstimate:
 
     input_tokens: characters / ``CHARS_PER_TOKEN`` plus ``TOKENS_PER_MESSAGE`` per message (no tokenizer; real counts
     differ by tens of percent, more for non-English text).  output_tokens: ``max_tokens`` per reply, an upper bound.
-    cost_usd: at the list prices of ``recjudge.llm.pricing`` (NaN when the model has no price).  seconds: the larger
-    of the rate limit's bound and (replies x assumed latency / concurrency): an order of magnitude, not a promise.
+    cost_usd: what the job would pay, at the list prices of ``recjudge.llm.pricing``, or at the batch rate when
+    ``batch`` (NaN when the model has no price); list_cost_usd and batch_cost_usd: the same replies at either price,
+    whichever way the job is asked.  seconds: the larger of the rate limit's bound and (replies x assumed latency /
+    concurrency), or the batch window: an order of magnitude, not a promise.
     """
 
     config_label: str
@@ -55,6 +57,8 @@ class JobEstimate:
     seconds: float
     #: asked through a batch API: priced at the batch rate, ``seconds`` is the providers' window (at most)
     batch: bool = False
+    list_cost_usd: float = math.nan
+    batch_cost_usd: float = math.nan
 
     def __str__(self) -> str:
         cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
@@ -84,9 +88,11 @@ def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: S
         seconds = max(seconds, len(missing) * 60.0 / rpm)
     if batch:
         seconds = BATCH_WINDOW_S  # the providers promise results within their completion window
+    list_cost, batch_cost = (pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens,
+                                              batch=at_batch_rate) for at_batch_rate in (False, True))
     return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
-                       pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens, batch=batch),
-                       seconds, batch=batch)
+                       batch_cost if batch else list_cost, seconds, batch=batch, list_cost_usd=list_cost,
+                       batch_cost_usd=batch_cost)
 
 
 def check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:

@@ -9,18 +9,20 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import pricing, shapes
+from .ask_options import PLAN
 from .config import JudgeConfig
 from .parsing import expected_score, modal_score
-from .store import ResponseStore
+from .plan import PLANNED
+from .store import model_slug
 
 if TYPE_CHECKING:
-    from .runner import JudgeRequest
+    from .job import JudgeJob
 
 Parser = Callable[[str], "float | Mapping[str, float]"]
 
@@ -72,6 +74,8 @@ class RunReport:
     #: constrained runs (``JudgeConfig.output_shape``): replies that do not conform to the shape (a server that
     #: ignored the constraint, a reply cut by max_tokens), counted apart from ``n_unparsable``
     n_shape_violations: int = 0
+    #: plan mode (``recjudge.llm.plan``): judgments missing from the store, planned and not asked (not failures)
+    n_planned: int = 0
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -86,6 +90,8 @@ class RunReport:
             f"{self.n_provider_calls} provider call(s) ({self.n_retries} retries); {self.n_failed} failed, "
             f"{self.n_unparsable} unparsable"
         )
+        if self.n_planned:
+            text += f", {self.n_planned} planned, not asked"
         if self.failed_by_kind:
             text += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in sorted(self.failed_by_kind.items())) + ")"
         for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
@@ -190,199 +196,245 @@ def _parse_reply(parser: Parser, text: str, request_key: str) -> float | Mapping
         raise ValueError(f"parser {parser!r} failed on the reply for {request_key!r}: {text[:200]!r}") from exc
 
 
-def assemble(
-    config: JudgeConfig,
-    mode: str,
-    store: ResponseStore | None,
-    slots: Sequence[tuple[JudgeRequest, int, str | None]],
-    records: Mapping[str, Mapping[str, Any]],
-    from_store: set[str],
-    errors: Mapping[str, tuple[str, str]],
-    counters: Mapping[str, int],
-    n_asked: int,
-    parser: Parser,
-    want_logprobs: bool,
-    notes: list[str],
-    started: float,
-    batch: bool = False,
-) -> JudgeRun:
-    low, high = _score_range(parser)
-    declared = _declared_aspects(parser)
-    aspects: list[str] | None = declared
-    lookups = [key if key is not None else request.key for request, _, key in slots]
-    found = list(map(records.get, lookups))
-    replies = [None if record is None else record["text"] for record in found]
-    parsed_by_text: dict[str, Any] = {}  # parsers are pure functions of the reply text; replies repeat a lot
-    for (request, _, _), text in zip(slots, replies):
-        if text is not None and parsed_by_text.get(text) is None:
-            parsed_by_text[text] = _parse_reply(parser, text, request.key)
-    dict_parser = declared is not None or any(
-        not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping) for parsed in parsed_by_text.values())
-    n_no_logprobs = 0
-    if dict_parser:
-        rows: list[dict[str, Any]] = []
-        for request, run, key in slots:
-            lookup = key if key is not None else request.key
-            record = records.get(lookup)
-            row: dict[str, Any] = {"key": request.key, "run": run}
-            if record is None:
-                row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
-                           from_store=False, error=errors.get(lookup, ("no reply", "failed"))[0], store_key=key)
-                rows.append(row)
-                continue
-            text = record["text"]
-            parsed = parsed_by_text.get(text)
-            if parsed is None:
-                parsed = parsed_by_text[text] = _parse_reply(parser, text, request.key)
-            if not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping):
-                dict_parser = True
-                if aspects is None:
-                    aspects = list(parsed)
-                for aspect, value in parsed.items():
-                    row[aspect] = float(value)
-                ok = all(not math.isnan(float(v)) for v in parsed.values())
-            else:
-                value = float(parsed)
-                if want_logprobs:
-                    row["text_score"] = value
-                    row["modal_score"] = modal_score(record.get("logprobs"), int(low), int(high))
-                    value = expected_score(record.get("logprobs"), int(low), int(high))
-                    if not record.get("logprobs"):
-                        n_no_logprobs += 1
-                row["score"] = value
-                ok = not math.isnan(value)
-            row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
-                       output_tokens=record.get("output_tokens"), from_store=lookup in from_store, error=None,
-                       store_key=key)
-            rows.append(row)
-        data: Any = rows
-    else:
-        # One score per reply (the usual case): the table is built column by column, several times faster than
-        # from one dict per row; the same values as the row-wise branch above.
-        # Each column is handed to pandas as a typed array (pandas infers nothing per value).
-        nan = math.nan
-        values = np.array([nan if text is None else float(parsed_by_text[text]) for text in replies], dtype=float)
-        data = {"key": _objects([request.key for request, _, _ in slots]),
-                "run": np.array([run for _, run, _ in slots], dtype=np.int64)}
-        if want_logprobs:
-            data["text_score"] = values
-            logprobs = [None if record is None else record.get("logprobs") for record in found]
-            values = np.array([nan if record is None else expected_score(lp, int(low), int(high))
-                               for record, lp in zip(found, logprobs)], dtype=float)
-            data["modal_score"] = np.array([nan if record is None else modal_score(lp, int(low), int(high))
-                                            for record, lp in zip(found, logprobs)], dtype=float)
-            n_no_logprobs = sum(1 for record, lp in zip(found, logprobs) if record is not None and not lp)
-        data["score"] = values
-        answered = np.array([record is not None for record in found], dtype=bool)
-        data.update(
-            reply=_objects(replies),
-            parsed_ok=answered & ~np.isnan(values),
-            input_tokens=_token_column([None if record is None else record.get("input_tokens") for record in found]),
-            output_tokens=_token_column([None if record is None else record.get("output_tokens")
-                                         for record in found]),
-            from_store=answered & np.array([lookup in from_store for lookup in lookups], dtype=bool),
-            error=_objects([None if record is not None else errors.get(lookup, ("no reply", "failed"))[0]
-                            for record, lookup in zip(found, lookups)]),
-            store_key=_objects([key for _, _, key in slots]),
-        )
-    if dict_parser:
-        score_columns = aspects or []
-        for row in rows:
-            if "score" in row and row["error"] is not None:
-                row.pop("score")
-                row.update({a: math.nan for a in score_columns})
-    else:
-        score_columns = ["score"]
-    leading = ["key", "run", *score_columns]
-    if want_logprobs and not dict_parser:
-        leading += ["text_score", "modal_score"]
-    columns = [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
-    table = pd.DataFrame(data, columns=columns)
-    if dict_parser:  # built from rows: give the columns the types the column-wise branch builds them with
-        for column in score_columns:
-            table[column] = table[column].astype(float)
-        for column in ("input_tokens", "output_tokens"):
-            table[column] = pd.array(table[column].tolist(), dtype="Int64")
-        table["run"] = table["run"].astype(int)
-        table["parsed_ok"] = table["parsed_ok"].astype(bool)
-        table["from_store"] = table["from_store"].astype(bool)
+@dataclass
+class _Replies:
+    """The replies of a job's slots, in the caller's order, and what the parser reads from each distinct text."""
 
-    has_reply = table["error"].isna()
-    violated = np.zeros(len(table), dtype=bool)
-    shape = config.shape
-    if shape is not None:  # constrained: a reply out of shape is a violation, not an unparsable reply
-        problems = {text: shapes.check(shape, text)[1] for text in set(replies) if text is not None}
-        table["shape_violation"] = _objects([None if text is None else problems[text] for text in replies])
-        violated = table["shape_violation"].notna().to_numpy()
-        if violated.any():
-            notes.append(f"{int(violated.sum())} replies do not conform to the output shape {shape.name!r} "
+    lookups: list[str]  # the key each slot's reply is held under
+    found: list[Mapping[str, Any] | None]  # its entry, None when the judgment failed
+    texts: list[str | None]
+    parsed: dict[str, Any]  # reply text -> parsed value (parsers are pure functions of the text; replies repeat)
+    aspects: list[str] | None  # the aspects a dict parser declares
+    per_aspect: bool  # a dict parser: one score column per aspect
+    low: int
+    high: int
+
+    @classmethod
+    def read(cls, job: JudgeJob, parser: Parser) -> "_Replies":
+        low, high = _score_range(parser)
+        declared = _declared_aspects(parser)
+        lookups = [key if key is not None else request.key for request, _, key in job.slots]
+        found = list(map(job.records.get, lookups))
+        texts = [None if record is None else record["text"] for record in found]
+        parsed: dict[str, Any] = {}
+        for (request, _, _), text in zip(job.slots, texts):
+            if text is not None and parsed.get(text) is None:
+                parsed[text] = _parse_reply(parser, text, request.key)
+        per_aspect = declared is not None or any(_is_aspects(value) for value in parsed.values())
+        return cls(lookups, found, texts, parsed, declared, per_aspect, int(low), int(high))
+
+    def error(self, job: JudgeJob, lookup: str) -> str:
+        return job.errors.get(lookup, ("no reply", "failed"))[0]
+
+
+def _is_aspects(parsed: Any) -> bool:
+    return not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping)
+
+
+def assemble(job: JudgeJob, mode: str, parser: Parser, started: float, *, batch: bool = False) -> JudgeRun:
+    """The run's table and report from what ``job`` collected (``batch``: its new replies are priced at the batch
+    rate)."""
+    replies = _Replies.read(job, parser)
+    if replies.per_aspect:
+        table, score_columns, n_no_logprobs = _aspect_table(job, replies, parser)
+    else:
+        table, n_no_logprobs = _score_table(job, replies)
+        score_columns = ["score"]
+    violated = _mark_shape_violations(job, table, replies.texts)
+    report = _report(job, mode, table, violated, n_no_logprobs, started, batch, per_aspect=replies.per_aspect)
+    return JudgeRun(config=job.config, table=table, report=report, score_columns=score_columns)
+
+
+def _table_columns(score_columns: list[str], expected: bool) -> list[str]:
+    leading = ["key", "run", *score_columns]
+    if expected:
+        leading += ["text_score", "modal_score"]
+    return [*leading, "reply", "parsed_ok", "input_tokens", "output_tokens", "from_store", "error", "store_key"]
+
+
+def _aspect_table(job: JudgeJob, replies: _Replies, parser: Parser) -> tuple[pd.DataFrame, list[str], int]:
+    """The table of a dict parser (one score column per aspect), built row by row; its score columns and the number
+    of replies without log-probabilities."""
+    aspects = replies.aspects
+    rows: list[dict[str, Any]] = []
+    n_no_logprobs = 0
+    for (request, run, key), lookup, record in zip(job.slots, replies.lookups, replies.found):
+        row: dict[str, Any] = {"key": request.key, "run": run}
+        rows.append(row)
+        if record is None:
+            row.update(score=math.nan, reply=None, parsed_ok=False, input_tokens=None, output_tokens=None,
+                       from_store=False, error=replies.error(job, lookup), store_key=key)
+            continue
+        text = record["text"]
+        parsed = replies.parsed.get(text)
+        if parsed is None:
+            parsed = replies.parsed[text] = _parse_reply(parser, text, request.key)
+        if _is_aspects(parsed):
+            if aspects is None:
+                aspects = list(parsed)
+            row.update({aspect: float(value) for aspect, value in parsed.items()})
+            ok = all(not math.isnan(float(v)) for v in parsed.values())
+        else:
+            ok, no_logprobs = _single_score(row, float(parsed), record, replies, job.want_logprobs)
+            n_no_logprobs += no_logprobs
+        row.update(reply=text, parsed_ok=ok, input_tokens=record.get("input_tokens"),
+                   output_tokens=record.get("output_tokens"), from_store=lookup in job.from_store, error=None,
+                   store_key=key)
+    score_columns = aspects or []
+    for row in rows:
+        if "score" in row and row["error"] is not None:
+            row.pop("score")
+            row.update({a: math.nan for a in score_columns})
+    table = pd.DataFrame(rows, columns=_table_columns(score_columns, expected=False))
+    # Built from rows: give the columns the types the column-wise table builds them with.
+    for column in score_columns:
+        table[column] = table[column].astype(float)
+    for column in ("input_tokens", "output_tokens"):
+        table[column] = pd.array(table[column].tolist(), dtype="Int64")
+    for column, kind in (("run", int), ("parsed_ok", bool), ("from_store", bool)):
+        table[column] = table[column].astype(kind)
+    return table, score_columns, n_no_logprobs
+
+
+def _single_score(row: dict[str, Any], value: float, record: Mapping[str, Any], replies: _Replies,
+                  expected: bool) -> tuple[bool, int]:
+    """A reply's one score in a row of the aspect table (the expected score in expected mode, the text's reading
+    beside it); (whether it parsed, 1 when log-probabilities were wanted and missing)."""
+    missing = 0
+    if expected:
+        row["text_score"] = value
+        row["modal_score"] = modal_score(record.get("logprobs"), replies.low, replies.high)
+        value = expected_score(record.get("logprobs"), replies.low, replies.high)
+        missing = int(not record.get("logprobs"))
+    row["score"] = value
+    return not math.isnan(value), missing
+
+
+def _score_table(job: JudgeJob, replies: _Replies) -> tuple[pd.DataFrame, int]:
+    """The table of one score per reply (the usual case), built column by column, several times faster than from
+    one dict per row; each column is handed to pandas as a typed array (pandas infers nothing per value).  Also the
+    number of replies without log-probabilities."""
+    nan = math.nan
+    found, slots = replies.found, job.slots
+    values = np.array([nan if text is None else float(replies.parsed[text]) for text in replies.texts], dtype=float)
+    data: dict[str, Any] = {"key": _objects([request.key for request, _, _ in slots]),
+                            "run": np.array([run for _, run, _ in slots], dtype=np.int64)}
+    n_no_logprobs = 0
+    if job.want_logprobs:
+        data["text_score"] = values
+        logprobs = [None if record is None else record.get("logprobs") for record in found]
+        low, high = replies.low, replies.high
+        values = np.array([nan if record is None else expected_score(lp, low, high)
+                           for record, lp in zip(found, logprobs)], dtype=float)
+        data["modal_score"] = np.array([nan if record is None else modal_score(lp, low, high)
+                                        for record, lp in zip(found, logprobs)], dtype=float)
+        n_no_logprobs = sum(1 for record, lp in zip(found, logprobs) if record is not None and not lp)
+    data["score"] = values
+    answered = np.array([record is not None for record in found], dtype=bool)
+    data.update(
+        reply=_objects(replies.texts),
+        parsed_ok=answered & ~np.isnan(values),
+        input_tokens=_token_column([None if record is None else record.get("input_tokens") for record in found]),
+        output_tokens=_token_column([None if record is None else record.get("output_tokens") for record in found]),
+        from_store=answered & np.array([lookup in job.from_store for lookup in replies.lookups], dtype=bool),
+        error=_objects([None if record is not None else replies.error(job, lookup)
+                        for record, lookup in zip(found, replies.lookups)]),
+        store_key=_objects([key for _, _, key in slots]),
+    )
+    return pd.DataFrame(data, columns=_table_columns(["score"], job.want_logprobs)), n_no_logprobs
+
+
+def _mark_shape_violations(job: JudgeJob, table: pd.DataFrame, texts: list[str | None]) -> np.ndarray:
+    """For a constrained judge, the column shape_violation (why a reply is out of its shape, else None) and a note;
+    returns which rows violate it (a violation is not counted as an unparsable reply)."""
+    shape = job.config.shape
+    if shape is None:
+        return np.zeros(len(table), dtype=bool)
+    problems = {text: shapes.check(shape, text)[1] for text in set(texts) if text is not None}
+    table["shape_violation"] = _objects([None if text is None else problems[text] for text in texts])
+    violated = table["shape_violation"].notna().to_numpy()
+    if violated.any():
+        job.notes.append(f"{int(violated.sum())} replies do not conform to the output shape {shape.name!r} "
                          "(column shape_violation says why).")
-    new_keys = set(records) - from_store
-    new_in = sum(int(records[k].get("input_tokens") or 0) for k in new_keys)
-    new_out = sum(int(records[k].get("output_tokens") or 0) for k in new_keys)
+    return violated
+
+
+def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray, n_no_logprobs: int,
+            started: float, batch: bool, *, per_aspect: bool) -> RunReport:
+    """What the run did, from the job and its table (new tokens are those of replies not read from the store)."""
+    config, counters = job.config, job.counters
+    new_keys = set(job.records) - job.from_store
+    new_in = sum(int(job.records[k].get("input_tokens") or 0) for k in new_keys)
+    new_out = sum(int(job.records[k].get("output_tokens") or 0) for k in new_keys)
     job_in = int(table["input_tokens"].fillna(0).sum())
     job_out = int(table["output_tokens"].fillna(0).sum())
     if pricing.price(config.provider, config.model) is None:
-        notes.append(f"Cost unknown: no price for {config.provider} model {config.model!r} in recjudge.llm.pricing.")
-    if want_logprobs and dict_parser:
-        notes.append("Expected scoring reads one score per reply; the aspect scores were read from the reply text.")
+        job.notes.append(f"Cost unknown: no price for {config.provider} model {config.model!r} in "
+                         "recjudge.llm.pricing.")
+    if job.want_logprobs and per_aspect:
+        job.notes.append("Expected scoring reads one score per reply; the aspect scores were read from the reply "
+                         "text.")
     if n_no_logprobs:
-        notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
-    failed_by_kind = Counter(errors.get(key if key is not None else request.key, ("", "failed"))[1]
-                             for request, _, key in slots if (key if key is not None else request.key) not in records)
-    used = [records[key] for key in {key for _, _, key in slots if key is not None and key in records}]
-    n_repaired = sum(1 for record in used if record.get("repairs"))
-    n_truncated = sum(1 for record in used if record.get("truncated_from_chars"))
-    asked_name = (config.served_model or config.model).lower()
-    n_mismatch = sum(1 for k in new_keys if _model_mismatch(records[k], asked_name))
-    if n_truncated:
-        notes.append(f"{n_truncated} replies were longer than the stored-text limit for max_tokens={config.max_tokens} "
-                     "and were cut (entries marked truncated_from_chars).")
-    if n_mismatch:
-        notes.append(f"{n_mismatch} replies came from a model id other than {asked_name!r} (provenance.reported_model):"
-                     " check that the endpoint serves the judge this configuration names.")
-    skipped: list[str] = []
-    if store is not None:
-        from .store import model_slug
-
-        folder = store.root / model_slug(config.provider) / model_slug(config.model)
-        skipped = [str(line) for line in store.skipped_lines if line.shard.parent == folder]
-        if skipped:
-            notes.append(f"{len(skipped)} unusable line(s) in this model's store shards were skipped: "
-                         + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else "")
-                         + " (ResponseStore.compact() moves them to quarantine).")
+        job.notes.append(f"{n_no_logprobs} replies came without log-probabilities, so their expected score is NaN.")
+    has_reply = table["error"].isna()
+    failed_by_kind = _failed_by_kind(job)
+    n_planned = failed_by_kind.pop(PLANNED, 0)
+    n_asked = 0 if mode == PLAN else len(job.to_ask) - int(counters.get("other_process", 0))
     n_calls = int(counters.get("calls", 0))
     report = RunReport(
-        config_label=config.label,
-        mode=mode,
-        store=str(store.root) if store is not None else "(none)",
-        n_prompts=len({request.key for request, _, _ in slots}),
-        n_runs=config.runs,
-        n_replies=int(has_reply.sum()),
-        n_from_store=int(table["from_store"].sum()),
-        n_asked=n_asked - int(counters.get("other_process", 0)),
-        n_provider_calls=n_calls,
-        n_retries=0 if batch else max(0, n_calls - (n_asked - int(counters.get("other_process", 0)))),
-        n_failed=int((~has_reply).sum()),
+        config_label=config.label, mode=mode, store=str(job.store.root) if job.store is not None else "(none)",
+        n_prompts=len({request.key for request, _, _ in job.slots}), n_runs=config.runs,
+        n_replies=int(has_reply.sum()), n_from_store=int(table["from_store"].sum()), n_asked=n_asked,
+        n_provider_calls=n_calls, n_retries=0 if batch else max(0, n_calls - n_asked),
+        n_failed=int((~has_reply).sum()) - n_planned,
         n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
-        n_no_logprobs=n_no_logprobs,
-        input_tokens=new_in,
-        output_tokens=new_out,
-        tokens=new_in + new_out,
+        n_no_logprobs=n_no_logprobs, input_tokens=new_in, output_tokens=new_out, tokens=new_in + new_out,
         cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out, batch=batch),
-        job_tokens=job_in + job_out,
-        job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
-        seconds=time.perf_counter() - started,
-        notes=notes,
-        failed_by_kind=dict(sorted(failed_by_kind.items())),
-        n_repaired=n_repaired,
-        n_truncated=n_truncated,
-        n_from_other_process=int(counters.get("other_process", 0)),
-        n_model_mismatch=n_mismatch,
-        skipped_store_lines=skipped,
-        n_shape_violations=int(violated.sum()),
+        job_tokens=job_in + job_out, job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
+        seconds=0.0, notes=job.notes, failed_by_kind=failed_by_kind, n_planned=n_planned,
+        n_from_other_process=int(counters.get("other_process", 0)), n_shape_violations=int(violated.sum()),
     )
-    return JudgeRun(config=config, table=table, report=report, score_columns=score_columns)
+    _count_odd_replies(job, new_keys, report)
+    report.skipped_store_lines = _skipped_store_lines(job)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _failed_by_kind(job: JudgeJob) -> dict[str, int]:
+    failed = Counter(job.errors.get(key if key is not None else request.key, ("", "failed"))[1]
+                     for request, _, key in job.slots if (key if key is not None else request.key) not in job.records)
+    return dict(sorted(failed.items()))
+
+
+def _count_odd_replies(job: JudgeJob, new_keys: set[str], report: RunReport) -> None:
+    """Count (and note) the replies used that were repaired or cut to be stored, and new replies from a model id
+    other than the one asked."""
+    config, records = job.config, job.records
+    used = [records[key] for key in {key for _, _, key in job.slots if key is not None and key in records}]
+    report.n_repaired = sum(1 for record in used if record.get("repairs"))
+    report.n_truncated = sum(1 for record in used if record.get("truncated_from_chars"))
+    asked_name = (config.served_model or config.model).lower()
+    report.n_model_mismatch = sum(1 for k in new_keys if _model_mismatch(records[k], asked_name))
+    if report.n_truncated:
+        job.notes.append(f"{report.n_truncated} replies were longer than the stored-text limit for "
+                         f"max_tokens={config.max_tokens} and were cut (entries marked truncated_from_chars).")
+    if report.n_model_mismatch:
+        job.notes.append(f"{report.n_model_mismatch} replies came from a model id other than {asked_name!r} "
+                         "(provenance.reported_model): check that the endpoint serves the judge this configuration "
+                         "names.")
+
+
+def _skipped_store_lines(job: JudgeJob) -> list[str]:
+    """The unusable lines met in this model's store shards (and a note naming the first few)."""
+    if job.store is None:
+        return []
+    folder = job.store.root / model_slug(job.config.provider) / model_slug(job.config.model)
+    skipped = [str(line) for line in job.store.skipped_lines if line.shard.parent == folder]
+    if skipped:
+        job.notes.append(f"{len(skipped)} unusable line(s) in this model's store shards were skipped: "
+                         + "; ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else "")
+                         + " (ResponseStore.compact() moves them to quarantine).")
+    return skipped
 
 
 def _objects(values: list[Any]) -> np.ndarray:

@@ -213,13 +213,13 @@ def check_options(args: argparse.Namespace) -> None:
 
 def check_environment(mode: str | None) -> str:
     """The store mode (--mode, else env RECJUDGE_LLM_MODE); InputError naming a setting the judge cannot read."""
-    from recjudge.llm import runner
+    from recjudge.llm.ask_options import resolve_mode
     from recjudge.llm.estimate import MAX_USD_ENV
     from recjudge.settings import env_number
 
     try:
         env_number(MAX_USD_ENV)
-        return runner._resolve_mode(mode)
+        return resolve_mode(mode)
     except ValueError as exc:
         raise InputError(str(exc)) from None
 

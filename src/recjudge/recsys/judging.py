@@ -30,8 +30,8 @@ from recjudge.llm import (
     open_store,
     pricing,
     run_judge,
-    runner,
 )
+from recjudge.llm.ask_options import resolve_mode
 from recjudge.llm.estimate import check_cost
 from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
@@ -202,13 +202,13 @@ def _check_job_cost(config: JudgeConfig, builder: _PromptBuilder, chunks: list[p
                     mode: str | None, progress: bool) -> bool:
     """Price the whole job before any chunk is asked (``run_judge`` alone would price one chunk at a time);
     raises ``CostLimitExceeded`` above the limit.  Returns whether the chunks may skip their own check."""
-    if runner._resolve_mode(mode) == "replay":
+    if resolve_mode(mode) in ("replay", "plan"):  # nothing will be asked, so nothing is paid
         return False
     estimates = [estimate_job(config, builder.requests(chunk), store) for chunk in chunks]
     total = dataclasses.replace(
         estimates[0], **{name: sum(getattr(e, name) for e in estimates)
                          for name in ("n_prompts", "n_replies", "n_missing", "input_tokens", "output_tokens",
-                                      "cost_usd", "seconds")})
+                                      "cost_usd", "list_cost_usd", "batch_cost_usd", "seconds")})
     check_cost(total, confirm_cost=False, progress=progress)
     return True
 

@@ -21,11 +21,11 @@ from ._common import (
     sdk_errors,
     short_error,
 )
-from .base import Completion, Message, ProviderError, TransientProviderError
+from .base import ChatProvider, Completion, ProviderError, ProviderRequest, TransientProviderError
 from .openai_compat import timeout_from_env
 
 
-class AnthropicProvider:
+class AnthropicProvider(ChatProvider):
     """Provider for Anthropic models (``provider="anthropic"``)."""
 
     name = "anthropic"
@@ -48,20 +48,9 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self.base_url!r}, timeout={self.timeout})"
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None = None,
-        logprobs: bool = False,
-        options: dict[str, Any] | None = None,
-    ) -> Completion:
+    def ask(self, request: ProviderRequest) -> Completion:
         anthropic = self._anthropic
-        body = self.request_body(messages, model=model, temperature=temperature, max_tokens=max_tokens,
-                                 options=options)
+        body = self.body(request)
         # Sampling parameters go in the request body directly: recent SDK versions no longer list them as
         # arguments, but the API still reads temperature (and options such as top_k) from the body.
         params = {name: body.pop(name) for name in ("model", "messages", "max_tokens", "system") if name in body}
@@ -86,18 +75,17 @@ class AnthropicProvider:
         return completion_from_message(response, time.perf_counter() - started, self.base_url)
 
     @staticmethod
-    def request_body(messages: list[Message], *, model: str, temperature: float, max_tokens: int,
-                     seed: int | None = None, logprobs: bool = False, options: dict[str, Any] | None = None
-                     ) -> dict[str, Any]:
+    def body(request: ProviderRequest) -> dict[str, Any]:
         """The Messages API request body (sent directly, or as the params of a batch request).  Anthropic takes
         the system prompt as a separate field (several system messages are joined) and has no seed or
         log-probabilities."""
+        messages = request.messages
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
-        options = dict(options or {})
+        options = dict(request.options or {})
         schema = options.pop(shapes.OPTION, None)
-        body: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": max_tokens,
-                                "temperature": temperature, **options}
+        body: dict[str, Any] = {"model": request.model, "messages": turns, "max_tokens": request.max_tokens,
+                                "temperature": request.temperature, **options}
         if schema is not None:  # a forced call of one tool whose input schema is the shape; its input is the reply
             body.update(shapes.anthropic_tool(schema))
         if system:

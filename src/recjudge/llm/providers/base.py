@@ -1,9 +1,11 @@
-"""The provider interface every LLM back end implements."""
+"""The provider interface every LLM back end implements: ``complete(messages, **fields)`` with the fields of one
+``ProviderRequest`` (the one list of what is sent with a chat), returning a ``Completion``.  The project's providers
+derive from ``ChatProvider``, which hands them the request as one object."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -70,19 +72,63 @@ class TransientProviderError(ProviderError):
         return self.status == 429 or self.retry_after is not None
 
 
+@dataclass(frozen=True)
+class ProviderRequest:
+    """One request to a provider: the chat and every parameter sent with it.
+
+    model: the name the server knows; temperature, max_tokens: sampling; seed: for providers that take one (None:
+    none sent); logprobs: ask for the top alternatives of each generated token; options: further provider
+    parameters (``JudgeConfig.provider_options``, the output schema included)."""
+
+    messages: list[Message]
+    model: str
+    temperature: float
+    max_tokens: int
+    seed: int | None = None
+    logprobs: bool = False
+    options: Mapping[str, Any] | None = None
+
+    def keywords(self) -> dict[str, Any]:
+        """Every field but the messages, as ``Provider.complete`` takes them (options copied)."""
+        return {"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "seed": self.seed, "logprobs": self.logprobs, "options": dict(self.options or {})}
+
+    def send(self, provider: "Provider") -> Completion:
+        """``provider``'s reply, asked with copies of the messages and options (a provider that changes what it is
+        given changes nothing here)."""
+        return provider.complete([dict(m) for m in self.messages], **self.keywords())
+
+    def body_for(self, provider: Any) -> dict[str, Any]:
+        """The HTTP body ``provider`` would send for this request (a line of a batch)."""
+        return provider.request_body([dict(m) for m in self.messages], **self.keywords())
+
+
 class Provider(Protocol):
     name: str
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None = None,
-        logprobs: bool = False,
-        options: dict[str, Any] | None = None,
-    ) -> Completion:
-        """Return one reply, or raise TransientProviderError / ProviderError."""
+    def complete(self, messages: list[Message], **fields: Any) -> Completion:
+        """Return one reply to ``ProviderRequest(messages, **fields)``, or raise TransientProviderError /
+        ProviderError."""
         ...
+
+
+class ChatProvider:
+    """Base of the project's providers: ``complete`` takes the request's fields as keywords, as every provider
+    does, and hands ``ask`` the ``ProviderRequest`` (TypeError naming a field that is not one)."""
+
+    name: str
+
+    def complete(self, messages: list[Message], **fields: Any) -> Completion:
+        return self.ask(ProviderRequest(messages, **fields))
+
+    def ask(self, request: ProviderRequest) -> Completion:
+        raise NotImplementedError
+
+    @classmethod
+    def request_body(cls, messages: list[Message], **fields: Any) -> dict[str, Any]:
+        """The HTTP body of ``ProviderRequest(messages, **fields)`` (``body``)."""
+        return cls.body(ProviderRequest(messages, **fields))
+
+    @staticmethod
+    def body(request: ProviderRequest) -> dict[str, Any]:
+        raise NotImplementedError("this provider sends no HTTP body")

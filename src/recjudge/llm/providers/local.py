@@ -55,7 +55,7 @@ from scipy.special import log_softmax
 from ...settings import env_number
 from .. import shapes
 from ..models import OPTIONAL_MODELS, ModelNotFetched, fetched_model_path
-from .base import Completion, Message, ProviderError
+from .base import ChatProvider, Completion, Message, ProviderError, ProviderRequest
 
 #: Name of the default local model (the one notebooks use when no other judge is configured).
 DEFAULT_MODEL = "smollm2-135m-instruct-q4_1"
@@ -365,7 +365,7 @@ def _check_messages(messages: list[Message]) -> list[dict[str, str]]:
     return checked
 
 
-class LocalProvider:
+class LocalProvider(ChatProvider):
     """Provider for GGUF models run in-process by llama-cpp-python (``provider="local"``).
 
     model:   optional default model name, checked at construction so a missing file or library is reported
@@ -412,35 +412,19 @@ class LocalProvider:
         return _load(path, n_ctx, n_threads, None if n_batch is None else int(n_batch),
                      int(options.get("n_gpu_layers", 0)), template)
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None = None,
-        logprobs: bool = False,
-        options: dict[str, Any] | None = None,
-    ) -> Completion:
+    def ask(self, request: ProviderRequest) -> Completion:
         """One chat reply from the model, formatted with the chat template stored in the GGUF file."""
-        call_options = dict(options or {})
+        model, max_tokens = request.model, request.max_tokens
+        call_options = dict(request.options or {})
         _check_options(call_options)
         merged = {**self.options, **call_options}
         prefix_cache = bool(merged.pop("prefix_cache", True))
         if max_tokens < 1:
             raise ProviderError(f"local provider: max_tokens must be >= 1, got {max_tokens}")
-        chat = _check_messages(messages)
+        chat = _check_messages(request.messages)
         loaded = self._model(model, merged)
-        sampling = {name: merged[name] for name in SAMPLING_OPTIONS if name in merged}
-        schema = merged.get(shapes.OPTION)
-        if schema is not None:
-            try:
-                sampling["grammar"] = shapes.llama_grammar(schema)
-            except shapes.ShapeError as exc:
-                raise ProviderError(f"local model {model!r}: {exc}", kind="configuration",
-                                    configuration=True) from None
-        recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if logprobs else None
+        sampling = _sampling(merged, model)
+        recorder = _LogprobRecorder(int(merged.get("top_logprobs", DEFAULT_TOP_LOGPROBS))) if request.logprobs else None
         with loaded.lock:
             # The previous prompt's cache is reused only up to a batch boundary (``_align_prefix``, in the wrapped
             # generate), so the reply does not depend on what was asked before it.
@@ -449,9 +433,9 @@ class LocalProvider:
             try:
                 response = loaded.llama.create_chat_completion(
                     messages=chat,
-                    temperature=float(temperature),
+                    temperature=float(request.temperature),
                     max_tokens=int(max_tokens),
-                    seed=None if seed is None else int(seed) % 2**32,
+                    seed=None if request.seed is None else int(request.seed) % 2**32,
                     logits_processor=[recorder] if recorder is not None else None,
                     **sampling,
                 )
@@ -460,25 +444,42 @@ class LocalProvider:
                     f"local model {model!r} ({loaded.path.name}, n_ctx={loaded.n_ctx}): {exc}"
                 ) from None
             latency = time.perf_counter() - started
-            usage = response.get("usage") or {}
-            output_tokens = usage.get("completion_tokens")
+            output_tokens = (response.get("usage") or {}).get("completion_tokens")
             token_logprobs = None
             if recorder is not None:
                 # The position that produced the end-of-turn token is not a generated token: leave it out.
                 n_positions = output_tokens if output_tokens is not None else len(recorder.positions)
                 token_logprobs = recorder.as_dicts(loaded.llama, n_positions)
-        choice = response["choices"][0]
-        return Completion(
-            text=choice["message"].get("content") or "",
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=output_tokens,
-            logprobs=token_logprobs,
-            latency_s=latency,
-            finish_reason=choice.get("finish_reason"),
-            extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
-            provenance={**runtime_provenance(_import_llama_cpp()), "gguf": loaded.path.name,
-                        "gguf_sha256": gguf_sha256(loaded.path)},
-        )
+        return _completion(response, loaded, latency, token_logprobs)
+
+
+def _sampling(options: dict[str, Any], model: str) -> dict[str, Any]:
+    """The sampling arguments of llama.cpp among ``options``, with the grammar of an output shape."""
+    sampling = {name: options[name] for name in SAMPLING_OPTIONS if name in options}
+    schema = options.get(shapes.OPTION)
+    if schema is not None:
+        try:
+            sampling["grammar"] = shapes.llama_grammar(schema)
+        except shapes.ShapeError as exc:
+            raise ProviderError(f"local model {model!r}: {exc}", kind="configuration", configuration=True) from None
+    return sampling
+
+
+def _completion(response: dict[str, Any], loaded: _LoadedModel, latency: float,
+                token_logprobs: list[dict[str, float]] | None) -> Completion:
+    usage = response.get("usage") or {}
+    choice = response["choices"][0]
+    return Completion(
+        text=choice["message"].get("content") or "",
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        logprobs=token_logprobs,
+        latency_s=latency,
+        finish_reason=choice.get("finish_reason"),
+        extra={"gguf": loaded.path.name, "n_ctx": loaded.n_ctx},
+        provenance={**runtime_provenance(_import_llama_cpp()), "gguf": loaded.path.name,
+                    "gguf_sha256": gguf_sha256(loaded.path)},
+    )
 
 
 def _check_options(options: dict[str, Any]) -> None:

@@ -57,7 +57,7 @@ from ._common import (
     sdk_errors,
     short_error,
 )
-from .base import Completion, Message, ProviderError, TransientProviderError
+from .base import ChatProvider, Completion, ProviderError, ProviderRequest, TransientProviderError
 
 DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_ENV = "RECJUDGE_LLM_TIMEOUT"
@@ -117,7 +117,7 @@ def identity_problem(base_url: str | None, served_model: str, explicit_identity:
     return None
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(ChatProvider):
     """Provider for the OpenAI chat-completions API (``provider="openai"``)."""
 
     name = "openai"
@@ -201,21 +201,20 @@ class OpenAICompatProvider:
 
     # ------------------------------------------------------------------------------------------ asking
     @staticmethod
-    def request_body(messages: list[Message], *, model: str, temperature: float, max_tokens: int,
-                     seed: int | None = None, logprobs: bool = False, options: dict[str, Any] | None = None
-                     ) -> dict[str, Any]:
+    def body(request: ProviderRequest) -> dict[str, Any]:
         """The chat-completions request body (sent directly, or as one line of a batch).  An ``output_schema``
         option becomes ``response_format`` (structured outputs, strict JSON schema): a server without structured
         outputs refuses the request, and the judgment fails with its error rather than being asked unconstrained
         under the constrained key (judge it with a configuration without ``output_shape`` instead)."""
-        params: dict[str, Any] = dict(options or {})
+        params: dict[str, Any] = dict(request.options or {})
         schema = params.pop(shapes.OPTION, None)
         if schema is not None:
             params["response_format"] = shapes.openai_response_format(schema)
-        params.update(model=model, messages=messages, temperature=temperature, max_tokens=max_tokens)
-        if seed is not None:
-            params["seed"] = seed
-        if logprobs:
+        params.update(model=request.model, messages=request.messages, temperature=request.temperature,
+                      max_tokens=request.max_tokens)
+        if request.seed is not None:
+            params["seed"] = request.seed
+        if request.logprobs:
             params.update(logprobs=True, top_logprobs=20)
         return params
 
@@ -225,20 +224,9 @@ class OpenAICompatProvider:
 
         return OpenAIBatches(self._client, self.base_url)
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None = None,
-        logprobs: bool = False,
-        options: dict[str, Any] | None = None,
-    ) -> Completion:
+    def ask(self, request: ProviderRequest) -> Completion:
         openai = self._openai
-        params = self.request_body(messages, model=model, temperature=temperature, max_tokens=max_tokens,
-                                   seed=seed, logprobs=logprobs, options=options)
+        params = self.body(request)
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai"):

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from .base import Completion, Message, ProviderError
+from .base import ChatProvider, Completion, ProviderError, ProviderRequest
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def request_key(values: Any) -> str:
     return ":".join(format_key_value(v) for v in values)
 
 
-class RecordedProvider:
+class RecordedProvider(ChatProvider):
     """Answers requests by key from a recorded table (``provider="recorded"``)."""
 
     name = "recorded"
@@ -126,7 +126,7 @@ class RecordedProvider:
         text = self._answers.get(key)
         return None if text is None else Completion(text=text, input_tokens=0, output_tokens=0, latency_s=0.0)
 
-    def complete(self, messages: list[Message], **_: Any) -> Completion:
+    def ask(self, request: ProviderRequest) -> Completion:
         raise ProviderError("recorded judgments are looked up by request key, not by prompt; use run_judge")
 
 
