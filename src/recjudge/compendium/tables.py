@@ -267,7 +267,7 @@ _CSS = (
     "<style>"
     f"table.{TABLE_CLASS}{{border-collapse:collapse;font-size:0.85em;line-height:1.3;margin:0.4em 0 0.2em;"
     "width:auto;max-width:100%}"
-    f"table.{TABLE_CLASS} caption{{caption-side:top;text-align:left;font-size:0.95em;padding:0 0 0.3em}}"
+    f"table.{TABLE_CLASS} caption{{caption-side:top;text-align:left;font-size:0.95em;padding:0 0 0.3em;color:inherit}}"
     f"table.{TABLE_CLASS} th,table.{TABLE_CLASS} td{{padding:0.2em 0.45em;border:none;vertical-align:baseline}}"
     f"table.{TABLE_CLASS} thead th{{vertical-align:bottom}}"
     f"table.{TABLE_CLASS} thead th{{font-weight:600;text-align:center;border-bottom:1px solid #999}}"
@@ -278,6 +278,8 @@ _CSS = (
     f"table.{TABLE_CLASS} td.key{{text-align:left;max-width:16em}}"
     f"table.{TABLE_CLASS} td.diff{{opacity:0.75}}"
     f"p.{TABLE_CLASS}-note{{font-size:0.8em;margin:0 0 1em;opacity:0.8}}"
+    # A table wider than a phone's screen scrolls in its own box, not the whole page.
+    f"div.{TABLE_CLASS}-scroll{{overflow-x:auto;max-width:100%}}"
     "</style>"
 )
 
@@ -290,7 +292,7 @@ PAGE_TO_ROOT = "../../"
 def _to_html(table: Table) -> str:
     data = table.data
     escape = html.escape
-    out = [_CSS, f'<table class="{" ".join(table.classes)}">']
+    out = [_CSS, f'<div class="{TABLE_CLASS}-scroll"><table class="{" ".join(table.classes)}">']
     if table.caption:
         number = f'<span class="caption-number">Table {table.number}. </span>' if table.number else ""
         out.append(f"<caption>{number}{escape(table.caption)}</caption>")
@@ -329,7 +331,7 @@ def _to_html(table: Table) -> str:
     for values in data.itertuples(index=False, name=None):
         out.append("<tr>" + "".join(f'<td class="{kind}">{escape(str(v))}</td>' for kind, v in zip(kinds, values))
                    + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if table.note:
         note = escape(table.note)
         if table.full_table:
