@@ -14,6 +14,7 @@ llama.cpp, recorded), ``store`` (the content-addressed response store), ``runner
 provider enforces: a grammar, a JSON schema, a forced tool), ``pricing`` (cost accounting),
 ``store_cli`` (``recjudge store info``), ``models`` (the optional local GGUF
 models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models list|fetch``).
+``judge_spec`` reads a reader's judge (``--judge provider:model`` or a judge file) into a ``JudgeSpec``.
 """
 
 from . import shapes
