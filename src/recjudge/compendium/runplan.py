@@ -27,6 +27,27 @@ Run plan format::
         timeout: 600                        # optional: seconds allowed per cell
         results_of: [proxy_vs_llm]          # optional: earlier runs whose results/<name>/ tables it reads
         variant: synthetic                  # optional: runs the cells tagged only:synthetic (see cell_selection)
+        asks_llm: true                      # optional: the notebook asks an LLM judge (it takes --judge)
+    profiles:                             # optional: scales of the whole book (recjudge run --profile NAME)
+      smoke:                              # profile name -> run name -> parameter overrides
+        proxy_vs_llm: {sample_size: 10}
+
+Profiles.  ``default`` is the book as committed and has no overrides (its results are the committed ones); other
+profiles (``paper``: the papers' populations; ``smoke``: a few prompts per chapter) override parameters of named
+runs, checked against the notebook's parameters cell like the run's own. Resolution: ``load_runplan(profile=P)``;
+an unknown profile is an error listing the ones the plan defines. They live in the run plan, not in code, so a
+chapter's scales sit beside its default parameters.
+
+The judge convention.  Every chapter that asks an LLM (``asks_llm: true``) takes the judges a reader brings through
+ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_parameter()`` dicts (``label``,
+``provider``, ``model`` and, when set, ``served_model``, ``base_url``, ``temperature``, ``seed``, ``options``,
+``batch``), read back with ``JudgeSpec.from_parameter`` and put into each of the chapter's LLM roles with
+``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. The default of ``judges`` in the notebook is the
+book's own judge(s), so the committed book passes nothing. ``recjudge run --judge SPEC`` passes ``judges`` to every
+run that asks an LLM and whose notebook declares it (``with_judges``); a run that asks an LLM but does not declare
+it yet is named and left out of the judged run (papermill rejects undeclared parameters, and running it would only
+repeat the default judge under the reader's name). Such runs write into a variant (``recjudge.compendium.variants``),
+never into ``results/`` or ``book/notebooks/``.
 """
 
 from __future__ import annotations
@@ -41,7 +62,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -59,7 +80,12 @@ NOTEBOOK_SUFFIXES = (".ipynb", ".md")
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
 FINGERPRINT_VERSION = 2
 
-_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant"}
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm"}
+_TOP_LEVEL = {"runs", "profiles"}
+#: The book as committed: no overrides, ever (the committed results are this profile's).
+DEFAULT_PROFILE = "default"
+#: The parameter through which every chapter that asks an LLM takes the reader's judges (see the module docstring).
+JUDGES_PARAMETER = "judges"
 _REQUIRED_FIELDS = ("name", "notebook")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
@@ -85,6 +111,7 @@ class Run:
     timeout: int | None = None
     results_of: tuple[str, ...] = ()
     variant: str | None = None
+    asks_llm: bool = False
 
     def output_path(self, root: Path) -> Path:
         return root / OUTPUT_DIR / f"{self.name}.ipynb"
@@ -95,22 +122,13 @@ class Run:
 
 
 def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
-                 known_datasets: Iterable[str] | None = None) -> list[Run]:
-    """Read and validate a run plan. Every problem raises :class:`RunPlanError` naming the file, the entry (index,
-    name and line) and the field. ``known_datasets`` defaults to ``recjudge.data.REGISTRY`` when it can be imported."""
+                 known_datasets: Iterable[str] | None = None, profile: str = DEFAULT_PROFILE) -> list[Run]:
+    """Read and validate a run plan, with the parameter overrides of ``profile`` applied (see the module
+    docstring). Every problem raises :class:`RunPlanError` naming the file, the entry (index, name and line) and the
+    field. ``known_datasets`` defaults to ``recjudge.data.REGISTRY`` when it can be imported."""
     root = Path(root) if root is not None else project_root()
     path = Path(path) if path is not None else root / RUNPLAN_FILE
-    if not path.is_file():
-        raise RunPlanError(f"{path}: run plan not found")
-    text = path.read_text(encoding="utf-8")
-    try:
-        document = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        raise RunPlanError(f"{path}: not valid YAML: {error}") from error
-    if not isinstance(document, dict) or set(document) != {"runs"}:
-        found = sorted(document) if isinstance(document, dict) else type(document).__name__
-        raise RunPlanError(f"{path}: the top level must be a mapping with the single key 'runs' (found {found})")
+    document, node = _read_document(path)
     entries = document["runs"]
     if not isinstance(entries, list) or not entries:
         raise RunPlanError(f"{path}: 'runs' must be a non-empty list of run entries")
@@ -133,7 +151,67 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
             raise RunPlanError(f"{path}: run #{index + 1} {run.name!r}: field 'results_of': {not_earlier} must name "
                                "runs listed before it (they write the tables it reads)")
         seen[run.name] = index
-    return runs
+    overrides = _profiles(document, path, runs).get(profile)
+    if overrides is None:
+        raise RunPlanError(f"{path}: unknown profile {profile!r} (--profile); the run plan defines "
+                           f"{sorted(_profiles(document, path, runs))}")
+    by_name = {run.name: run for run in runs}
+    for name, changes in overrides.items():
+        _check_parameters(root / by_name[name].notebook, changes,
+                          f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
+    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs]
+
+
+def profile_names(path: Path | str | None = None, *, root: Path | None = None) -> list[str]:
+    """The profiles a run plan defines (``default`` always), for help texts and messages."""
+    root = Path(root) if root is not None else project_root()
+    path = Path(path) if path is not None else root / RUNPLAN_FILE
+    document, _ = _read_document(path)
+    return sorted({DEFAULT_PROFILE, *(document.get("profiles") or {})})
+
+
+def _read_document(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
+    if not path.is_file():
+        raise RunPlanError(f"{path}: run plan not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise RunPlanError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(document, dict) or "runs" not in document or not set(document) <= _TOP_LEVEL:
+        found = sorted(document) if isinstance(document, dict) else type(document).__name__
+        raise RunPlanError(f"{path}: the top level must be a mapping with the key 'runs' and optionally 'profiles' "
+                           f"(found {found})")
+    return document, node
+
+
+def _profiles(document: dict[str, Any], path: Path, runs: list[Run]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Profile name -> run name -> parameter overrides, checked for shape (the parameter names are checked against
+    the notebooks for the profile in use). ``default`` is always there and has no overrides."""
+    profiles = document.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise RunPlanError(f"{path}: 'profiles' must map profile names to {{run name: parameter overrides}}")
+    names = {run.name for run in runs}
+    checked: dict[str, dict[str, dict[str, Any]]] = {DEFAULT_PROFILE: {}}
+    for profile, overrides in profiles.items():
+        where = f"{path}: profile {profile!r}"
+        if not isinstance(profile, str) or not _SAFE_NAME.match(profile):
+            raise RunPlanError(f"{where}: a profile name must be a plain name (it names the variant folder)")
+        overrides = overrides or {}
+        if profile == DEFAULT_PROFILE and overrides:
+            raise RunPlanError(f"{where}: must have no overrides (it is the committed book; its results are "
+                               "committed)")
+        if not isinstance(overrides, dict):
+            raise RunPlanError(f"{where}: must map run names to parameter overrides, got {overrides!r}")
+        unknown = sorted(set(map(str, overrides)) - names)
+        if unknown:
+            raise RunPlanError(f"{where}: no run named {unknown} in the run plan")
+        for name, changes in overrides.items():
+            if not isinstance(changes, dict) or not all(isinstance(key, str) for key in changes) or not changes:
+                raise RunPlanError(f"{where}, run {name!r}: must be a non-empty mapping of parameter names to values")
+        checked[profile] = overrides
+    return checked
 
 
 def _entry_lines(node: yaml.Node | None) -> list[int]:
@@ -196,19 +274,7 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
-    for key, value in parameters.items():
-        problem = _uninjectable(value)
-        if problem:
-            raise RunPlanError(f"{where}: field 'parameters', {key!r}: {problem} (papermill writes parameters into the "
-                               "notebook as Python literals: strings, numbers, booleans, null, and lists or mappings "
-                               "of those; quote a date or a value YAML reads as something else)")
-    if parameters:
-        declared = _declared_parameters(notebook_path, where)
-        undeclared = sorted(set(parameters) - set(declared))
-        if undeclared:
-            raise RunPlanError(
-                f"{where}: field 'parameters': {undeclared} not in the parameters cell of {notebook} "
-                f"(it declares {sorted(declared) or 'nothing'})")
+    _check_parameters(notebook_path, parameters, f"{where}: field 'parameters'", notebook)
 
     datasets = entry.get("datasets") or []
     if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
@@ -228,8 +294,45 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     variant = entry.get("variant")
     if variant is not None and (not isinstance(variant, str) or not _SAFE_NAME.match(variant)):
         raise RunPlanError(f"{where}: field 'variant' must be a plain name (cells tagged only:<variant> run in it)")
+    asks_llm = entry.get("asks_llm", False)
+    if not isinstance(asks_llm, bool):
+        raise RunPlanError(f"{where}: field 'asks_llm' must be true or false, got {asks_llm!r}")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
-               results_of=tuple(results_of), variant=variant)
+               results_of=tuple(results_of), variant=variant, asks_llm=asks_llm)
+
+
+def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
+    """Parameter values papermill can write, under names the notebook's parameters cell declares."""
+    for key, value in parameters.items():
+        problem = _uninjectable(value)
+        if problem:
+            raise RunPlanError(f"{where}, {key!r}: {problem} (papermill writes parameters into the "
+                               "notebook as Python literals: strings, numbers, booleans, null, and lists or mappings "
+                               "of those; quote a date or a value YAML reads as something else)")
+    if parameters:
+        declared = _declared_parameters(notebook_path, where)
+        undeclared = sorted(set(parameters) - set(declared))
+        if undeclared:
+            raise RunPlanError(f"{where}: {undeclared} not in the parameters cell of {notebook} "
+                               f"(it declares {sorted(declared) or 'nothing'})")
+
+
+def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> tuple[list[Run], list[Run]]:
+    """The runs that ask an LLM, each given ``judges`` (``JudgeSpec.to_parameter()`` dicts) as its ``judges``
+    parameter, and the runs that ask an LLM but whose notebook does not declare that parameter yet (papermill would
+    reject it), which are left out. Runs that ask no LLM are neither: a judge changes nothing in them."""
+    accepting, refusing = [], []
+    declared: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        if not run.asks_llm:
+            continue
+        if run.notebook not in declared:
+            declared[run.notebook] = _declared_parameters((root / run.notebook).resolve(), f"run {run.name!r}")
+        if JUDGES_PARAMETER in declared[run.notebook]:
+            accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: list(judges)}))
+        else:
+            refusing.append(run)
+    return accepting, refusing
 
 
 def read_source_notebook(path: Path):
