@@ -218,10 +218,10 @@ def test_failure_names_notebook_and_cell_and_keeps_earlier_runs(project: Path) -
     assert "run 'broken': notebook notebooks/broken.ipynb failed in cell" in message
     assert "ValueError: bad column rating_x" in message
     assert good.output_path(project).is_file()
-    assert runplan.RunCache(project).load(good) is not None, "the successful run is recorded"
+    assert runplan.RunCache(project / runplan.CACHE_DIR).load(good) is not None, "the successful run is recorded"
     assert broken.output_path(project).read_text() == "last good output", "a failure never replaces the output"
     assert (project / ".runplan-cache" / "failed" / "broken.ipynb").is_file()
-    assert runplan.RunCache(project).load(broken) is None
+    assert runplan.RunCache(project / runplan.CACHE_DIR).load(broken) is None
 
 
 MYST_NOTEBOOK = """---

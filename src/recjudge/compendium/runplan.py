@@ -62,6 +62,7 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -69,7 +70,7 @@ from typing import Any, Callable, Iterable
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.paths import project_root, results_dir, store_dir
+from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
@@ -517,11 +518,58 @@ class RunOutcome:
     reason: str
 
 
-class RunCache:
-    """Per-run records of the last successful execution, one JSON file each under ``.runplan-cache/runs/``."""
+@dataclass(frozen=True)
+class Target:
+    """Where an execution of the run plan goes: the executed notebooks, the skip records, and the environment its
+    kernels get (``RECJUDGE_RESULTS`` for a variant's tables). ``plan_logs``: a plan pass, whose kernels run the
+    engine in its dry-run mode, each run's job lines in ``plan_logs/<run>.jsonl`` (``compendium.variants``)."""
 
-    def __init__(self, root: Path) -> None:
-        self.folder = root / CACHE_DIR
+    notebooks: Path
+    cache: Path
+    environment: tuple[tuple[str, str], ...] = ()
+    plan_logs: Path | None = None
+
+    @classmethod
+    def book(cls, root: Path) -> "Target":
+        """The committed book: ``book/notebooks/`` and ``.runplan-cache/``; tables to ``results_dir()``."""
+        return cls(root / OUTPUT_DIR, root / CACHE_DIR)
+
+    def output_path(self, run: Run) -> Path:
+        return self.notebooks / f"{run.name}.ipynb"
+
+    def run_environment(self, run: Run) -> dict[str, str]:
+        environment = dict(self.environment)
+        if self.plan_logs is not None:
+            from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
+
+            environment.update({MODE_ENV: PLAN_MODE, PLAN_LOG_ENV: str(plan_log_path(self.plan_logs, run.name))})
+        return environment
+
+
+#: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
+MODE_ENV = "RECJUDGE_LLM_MODE"
+
+
+@contextmanager
+def _environment(values: dict[str, str]):
+    """``values`` in ``os.environ`` (for the kernels started meanwhile), the previous values restored after."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class RunCache:
+    """Per-run records of the last successful execution, one JSON file each under ``<cache>/runs/``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
 
     def record_path(self, run: Run) -> Path:
         return self.folder / "runs" / f"{run.name}.json"
@@ -618,57 +666,78 @@ def _keep_failed(temporary: Path, failed_copy: Path) -> None:
         shutil.move(str(temporary), failed_copy)
 
 
-def execute_plan(runs: list[Run], root: Path, *, force: bool = False,
-                 log: Callable[[str], None] = print) -> list[RunOutcome]:
-    """Execute (or skip) each run in order; stop at the first failure, keeping what already succeeded."""
-    cache = RunCache(root)
+def execute_plan(runs: list[Run], root: Path, *, force: bool = False, log: Callable[[str], None] = print,
+                 target: Target | None = None) -> list[RunOutcome]:
+    """Execute (or skip) each run in order into ``target`` (default: the committed book); stop at the first failure,
+    keeping what already succeeded."""
+    target = target or Target.book(root)
+    cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     outcomes: list[RunOutcome] = []
     restore_environment = use_common_numeric_kernels()  # the same results on AVX2 and AVX-512 machines
     try:
         for run in runs:
-            started = time.perf_counter()
-            output = run.output_path(root)
-            before = fingerprint(run, root, hasher)
-            record = cache.load(run)
-            up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
-                          and output.is_file() and record.get("output_sha256") == hasher(output))
-            if up_to_date and not force:
-                outcomes.append(RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged"))
-                log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
-                continue
-            if force:
-                reason = "forced"
-            elif record is not None and not output.is_file():
-                reason = "output missing"
-            else:
-                reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
-            log(f"[run] {run.name}: executing {run.notebook} ({reason})")
-            execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
-            # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
-            # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
-            after = dict(before, store=fingerprint(run, root, hasher)["store"])
-            cache.store(run, {"hash": fingerprint_hash(after), "components": after,
-                              "output_sha256": hasher(output), "notebook": run.notebook,
-                              "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-            seconds = time.perf_counter() - started
-            outcomes.append(RunOutcome(run, "executed", seconds, reason))
-            log(f"[run] {run.name}: done in {seconds:.1f} s -> {output.relative_to(root)}")
+            with _environment(target.run_environment(run)):
+                outcomes.append(_execute_run(run, root, target, cache, hasher, force, log))
     finally:
         hasher.save()
         restore_environment()
     return outcomes
 
 
-def describe_plan(runs: list[Run], root: Path) -> list[dict[str, Any]]:
-    """For ``--list``: each run with its state (up to date / would run and why)."""
-    cache = RunCache(root)
+def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: FileHasher, force: bool,
+                 log: Callable[[str], None]) -> RunOutcome:
+    """Execute one run unless its inputs and output are unchanged (called in its target's environment)."""
+    started = time.perf_counter()
+    output = target.output_path(run)
+    before = fingerprint(run, root, hasher)
+    record = cache.load(run)
+    up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
+                  and output.is_file() and record.get("output_sha256") == hasher(output))
+    if up_to_date and not force:
+        log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
+        return RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged")
+    if force:
+        reason = "forced"
+    elif record is not None and not output.is_file():
+        reason = "output missing"
+    else:
+        reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
+    log(f"[run] {run.name}: executing {run.notebook} ({reason})")
+    if target.plan_logs is not None:  # the engine appends: a fresh log, so the plan counts this execution only
+        from recjudge.compendium.variants import plan_log_path
+
+        log_path = plan_log_path(target.plan_logs, run.name)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.unlink(missing_ok=True)
+    execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+    # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
+    # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
+    after = dict(before, store=fingerprint(run, root, hasher)["store"])
+    cache.store(run, {"hash": fingerprint_hash(after), "components": after,
+                      "output_sha256": hasher(output), "notebook": run.notebook,
+                      "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    seconds = time.perf_counter() - started
+    log(f"[run] {run.name}: done in {seconds:.1f} s -> {_shown(output, root)}")
+    return RunOutcome(run, "executed", seconds, reason)
+
+
+def _shown(path: Path, root: Path) -> Path:
+    """``path`` relative to the project when it lies inside it."""
+    return path.relative_to(root) if path.is_relative_to(root) else path
+
+
+def describe_plan(runs: list[Run], root: Path, target: Target | None = None) -> list[dict[str, Any]]:
+    """For ``--list``: each run with its state (up to date / would run and why) in ``target``."""
+    target = target or Target.book(root)
+    cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     rows = []
     for run in runs:
-        current = fingerprint(run, root, hasher)
+        with _environment(target.run_environment(run)):
+            current = fingerprint(run, root, hasher)
         record = cache.load(run)
-        output = run.output_path(root)
+        output = target.output_path(run)
         if record and record.get("hash") == fingerprint_hash(current) and output.is_file() \
                 and record.get("output_sha256") == hasher(output):
             state = "up to date"
@@ -688,29 +757,123 @@ def describe_plan(runs: list[Run], root: Path) -> list[dict[str, Any]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plan", type=Path, default=None, help=f"run plan file (default: <root>/{RUNPLAN_FILE})")
+    parser.add_argument("--runplan", type=Path, default=None, metavar="FILE",
+                        help=f"run plan file (default: <root>/{RUNPLAN_FILE})")
     parser.add_argument("--only", action="append", metavar="NAME",
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+    judged = parser.add_argument_group(
+        "your judge, the whole book", "re-run every chapter that asks an LLM with your judge(s) and/or at another "
+        "scale, into variants/<judge>-<profile>/ (git-ignored); the committed results and book are never written")
+    judged.add_argument("--judge", action="append", metavar="SPEC",
+                        help="provider:model (openai:gpt-4o-mini, anthropic:claude-3-5-haiku, local:/path/model.gguf "
+                             "or a local model's name) or a judge file (.yaml); repeatable: several judges")
+    judged.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server for an openai:IDENTITY judge")
+    judged.add_argument("--served-model", metavar="NAME",
+                        help="the name that server knows the weights by (the model in SPEC is then their identity)")
+    judged.add_argument("--batch", action="store_true", help="ask through the providers' batch APIs (half price)")
+    judged.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
+                        help="scale: default (the committed book), paper (the papers' populations), smoke (a few "
+                             "prompts per chapter); defined in the run plan")
+    judged.add_argument("--plan", action="store_true",
+                        help="ask nothing: execute the chapters with the engine in its dry-run mode and print, per "
+                             "chapter and in total, the missing judgments, tokens, cost and time")
+    judged.add_argument("--yes", action="store_true",
+                        help="confirm a live run estimated above the cost limit (env RECJUDGE_LLM_MAX_USD)")
+
+
+class _UsageError(ValueError):
+    """Options that do not go together; the message names them."""
+
+
+@dataclass
+class _Invocation:
+    """What ``recjudge run`` was asked to do, checked before anything runs."""
+
+    runs: list[Run]
+    judges: tuple[Any, ...]
+    left_out: list[Run]
+    variant: str | None  # None: the committed book
+    folder: Path | None
+
+    def target(self, root: Path, *, confirmed: bool = False) -> Target:
+        if self.folder is None:
+            return Target.book(root)
+        from recjudge.llm.estimate import CONFIRM_COST_ENV
+
+        environment = [(RESULTS_ENV, str(self.folder / "results"))]
+        if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
+            environment.append((CONFIRM_COST_ENV, "1"))
+        return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment))
+
+    def plan_target(self, root: Path) -> Target:
+        """The plan pass: its own notebooks, tables and skip records, so it never stands in for a real run."""
+        from recjudge.compendium.variants import variant_folder, variant_name
+
+        folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
+        return Target(folder / "notebooks", folder / CACHE_DIR, ((RESULTS_ENV, str(folder / "results")),),
+                      plan_logs=folder / "logs")
+
+
+def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
+    """Every check that needs no execution, in the order a reader would fix them (raises with one clear message)."""
+    from recjudge.compendium.variants import variant_folder, variant_name
+    from recjudge.llm.judge_spec import parse_judges
+
+    given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
+                                          ("--batch", args.batch)) if value]
+    if given and not args.judge:
+        raise _UsageError(f"{', '.join(given)} describe(s) a judge: give it with --judge provider:model")
+    judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
+    runs = load_runplan(args.runplan, root=root, profile=args.profile)
+    every_run = {run.name for run in runs}
+    left_out: list[Run] = []
+    if judges:
+        runs, left_out = with_judges(runs, [judge.to_parameter() for judge in judges], root)
+        if not runs:
+            raise _UsageError(f"--judge: no chapter of the run plan takes the '{JUDGES_PARAMETER}' parameter yet "
+                              f"(chapters that ask an LLM: {sorted(run.name for run in left_out)})")
+    if args.only:
+        unknown = sorted(set(args.only) - every_run)
+        if unknown:
+            raise _UsageError(f"--only {unknown}: no such run in the run plan (runs: {sorted(every_run)})")
+        refused = sorted(set(args.only) & {run.name for run in left_out})
+        if refused:
+            raise _UsageError(f"--only {refused} with --judge: these chapters ask an LLM but do not take the "
+                              f"'{JUDGES_PARAMETER}' parameter yet")
+        no_llm = sorted(set(args.only) - {run.name for run in runs} - set(refused))
+        if no_llm:
+            raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM; a judge changes nothing in "
+                              "them")
+        runs = [run for run in runs if run.name in set(args.only)]
+    live = not args.plan and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
+    problems = [problem for judge in judges for problem in judge.readiness_problems(live=live)]
+    if problems:
+        raise _UsageError("\n".join(problems))
+    if not judges and args.profile == DEFAULT_PROFILE:
+        return _Invocation(runs, judges, left_out, None, None)
+    name = variant_name(judges, args.profile)
+    return _Invocation(runs, judges, left_out, name, variant_folder(root, name))
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from recjudge.compendium.variants import PlanLogError
+    from recjudge.llm.judge_spec import JudgeSpecError
+
     root = project_root()
     try:
-        runs = load_runplan(args.plan, root=root)
-    except RunPlanError as error:
+        invocation = _prepare(args, root)
+    except (RunPlanError, JudgeSpecError, _UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.only:
-        names = {run.name for run in runs}
-        unknown = sorted(set(args.only) - names)
-        if unknown:
-            print(f"error: --only {unknown}: no such run in the run plan (runs: {sorted(names)})", file=sys.stderr)
-            return 2
-        runs = [run for run in runs if run.name in set(args.only)]
+    if invocation.left_out:
+        print(f"note: --judge: {', '.join(run.name for run in invocation.left_out)} ask(s) an LLM but do(es) not take "
+              f"the '{JUDGES_PARAMETER}' parameter yet: left out of this variant", file=sys.stderr)
+    runs = invocation.runs
     if args.list:
-        for row in describe_plan(runs, root):
+        target = invocation.plan_target(root) if args.plan else invocation.target(root)
+        for row in describe_plan(runs, root, target):
             missing = f"; datasets missing: {', '.join(row['missing_datasets'])}" if row["missing_datasets"] else ""
             print(f"{row['name']:<32} {row['notebook']:<44} {row['state']}{missing}")
             if row["parameters"]:
@@ -718,11 +881,63 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     try:
-        outcomes = execute_plan(runs, root, force=args.force)
+        if args.plan:
+            table = _plan(invocation, root, force=args.force)
+            print(_plan_heading(invocation, args.profile))
+            from recjudge.compendium.variants import format_plan
+
+            print(format_plan(table))
+            return 0
+        if invocation.folder is not None:
+            status = _gate_cost(invocation, root, args)
+            if status:
+                return status
+            from recjudge.compendium.variants import describe_variant
+
+            describe_variant(invocation.folder, invocation.judges, args.profile, [run.name for run in runs],
+                             [run.name for run in invocation.left_out])
+        outcomes = execute_plan(runs, root, force=args.force, target=invocation.target(root, confirmed=args.yes))
     except RunFailedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except PlanLogError as error:  # a plan log that breaks the engine's contract
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     executed = sum(outcome.status == "executed" for outcome in outcomes)
+    where = f" -> {_shown(invocation.folder, root)}" if invocation.folder is not None else ""
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
-          f"{time.perf_counter() - started:.1f} s in all")
+          f"{time.perf_counter() - started:.1f} s in all{where}")
+    return 0
+
+
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False):
+    """Execute the runs in the engine's dry-run mode and sum their job lines (``compendium.variants.plan_table``)."""
+    from recjudge.compendium.variants import plan_log_path, plan_table
+
+    target = invocation.plan_target(root)
+    execute_plan(invocation.runs, root, force=force, target=target)
+    free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
+    return plan_table({run.name: plan_log_path(target.plan_logs, run.name) for run in invocation.runs}, free)
+
+
+def _plan_heading(invocation: _Invocation, profile: str) -> str:
+    judges = ", ".join(f"{judge.provider}:{judge.model}" for judge in invocation.judges) or "the chapters' own"
+    return (f"Plan (nothing asked): judges {judges}, profile {profile}; estimates (tokens from characters, output at "
+            "the reply-length limit, time at the configured concurrency and rate limit)")
+
+
+def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) -> int:
+    """A live run with a paid judge is priced first (a plan pass) and stops before its first request when the
+    estimate is above the limit and not confirmed; 0 to go on."""
+    if all(judge.provider == "local" or judge.own_server() for judge in invocation.judges):
+        return 0  # nothing to pay: no plan pass
+    from recjudge.compendium.variants import cost_gate, format_plan
+
+    print("[run] pricing the run before anything is asked (a plan pass)")
+    table = _plan(invocation, root)
+    print(format_plan(table))
+    refusal = cost_gate(table, args.yes)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     return 0
