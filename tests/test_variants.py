@@ -164,7 +164,11 @@ profiles:
 
 @pytest.fixture
 def book(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A tiny project with a committed result table."""
+    """A tiny project with a committed result table; its fake chapters write the job lines of the engine's dry-run
+    mode themselves, so the engine is told to have that mode."""
+    from recjudge.llm import runner
+
+    monkeypatch.setattr(runner, "MODES", (*runner.MODES, "plan") if "plan" not in runner.MODES else runner.MODES)
     root = tmp_path / "project"
     (root / "src" / "recjudge").mkdir(parents=True)
     (root / "src" / "recjudge" / "module.py").write_text("ANSWER = 1\n")
@@ -196,7 +200,8 @@ def test_a_judged_run_writes_a_variant_and_leaves_the_book_alone(book: Path, cap
     before = committed(book)
     assert main(["run", "--judge", f"local:{model}", "--profile", "smoke"]) == 0
     output = capsys.readouterr()
-    assert "not_yet ask(s) an LLM but do(es) not take the 'judges' parameter yet" in output.err
+    assert ("1 chapter(s) ask an LLM but do not take the 'judges' parameter yet, so they are left out of this "
+            "variant: not_yet") in output.err
     variant = book / "variants" / f"{parse_judge(f'local:{model}').slug}-smoke"
     assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\nmy-judge,2\n"
     assert (variant / "notebooks" / "judged.ipynb").is_file()
@@ -235,7 +240,7 @@ def test_a_live_run_above_the_limit_stops_before_asking_unless_confirmed(
     output = capsys.readouterr()
     assert "above the limit of $0.10 (env RECJUDGE_LLM_MAX_USD); nothing was asked. Confirm with --yes" in output.err
     assert not (variant / "results").exists() and not (variant / "notebooks").exists()
-    # Confirmed: the plan pass is up to date (skipped), the chapter runs into the variant.
+    # Confirmed, the chapter runs into the variant.
     assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--yes"]) == 0
     assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\ngpt-4o-mini,2\n"
 
@@ -264,6 +269,7 @@ def test_a_profile_alone_is_a_variant_too(book: Path) -> None:
          "--only ['not_yet'] with --judge: these chapters ask an LLM but do not take the 'judges' parameter yet"),
         (["--judge", "openai:gpt-4o-mini", "--plan", "--only", "plain"],
          "--only ['plain'] with --judge: these chapters ask no LLM"),
+        (["--judge", "local:smollm2-135m-instruct-q4_1", "--batch"], "--batch needs a provider with a batch API"),
     ],
 )
 def test_bad_input_stops_before_anything_runs(book: Path, capsys: pytest.CaptureFixture,
@@ -272,3 +278,17 @@ def test_bad_input_stops_before_anything_runs(book: Path, capsys: pytest.Capture
     assert main(["run", *argv]) == 2
     assert expected in capsys.readouterr().err
     assert not (book / "variants").exists() and not (book / "book").exists()
+
+
+def test_without_the_engines_plan_mode_plan_says_so(book: Path, capsys: pytest.CaptureFixture,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from recjudge.llm import runner
+
+    monkeypatch.setattr(runner, "MODES", ("replay", "live", "auto"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--plan"]) == 2
+    assert "--plan needs the judge engine's dry-run mode (RECJUDGE_LLM_MODE=plan)" in capsys.readouterr().err
+    # A live run with a paid judge cannot be priced either: it needs --yes.
+    assert main(["run", "--judge", "openai:gpt-4o-mini"]) == 2
+    assert "pricing a live run with a paid judge needs" in capsys.readouterr().err
+    assert not (book / "variants").exists()

@@ -359,11 +359,17 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
     therefore read with Python's parser (every name bound at the cell's top level counts) and papermill's
     inspection only adds its details. A cell that is not plain Python (e.g. an IPython magic) falls back to
     papermill's inspection alone."""
+    import logging
     import tempfile
 
     import nbformat
     import papermill
 
+    # papermill warns about each line it skips ("Unable to parse line ..."); those lines are read below, so the
+    # warning only confuses the reader of `recjudge run`.
+    translators = logging.getLogger("papermill.translators")
+    level = translators.level
+    translators.setLevel(logging.ERROR)
     try:
         notebook = read_source_notebook(notebook_path)
         if notebook_path.suffix == ".ipynb":
@@ -375,6 +381,8 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
                 inspected = papermill.inspect_notebook(str(converted))
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
+    finally:
+        translators.setLevel(level)
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
                 None)
     if cell is None:
@@ -797,6 +805,10 @@ class _Invocation:
     variant: str | None  # None: the committed book
     folder: Path | None
 
+    def paid(self) -> bool:
+        """True when a judge costs money (not a local model, not the reader's own server)."""
+        return any(judge.provider != "local" and not judge.own_server() for judge in self.judges)
+
     def target(self, root: Path, *, confirmed: bool = False) -> Target:
         if self.folder is None:
             return Target.book(root)
@@ -818,7 +830,7 @@ class _Invocation:
 
 def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     """Every check that needs no execution, in the order a reader would fix them (raises with one clear message)."""
-    from recjudge.compendium.variants import variant_folder, variant_name
+    from recjudge.compendium.variants import engine_plans, variant_folder, variant_name
     from recjudge.llm.judge_spec import parse_judges
 
     given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
@@ -847,14 +859,21 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
             raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM; a judge changes nothing in "
                               "them")
         runs = [run for run in runs if run.name in set(args.only)]
-    live = not args.plan and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
+    # Only a run that may ask needs keys: not a plan, a listing or a replay.
+    live = not (args.plan or args.list) and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
     problems = [problem for judge in judges for problem in judge.readiness_problems(live=live)]
     if problems:
         raise _UsageError("\n".join(problems))
     if not judges and args.profile == DEFAULT_PROFILE:
-        return _Invocation(runs, judges, left_out, None, None)
-    name = variant_name(judges, args.profile)
-    return _Invocation(runs, judges, left_out, name, variant_folder(root, name))
+        invocation = _Invocation(runs, judges, left_out, None, None)
+    else:
+        name = variant_name(judges, args.profile)
+        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name))
+    if ((args.plan and not args.list) or (live and invocation.paid() and not args.yes)) and not engine_plans():
+        needed = "--plan" if args.plan else "pricing a live run with a paid judge"
+        raise _UsageError(f"{needed} needs the judge engine's dry-run mode (RECJUDGE_LLM_MODE=plan), which this "
+                          "checkout's recjudge.llm.runner does not have; a live run can still be confirmed with --yes")
+    return invocation
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -868,8 +887,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if invocation.left_out:
-        print(f"note: --judge: {', '.join(run.name for run in invocation.left_out)} ask(s) an LLM but do(es) not take "
-              f"the '{JUDGES_PARAMETER}' parameter yet: left out of this variant", file=sys.stderr)
+        print(f"note: --judge: {len(invocation.left_out)} chapter(s) ask an LLM but do not take the "
+              f"'{JUDGES_PARAMETER}' parameter yet, so they are left out of this variant: "
+              f"{', '.join(run.name for run in invocation.left_out)}", file=sys.stderr)
     runs = invocation.runs
     if args.list:
         target = invocation.plan_target(root) if args.plan else invocation.target(root)
@@ -928,9 +948,10 @@ def _plan_heading(invocation: _Invocation, profile: str) -> str:
 
 def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) -> int:
     """A live run with a paid judge is priced first (a plan pass) and stops before its first request when the
-    estimate is above the limit and not confirmed; 0 to go on."""
-    if all(judge.provider == "local" or judge.own_server() for judge in invocation.judges):
-        return 0  # nothing to pay: no plan pass
+    estimate is above the limit; 0 to go on. Confirmed (--yes) or replaying, there is nothing to guard."""
+    replaying = os.environ.get(MODE_ENV, "").strip().lower() == "replay"
+    if not invocation.paid() or args.yes or replaying:
+        return 0
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")

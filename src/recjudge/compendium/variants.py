@@ -207,11 +207,18 @@ def cost_gate(table: pd.DataFrame, confirmed: bool) -> str | None:
             "nothing was asked. Confirm with --yes, or raise the limit, or choose a smaller --profile")
 
 
+def engine_plans() -> bool:
+    """True when the judge engine of this checkout has its dry-run mode (``RECJUDGE_LLM_MODE=plan``)."""
+    from recjudge.llm import runner
+
+    return PLAN_MODE in runner.MODES
+
+
 def plan_log_path(folder: Path, run_name: str) -> Path:
     """Where a plan pass has the engine write one run's job lines."""
     return Path(folder) / f"{run_name}.jsonl"
 
 
-__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "plan_log_path", "cost_gate", "cost_limit",
-           "describe_variant", "format_plan", "job_costs", "plan_table", "read_plan_log", "variant_folder",
-           "variant_name"]
+__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "cost_limit", "describe_variant",
+           "engine_plans", "format_plan", "job_costs", "plan_log_path", "plan_table", "read_plan_log",
+           "variant_folder", "variant_name"]
