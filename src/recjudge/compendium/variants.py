@@ -12,7 +12,9 @@ without ``--judge``)::
       plan/                         the last --plan: logs/<run>.jsonl, and the plan pass's own results and notebooks
 
 The committed ``results/`` and ``book/notebooks/`` are never written; replies still go to the one response store,
-so a second run replays what the first paid for.
+so a second run replays what the first paid for.  With ``--judge`` only the runs that ask an LLM and take the
+``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``); a profile alone
+executes every run, so a page that reads other chapters' tables (``results_of``) reads the variant's.
 
 The plan.  ``--plan`` executes the chapters with the engine in its dry-run mode: env ``RECJUDGE_LLM_MODE=plan`` makes
 ``run_judge`` ask nothing and append one JSON line per judge job to the file named by ``RECJUDGE_PLAN_LOG`` (one file
@@ -22,6 +24,9 @@ input and output tokens, cost at list price and at batch price (``recjudge.llm.p
 a model has no listed price; nothing for a reader's own server), and time.  Time adds the jobs of a chapter one after
 the other, as the chapters run them, except batch jobs, which all wait in the providers' window together (the
 longest counts once).  Every figure is an estimate: tokens from characters, output at the reply-length limit.
+A plan pass keeps its own skip records: a chapter whose inputs (notebook, parameters, package, data, response store)
+are unchanged is not executed again and its job lines are reused; ``--force`` plans again (after changing
+``RECJUDGE_LLM_CONCURRENCY`` or the rate limit, which the time depends on).
 A live run whose estimate is above ``RECJUDGE_LLM_MAX_USD``, or unknown for a paid model, stops before its first
 request unless confirmed (``cost_gate``; ``--yes``).
 """
