@@ -292,3 +292,14 @@ def test_without_the_engines_plan_mode_plan_says_so(book: Path, capsys: pytest.C
     assert main(["run", "--judge", "openai:gpt-4o-mini"]) == 2
     assert "pricing a live run with a paid judge needs" in capsys.readouterr().err
     assert not (book / "variants").exists()
+
+
+def test_list_shows_the_variant_runs_and_needs_no_key(book: Path, capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == ["judged"]
+    assert '"judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}]' in "\n".join(lines)
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert not (variant / "notebooks").exists() and not (variant / "results").exists(), "listing executes nothing"
