@@ -100,7 +100,8 @@ def test_duplicate_names_and_bad_top_level_are_rejected(project: Path) -> None:
     with pytest.raises(RunPlanError, match=r"run #2: name 'a' already used by run #1"):
         load_runplan(root=project, known_datasets=set())
     write_plan(project, "run:\n  - {name: a, notebook: notebooks/tiny.ipynb}\n")
-    with pytest.raises(RunPlanError, match=r"runplan.yaml: the top level must be a mapping with the single key 'runs'"):
+    with pytest.raises(RunPlanError,
+                       match=r"runplan.yaml: the top level must be a mapping with the key 'runs' and optionally"):
         load_runplan(root=project, known_datasets=set())
     write_plan(project, "runs: [\n")
     with pytest.raises(RunPlanError, match="not valid YAML"):
@@ -217,10 +218,10 @@ def test_failure_names_notebook_and_cell_and_keeps_earlier_runs(project: Path) -
     assert "run 'broken': notebook notebooks/broken.ipynb failed in cell" in message
     assert "ValueError: bad column rating_x" in message
     assert good.output_path(project).is_file()
-    assert runplan.RunCache(project).load(good) is not None, "the successful run is recorded"
+    assert runplan.RunCache(project / runplan.CACHE_DIR).load(good) is not None, "the successful run is recorded"
     assert broken.output_path(project).read_text() == "last good output", "a failure never replaces the output"
     assert (project / ".runplan-cache" / "failed" / "broken.ipynb").is_file()
-    assert runplan.RunCache(project).load(broken) is None
+    assert runplan.RunCache(project / runplan.CACHE_DIR).load(broken) is None
 
 
 MYST_NOTEBOOK = """---

@@ -2,7 +2,10 @@
 
 - ``results``  result tables written under ``results/<chapter>/``
 - ``kernels``  the numeric kernels notebooks run on, the same on AVX2 and AVX-512 machines
-- ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged
+- ``runplan``  the run plan: notebooks x parameters, executed with papermill, skipped when inputs are unchanged;
+  scale profiles, the shared ``judges`` parameter, and ``recjudge run`` with its ``--judge``/``--profile``/``--plan``
+- ``variants``  a reader's judges and profile run beside the book (``variants/<judge>-<profile>/``), and the plan's
+  per-chapter sums of what would be asked and cost
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)

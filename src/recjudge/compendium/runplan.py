@@ -27,6 +27,27 @@ Run plan format::
         timeout: 600                        # optional: seconds allowed per cell
         results_of: [proxy_vs_llm]          # optional: earlier runs whose results/<name>/ tables it reads
         variant: synthetic                  # optional: runs the cells tagged only:synthetic (see cell_selection)
+        asks_llm: true                      # optional: the notebook asks an LLM judge (it takes --judge)
+    profiles:                             # optional: scales of the whole book (recjudge run --profile NAME)
+      smoke:                              # profile name -> run name -> parameter overrides
+        proxy_vs_llm: {sample_size: 10}
+
+Profiles.  ``default`` is the book as committed and has no overrides (its results are the committed ones); other
+profiles (``paper``: the papers' populations; ``smoke``: a few prompts per chapter) override parameters of named
+runs, checked against the notebook's parameters cell like the run's own. Resolution: ``load_runplan(profile=P)``;
+an unknown profile is an error listing the ones the plan defines. They live in the run plan, not in code, so a
+chapter's scales sit beside its default parameters.
+
+The judge convention.  Every chapter that asks an LLM (``asks_llm: true``) takes the judges a reader brings through
+ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_parameter()`` dicts (``label``,
+``provider``, ``model`` and, when set, ``served_model``, ``base_url``, ``temperature``, ``seed``, ``options``,
+``batch``), read back with ``JudgeSpec.from_parameter`` and put into each of the chapter's LLM roles with
+``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. The default of ``judges`` in the notebook is the
+book's own judge(s), so the committed book passes nothing. ``recjudge run --judge SPEC`` passes ``judges`` to every
+run that asks an LLM and whose notebook declares it (``with_judges``); a run that asks an LLM but does not declare
+it yet is named and left out of the judged run (papermill rejects undeclared parameters, and running it would only
+repeat the default judge under the reader's name). Such runs write into a variant (``recjudge.compendium.variants``),
+never into ``results/`` or ``book/notebooks/``.
 """
 
 from __future__ import annotations
@@ -41,14 +62,15 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.paths import project_root, results_dir, store_dir
+from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
@@ -59,7 +81,12 @@ NOTEBOOK_SUFFIXES = (".ipynb", ".md")
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
 FINGERPRINT_VERSION = 2
 
-_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant"}
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm"}
+_TOP_LEVEL = {"runs", "profiles"}
+#: The book as committed: no overrides, ever (the committed results are this profile's).
+DEFAULT_PROFILE = "default"
+#: The parameter through which every chapter that asks an LLM takes the reader's judges (see the module docstring).
+JUDGES_PARAMETER = "judges"
 _REQUIRED_FIELDS = ("name", "notebook")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
@@ -85,6 +112,7 @@ class Run:
     timeout: int | None = None
     results_of: tuple[str, ...] = ()
     variant: str | None = None
+    asks_llm: bool = False
 
     def output_path(self, root: Path) -> Path:
         return root / OUTPUT_DIR / f"{self.name}.ipynb"
@@ -95,22 +123,13 @@ class Run:
 
 
 def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
-                 known_datasets: Iterable[str] | None = None) -> list[Run]:
-    """Read and validate a run plan. Every problem raises :class:`RunPlanError` naming the file, the entry (index,
-    name and line) and the field. ``known_datasets`` defaults to ``recjudge.data.REGISTRY`` when it can be imported."""
+                 known_datasets: Iterable[str] | None = None, profile: str = DEFAULT_PROFILE) -> list[Run]:
+    """Read and validate a run plan, with the parameter overrides of ``profile`` applied (see the module
+    docstring). Every problem raises :class:`RunPlanError` naming the file, the entry (index, name and line) and the
+    field. ``known_datasets`` defaults to ``recjudge.data.REGISTRY`` when it can be imported."""
     root = Path(root) if root is not None else project_root()
     path = Path(path) if path is not None else root / RUNPLAN_FILE
-    if not path.is_file():
-        raise RunPlanError(f"{path}: run plan not found")
-    text = path.read_text(encoding="utf-8")
-    try:
-        document = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        raise RunPlanError(f"{path}: not valid YAML: {error}") from error
-    if not isinstance(document, dict) or set(document) != {"runs"}:
-        found = sorted(document) if isinstance(document, dict) else type(document).__name__
-        raise RunPlanError(f"{path}: the top level must be a mapping with the single key 'runs' (found {found})")
+    document, node = _read_document(path)
     entries = document["runs"]
     if not isinstance(entries, list) or not entries:
         raise RunPlanError(f"{path}: 'runs' must be a non-empty list of run entries")
@@ -133,7 +152,67 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
             raise RunPlanError(f"{path}: run #{index + 1} {run.name!r}: field 'results_of': {not_earlier} must name "
                                "runs listed before it (they write the tables it reads)")
         seen[run.name] = index
-    return runs
+    overrides = _profiles(document, path, runs).get(profile)
+    if overrides is None:
+        raise RunPlanError(f"{path}: unknown profile {profile!r} (--profile); the run plan defines "
+                           f"{sorted(_profiles(document, path, runs))}")
+    by_name = {run.name: run for run in runs}
+    for name, changes in overrides.items():
+        _check_parameters(root / by_name[name].notebook, changes,
+                          f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
+    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs]
+
+
+def profile_names(path: Path | str | None = None, *, root: Path | None = None) -> list[str]:
+    """The profiles a run plan defines (``default`` always), for help texts and messages."""
+    root = Path(root) if root is not None else project_root()
+    path = Path(path) if path is not None else root / RUNPLAN_FILE
+    document, _ = _read_document(path)
+    return sorted({DEFAULT_PROFILE, *(document.get("profiles") or {})})
+
+
+def _read_document(path: Path) -> tuple[dict[str, Any], yaml.Node | None]:
+    if not path.is_file():
+        raise RunPlanError(f"{path}: run plan not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise RunPlanError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(document, dict) or "runs" not in document or not set(document) <= _TOP_LEVEL:
+        found = sorted(document) if isinstance(document, dict) else type(document).__name__
+        raise RunPlanError(f"{path}: the top level must be a mapping with the key 'runs' and optionally 'profiles' "
+                           f"(found {found})")
+    return document, node
+
+
+def _profiles(document: dict[str, Any], path: Path, runs: list[Run]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Profile name -> run name -> parameter overrides, checked for shape (the parameter names are checked against
+    the notebooks for the profile in use). ``default`` is always there and has no overrides."""
+    profiles = document.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise RunPlanError(f"{path}: 'profiles' must map profile names to {{run name: parameter overrides}}")
+    names = {run.name for run in runs}
+    checked: dict[str, dict[str, dict[str, Any]]] = {DEFAULT_PROFILE: {}}
+    for profile, overrides in profiles.items():
+        where = f"{path}: profile {profile!r}"
+        if not isinstance(profile, str) or not _SAFE_NAME.match(profile):
+            raise RunPlanError(f"{where}: a profile name must be a plain name (it names the variant folder)")
+        overrides = overrides or {}
+        if profile == DEFAULT_PROFILE and overrides:
+            raise RunPlanError(f"{where}: must have no overrides (it is the committed book; its results are "
+                               "committed)")
+        if not isinstance(overrides, dict):
+            raise RunPlanError(f"{where}: must map run names to parameter overrides, got {overrides!r}")
+        unknown = sorted(set(map(str, overrides)) - names)
+        if unknown:
+            raise RunPlanError(f"{where}: no run named {unknown} in the run plan")
+        for name, changes in overrides.items():
+            if not isinstance(changes, dict) or not all(isinstance(key, str) for key in changes) or not changes:
+                raise RunPlanError(f"{where}, run {name!r}: must be a non-empty mapping of parameter names to values")
+        checked[profile] = overrides
+    return checked
 
 
 def _entry_lines(node: yaml.Node | None) -> list[int]:
@@ -196,19 +275,7 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     parameters = entry.get("parameters") or {}
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
-    for key, value in parameters.items():
-        problem = _uninjectable(value)
-        if problem:
-            raise RunPlanError(f"{where}: field 'parameters', {key!r}: {problem} (papermill writes parameters into the "
-                               "notebook as Python literals: strings, numbers, booleans, null, and lists or mappings "
-                               "of those; quote a date or a value YAML reads as something else)")
-    if parameters:
-        declared = _declared_parameters(notebook_path, where)
-        undeclared = sorted(set(parameters) - set(declared))
-        if undeclared:
-            raise RunPlanError(
-                f"{where}: field 'parameters': {undeclared} not in the parameters cell of {notebook} "
-                f"(it declares {sorted(declared) or 'nothing'})")
+    _check_parameters(notebook_path, parameters, f"{where}: field 'parameters'", notebook)
 
     datasets = entry.get("datasets") or []
     if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
@@ -228,8 +295,45 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     variant = entry.get("variant")
     if variant is not None and (not isinstance(variant, str) or not _SAFE_NAME.match(variant)):
         raise RunPlanError(f"{where}: field 'variant' must be a plain name (cells tagged only:<variant> run in it)")
+    asks_llm = entry.get("asks_llm", False)
+    if not isinstance(asks_llm, bool):
+        raise RunPlanError(f"{where}: field 'asks_llm' must be true or false, got {asks_llm!r}")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
-               results_of=tuple(results_of), variant=variant)
+               results_of=tuple(results_of), variant=variant, asks_llm=asks_llm)
+
+
+def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
+    """Parameter values papermill can write, under names the notebook's parameters cell declares."""
+    for key, value in parameters.items():
+        problem = _uninjectable(value)
+        if problem:
+            raise RunPlanError(f"{where}, {key!r}: {problem} (papermill writes parameters into the "
+                               "notebook as Python literals: strings, numbers, booleans, null, and lists or mappings "
+                               "of those; quote a date or a value YAML reads as something else)")
+    if parameters:
+        declared = _declared_parameters(notebook_path, where)
+        undeclared = sorted(set(parameters) - set(declared))
+        if undeclared:
+            raise RunPlanError(f"{where}: {undeclared} not in the parameters cell of {notebook} "
+                               f"(it declares {sorted(declared) or 'nothing'})")
+
+
+def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> tuple[list[Run], list[Run]]:
+    """The runs that ask an LLM, each given ``judges`` (``JudgeSpec.to_parameter()`` dicts) as its ``judges``
+    parameter, and the runs that ask an LLM but whose notebook does not declare that parameter yet (papermill would
+    reject it), which are left out. Runs that ask no LLM are neither: a judge changes nothing in them."""
+    accepting, refusing = [], []
+    declared: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        if not run.asks_llm:
+            continue
+        if run.notebook not in declared:
+            declared[run.notebook] = _declared_parameters((root / run.notebook).resolve(), f"run {run.name!r}")
+        if JUDGES_PARAMETER in declared[run.notebook]:
+            accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: list(judges)}))
+        else:
+            refusing.append(run)
+    return accepting, refusing
 
 
 def read_source_notebook(path: Path):
@@ -255,11 +359,17 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
     therefore read with Python's parser (every name bound at the cell's top level counts) and papermill's
     inspection only adds its details. A cell that is not plain Python (e.g. an IPython magic) falls back to
     papermill's inspection alone."""
+    import logging
     import tempfile
 
     import nbformat
     import papermill
 
+    # papermill warns about each line it skips ("Unable to parse line ..."); those lines are read below, so the
+    # warning only confuses the reader of `recjudge run`.
+    translators = logging.getLogger("papermill.translators")
+    level = translators.level
+    translators.setLevel(logging.ERROR)
     try:
         notebook = read_source_notebook(notebook_path)
         if notebook_path.suffix == ".ipynb":
@@ -271,6 +381,8 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
                 inspected = papermill.inspect_notebook(str(converted))
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
+    finally:
+        translators.setLevel(level)
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
                 None)
     if cell is None:
@@ -414,11 +526,58 @@ class RunOutcome:
     reason: str
 
 
-class RunCache:
-    """Per-run records of the last successful execution, one JSON file each under ``.runplan-cache/runs/``."""
+@dataclass(frozen=True)
+class Target:
+    """Where an execution of the run plan goes: the executed notebooks, the skip records, and the environment its
+    kernels get (``RECJUDGE_RESULTS`` for a variant's tables). ``plan_logs``: a plan pass, whose kernels run the
+    engine in its dry-run mode, each run's job lines in ``plan_logs/<run>.jsonl`` (``compendium.variants``)."""
 
-    def __init__(self, root: Path) -> None:
-        self.folder = root / CACHE_DIR
+    notebooks: Path
+    cache: Path
+    environment: tuple[tuple[str, str], ...] = ()
+    plan_logs: Path | None = None
+
+    @classmethod
+    def book(cls, root: Path) -> "Target":
+        """The committed book: ``book/notebooks/`` and ``.runplan-cache/``; tables to ``results_dir()``."""
+        return cls(root / OUTPUT_DIR, root / CACHE_DIR)
+
+    def output_path(self, run: Run) -> Path:
+        return self.notebooks / f"{run.name}.ipynb"
+
+    def run_environment(self, run: Run) -> dict[str, str]:
+        environment = dict(self.environment)
+        if self.plan_logs is not None:
+            from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
+
+            environment.update({MODE_ENV: PLAN_MODE, PLAN_LOG_ENV: str(plan_log_path(self.plan_logs, run.name))})
+        return environment
+
+
+#: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
+MODE_ENV = "RECJUDGE_LLM_MODE"
+
+
+@contextmanager
+def _environment(values: dict[str, str]):
+    """``values`` in ``os.environ`` (for the kernels started meanwhile), the previous values restored after."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class RunCache:
+    """Per-run records of the last successful execution, one JSON file each under ``<cache>/runs/``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
 
     def record_path(self, run: Run) -> Path:
         return self.folder / "runs" / f"{run.name}.json"
@@ -515,57 +674,78 @@ def _keep_failed(temporary: Path, failed_copy: Path) -> None:
         shutil.move(str(temporary), failed_copy)
 
 
-def execute_plan(runs: list[Run], root: Path, *, force: bool = False,
-                 log: Callable[[str], None] = print) -> list[RunOutcome]:
-    """Execute (or skip) each run in order; stop at the first failure, keeping what already succeeded."""
-    cache = RunCache(root)
+def execute_plan(runs: list[Run], root: Path, *, force: bool = False, log: Callable[[str], None] = print,
+                 target: Target | None = None) -> list[RunOutcome]:
+    """Execute (or skip) each run in order into ``target`` (default: the committed book); stop at the first failure,
+    keeping what already succeeded."""
+    target = target or Target.book(root)
+    cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     outcomes: list[RunOutcome] = []
     restore_environment = use_common_numeric_kernels()  # the same results on AVX2 and AVX-512 machines
     try:
         for run in runs:
-            started = time.perf_counter()
-            output = run.output_path(root)
-            before = fingerprint(run, root, hasher)
-            record = cache.load(run)
-            up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
-                          and output.is_file() and record.get("output_sha256") == hasher(output))
-            if up_to_date and not force:
-                outcomes.append(RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged"))
-                log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
-                continue
-            if force:
-                reason = "forced"
-            elif record is not None and not output.is_file():
-                reason = "output missing"
-            else:
-                reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
-            log(f"[run] {run.name}: executing {run.notebook} ({reason})")
-            execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
-            # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
-            # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
-            after = dict(before, store=fingerprint(run, root, hasher)["store"])
-            cache.store(run, {"hash": fingerprint_hash(after), "components": after,
-                              "output_sha256": hasher(output), "notebook": run.notebook,
-                              "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-            seconds = time.perf_counter() - started
-            outcomes.append(RunOutcome(run, "executed", seconds, reason))
-            log(f"[run] {run.name}: done in {seconds:.1f} s -> {output.relative_to(root)}")
+            with _environment(target.run_environment(run)):
+                outcomes.append(_execute_run(run, root, target, cache, hasher, force, log))
     finally:
         hasher.save()
         restore_environment()
     return outcomes
 
 
-def describe_plan(runs: list[Run], root: Path) -> list[dict[str, Any]]:
-    """For ``--list``: each run with its state (up to date / would run and why)."""
-    cache = RunCache(root)
+def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: FileHasher, force: bool,
+                 log: Callable[[str], None]) -> RunOutcome:
+    """Execute one run unless its inputs and output are unchanged (called in its target's environment)."""
+    started = time.perf_counter()
+    output = target.output_path(run)
+    before = fingerprint(run, root, hasher)
+    record = cache.load(run)
+    up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
+                  and output.is_file() and record.get("output_sha256") == hasher(output))
+    if up_to_date and not force:
+        log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
+        return RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged")
+    if force:
+        reason = "forced"
+    elif record is not None and not output.is_file():
+        reason = "output missing"
+    else:
+        reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
+    log(f"[run] {run.name}: executing {run.notebook} ({reason})")
+    if target.plan_logs is not None:  # the engine appends: a fresh log, so the plan counts this execution only
+        from recjudge.compendium.variants import plan_log_path
+
+        log_path = plan_log_path(target.plan_logs, run.name)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.unlink(missing_ok=True)
+    execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+    # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
+    # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
+    after = dict(before, store=fingerprint(run, root, hasher)["store"])
+    cache.store(run, {"hash": fingerprint_hash(after), "components": after,
+                      "output_sha256": hasher(output), "notebook": run.notebook,
+                      "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    seconds = time.perf_counter() - started
+    log(f"[run] {run.name}: done in {seconds:.1f} s -> {_shown(output, root)}")
+    return RunOutcome(run, "executed", seconds, reason)
+
+
+def _shown(path: Path, root: Path) -> Path:
+    """``path`` relative to the project when it lies inside it."""
+    return path.relative_to(root) if path.is_relative_to(root) else path
+
+
+def describe_plan(runs: list[Run], root: Path, target: Target | None = None) -> list[dict[str, Any]]:
+    """For ``--list``: each run with its state (up to date / would run and why) in ``target``."""
+    target = target or Target.book(root)
+    cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     rows = []
     for run in runs:
-        current = fingerprint(run, root, hasher)
+        with _environment(target.run_environment(run)):
+            current = fingerprint(run, root, hasher)
         record = cache.load(run)
-        output = run.output_path(root)
+        output = target.output_path(run)
         if record and record.get("hash") == fingerprint_hash(current) and output.is_file() \
                 and record.get("output_sha256") == hasher(output):
             state = "up to date"
@@ -585,29 +765,131 @@ def describe_plan(runs: list[Run], root: Path) -> list[dict[str, Any]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--plan", type=Path, default=None, help=f"run plan file (default: <root>/{RUNPLAN_FILE})")
+    parser.add_argument("--runplan", type=Path, default=None, metavar="FILE",
+                        help=f"run plan file (default: <root>/{RUNPLAN_FILE})")
     parser.add_argument("--only", action="append", metavar="NAME",
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+    judged = parser.add_argument_group(
+        "your judge, the whole book", "re-run every chapter that asks an LLM with your judge(s) and/or at another "
+        "scale, into variants/<judge>-<profile>/ (git-ignored); the committed results and book are never written")
+    judged.add_argument("--judge", action="append", metavar="SPEC",
+                        help="provider:model (openai:gpt-4o-mini, anthropic:claude-3-5-haiku, local:/path/model.gguf "
+                             "or a local model's name) or a judge file (.yaml); repeatable: several judges")
+    judged.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server for an openai:IDENTITY judge")
+    judged.add_argument("--served-model", metavar="NAME",
+                        help="the name that server knows the weights by (the model in SPEC is then their identity)")
+    judged.add_argument("--batch", action="store_true", help="ask through the providers' batch APIs (half price)")
+    judged.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
+                        help="scale: default (the committed book), paper (the papers' populations), smoke (a few "
+                             "prompts per chapter); defined in the run plan")
+    judged.add_argument("--plan", action="store_true",
+                        help="ask nothing: execute the chapters with the engine in its dry-run mode and print, per "
+                             "chapter and in total, the missing judgments, tokens, cost and time")
+    judged.add_argument("--yes", action="store_true",
+                        help="confirm a live run estimated above the cost limit (env RECJUDGE_LLM_MAX_USD)")
+
+
+class _UsageError(ValueError):
+    """Options that do not go together; the message names them."""
+
+
+@dataclass
+class _Invocation:
+    """What ``recjudge run`` was asked to do, checked before anything runs."""
+
+    runs: list[Run]
+    judges: tuple[Any, ...]
+    left_out: list[Run]
+    variant: str | None  # None: the committed book
+    folder: Path | None
+
+    def paid(self) -> bool:
+        """True when a judge costs money (not a local model, not the reader's own server)."""
+        return any(judge.provider != "local" and not judge.own_server() for judge in self.judges)
+
+    def target(self, root: Path, *, confirmed: bool = False) -> Target:
+        if self.folder is None:
+            return Target.book(root)
+        from recjudge.llm.estimate import CONFIRM_COST_ENV
+
+        environment = [(RESULTS_ENV, str(self.folder / "results"))]
+        if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
+            environment.append((CONFIRM_COST_ENV, "1"))
+        return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment))
+
+    def plan_target(self, root: Path) -> Target:
+        """The plan pass: its own notebooks, tables and skip records, so it never stands in for a real run."""
+        from recjudge.compendium.variants import variant_folder, variant_name
+
+        folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
+        return Target(folder / "notebooks", folder / CACHE_DIR, ((RESULTS_ENV, str(folder / "results")),),
+                      plan_logs=folder / "logs")
+
+
+def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
+    """Every check that needs no execution, in the order a reader would fix them (raises with one clear message)."""
+    from recjudge.compendium.variants import variant_folder, variant_name
+    from recjudge.llm.judge_spec import parse_judges
+
+    given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
+                                          ("--batch", args.batch)) if value]
+    if given and not args.judge:
+        raise _UsageError(f"{', '.join(given)} describe(s) a judge: give it with --judge provider:model")
+    judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
+    runs = load_runplan(args.runplan, root=root, profile=args.profile)
+    every_run = {run.name for run in runs}
+    left_out: list[Run] = []
+    if judges:
+        runs, left_out = with_judges(runs, [judge.to_parameter() for judge in judges], root)
+        if not runs:
+            raise _UsageError(f"--judge: no chapter of the run plan takes the '{JUDGES_PARAMETER}' parameter yet "
+                              f"(chapters that ask an LLM: {sorted(run.name for run in left_out)})")
+    if args.only:
+        unknown = sorted(set(args.only) - every_run)
+        if unknown:
+            raise _UsageError(f"--only {unknown}: no such run in the run plan (runs: {sorted(every_run)})")
+        refused = sorted(set(args.only) & {run.name for run in left_out})
+        if refused:
+            raise _UsageError(f"--only {refused} with --judge: these chapters ask an LLM but do not take the "
+                              f"'{JUDGES_PARAMETER}' parameter yet")
+        no_llm = sorted(set(args.only) - {run.name for run in runs} - set(refused))
+        if no_llm:
+            raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM; a judge changes nothing in "
+                              "them")
+        runs = [run for run in runs if run.name in set(args.only)]
+    # Only a run that may ask needs keys: not a plan, a listing or a replay.
+    live = not (args.plan or args.list) and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
+    problems = [problem for judge in judges for problem in judge.readiness_problems(live=live)]
+    if problems:
+        raise _UsageError("\n".join(problems))
+    if not judges and args.profile == DEFAULT_PROFILE:
+        invocation = _Invocation(runs, judges, left_out, None, None)
+    else:
+        name = variant_name(judges, args.profile)
+        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name))
+    return invocation
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from recjudge.compendium.variants import PlanLogError
+    from recjudge.llm.judge_spec import JudgeSpecError
+
     root = project_root()
     try:
-        runs = load_runplan(args.plan, root=root)
-    except RunPlanError as error:
+        invocation = _prepare(args, root)
+    except (RunPlanError, JudgeSpecError, _UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.only:
-        names = {run.name for run in runs}
-        unknown = sorted(set(args.only) - names)
-        if unknown:
-            print(f"error: --only {unknown}: no such run in the run plan (runs: {sorted(names)})", file=sys.stderr)
-            return 2
-        runs = [run for run in runs if run.name in set(args.only)]
+    if invocation.left_out:
+        print(f"note: --judge: {len(invocation.left_out)} chapter(s) ask an LLM but do not take the "
+              f"'{JUDGES_PARAMETER}' parameter yet, so they are left out of this variant: "
+              f"{', '.join(run.name for run in invocation.left_out)}", file=sys.stderr)
+    runs = invocation.runs
     if args.list:
-        for row in describe_plan(runs, root):
+        target = invocation.plan_target(root) if args.plan else invocation.target(root)
+        for row in describe_plan(runs, root, target):
             missing = f"; datasets missing: {', '.join(row['missing_datasets'])}" if row["missing_datasets"] else ""
             print(f"{row['name']:<32} {row['notebook']:<44} {row['state']}{missing}")
             if row["parameters"]:
@@ -615,11 +897,64 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     started = time.perf_counter()
     try:
-        outcomes = execute_plan(runs, root, force=args.force)
+        if args.plan:
+            table = _plan(invocation, root, force=args.force)
+            print(_plan_heading(invocation, args.profile))
+            from recjudge.compendium.variants import format_plan
+
+            print(format_plan(table))
+            return 0
+        if invocation.folder is not None:
+            status = _gate_cost(invocation, root, args)
+            if status:
+                return status
+            from recjudge.compendium.variants import describe_variant
+
+            describe_variant(invocation.folder, invocation.judges, args.profile, [run.name for run in runs],
+                             [run.name for run in invocation.left_out])
+        outcomes = execute_plan(runs, root, force=args.force, target=invocation.target(root, confirmed=args.yes))
     except RunFailedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except PlanLogError as error:  # a plan log that breaks the engine's contract
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     executed = sum(outcome.status == "executed" for outcome in outcomes)
+    where = f" -> {_shown(invocation.folder, root)}" if invocation.folder is not None else ""
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
-          f"{time.perf_counter() - started:.1f} s in all")
+          f"{time.perf_counter() - started:.1f} s in all{where}")
+    return 0
+
+
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False):
+    """Execute the runs in the engine's dry-run mode and sum their job lines (``compendium.variants.plan_table``)."""
+    from recjudge.compendium.variants import plan_log_path, plan_table
+
+    target = invocation.plan_target(root)
+    execute_plan(invocation.runs, root, force=force, target=target)
+    free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
+    return plan_table({run.name: plan_log_path(target.plan_logs, run.name) for run in invocation.runs}, free)
+
+
+def _plan_heading(invocation: _Invocation, profile: str) -> str:
+    judges = ", ".join(f"{judge.provider}:{judge.model}" for judge in invocation.judges) or "the chapters' own"
+    return (f"Plan (nothing asked): judges {judges}, profile {profile}; estimates (tokens from characters, output at "
+            "the reply-length limit, time at the configured concurrency and rate limit)")
+
+
+def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) -> int:
+    """A live run with a paid judge is priced first (a plan pass) and stops before its first request when the
+    estimate is above the limit; 0 to go on. Confirmed (--yes) or replaying, there is nothing to guard."""
+    replaying = os.environ.get(MODE_ENV, "").strip().lower() == "replay"
+    if not invocation.paid() or args.yes or replaying:
+        return 0
+    from recjudge.compendium.variants import cost_gate, format_plan
+
+    print("[run] pricing the run before anything is asked (a plan pass)")
+    table = _plan(invocation, root)
+    print(format_plan(table))
+    refusal = cost_gate(table, args.yes)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     return 0

@@ -17,7 +17,8 @@ adaptive limit of requests in flight), ``estimate`` (tokens, cost and time befor
 ``parsing`` (scores from replies), ``shapes`` (output shapes every provider enforces: a grammar, a JSON schema, a
 forced tool), ``pricing`` (cost accounting), ``store_cli`` (``recjudge store info``), ``models`` (the optional
 local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli`` (``recjudge models
-list|fetch``).
+list|fetch``); ``judge_spec`` reads a reader's judge (``--judge provider:model`` or a judge file) into a
+``JudgeSpec``.
 """
 
 from . import shapes

@@ -1,0 +1,218 @@
+"""Variants of the book: a reader's judges and a scale profile, run beside the committed book, never over it.
+
+``recjudge run --judge SPEC --profile P`` (or a profile other than ``default`` alone) executes into
+``variants/<judges>-<profile>/`` (git-ignored), where ``<judges>`` is the judges' slugs joined by ``+`` (``default``
+without ``--judge``)::
+
+    variants/openai-gpt-4o-mini-smoke/
+      results/<chapter>/*.csv       the chapters' tables (env RECJUDGE_RESULTS, which recjudge.paths honours)
+      notebooks/<run>.ipynb         the executed notebooks
+      .runplan-cache/               the skip records of this variant (inputs unchanged -> skipped)
+      variant.json                  what the variant is: profile, judges, the LLM runs left out
+      plan/                         the last --plan: logs/<run>.jsonl, and the plan pass's own results and notebooks
+
+The committed ``results/`` and ``book/notebooks/`` are never written; replies still go to the one response store,
+so a second run replays what the first paid for.  With ``--judge`` only the runs that ask an LLM and take the
+``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``); a profile alone
+executes every run, so a page that reads other chapters' tables (``results_of``) reads the variant's.
+
+The plan.  ``--plan`` executes the chapters with the engine in its dry-run mode: env ``RECJUDGE_LLM_MODE=plan`` makes
+``run_judge`` ask nothing and append one JSON line per judge job to the file named by ``RECJUDGE_PLAN_LOG`` (one file
+per run here), with the fields ``provider``, ``model``, ``requests``, ``missing`` and those of
+``recjudge.llm.estimate.JobEstimate``.  ``plan_table`` sums them per chapter: judgments missing from the store,
+input and output tokens, cost at list price and at batch price (``recjudge.llm.pricing``; NaN, shown as unknown, when
+a model has no listed price; nothing for a reader's own server), and time.  Time adds the jobs of a chapter one after
+the other, as the chapters run them, except batch jobs, which all wait in the providers' window together (the
+longest counts once).  Every figure is an estimate: tokens from characters, output at the reply-length limit.
+A plan pass keeps its own skip records: a chapter whose inputs (notebook, parameters, package, data, response store)
+are unchanged is not executed again and its job lines are reused; ``--force`` plans again (after changing
+``RECJUDGE_LLM_CONCURRENCY`` or the rate limit, which the time depends on).
+A live run whose estimate is above ``RECJUDGE_LLM_MAX_USD``, or unknown for a paid model, stops before its first
+request unless confirmed (``cost_gate``; ``--yes``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from recjudge.llm import pricing
+from recjudge.llm.estimate import DEFAULT_MAX_USD, MAX_USD_ENV, duration
+from recjudge.llm.judge_spec import JudgeSpec
+from recjudge.settings import env_number
+
+VARIANTS_DIR = "variants"
+#: The engine's dry-run mode and the file it appends its job lines to (the engine's side of the contract).
+PLAN_MODE = "plan"
+PLAN_LOG_ENV = "RECJUDGE_PLAN_LOG"
+#: Without --judge, a variant runs the chapters' own judges.
+DEFAULT_JUDGES = "default"
+#: Longest variant folder name kept readable; a longer one keeps the first judge and a hash of all.
+MAX_NAME = 100
+
+PLAN_COLUMNS = ["chapter", "jobs", "requests", "missing", "input_tokens", "output_tokens", "cost_list_usd",
+                "cost_batch_usd", "cost_run_usd", "seconds", "batch_window_s"]
+
+
+class PlanLogError(ValueError):
+    """A plan log line that does not follow the contract; the message names the file, the line and the field."""
+
+
+def variant_name(judges: Sequence[JudgeSpec], profile: str) -> str:
+    """``<judge slugs joined by '+'>-<profile>``, e.g. ``openai-gpt-4o-mini-paper``."""
+    slugs = "+".join(judge.slug for judge in judges) or DEFAULT_JUDGES
+    name = f"{slugs}-{profile}"
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(slugs.encode()).hexdigest()[:8]
+    return f"{judges[0].slug[:MAX_NAME // 2]}+{len(judges) - 1}-more-{digest}-{profile}"
+
+
+def variant_folder(root: Path, name: str) -> Path:
+    return Path(root) / VARIANTS_DIR / name
+
+
+def describe_variant(folder: Path, judges: Sequence[JudgeSpec], profile: str, runs: Iterable[str],
+                     left_out: Iterable[str]) -> None:
+    """Write ``variant.json``: what produced the variant (no dates, no paths, no keys: it diffs and shares)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"profile": profile, "judges": [judge.to_parameter() for judge in judges], "runs": sorted(runs),
+              "llm_runs_without_judges_parameter": sorted(left_out)}
+    (folder / "variant.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------- the plan
+def read_plan_log(path: Path) -> list[dict[str, Any]]:
+    """The job lines of one plan log (an absent file: a chapter that asked no LLM)."""
+    if not path.is_file():
+        return []
+    jobs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            job = json.loads(line)
+        except ValueError as error:
+            raise PlanLogError(f"{where}: not JSON ({error})") from None
+        if not isinstance(job, dict):
+            raise PlanLogError(f"{where}: a job line must be a JSON object")
+        for name in ("provider", "model"):
+            if not isinstance(job.get(name), str):
+                raise PlanLogError(f"{where}: field {name!r} missing or not a string")
+        for name in ("input_tokens", "output_tokens", "seconds"):
+            if not _number(job.get(name)):
+                raise PlanLogError(f"{where}: field {name!r} missing or not a number")
+        job["_missing"] = _count(job, "n_missing", where)
+        job["_requests"] = _count(job, "n_requests", where)
+        jobs.append(job)
+    return jobs
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(job: dict[str, Any], name: str, where: str) -> int:
+    value = job.get(name)
+    if not _number(value):
+        raise PlanLogError(f"{where}: field {name!r} missing or not a count")
+    return int(value)
+
+
+def job_costs(job: Mapping[str, Any], free: set[tuple[str, str]] = frozenset()) -> tuple[float, float, float]:
+    """(list price, batch price, price of the run as it would ask) of one job line, in USD."""
+    provider, model = job["provider"], job["model"]
+    if (provider, model) in free:
+        return 0.0, 0.0, 0.0
+    tokens = (int(job["input_tokens"]), int(job["output_tokens"]))
+    listed = pricing.cost_usd(provider, model, *tokens)
+    batch = pricing.cost_usd(provider, model, *tokens, batch=True) if provider in pricing.BATCH_DISCOUNT else listed
+    return listed, batch, batch if job.get("batch") else listed
+
+
+def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
+    """One row per chapter (``logs``: run name -> its plan log), in order, and a last row ``total``. A cost is NaN
+    when one of its jobs has no listed price: unknown, not zero."""
+    rows = []
+    for chapter, path in logs.items():
+        jobs = read_plan_log(path)
+        costs = [job_costs(job, free) for job in jobs]
+        window = max((float(job["seconds"]) for job in jobs if job.get("batch")), default=0.0)
+        rows.append({
+            "chapter": chapter, "jobs": len(jobs),
+            "requests": sum(job["_requests"] for job in jobs), "missing": sum(job["_missing"] for job in jobs),
+            "input_tokens": sum(int(job["input_tokens"]) for job in jobs),
+            "output_tokens": sum(int(job["output_tokens"]) for job in jobs),
+            "cost_list_usd": _sum(cost[0] for cost in costs), "cost_batch_usd": _sum(cost[1] for cost in costs),
+            "cost_run_usd": _sum(cost[2] for cost in costs),
+            "seconds": sum(float(job["seconds"]) for job in jobs if not job.get("batch")) + window,
+            "batch_window_s": window,
+        })
+    table = pd.DataFrame(rows, columns=PLAN_COLUMNS)
+    total = {column: (_sum(table[column]) if column.startswith("cost") else table[column].sum())
+             for column in PLAN_COLUMNS[1:]}
+    # The batches of every chapter are submitted in one pass: their windows overlap, the longest counts once.
+    window = float(table["batch_window_s"].max()) if len(table) else 0.0
+    total["seconds"] = float((table["seconds"] - table["batch_window_s"]).sum()) + window
+    total["batch_window_s"] = window
+    table.loc[len(table)] = {"chapter": "total", **total}
+    return table
+
+
+def _sum(values: Iterable[float]) -> float:
+    """A sum that stays NaN when one term is unknown (pandas would skip it and understate the cost)."""
+    values = [float(value) for value in values]
+    return math.nan if any(math.isnan(value) for value in values) else float(sum(values))
+
+
+def format_plan(table: pd.DataFrame) -> str:
+    """The plan as printed: counts with thousands separators, dollars, durations, 'unknown' for an unknown cost."""
+    def dollars(value: float) -> str:
+        return "unknown" if math.isnan(value) else f"${value:,.2f}"
+
+    shown = pd.DataFrame({
+        "chapter": table["chapter"],
+        "judge jobs": table["jobs"].map(lambda n: f"{int(n):,}"),
+        "missing judgments": table["missing"].map(lambda n: f"{int(n):,}"),
+        "input tokens": table["input_tokens"].map(lambda n: f"~{int(n):,}"),
+        "output tokens": table["output_tokens"].map(lambda n: f"<={int(n):,}"),
+        "list price": table["cost_list_usd"].map(dollars),
+        "batch price": table["cost_batch_usd"].map(dollars),
+        "time": table["seconds"].map(lambda s: f"~{duration(float(s))}"),
+    })
+    return shown.to_string(index=False)
+
+
+def cost_limit() -> float:
+    limit = env_number(MAX_USD_ENV)
+    return DEFAULT_MAX_USD if limit is None else float(limit)
+
+
+def cost_gate(table: pd.DataFrame, confirmed: bool) -> str | None:
+    """Why a live run must not start (its estimate is above the limit and it was not confirmed), or None."""
+    cost = float(table.loc[table["chapter"] == "total", "cost_run_usd"].iloc[0])
+    limit = cost_limit()
+    if confirmed or cost <= limit:
+        return None
+    if math.isnan(cost):  # a paid model without a listed price: the limit cannot be checked, so it is not assumed met
+        return (f"the run's cost is unknown (a judge's model has no listed price in recjudge.llm.pricing), so the "
+                f"limit of ${limit:,.2f} (env {MAX_USD_ENV}) cannot be checked; nothing was asked. Confirm with --yes "
+                "after reading the token counts above")
+    return (f"the run is estimated at about ${cost:,.2f}, above the limit of ${limit:,.2f} (env {MAX_USD_ENV}); "
+            "nothing was asked. Confirm with --yes, or raise the limit, or choose a smaller --profile")
+
+
+def plan_log_path(folder: Path, run_name: str) -> Path:
+    """Where a plan pass has the engine write one run's job lines."""
+    return Path(folder) / f"{run_name}.jsonl"
+
+
+__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "cost_limit", "describe_variant",
+           "format_plan", "job_costs", "plan_log_path", "plan_table", "read_plan_log",
+           "variant_folder", "variant_name"]

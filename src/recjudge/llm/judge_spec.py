@@ -1,0 +1,341 @@
+"""A reader's judge, as given on the command line or in a small YAML file: ``JudgeSpec``.
+
+``recjudge run --judge SPEC`` takes the judge a reader brings to the whole book.  SPEC is either
+
+- ``provider:model``: ``openai:gpt-4o-mini``, ``anthropic:claude-3-5-haiku``, ``local:/path/model.gguf`` or a local
+  model's name (``recjudge models list``), with the options ``--base-url`` (an OpenAI-compatible server: vLLM,
+  Ollama, llama.cpp's server), ``--served-model`` (the name that server knows the weights by, when the model part
+  of SPEC is the judge's identity) and ``--batch`` (the provider's batch API: half price, replies within a day); or
+- the path of a YAML file (``.yaml``/``.yml``) with the fields of ``FILE_FIELDS``::
+
+      provider: openai
+      model: llama-3.1-8b-instruct-q4_k_m@my-vllm   # the judge's identity in the response store
+      served_model: default                          # what the server is asked for
+      base_url: http://127.0.0.1:8000/v1
+      label: Llama 3.1 8B                            # its name in the chapters' tables (default: the model)
+      temperature: 0.0                               # sampling; omitted = each chapter's own choice
+      seed: 0
+      options: {top_p: 0.95}                         # further provider sampling options
+
+A spec says *who* the judge is and how it samples.  *What* it is asked (prompt template, scoring mode, reply length,
+number of runs) stays each chapter's choice for each of its LLM roles, so ``to_config(**role)`` combines the two into
+the ``JudgeConfig`` (the store key) a chapter runs; a sampling value the spec sets wins over the chapter's.
+
+Notebooks receive judges as plain data (papermill writes parameters as Python literals): ``to_parameter()`` is a
+dict of ``label`` plus ``JudgeConfig`` keyword fields (``options`` as a mapping, ``batch`` only when true), the shape
+the chapters' ``judges`` parameter already uses, and ``JudgeSpec.from_parameter`` reads it back.
+
+Checks, each naming the option, file or field: an unknown provider, a malformed SPEC or file, a base URL no request
+can use, options that do not fit the provider (``--served-model`` without a server, ``--base-url`` for a local
+model, ``--batch`` without a batch API), and a generic model name at a server that does not identify the weights
+(the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key, a local model file not
+there) is ``readiness_problems``, which the command line asks before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, NoReturn
+
+from .config import JudgeConfig
+
+#: Providers a reader can bring ("recorded" imports judgments from a file: not a judge that can be asked).
+PROVIDERS = ("openai", "anthropic", "local")
+#: Fields of a judge file.
+FILE_FIELDS = ("provider", "model", "served_model", "base_url", "batch", "label", "temperature", "seed", "options")
+#: Providers with a batch API (``recjudge.llm.batch``).
+BATCH_PROVIDERS = ("openai", "anthropic")
+#: API key each hosted provider reads (an OpenAI-compatible server other than OpenAI's own needs none).
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+JUDGE_FILE_SUFFIXES = (".yaml", ".yml")
+#: Longest slug kept readable; a longer one is cut and made unique by a hash.
+MAX_SLUG = 60
+_SLUG_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+class JudgeSpecError(ValueError):
+    """A judge given on the command line or in a judge file cannot be used; the message names the option, the file
+    or the field."""
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge a reader brings: identity, endpoint, batch mode and sampling (see the module docstring)."""
+
+    provider: str
+    model: str
+    served_model: str | None = None
+    base_url: str | None = None
+    batch: bool = False
+    #: a display name, not part of what the judge is
+    label: str | None = field(default=None, compare=False)
+    #: None: each chapter's own temperature and seed for each role
+    temperature: float | None = None
+    seed: int | None = None
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    #: where the spec came from, for messages ("--judge openai:gpt-4o-mini", "judge file my.yaml"); not its identity
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", tuple(sorted(dict(self.options).items())))
+
+    # -------------------------------------------------------------------------------------------- what it is called
+    @property
+    def display_label(self) -> str:
+        """The judge's name in tables: ``label``, else the model (a file's name without ``.gguf``)."""
+        if self.label:
+            return self.label
+        return Path(self.model).name.removesuffix(".gguf") if self._is_path() else self.model
+
+    @property
+    def slug(self) -> str:
+        """A filesystem-safe name (lower case letters, digits, ``.``, ``_``, ``-``), e.g. ``openai-gpt-4o-mini``.
+        When making it safe lost information (a path cut to its file name, characters replaced, a long name cut),
+        a short hash of the identity keeps two different judges apart."""
+        model = Path(self.model).name.removesuffix(".gguf") if self._is_path() else self.model
+        readable = f"{self.provider}-{_SLUG_UNSAFE.sub('-', model.lower()).strip('-.') or 'model'}"
+        lossless = readable == f"{self.provider}-{self.model}" and len(readable) <= MAX_SLUG
+        if lossless:
+            return readable
+        digest = hashlib.sha256(f"{self.provider}:{self.model}".encode()).hexdigest()[:8]
+        return f"{readable[:MAX_SLUG - 9].rstrip('-.')}-{digest}"
+
+    def _is_path(self) -> bool:
+        return self.provider == "local" and ("/" in self.model or os.sep in self.model
+                                             or self.model.lower().endswith(".gguf"))
+
+    # ---------------------------------------------------------------------------------------------------- forms
+    def to_config(self, **chapter: Any) -> JudgeConfig:
+        """The ``JudgeConfig`` of this judge in one chapter role: ``chapter`` gives the role's fields (prompt,
+        scoring, max_tokens, runs, temperature, options, ...); the spec's identity, endpoint and the sampling values
+        it sets take precedence (its options are merged over the role's)."""
+        options = dict(chapter.pop("options", ()) or ())
+        options.update(self.options)
+        chapter.update(provider=self.provider, model=self.model, served_model=self.served_model,
+                       base_url=self.base_url, options=tuple(options.items()))
+        if self.temperature is not None:
+            chapter["temperature"] = self.temperature
+        if self.seed is not None:
+            chapter["seed"] = self.seed
+        return JudgeConfig(**chapter)
+
+    def to_parameter(self) -> dict[str, Any]:
+        """The plain-data form a notebook receives in its ``judges`` parameter: ``label``, ``provider``, ``model``,
+        and each other field only when it is set (so ``JudgeConfig(**rest)`` works on what a chapter gets)."""
+        parameter: dict[str, Any] = {"label": self.display_label, "provider": self.provider, "model": self.model}
+        for name in ("served_model", "base_url", "temperature", "seed"):
+            if getattr(self, name) is not None:
+                parameter[name] = getattr(self, name)
+        if self.options:  # lists, not tuples: papermill writes parameters as plain literals
+            parameter["options"] = {key: list(value) if isinstance(value, tuple) else value
+                                    for key, value in self.options}
+        if self.batch:
+            parameter["batch"] = True
+        return parameter
+
+    @classmethod
+    def from_parameter(cls, parameter: Mapping[str, Any]) -> "JudgeSpec":
+        """The spec a ``to_parameter()`` dict stands for (a chapter reading its ``judges`` parameter)."""
+        return _checked(_from_mapping(dict(parameter), "a judges parameter entry", allowed=FILE_FIELDS))
+
+    # ------------------------------------------------------------------------------------------------ the machine
+    def readiness_problems(self, *, live: bool = True) -> list[str]:
+        """What stops this judge on this machine, each message naming the option: the API key a live run needs
+        (``live``; a plan or a replay needs none), a local model that cannot be found."""
+        problems = []
+        key = KEY_ENV.get(self.provider) if self._hosted() else None
+        if live and key and not (os.environ.get(key) or "").strip():
+            problems.append(f"{self.source or 'the judge'}: provider {self.provider!r} needs the environment variable "
+                            f"{key} to ask (it is read from the environment only). `--plan` needs no key, and "
+                            "RECJUDGE_LLM_MODE=replay rebuilds from the response store without one")
+        if self.provider == "local":
+            try:
+                from .providers.local import resolve_model_path
+
+                resolve_model_path(self.model)
+            except Exception as error:  # ProviderError with the fix, or an unusable local stack
+                problems.append(f"{self.source or 'the judge'}: {error}")
+        return problems
+
+    def _hosted(self) -> bool:
+        """True for the provider's own service (which needs a key), False for a reader's server or a local model."""
+        if self.provider == "openai":
+            from .providers.openai_compat import is_openai_host
+
+            return is_openai_host(self.base_url)
+        return self.provider == "anthropic"
+
+    def own_server(self) -> bool:
+        """True when the reader serves this judge (OpenAI-compatible server, not OpenAI's host): it costs nothing
+        at list price."""
+        return self.provider == "openai" and not self._hosted()
+
+
+# ------------------------------------------------------------------------------------------------------- parsing
+def parse_judge(spec: str, *, base_url: str | None = None, served_model: str | None = None,
+                batch: bool = False) -> JudgeSpec:
+    """One ``--judge`` value (``provider:model`` or a judge file's path) with the command line's ``--base-url``,
+    ``--served-model`` and ``--batch``, which override a judge file's fields.  JudgeSpecError naming the option."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise JudgeSpecError("--judge: empty value; give provider:model (e.g. openai:gpt-4o-mini) or a judge file")
+    spec = spec.strip()
+    overrides: dict[str, Any] = {"base_url": base_url, "served_model": served_model}
+    overrides = {key: value for key, value in overrides.items() if value is not None}
+    if batch:
+        overrides["batch"] = True
+    if spec.lower().endswith(JUDGE_FILE_SUFFIXES):  # no model is named like a YAML file
+        return _with_overrides(read_judge_file(Path(spec).expanduser()), overrides)
+    provider, colon, model = spec.partition(":")
+    provider, model = provider.strip().lower(), model.strip()
+    source = f"--judge {spec}"
+    if not colon or not provider or not model:
+        raise JudgeSpecError(f"{source}: expected provider:model (e.g. openai:gpt-4o-mini, anthropic:claude-3-5-haiku, "
+                             "local:/path/model.gguf) or the path of a judge file (.yaml)")
+    if provider not in PROVIDERS:
+        _unknown_provider(provider, source)
+    return _checked(JudgeSpec(provider, model, source=source, **overrides))
+
+
+def parse_judges(specs: Iterable[str], *, base_url: str | None = None, served_model: str | None = None,
+                 batch: bool = False) -> tuple[JudgeSpec, ...]:
+    """Every ``--judge`` value; ``--base-url`` and ``--served-model`` describe one server, so with several judges
+    they belong in judge files.  The same judge twice is an error (it would be asked and shown twice)."""
+    specs = list(specs)
+    if len(specs) > 1 and (base_url or served_model):
+        raise JudgeSpecError("--base-url/--served-model with several --judge options: it is not clear which judge "
+                             "they describe; give each judge that needs them as a judge file (.yaml) instead")
+    judges = tuple(parse_judge(spec, base_url=base_url, served_model=served_model, batch=batch) for spec in specs)
+    seen: dict[tuple[str, str], JudgeSpec] = {}
+    for judge in judges:
+        earlier = seen.setdefault((judge.provider, judge.model), judge)
+        if earlier is not judge:
+            raise JudgeSpecError(f"{judge.source}: the same judge as {earlier.source} ({judge.provider}:{judge.model})")
+    labels = [judge.display_label for judge in judges]
+    doubled = sorted({label for label in labels if labels.count(label) > 1})
+    if doubled:
+        raise JudgeSpecError(f"--judge: several judges are labelled {doubled}; give them distinct 'label' fields in "
+                             "judge files (the chapters' tables tell judges apart by label)")
+    return judges
+
+
+def read_judge_file(path: Path) -> JudgeSpec:
+    """A judge file (module docstring); JudgeSpecError naming the file and the field."""
+    import yaml
+
+    where = f"judge file {path}"
+    if not path.is_file():
+        raise JudgeSpecError(f"--judge {path}: judge file not found")
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise JudgeSpecError(f"{where}: not a readable YAML file: {error}") from error
+    if not isinstance(document, dict):
+        raise JudgeSpecError(f"{where}: must be a mapping with the fields {list(FILE_FIELDS)} "
+                             f"(found {type(document).__name__})")
+    return _checked(_from_mapping(document, where, allowed=FILE_FIELDS))
+
+
+def _from_mapping(document: dict[str, Any], where: str, *, allowed: tuple[str, ...]) -> JudgeSpec:
+    unknown = sorted(str(key) for key in document if key not in allowed)
+    if unknown:
+        raise JudgeSpecError(f"{where}: unknown field(s) {unknown} (allowed: {list(allowed)}; prompt, scoring, reply "
+                             "length and runs are each chapter's choice)")
+    for name in ("provider", "model"):
+        if not isinstance(document.get(name), str) or not document[name].strip():
+            raise JudgeSpecError(f"{where}: field '{name}' is required and must be a non-empty string")
+    values: dict[str, Any] = {"provider": document["provider"].strip().lower(), "model": document["model"].strip()}
+    for name in ("served_model", "base_url", "label"):
+        value = document.get(name)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise JudgeSpecError(f"{where}: field '{name}' must be a non-empty string, got {value!r}")
+        values[name] = value.strip() if value is not None else None
+    batch = document.get("batch", False)
+    if not isinstance(batch, bool):
+        raise JudgeSpecError(f"{where}: field 'batch' must be true or false, got {batch!r}")
+    temperature = document.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                    or not math.isfinite(temperature) or temperature < 0):
+        raise JudgeSpecError(f"{where}: field 'temperature' must be a number >= 0, got {temperature!r}")
+    seed = document.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise JudgeSpecError(f"{where}: field 'seed' must be a whole number, got {seed!r}")
+    options = document.get("options") or {}
+    if not isinstance(options, dict) or not all(isinstance(key, str) for key in options):
+        raise JudgeSpecError(f"{where}: field 'options' must be a mapping of provider option names to values")
+    for key, value in options.items():
+        if not isinstance(value, (str, int, float, bool, list)) or (isinstance(value, float)
+                                                                      and not math.isfinite(value)):
+            raise JudgeSpecError(f"{where}: field 'options', {key!r}: {value!r} is not a plain value (a string, "
+                                 "number, true/false or a list)")
+        if isinstance(value, list):
+            options[key] = tuple(value)  # hashable, as the store key's options are
+    if values["provider"] not in PROVIDERS:
+        _unknown_provider(values["provider"], f"{where}: field 'provider'")
+    return JudgeSpec(**values, batch=batch, temperature=None if temperature is None else float(temperature),
+                     seed=seed, options=tuple(options.items()), source=where)
+
+
+def _unknown_provider(provider: str, source: str) -> NoReturn:
+    hint = " (an OpenAI-compatible server is provider 'openai' with --base-url)" if provider in (
+        "vllm", "ollama", "llamacpp", "llama.cpp", "server") else ""
+    raise JudgeSpecError(f"{source}: unknown provider {provider!r}; known: {', '.join(PROVIDERS)}{hint}")
+
+
+def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
+    if not overrides:
+        return spec
+    given = ", ".join(f"--{name.replace('_', '-')}" for name in overrides)
+    return _checked(replace(spec, **overrides, source=f"{spec.source} with {given}"))
+
+
+def _checked(spec: JudgeSpec) -> JudgeSpec:
+    """The combinations no chapter could use, refused before anything runs (module docstring)."""
+    where = spec.source or "the judge"
+    if spec.base_url is not None:
+        if spec.provider == "local":
+            raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
+                                 "a llama.cpp or vLLM server is provider 'openai' with --base-url")
+        from .providers.base import ProviderError
+        from .providers.openai_compat import check_base_url
+
+        try:
+            check_base_url(spec.base_url)
+        except ProviderError as error:
+            raise JudgeSpecError(f"{where}: --base-url {spec.base_url!r}: {error}") from None
+    if spec.served_model is not None:
+        if spec.provider != "openai" or spec.base_url is None:
+            raise JudgeSpecError(f"{where}: --served-model is the name an OpenAI-compatible server knows the weights "
+                                 "by; it needs provider 'openai' and --base-url")
+    if spec.batch and spec.provider not in BATCH_PROVIDERS:
+        raise JudgeSpecError(f"{where}: --batch needs a provider with a batch API ({', '.join(BATCH_PROVIDERS)}); "
+                             f"provider {spec.provider!r} has none")
+    if spec.batch and spec.own_server():
+        raise JudgeSpecError(f"{where}: --batch uses OpenAI's batch API, which the server at {spec.base_url} does "
+                             "not offer")
+    if spec.provider == "openai" and spec.base_url is not None:
+        _check_identity(spec, where)
+    return spec
+
+
+def _check_identity(spec: JudgeSpec, where: str) -> None:
+    """A model name that does not say which weights a server serves would let replies of different models share
+    store entries (``providers.openai_compat``, rule 1)."""
+    from .providers.openai_compat import GENERIC_MODEL_NAMES, identity_problem
+
+    explicit = spec.served_model is not None
+    generic_identity = explicit and spec.model.strip().lower() in GENERIC_MODEL_NAMES
+    if generic_identity or identity_problem(spec.base_url, spec.served_model or spec.model, explicit):
+        raise JudgeSpecError(
+            f"{where}: model name {spec.model!r} does not identify the weights served at {spec.base_url} (a generic "
+            "name, or an OpenAI model name on another host), so replies of different models would share store "
+            f"entries. Give the identity as the model and the server's name with --served-model, e.g. --judge "
+            f"openai:<weights>@<server> --served-model {spec.served_model or spec.model}")
+
+
+__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "PROVIDERS", "parse_judge",
+           "parse_judges", "read_judge_file"]

@@ -1,0 +1,153 @@
+"""A reader's judge: SPEC strings and judge files, their checks and the forms a chapter receives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recjudge.llm import JudgeConfig
+from recjudge.llm.judge_spec import JudgeSpec, JudgeSpecError, parse_judge, parse_judges
+
+SERVER = "http://127.0.0.1:8000/v1"
+
+
+def test_provider_model_spec() -> None:
+    spec = parse_judge("openai:gpt-4o-mini")
+    assert (spec.provider, spec.model, spec.base_url, spec.served_model, spec.batch) == (
+        "openai", "gpt-4o-mini", None, None, False)
+    assert spec.slug == "openai-gpt-4o-mini"
+    assert spec.display_label == "gpt-4o-mini"
+    # The first colon separates the provider: a model name may hold more.
+    assert parse_judge("anthropic:claude-3-5-haiku:latest").model == "claude-3-5-haiku:latest"
+
+
+def test_a_server_with_an_explicit_identity() -> None:
+    spec = parse_judge("openai:llama-3.1-8b-q4@vllm", base_url=SERVER, served_model="default")
+    assert (spec.model, spec.served_model, spec.base_url) == ("llama-3.1-8b-q4@vllm", "default", SERVER)
+    config = spec.to_config(prompt="kang_basic", max_tokens=4)
+    assert config == JudgeConfig(provider="openai", model="llama-3.1-8b-q4@vllm", served_model="default",
+                                 base_url=SERVER, prompt="kang_basic", max_tokens=4)
+    # '@' is not filesystem-safe: replaced, and a hash keeps it apart from 'llama-3.1-8b-q4-vllm'
+    readable = "openai-llama-3.1-8b-q4-vllm-"
+    assert spec.slug.startswith(readable) and len(spec.slug) == len(readable) + 8
+    assert spec.slug != parse_judge("openai:llama-3.1-8b-q4-vllm", base_url=SERVER).slug
+
+
+def test_local_model_path_slug_and_label(tmp_path: Path) -> None:
+    one = parse_judge(f"local:{tmp_path / 'a' / 'Qwen2.5-7B.gguf'}")
+    two = parse_judge(f"local:{tmp_path / 'b' / 'Qwen2.5-7B.gguf'}")
+    assert one.display_label == "Qwen2.5-7B"
+    assert one.slug.startswith("local-qwen2.5-7b-") and one.slug != two.slug  # same file name, other file
+    assert parse_judge("local:smollm2-135m-instruct-q4_1").slug == "local-smollm2-135m-instruct-q4_1"
+
+
+def test_judge_file_and_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "judge.yaml"
+    path.write_text("provider: openai\nmodel: qwen2.5-7b-instruct@my-llama-server\nserved_model: default\n"
+                    f"base_url: {SERVER}\nlabel: Qwen 7B\ntemperature: 0.2\nseed: 3\noptions: {{top_p: 0.9, "
+                    "stop: [\"\\n\"]}\n")
+    spec = parse_judge(str(path))
+    assert spec == JudgeSpec("openai", "qwen2.5-7b-instruct@my-llama-server", served_model="default",
+                             base_url=SERVER, label="Qwen 7B", temperature=0.2, seed=3,
+                             options=(("stop", ("\n",)), ("top_p", 0.9)))
+    # The spec's sampling wins over the chapter role's; options merge.
+    config = spec.to_config(prompt="kang_fewshot", temperature=1.0, options=(("n_batch", 64),))
+    assert (config.temperature, config.seed, dict(config.options)) == (
+        0.2, 3, {"n_batch": 64, "stop": ("\n",), "top_p": 0.9})
+    # Command-line options override the file's fields.
+    other = parse_judge(str(path), base_url="http://10.0.0.2:9000/v1")
+    assert other.base_url == "http://10.0.0.2:9000/v1" and "--base-url" in other.source
+
+
+def test_to_parameter_round_trips_and_feeds_judgeconfig(tmp_path: Path) -> None:
+    spec = JudgeSpec("anthropic", "claude-3-5-haiku", batch=True, temperature=0.0, options=(("stop", ("x",)),))
+    parameter = spec.to_parameter()
+    assert parameter == {"label": "claude-3-5-haiku", "provider": "anthropic", "model": "claude-3-5-haiku",
+                         "temperature": 0.0, "options": {"stop": ["x"]}, "batch": True}
+    assert JudgeSpec.from_parameter(parameter) == spec
+    # The shape the chapters' `judges` parameter already uses: label + JudgeConfig fields (options a mapping).
+    plain = parse_judge("openai:gpt-4o-mini").to_parameter()
+    rest = {key: value for key, value in plain.items() if key != "label"}
+    assert JudgeConfig(prompt="kang_basic", **rest) == parse_judge("openai:gpt-4o-mini").to_config(prompt="kang_basic")
+
+
+def test_several_judges() -> None:
+    judges = parse_judges(["openai:gpt-4o-mini", "anthropic:claude-3-5-haiku"], batch=True)
+    assert [judge.batch for judge in judges] == [True, True]
+    with pytest.raises(JudgeSpecError, match="the same judge as --judge openai:gpt-4o-mini"):
+        parse_judges(["openai:gpt-4o-mini", "OpenAI:gpt-4o-mini"])
+    with pytest.raises(JudgeSpecError, match="--base-url/--served-model with several --judge"):
+        parse_judges(["openai:a@x", "openai:b@x"], base_url=SERVER)
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "expected"),
+    [
+        ("gpt-4o-mini", {}, "--judge gpt-4o-mini: expected provider:model"),
+        ("openai:", {}, "--judge openai:: expected provider:model"),
+        ("", {}, "--judge: empty value"),
+        ("vllm:llama", {}, "unknown provider 'vllm'; known: openai, anthropic, local (an OpenAI-compatible server"),
+        ("mistral:large", {}, "--judge mistral:large: unknown provider 'mistral'"),
+        ("openai:default", {"base_url": SERVER}, "model name 'default' does not identify the weights"),
+        ("openai:gpt-4o-mini", {"base_url": SERVER}, "model name 'gpt-4o-mini' does not identify"),
+        ("openai:default", {"base_url": SERVER, "served_model": "default"}, "--served-model default"),
+        ("openai:gpt-4o-mini", {"served_model": "x"}, "--served-model is the name an OpenAI-compatible server"),
+        ("local:smollm2-135m-instruct-q4_1", {"base_url": SERVER}, "--base-url is not for provider 'local'"),
+        ("openai:m@x", {"base_url": "ftp://host/v1"}, "--base-url 'ftp://host/v1': base_url"),
+        ("local:smollm2-135m-instruct-q4_1", {"batch": True}, "--batch needs a provider with a batch API"),
+        ("openai:m@x", {"base_url": SERVER, "batch": True}, "--batch uses OpenAI's batch API"),
+        ("missing.yaml", {}, "--judge missing.yaml: judge file not found"),
+    ],
+)
+def test_bad_specs_name_the_option(spec: str, options: dict, expected: str) -> None:
+    with pytest.raises(JudgeSpecError) as caught:
+        parse_judge(spec, **options)
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("- openai\n", "must be a mapping with the fields"),
+        ("provider: openai\nmodel: [\n", "not a readable YAML file"),
+        ("provider: openai\n", "field 'model' is required"),
+        ("provider: openai\nmodel: gpt-4o-mini\nprompt: kang_basic\n", "unknown field(s) ['prompt']"),
+        ("provider: cohere\nmodel: c\n", "field 'provider': unknown provider 'cohere'"),
+        ("provider: openai\nmodel: gpt-4o-mini\nbatch: maybe\n", "field 'batch' must be true or false"),
+        ("provider: openai\nmodel: gpt-4o-mini\ntemperature: -1\n", "field 'temperature' must be a number >= 0"),
+        ("provider: openai\nmodel: gpt-4o-mini\nseed: 1.5\n", "field 'seed' must be a whole number"),
+        ("provider: openai\nmodel: gpt-4o-mini\noptions: [top_p]\n", "field 'options' must be a mapping"),
+        ("provider: openai\nmodel: gpt-4o-mini\noptions: {top_p: {a: 1}}\n", "field 'options', 'top_p'"),
+        ("provider: openai\nmodel: gpt-4o-mini\nlabel: ''\n", "field 'label' must be a non-empty string"),
+    ],
+)
+def test_bad_judge_files_name_file_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "judge.yml"
+    path.write_text(text)
+    with pytest.raises(JudgeSpecError) as caught:
+        parse_judge(str(path))
+    assert str(caught.value).startswith(f"judge file {path}") and expected in str(caught.value)
+
+
+def test_missing_key_is_a_problem_only_for_a_live_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (problem,) = parse_judge("openai:gpt-4o-mini").readiness_problems(live=True)
+    assert problem.startswith("--judge openai:gpt-4o-mini: provider 'openai' needs the environment variable "
+                              "OPENAI_API_KEY")
+    assert parse_judge("openai:gpt-4o-mini").readiness_problems(live=False) == []
+    assert "ANTHROPIC_API_KEY" in parse_judge("anthropic:claude-3-5-haiku").readiness_problems()[0]
+    # A reader's own server needs no key.
+    assert parse_judge("openai:m@x", base_url=SERVER).readiness_problems() == []
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert parse_judge("openai:gpt-4o-mini").readiness_problems() == []
+
+
+def test_a_local_model_that_cannot_be_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECJUDGE_LOCAL_GGUF", raising=False)
+    (problem,) = parse_judge(f"local:{tmp_path / 'absent.gguf'}").readiness_problems(live=False)
+    assert problem.startswith(f"--judge local:{tmp_path / 'absent.gguf'}: local model file not found")
+    present = tmp_path / "present.gguf"
+    present.write_bytes(b"GGUF")
+    assert parse_judge(f"local:{present}").readiness_problems() == []

@@ -1,0 +1,132 @@
+"""Scale profiles and the judge convention of the run plan: resolution, checks, and the real runplan.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_runplan import write_notebook
+
+from recjudge.compendium.runplan import (
+    JUDGES_PARAMETER,
+    RunPlanError,
+    load_runplan,
+    profile_names,
+    read_source_notebook,
+    with_judges,
+)
+from recjudge.paths import project_root
+
+PLAN = """runs:
+  - name: chapter
+    notebook: notebooks/chapter.ipynb
+    asks_llm: true
+    parameters: {sample_size: 50}
+  - name: plain
+    notebook: notebooks/plain.ipynb
+  - name: old_llm
+    notebook: notebooks/old_llm.ipynb
+    asks_llm: true
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    write_notebook(tmp_path / "notebooks" / "chapter.ipynb", "pass", "sample_size = 200\nseed = 0\njudges = []")
+    write_notebook(tmp_path / "notebooks" / "plain.ipynb", "pass", "rows = 10")
+    write_notebook(tmp_path / "notebooks" / "old_llm.ipynb", "pass", "local_model = 'x'")
+    return tmp_path
+
+
+def plan(root: Path, profiles: str = "") -> Path:
+    path = root / "runplan.yaml"
+    path.write_text(PLAN + profiles)
+    return path
+
+
+def parameters(root: Path, profile: str) -> dict[str, dict]:
+    return {run.name: run.parameters for run in load_runplan(root=root, known_datasets=set(), profile=profile)}
+
+
+def test_profiles_override_named_runs_only(root: Path) -> None:
+    plan(root, "profiles:\n  default: {}\n  smoke:\n    chapter: {sample_size: 5, seed: 1}\n"
+               "  paper:\n    plain: {rows: 1000}\n")
+    assert profile_names(root=root) == ["default", "paper", "smoke"]
+    assert parameters(root, "default") == {"chapter": {"sample_size": 50}, "plain": {}, "old_llm": {}}
+    assert parameters(root, "smoke") == {"chapter": {"sample_size": 5, "seed": 1}, "plain": {}, "old_llm": {}}
+    assert parameters(root, "paper")["plain"] == {"rows": 1000}
+
+
+def test_default_profile_exists_without_a_profiles_section(root: Path) -> None:
+    plan(root)
+    assert profile_names(root=root) == ["default"]
+    assert parameters(root, "default")["chapter"] == {"sample_size": 50}
+
+
+@pytest.mark.parametrize(
+    ("profiles", "profile", "expected"),
+    [
+        ("", "smoke", "unknown profile 'smoke' (--profile); the run plan defines ['default']"),
+        ("profiles:\n  smoke:\n    chapter: {sample_size: 5}\n", "huge",
+         "unknown profile 'huge' (--profile); the run plan defines ['default', 'smoke']"),
+        ("profiles:\n  default:\n    chapter: {sample_size: 5}\n", "default",
+         "profile 'default': must have no overrides"),
+        ("profiles:\n  smoke:\n    chapterr: {sample_size: 5}\n", "smoke",
+         "profile 'smoke': no run named ['chapterr']"),
+        ("profiles:\n  smoke:\n    chapter: {sample_sise: 5}\n", "smoke",
+         "profile 'smoke', run 'chapter': ['sample_sise'] not in the parameters cell of notebooks/chapter.ipynb"),
+        ("profiles:\n  smoke:\n    chapter: {sample_size: .nan}\n", "smoke",
+         "'sample_size': nan is not a finite number"),
+        ("profiles:\n  smoke:\n    chapter: 5\n", "smoke", "run 'chapter': must be a non-empty mapping"),
+        ("profiles: [smoke]\n", "smoke", "'profiles' must map profile names"),
+        ("profiles:\n  ../up: {}\n", "default", "a profile name must be a plain name"),
+    ],
+)
+def test_bad_profiles_name_the_profile_run_and_parameter(root: Path, profiles: str, profile: str,
+                                                         expected: str) -> None:
+    path = plan(root, profiles)
+    with pytest.raises(RunPlanError) as caught:
+        load_runplan(root=root, known_datasets=set(), profile=profile)
+    assert str(caught.value).startswith(str(path)) and expected in str(caught.value)
+
+
+def test_asks_llm_must_be_a_switch(root: Path) -> None:
+    (root / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.ipynb, asks_llm: yes-ish}\n")
+    with pytest.raises(RunPlanError, match="field 'asks_llm' must be true or false"):
+        load_runplan(root=root, known_datasets=set())
+
+
+def test_judges_go_to_llm_runs_that_declare_them(root: Path) -> None:
+    plan(root)
+    runs = load_runplan(root=root, known_datasets=set())
+    judges = [{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}]
+    accepting, refusing = with_judges(runs, judges, root)
+    assert [(run.name, run.parameters) for run in accepting] == [
+        ("chapter", {"sample_size": 50, JUDGES_PARAMETER: judges})]
+    assert [run.name for run in refusing] == ["old_llm"]  # asks an LLM, no `judges` parameter yet
+    # the run that asks no LLM is neither: a judge changes nothing in it
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The real run plan
+
+
+def test_every_profile_of_the_real_run_plan_resolves() -> None:
+    names = profile_names(root=project_root())
+    assert {"default", "paper", "smoke"} <= set(names)
+    default = {run.name: run for run in load_runplan(root=project_root(), profile="default")}
+    smoke = {run.name: run for run in load_runplan(root=project_root(), profile="smoke")}
+    assert set(default) == set(smoke)
+    # smoke makes every chapter that asks an LLM smaller somewhere, and touches nothing else
+    llm_runs = {name for name, run in default.items() if run.asks_llm}
+    assert {name for name in default if smoke[name].parameters != default[name].parameters} <= llm_runs
+    assert load_runplan(root=project_root(), profile="paper")
+
+
+def test_asks_llm_marks_exactly_the_notebooks_with_an_llm_mode() -> None:
+    # Every chapter that asks an LLM exposes `llm_mode` (replay/live/auto); the run plan's asks_llm must agree, so a
+    # new LLM chapter is not silently left out of `recjudge run --judge`.
+    for run in load_runplan(root=project_root()):
+        notebook = read_source_notebook(project_root() / run.notebook)
+        cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+        assert run.asks_llm == ("llm_mode" in cell.source), run.name

@@ -1,0 +1,299 @@
+"""Variants of the book: plan sums from the engine's job lines, the cost gate, and `recjudge run --judge` writing a
+variant beside the book without touching the committed results (small fake notebooks, not the real chapters)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from test_runplan import write_notebook
+
+from recjudge.cli import main
+from recjudge.compendium.variants import (
+    PlanLogError,
+    cost_gate,
+    format_plan,
+    job_costs,
+    plan_table,
+    read_plan_log,
+    variant_name,
+)
+from recjudge.llm import pricing
+from recjudge.llm.judge_spec import parse_judge
+
+
+def job(**fields) -> dict:
+    """A job line as the engine writes it in plan mode: provider, model, requests, missing + JobEstimate fields."""
+    line = {"provider": "openai", "model": "gpt-4o-mini", "n_requests": 10, "config_label": "x",
+            "n_prompts": 10, "n_replies": 10, "n_missing": 10, "input_tokens": 1000, "output_tokens": 100,
+            "cost_usd": 0.0, "seconds": 30.0, "batch": False}
+    line.update(fields)
+    return line
+
+
+def write_log(path: Path, *jobs: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(item) + "\n" for item in jobs))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Plan sums
+
+
+def test_plan_table_sums_per_chapter_and_in_total(tmp_path: Path) -> None:
+    logs = {
+        "rq1": write_log(tmp_path / "rq1.jsonl", job(n_missing=8, requests=10, input_tokens=2_000_000,
+                                                     output_tokens=1_000_000, seconds=60.0),
+                         job(provider="local", model="smollm2-135m-instruct-q4_1", n_missing=0, input_tokens=0,
+                             output_tokens=0, seconds=0.0)),
+        "rq2": write_log(tmp_path / "rq2.jsonl", job(n_missing=5, requests=5, input_tokens=1_000_000,
+                                                     output_tokens=0, seconds=100.0)),
+        "no_llm": tmp_path / "absent.jsonl",  # a chapter that asked nothing writes no line
+    }
+    table = plan_table(logs).set_index("chapter")
+    # gpt-4o-mini at $0.15 / $0.60 per million tokens, batch half price
+    assert table.loc["rq1", ["jobs", "requests", "missing"]].tolist() == [2, 20, 8]
+    assert table.loc["rq1", "cost_list_usd"] == pytest.approx(2 * 0.15 + 1 * 0.60)
+    assert table.loc["rq1", "cost_batch_usd"] == pytest.approx((2 * 0.15 + 1 * 0.60) / 2)
+    assert table.loc["rq1", "cost_run_usd"] == table.loc["rq1", "cost_list_usd"]  # asked without --batch
+    assert table.loc["no_llm", ["jobs", "missing", "input_tokens", "cost_list_usd", "seconds"]].tolist() == [
+        0, 0, 0, 0.0, 0.0]
+    assert table.loc["total", "missing"] == 13
+    assert table.loc["total", "input_tokens"] == 3_000_000
+    assert table.loc["total", "cost_list_usd"] == pytest.approx(0.90 + 0.15)
+    assert table.loc["total", "seconds"] == pytest.approx(160.0)
+    # The engine's own estimate of each job's list cost is what the table sums
+    expected = pricing.cost_usd("openai", "gpt-4o-mini", 2_000_000, 1_000_000)
+    assert job_costs(job(input_tokens=2_000_000, output_tokens=1_000_000))[0] == expected
+    printed = format_plan(plan_table(logs))
+    assert "missing judgments" in printed and "$1.05" in printed and "total" in printed
+
+
+def test_batch_jobs_wait_together_and_are_priced_at_the_batch_rate(tmp_path: Path) -> None:
+    day = 24 * 3600.0
+    logs = {"a": write_log(tmp_path / "a.jsonl", job(batch=True, seconds=day), job(seconds=10.0)),
+            "b": write_log(tmp_path / "b.jsonl", job(batch=True, seconds=day))}
+    table = plan_table(logs).set_index("chapter")
+    assert table.loc["a", "seconds"] == pytest.approx(day + 10.0)
+    assert table.loc["total", "seconds"] == pytest.approx(day + 10.0)  # one window for every chapter's batches
+    single = job_costs(job())
+    assert table.loc["b", "cost_run_usd"] == pytest.approx(single[1])
+
+
+def test_unknown_prices_stay_unknown_and_own_servers_cost_nothing(tmp_path: Path) -> None:
+    logs = {"a": write_log(tmp_path / "a.jsonl", job(model="llama-70b@my-vllm"), job())}
+    table = plan_table(logs).set_index("chapter")
+    assert math.isnan(table.loc["a", "cost_list_usd"]) and math.isnan(table.loc["total", "cost_list_usd"])
+    assert "unknown" in format_plan(plan_table(logs))
+    free = plan_table(logs, free={("openai", "llama-70b@my-vllm")}).set_index("chapter")
+    assert free.loc["a", "cost_list_usd"] == pytest.approx(job_costs(job())[0])
+
+
+def test_plan_log_lines_that_break_the_contract_name_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps(job()) + "\n\n{not json\n")
+    with pytest.raises(PlanLogError, match=r"x.jsonl, line 3: not JSON"):
+        read_plan_log(path)
+    write_log(path, job(input_tokens="many"))
+    with pytest.raises(PlanLogError, match=r"line 1: field 'input_tokens' missing or not a number"):
+        read_plan_log(path)
+    broken = job()
+    del broken["n_missing"]
+    write_log(path, broken)
+    with pytest.raises(PlanLogError, match=r"line 1: field 'n_missing' missing or not a count"):
+        read_plan_log(path)
+
+
+def test_cost_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "1")
+    expensive = plan_table({"a": write_log(tmp_path / "a.jsonl", job(input_tokens=10_000_000))})
+    assert "above the limit of $1.00 (env RECJUDGE_LLM_MAX_USD); nothing was asked" in cost_gate(expensive, False)
+    assert cost_gate(expensive, True) is None
+    cheap = plan_table({"a": write_log(tmp_path / "b.jsonl", job())})
+    assert cost_gate(cheap, False) is None
+    unknown = plan_table({"a": write_log(tmp_path / "c.jsonl", job(model="gpt-9"))})
+    assert "cost is unknown" in cost_gate(unknown, False)
+
+
+def test_variant_names() -> None:
+    judge = parse_judge("openai:gpt-4o-mini")
+    assert variant_name([judge], "paper") == "openai-gpt-4o-mini-paper"
+    assert variant_name([], "smoke") == "default-smoke"
+    two = variant_name([judge, parse_judge("anthropic:claude-3-5-haiku")], "smoke")
+    assert two == "openai-gpt-4o-mini+anthropic-claude-3-5-haiku-smoke"
+    many = [parse_judge(f"openai:model-number-{index}-with-a-long-name") for index in range(6)]
+    assert len(variant_name(many, "smoke")) <= 100 and "+5-more-" in variant_name(many, "smoke")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# `recjudge run --judge`: a variant, never an overwrite
+
+# A chapter that takes judges: writes the labels it got, and in plan mode the job line the engine would write.
+JUDGED_CELL = """
+import json, os
+import pandas as pd
+from recjudge.compendium.results import save_table
+save_table(pd.DataFrame({"judge": [j["label"] for j in judges] or ["book"], "size": sample_size}), NOTEBOOK, "judges")
+if os.environ.get("RECJUDGE_LLM_MODE") == "plan":
+    with open(os.environ["RECJUDGE_PLAN_LOG"], "a") as log:
+        for j in judges:
+            log.write(json.dumps({"provider": j["provider"], "model": j["model"], "n_requests": sample_size,
+                                  "config_label": j["label"], "n_prompts": sample_size,
+                                  "n_replies": sample_size, "n_missing": sample_size,
+                                  "input_tokens": 1_000_000 * sample_size, "output_tokens": 0, "cost_usd": 0.0,
+                                  "seconds": 2.0 * sample_size, "batch": False}) + "\\n")
+"""
+
+PLAN = """runs:
+  - {name: judged, notebook: notebooks/judged.ipynb, asks_llm: true}
+  - {name: not_yet, notebook: notebooks/not_yet.ipynb, asks_llm: true}
+  - {name: plain, notebook: notebooks/plain.ipynb}
+profiles:
+  smoke:
+    judged: {sample_size: 2}
+"""
+
+
+@pytest.fixture
+def book(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tiny project with a committed result table; its fake chapters write the job lines of the engine's dry-run
+    mode themselves (test_the_engines_plan_lines_are_what_the_plan_reads checks the engine writes the same)."""
+    root = tmp_path / "project"
+    (root / "src" / "recjudge").mkdir(parents=True)
+    (root / "src" / "recjudge" / "module.py").write_text("ANSWER = 1\n")
+    (root / "data" / "llm").mkdir(parents=True)
+    write_notebook(root / "notebooks" / "judged.ipynb", JUDGED_CELL,
+                   'NOTEBOOK = "judged"\nsample_size = 3\njudges = []')
+    write_notebook(root / "notebooks" / "not_yet.ipynb", "raise RuntimeError('must not run with --judge')",
+                   "local_model = 'x'")
+    write_notebook(root / "notebooks" / "plain.ipynb", "print(rows)", "rows = 1")
+    (root / "runplan.yaml").write_text(PLAN)
+    (root / "results" / "judged").mkdir(parents=True)
+    (root / "results" / "judged" / "judges.csv").write_text("judge,size\nbook,3\n")
+    monkeypatch.setenv("RECJUDGE_HOME", str(root))
+    monkeypatch.setenv("RECJUDGE_STORE", str(root / "data" / "llm"))
+    monkeypatch.delenv("RECJUDGE_RESULTS", raising=False)
+    monkeypatch.chdir(root)
+    return root
+
+
+def committed(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted((root / "results").rglob("*"))
+            if path.is_file()}
+
+
+def test_a_judged_run_writes_a_variant_and_leaves_the_book_alone(book: Path, capsys: pytest.CaptureFixture) -> None:
+    model = book / "models" / "my-judge.gguf"
+    model.parent.mkdir()
+    model.write_bytes(b"GGUF")  # only checked to exist: nothing is asked of a local judge here
+    before = committed(book)
+    assert main(["run", "--judge", f"local:{model}", "--profile", "smoke"]) == 0
+    output = capsys.readouterr()
+    assert ("1 chapter(s) ask an LLM but do not take the 'judges' parameter yet, so they are left out of this "
+            "variant: not_yet") in output.err
+    variant = book / "variants" / f"{parse_judge(f'local:{model}').slug}-smoke"
+    assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\nmy-judge,2\n"
+    assert (variant / "notebooks" / "judged.ipynb").is_file()
+    assert json.loads((variant / "variant.json").read_text())["llm_runs_without_judges_parameter"] == ["not_yet"]
+    assert committed(book) == before, "the committed results are byte-identical"
+    assert not (book / "book").exists(), "no executed notebook went to book/notebooks/"
+    assert not (variant / "notebooks" / "plain.ipynb").exists(), "a judge changes nothing in a chapter without LLM"
+    # The second time, the variant's own skip records say it is up to date.
+    assert main(["run", "--judge", f"local:{model}", "--profile", "smoke"]) == 0
+    assert "up to date (inputs unchanged), skipped" in capsys.readouterr().out
+
+
+def test_plan_prints_per_chapter_and_total_and_asks_nothing(book: Path, capsys: pytest.CaptureFixture,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a plan needs no key
+    before = committed(book)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--plan"]) == 0
+    printed = capsys.readouterr().out
+    assert "Plan (nothing asked): judges openai:gpt-4o-mini, profile smoke" in printed
+    rows = {line.split()[0]: line for line in printed.splitlines() if line.split()[:1] in (["judged"], ["total"])}
+    # 2 missing judgments, 2M input tokens at $0.15 per million: $0.30 at list price, $0.15 through the batch API
+    assert rows["judged"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
+    assert rows["total"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert not (variant / "results").exists(), "a plan writes no variant results"
+    assert (variant / "plan" / "logs" / "judged.jsonl").is_file()
+    assert committed(book) == before
+
+
+def test_a_live_run_above_the_limit_stops_before_asking_unless_confirmed(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "0.10")
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 2
+    output = capsys.readouterr()
+    assert "above the limit of $0.10 (env RECJUDGE_LLM_MAX_USD); nothing was asked. Confirm with --yes" in output.err
+    assert not (variant / "results").exists() and not (variant / "notebooks").exists()
+    # Confirmed, the chapter runs into the variant.
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--yes"]) == 0
+    assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\ngpt-4o-mini,2\n"
+
+
+def test_a_profile_alone_is_a_variant_too(book: Path) -> None:
+    (book / "notebooks" / "not_yet.ipynb").unlink()
+    write_notebook(book / "notebooks" / "not_yet.ipynb", "print(local_model)", "local_model = 'x'")
+    before = committed(book)
+    assert main(["run", "--profile", "smoke", "--only", "judged"]) == 0
+    assert (book / "variants" / "default-smoke" / "results" / "judged" / "judges.csv").read_text() == (
+        "judge,size\nbook,2\n")
+    assert committed(book) == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--judge", "vllm:llama"], "error: --judge vllm:llama: unknown provider 'vllm'"),
+        (["--judge", "openai:gpt-4o-mini", "--profile", "huge"],
+         "unknown profile 'huge' (--profile); the run plan defines ['default', 'smoke']"),
+        (["--base-url", "http://127.0.0.1:8000/v1"], "error: --base-url describe(s) a judge: give it with --judge"),
+        (["--judge", "openai:gpt-4o-mini"], "needs the environment variable OPENAI_API_KEY"),
+        (["--judge", "openai:default", "--base-url", "http://127.0.0.1:8000/v1"],
+         "model name 'default' does not identify the weights"),
+        (["--judge", "openai:gpt-4o-mini", "--plan", "--only", "not_yet"],
+         "--only ['not_yet'] with --judge: these chapters ask an LLM but do not take the 'judges' parameter yet"),
+        (["--judge", "openai:gpt-4o-mini", "--plan", "--only", "plain"],
+         "--only ['plain'] with --judge: these chapters ask no LLM"),
+        (["--judge", "local:smollm2-135m-instruct-q4_1", "--batch"], "--batch needs a provider with a batch API"),
+    ],
+)
+def test_bad_input_stops_before_anything_runs(book: Path, capsys: pytest.CaptureFixture,
+                                               monkeypatch: pytest.MonkeyPatch, argv: list[str], expected: str) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", *argv]) == 2
+    assert expected in capsys.readouterr().err
+    assert not (book / "variants").exists() and not (book / "book").exists()
+
+
+def test_the_engines_plan_lines_are_what_the_plan_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recjudge.llm import JudgeRequest, run_judge
+
+    log = tmp_path / "plan" / "chapter.jsonl"
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(log))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # nothing is asked
+    config = parse_judge("openai:gpt-4o-mini").to_config(max_tokens=4)
+    requests = [JudgeRequest(f"q{i}", [{"role": "user", "content": f"Rate item {i} from 1 to 5."}]) for i in range(3)]
+    run = run_judge(config, requests, mode="plan", store=tmp_path / "store", progress=False)
+    assert run.report.n_planned == 3
+    [line] = read_plan_log(log)
+    assert (line["_requests"], line["_missing"]) == (3, 3)
+    listed, batch, _ = job_costs(line)
+    assert listed == pytest.approx(line["list_cost_usd"]) and batch == pytest.approx(line["batch_cost_usd"])
+
+
+def test_list_shows_the_variant_runs_and_needs_no_key(book: Path, capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == ["judged"]
+    assert '"judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}]' in "\n".join(lines)
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert not (variant / "notebooks").exists() and not (variant / "results").exists(), "listing executes nothing"
