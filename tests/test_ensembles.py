@@ -187,3 +187,12 @@ def test_sizes_within_bounds_the_enumeration_of_a_growing_pool():
     table = ensemble_accuracy(scores, ["a", "b", "c"], lambda long: pd.DataFrame([{"n_rows": len(long)}]),
                               sizes=sizes_within(3, max_subsets=6))
     assert table["n"].tolist() == [1, 1, 1, 2, 2, 2]
+
+
+def test_ensemble_size_table_with_a_size_no_ensemble_scored():
+    from recjudge.metaeval.ensembles import ensemble_size_table
+
+    accuracy = pd.DataFrame({"n": [1, 1, 2], "members": ["a", "b", "a + b"], "pearson_pct": [np.nan, np.nan, 10.0]})
+    table = ensemble_size_table(accuracy, ["pearson_pct"]).set_index("n")
+    assert np.isnan(table.loc[1, "best"]) and table.loc[1, "best_members"] == ""  # undefined, not an error
+    assert table.loc[2, "best"] == 10.0

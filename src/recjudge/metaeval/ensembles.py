@@ -155,8 +155,8 @@ def ensemble_size_table(accuracy: pd.DataFrame, metrics: Sequence[str], *, by: S
             up = _direction(metric, (higher_is_better or {}).get(metric))
             values = part[metric].astype(float)
             valid = values.dropna()
-            best = valid.idxmax() if up else valid.idxmin() if len(valid) else None
-            worst = valid.idxmin() if up else valid.idxmax() if len(valid) else None
+            best = (valid.idxmax() if up else valid.idxmin()) if len(valid) else None
+            worst = (valid.idxmin() if up else valid.idxmax()) if len(valid) else None
             rows.append({**dict(zip([*by, "n"], keys)), "metric": metric, "n_ensembles": len(part),
                          "mean": values.mean(), "best": values[best] if best is not None else np.nan,
                          "worst": values[worst] if worst is not None else np.nan,
