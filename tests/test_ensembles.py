@@ -168,3 +168,31 @@ def test_grid_search_joins_each_base_judge_with_every_subset_of_the_others():
     rounded, _ = grid_search(base, others, truth, agreement_pct,
                              transform=lambda long: long.assign(score=np.floor(long["score"])))
     assert rounded["x + o1"].tolist() == [1.0, 2.0, 2.0, 3.0, 3.0]
+    only_pairs, pairs_grid = grid_search(base, others, truth, agreement_pct, sizes=[1])
+    assert pairs_grid["size"].tolist() == [1, 2, 2, 1, 2, 2] and "x + o1 + o2" not in only_pairs
+
+
+def test_sizes_within_bounds_the_enumeration_of_a_growing_pool():
+    from math import comb
+
+    from recjudge.metaeval.ensembles import DEFAULT_MAX_SUBSETS, sizes_within
+
+    assert sizes_within(8) == list(range(1, 9))   # 255 subsets: every size
+    assert sizes_within(10) == list(range(1, 11))  # 1023: still every size
+    assert sizes_within(13) == [1, 2, 3]           # 13 + 78 + 286 = 377; with size 4, 1092
+    assert sum(comb(13, s) for s in sizes_within(13)) <= DEFAULT_MAX_SUBSETS
+    assert sizes_within(5, max_subsets=4) == [] and sizes_within(0) == []
+    scores = pd.DataFrame({"row_id": [0, 1] * 3, "evaluator": ["a"] * 2 + ["b"] * 2 + ["c"] * 2,
+                           "score": [1.0, 2, 3, 4, 5, 1]})
+    table = ensemble_accuracy(scores, ["a", "b", "c"], lambda long: pd.DataFrame([{"n_rows": len(long)}]),
+                              sizes=sizes_within(3, max_subsets=6))
+    assert table["n"].tolist() == [1, 1, 1, 2, 2, 2]
+
+
+def test_ensemble_size_table_with_a_size_no_ensemble_scored():
+    from recjudge.metaeval.ensembles import ensemble_size_table
+
+    accuracy = pd.DataFrame({"n": [1, 1, 2], "members": ["a", "b", "a + b"], "pearson_pct": [np.nan, np.nan, 10.0]})
+    table = ensemble_size_table(accuracy, ["pearson_pct"]).set_index("n")
+    assert np.isnan(table.loc[1, "best"]) and table.loc[1, "best_members"] == ""  # undefined, not an error
+    assert table.loc[2, "best"] == 10.0

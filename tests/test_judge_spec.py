@@ -151,3 +151,25 @@ def test_a_local_model_that_cannot_be_found(tmp_path: Path, monkeypatch: pytest.
     present = tmp_path / "present.gguf"
     present.write_bytes(b"GGUF")
     assert parse_judge(f"local:{present}").readiness_problems() == []
+
+
+def test_judge_configs_put_each_judge_into_a_chapter_role() -> None:
+    from recjudge.llm.judge_spec import judge_configs, role_of
+
+    judges = [parse_judge("openai:gpt-4o-mini").to_parameter(),
+              JudgeSpec("anthropic", "claude-3-5-haiku", label="Haiku", temperature=0.5).to_parameter()]
+    own = JudgeConfig(provider="local", model="smollm2", prompt="kang_fewshot", scoring="expected", max_tokens=1,
+                      options=(("n_threads", 1),))
+    role = role_of(own)
+    assert role == {"prompt": "kang_fewshot", "temperature": 0.0, "runs": 1, "scoring": "expected", "max_tokens": 1,
+                    "seed": 0, "output_shape": None}
+    pairs = judge_configs(judges, **role)
+    assert [label for label, _ in pairs] == ["gpt-4o-mini", "Haiku"]
+    first, second = (config for _, config in pairs)
+    assert first == JudgeConfig(provider="openai", model="gpt-4o-mini", prompt="kang_fewshot", scoring="expected",
+                                max_tokens=1)  # the role's fields, without the chapter model's provider options
+    assert (second.provider, second.model, second.temperature, second.prompt) == (
+        "anthropic", "claude-3-5-haiku", 0.5, "kang_fewshot")  # the spec's sampling wins over the role's
+    assert judge_configs([], **role) == []
+    with pytest.raises(JudgeSpecError, match="unknown field"):
+        judge_configs([{"provider": "openai", "model": "gpt-4o-mini", "prompt": "kang_basic"}], **role)

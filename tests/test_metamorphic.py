@@ -467,6 +467,28 @@ def test_plan_adds_lambda_variants_of_mr1_and_mr2_only():
         assert shaped.requests == free.requests  # the same prompt, only the reply is constrained
 
 
+def test_the_plan_for_a_readers_judge_keeps_each_groups_role():
+    from recjudge.data.loaders import load_movielens
+    from recjudge.llm.judge_spec import JudgeSpec
+
+    ml = load_movielens("latest-small")
+    users = study.sample_users(ml.ratings, 1, seed=0)
+    groups = study.plan(ml.ratings, ml.items, users, iterations=2, tables=("2", "4"))
+    judges = [JudgeSpec("openai", "gpt-4o-mini").to_parameter(),
+              JudgeSpec("anthropic", "claude-3-5-haiku", label="Haiku", temperature=1.0).to_parameter()]
+    plans = study.for_judges(groups, judges)
+    assert list(plans) == ["gpt-4o-mini", "Haiku"] and study.for_judges(groups, []) == {}
+    for label, judged in plans.items():
+        assert [(g.table, g.condition, g.requests) for g in judged] == [
+            (g.table, g.condition, g.requests) for g in groups]
+        for mine, theirs in zip(groups, judged):
+            assert (theirs.config.prompt, theirs.config.max_tokens, theirs.config.runs) == (
+                mine.config.prompt, mine.config.max_tokens, mine.config.runs)
+    assert {g.config.model for g in plans["gpt-4o-mini"]} == {"gpt-4o-mini"}
+    assert {g.config.temperature for g in plans["gpt-4o-mini"]} == {0.7}  # the chapter's temperature ...
+    assert {g.config.temperature for g in plans["Haiku"]} == {1.0}        # ... unless the judge sets its own
+
+
 def test_perturbation_table_against_closed_forms():
     rows = {row["change"]: row for row in rank.perturbation_table(5, (0.5, 0.9))}
     # Webber et al.'s RBO_ext of two five-item lists: swapping the top two gives p; a new last item 1 - 0.2 p^4

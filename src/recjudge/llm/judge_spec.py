@@ -176,6 +176,28 @@ class JudgeSpec:
         return self.provider == "openai" and not self._hosted()
 
 
+# ------------------------------------------------------------------------------------------------- in a chapter
+#: What a chapter asks in one LLM role and how it samples there: the fields of a ``JudgeConfig`` that are not the
+#: judge's identity or endpoint.  Provider options are left out: a chapter's options (``n_threads``, ``n_batch``, ...)
+#: belong to its own model's provider, and a reader's judge brings its own.
+ROLE_FIELDS = ("prompt", "temperature", "runs", "scoring", "max_tokens", "seed", "output_shape")
+
+
+def role_of(config: JudgeConfig) -> dict[str, Any]:
+    """The role a chapter's own judge plays (``ROLE_FIELDS`` of its ``JudgeConfig``), for a reader's judge to play
+    too: ``judge_configs(judges, **role_of(config))``."""
+    return {name: getattr(config, name) for name in ROLE_FIELDS}
+
+
+def judge_configs(judges: Iterable[Mapping[str, Any]], **role: Any) -> list[tuple[str, JudgeConfig]]:
+    """Each entry of a chapter's ``judges`` parameter (``JudgeSpec.to_parameter()`` dicts) in one LLM role of the
+    chapter: ``(label, JudgeConfig)`` pairs, in the order given.  ``role`` gives the role's fields (prompt, scoring,
+    max_tokens, runs, ...); the spec's identity, endpoint and sampling take precedence (``JudgeSpec.to_config``).
+    An empty ``judges`` gives an empty list, so the committed book runs exactly as without judges."""
+    specs = [JudgeSpec.from_parameter(entry) for entry in judges]
+    return [(spec.display_label, spec.to_config(**dict(role))) for spec in specs]
+
+
 # ------------------------------------------------------------------------------------------------------- parsing
 def parse_judge(spec: str, *, base_url: str | None = None, served_model: str | None = None,
                 batch: bool = False) -> JudgeSpec:
@@ -337,5 +359,5 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
             f"openai:<weights>@<server> --served-model {spec.served_model or spec.model}")
 
 
-__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "PROVIDERS", "parse_judge",
-           "parse_judges", "read_judge_file"]
+__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "PROVIDERS", "ROLE_FIELDS",
+           "judge_configs", "parse_judge", "parse_judges", "read_judge_file", "role_of"]

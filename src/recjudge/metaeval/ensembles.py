@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ensemble_accuracy", "ensemble_members", "ensemble_scores", "ensemble_size_table", "ensemble_summary",
-           "grid_search", "held_out_selection", "split_groups"]
+           "grid_search", "held_out_selection", "sizes_within", "split_groups"]
 
 #: Above this many subsets, ensemble_accuracy refuses (2**M - 1 grows fast); pass max_subsets to raise it.
 DEFAULT_MAX_SUBSETS = 1023
@@ -46,6 +46,19 @@ def ensemble_members(evaluators: Sequence[str], sizes: Sequence[int] | None = No
         if not 1 <= size <= len(evaluators):
             raise ValueError(f"ensemble size {size} outside 1..{len(evaluators)}")
     return [members for size in sizes for members in combinations(evaluators, size)]
+
+
+def sizes_within(n_evaluators: int, max_subsets: int = DEFAULT_MAX_SUBSETS) -> list[int]:
+    """Ensemble sizes 1..s of a pool of ``n_evaluators``, with s the largest that keeps the number of subsets within
+    ``max_subsets``: every size while 2**M - 1 fits, so a pool that grows (a reader's judges joining it) is
+    enumerated up to a size rather than refused. Empty when even the single members are too many."""
+    sizes, total = [], 0
+    for size in range(1, n_evaluators + 1):
+        total += comb(n_evaluators, size)
+        if total > max_subsets:
+            break
+        sizes.append(size)
+    return sizes
 
 
 def ensemble_scores(scores: pd.DataFrame, members: Sequence[str], *, keys: Sequence[str] = ("row_id",),
@@ -142,8 +155,8 @@ def ensemble_size_table(accuracy: pd.DataFrame, metrics: Sequence[str], *, by: S
             up = _direction(metric, (higher_is_better or {}).get(metric))
             values = part[metric].astype(float)
             valid = values.dropna()
-            best = valid.idxmax() if up else valid.idxmin() if len(valid) else None
-            worst = valid.idxmin() if up else valid.idxmax() if len(valid) else None
+            best = (valid.idxmax() if up else valid.idxmin()) if len(valid) else None
+            worst = (valid.idxmin() if up else valid.idxmax()) if len(valid) else None
             rows.append({**dict(zip([*by, "n"], keys)), "metric": metric, "n_ensembles": len(part),
                          "mean": values.mean(), "best": values[best] if best is not None else np.nan,
                          "worst": values[worst] if worst is not None else np.nan,
@@ -211,11 +224,12 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
 
 def grid_search(base: Mapping[str, pd.Series], others: Mapping[str, pd.Series], truth: pd.Series,
                 metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]],
-                transform: Callable[[pd.DataFrame], pd.DataFrame] | None = None
-                ) -> tuple[dict[str, pd.Series], pd.DataFrame]:
+                transform: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+                sizes: Sequence[int] | None = None) -> tuple[dict[str, pd.Series], pd.DataFrame]:
     """Every cell of a grid of ensembles: each ``base`` judge joined with every subset (the empty one too) of
     ``others``. A cell's score per unit is the mean of its members' scores (``ensemble_scores``), then
-    ``transform`` (e.g. rounding); units are ``truth``'s index. Returns (cell name -> scores, one row per cell:
+    ``transform`` (e.g. rounding); units are ``truth``'s index; ``sizes``: only subsets of ``others`` of these sizes
+    (besides the empty one; default every size). Returns (cell name -> scores, one row per cell:
     base, size, members and ``metric`` against ``truth``), cells in base order, then by subset."""
     columns = {**base, **others}
     long = pd.concat([pd.DataFrame({"row_id": truth.index, "evaluator": name,
@@ -224,7 +238,7 @@ def grid_search(base: Mapping[str, pd.Series], others: Mapping[str, pd.Series], 
     cells: dict[str, pd.Series] = {}
     rows = []
     for first in base:
-        for extra in [()] + ensemble_members(list(others)):
+        for extra in [()] + ensemble_members(list(others), sizes):
             members = (first, *extra)
             name = " + ".join(members)
             scored = ensemble_scores(long, members, keys=["row_id"], name=name)

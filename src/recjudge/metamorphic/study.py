@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -33,6 +33,7 @@ from scipy import stats
 
 from recjudge import papers
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm.judge_spec import judge_configs, role_of
 from recjudge.prompts.output_shapes import output_shape
 
 from .rank import similarity_row
@@ -141,6 +142,18 @@ def plan(ratings: pd.DataFrame, items: pd.DataFrame, users: Sequence, iterations
                                  condition=condition) for u in users]
                 groups.append(PlanGroup("4", condition, cfg(5, runs=iterations), reqs))
     return groups
+
+
+def for_judges(groups: Sequence[PlanGroup], judges: Sequence[dict]) -> dict[str, list[PlanGroup]]:
+    """The same plan asked of each reader's judge (``judges``: a chapter's ``judges`` parameter, ``JudgeSpec.
+    to_parameter()`` dicts), keyed by the judge's label: every group keeps its requests and its role (prompt, reply
+    length, runs, temperature, output shape) with the judge as the recommender (``judge_spec.judge_configs``; a
+    temperature or seed the judge sets wins).  No judges, no plans."""
+    plans: dict[str, list[PlanGroup]] = {}
+    for group in groups:
+        for label, config in judge_configs(judges, **role_of(group.config)):
+            plans.setdefault(label, []).append(replace(group, config=config))
+    return plans
 
 
 def n_replies(groups: Sequence[PlanGroup]) -> int:
