@@ -252,6 +252,7 @@ def glue_figure(name: str, fig: Figure, caption: str | None = None, *, check: bo
     without computed parts can be written in the directive instead (``caption=None``). With ``check``, raise when
     :func:`check_figure` finds problems. Returns nothing, so that a cell ending with it shows nothing: the
     figure appears where the text places it."""
+    from IPython.display import Markdown
     from myst_nb import glue
 
     if not _NAME.match(name):
@@ -266,26 +267,14 @@ def glue_figure(name: str, fig: Figure, caption: str | None = None, *, check: bo
         glue(name + CAPTION_SUFFIX, Markdown(" ".join(caption.split())), display=False)
 
 
-
 def glue_not_drawn(name: str, reason: str) -> None:
     """Glue, under a figure's ``name``, the reason it is not drawn in this build (its data are absent, say), so the
     chapter's ``glue:figure`` still resolves and later figures keep their numbers."""
+    from IPython.display import Markdown
     from myst_nb import glue
 
     glue(name, Markdown(f"*{reason.strip().rstrip('.')}.*"), display=False)
     glue(name + CAPTION_SUFFIX, Markdown("Not drawn in this build."), display=False)
-
-class Markdown:
-    """Text displayed as ``text/markdown`` (what ``{glue:md}`` pastes), without importing IPython here."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def _repr_markdown_(self) -> str:
-        return self.text
-
-    def __repr__(self) -> str:
-        return self.text
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -313,4 +302,4 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
            "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
-           "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "Markdown", "plot_size_table"]
+           "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "plot_size_table"]

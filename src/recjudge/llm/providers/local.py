@@ -115,6 +115,8 @@ def _close_models() -> None:
         for loaded in _MODELS.values():
             loaded.llama.close()
         _MODELS.clear()
+
+
 #: File name, in ``sys.prefix``, of the build flags the set-up used to compile llama-cpp-python (optional).
 BUILD_FLAGS_FILE = "llama-cpp-build-flags.txt"
 _GGUF_SHA256: dict[tuple[str, int, int], str] = {}
