@@ -42,14 +42,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from recjudge.llm import pricing
-from recjudge.llm.estimate import DEFAULT_MAX_USD, MAX_USD_ENV, duration
+from recjudge.llm.ask_options import PLAN as PLAN_MODE
+from recjudge.llm.estimate import MAX_USD_ENV, cost_limit, duration
 from recjudge.llm.judge_spec import JudgeSpec
-from recjudge.settings import env_number
+from recjudge.llm.plan import PLAN_LOG_ENV
 
 VARIANTS_DIR = "variants"
-#: The engine's dry-run mode and the file it appends its job lines to (the engine's side of the contract).
-PLAN_MODE = "plan"
-PLAN_LOG_ENV = "RECJUDGE_PLAN_LOG"
 #: Without --judge, a variant runs the chapters' own judges.
 DEFAULT_JUDGES = "default"
 #: Longest variant folder name kept readable; a longer one keeps the first judge and a hash of all.
@@ -189,11 +187,6 @@ def format_plan(table: pd.DataFrame) -> str:
     return shown.to_string(index=False)
 
 
-def cost_limit() -> float:
-    limit = env_number(MAX_USD_ENV)
-    return DEFAULT_MAX_USD if limit is None else float(limit)
-
-
 def cost_gate(table: pd.DataFrame, confirmed: bool) -> str | None:
     """Why a live run must not start (its estimate is above the limit and it was not confirmed), or None."""
     cost = float(table.loc[table["chapter"] == "total", "cost_run_usd"].iloc[0])
@@ -213,6 +206,6 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
     return Path(folder) / f"{run_name}.jsonl"
 
 
-__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "cost_limit", "describe_variant",
+__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "describe_variant",
            "format_plan", "job_costs", "plan_log_path", "plan_table", "read_plan_log",
            "variant_folder", "variant_name"]

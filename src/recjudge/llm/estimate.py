@@ -95,12 +95,18 @@ def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: S
                        batch_cost_usd=batch_cost)
 
 
+def cost_limit() -> float:
+    """The most a live run may be estimated to cost before it needs confirming: env RECJUDGE_LLM_MAX_USD, else
+    ``DEFAULT_MAX_USD``."""
+    limit = env_number(MAX_USD_ENV)
+    return DEFAULT_MAX_USD if limit is None else float(limit)
+
+
 def check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:
     """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
     if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
         print(f"Estimate: {estimate}", flush=True)
-    limit = env_number(MAX_USD_ENV)
-    limit = DEFAULT_MAX_USD if limit is None else float(limit)
+    limit = cost_limit()
     confirmed = confirm_cost or env_flag(CONFIRM_COST_ENV, default=False)
     if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
         raise CostLimitExceeded(
