@@ -341,3 +341,19 @@ def test_rq1_shape_effect_counts_free_and_constrained_replies_and_scores_them_ag
     assert row["pearson_constrained"] == pytest.approx(
         100 * stats.pearsonr([scores[k] for k in keys], [truth[k] for k in keys]).statistic)
     assert row["mae_free"] == pytest.approx(np.mean([abs(scores[k] - truth[k]) for k in numeric]))
+
+
+def test_each_readers_judge_takes_every_rq1_prompts_role():
+    from recjudge.llm.judge_spec import parse_judge
+    from recjudge.prompts.serendipity import METHOD_NAMES
+    from recjudge.serendipity.ground_truth import reader_rq1_judges, rq1_judge
+
+    judge = parse_judge("openai:gpt-4o-mini").to_parameter()
+    triples = reader_rq1_judges([judge], ["kang_basic", "kang_fewshot"], scoring="generate")
+    assert [(prompt, config.provider, config.model) for _, prompt, config in triples] == [
+        ("kang_basic", "openai", "gpt-4o-mini"), ("kang_fewshot", "openai", "gpt-4o-mini")]
+    name, prompt, config = triples[1]
+    assert name.endswith(METHOD_NAMES["kang_fewshot"])
+    own = rq1_judge("kang_fewshot", scoring="generate")
+    assert (config.prompt, config.scoring, config.max_tokens) == (own.prompt, own.scoring, own.max_tokens)
+    assert reader_rq1_judges([], ["kang_basic"]) == []  # the committed book: no reader's judge

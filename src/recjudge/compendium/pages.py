@@ -7,7 +7,7 @@ Each function returns an ``IPython.display.Markdown`` object; the book reads dis
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from IPython.display import Markdown
 
@@ -36,6 +36,14 @@ def span(low: float, high: float, decimals: int = 2) -> str:
     """A range for prose, "0.12–0.48", or the one value when both ends print the same ("0.00", not "0.00–0.00")."""
     a, b = fmt(low, decimals), fmt(high, decimals)
     return a if a == b else f"{a}–{b}"
+
+
+def glue_text(values: Mapping[str, object]) -> None:
+    """Glue each value, as text, under its key (not displayed), for the ``{glue:text}`` roles of a chapter's prose."""
+    from myst_nb import glue
+
+    for key, value in values.items():
+        glue(key, str(value), display=False)
 
 
 def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Markdown:

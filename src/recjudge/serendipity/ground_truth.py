@@ -335,6 +335,18 @@ def rq1_judge(prompt: str, model: str = "smollm2-135m-instruct-q4_1", scoring: s
                        runs=1, seed=0, options=options)
 
 
+def reader_rq1_judges(judges, prompts: list[str], model: str = "smollm2-135m-instruct-q4_1",
+                      scoring: str = "expected"):
+    """Each reader's judge (a chapter's ``judges`` parameter) in every RQ1 prompt's role (``rq1_judge``):
+    ``(name, prompt, JudgeConfig)`` triples, the name the judge's label and the prompt's method name."""
+    from recjudge.llm.judge_spec import judge_configs, role_of
+    from recjudge.prompts.serendipity import METHOD_NAMES
+
+    return [(f"{label} {METHOD_NAMES.get(prompt, prompt)}", prompt, config)
+            for prompt in prompts
+            for label, config in judge_configs(judges, **role_of(rq1_judge(prompt, model, scoring=scoring)))]
+
+
 #: Reply length of an RQ1 judge that generates its score: free ("Generate only the rating number") and held to the
 #: template's shape ({"rating": n}, about seven tokens).
 GENERATED_REPLY_TOKENS = {"free": 8, "constrained": 16}
