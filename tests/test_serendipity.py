@@ -215,6 +215,33 @@ def test_fewshot_examples_one_per_level_outside_excluded_users():
 
 # ------------------------------------------------------------------------------------------- meta-evaluation
 
+def _answers(n_users: int = 30, per_user: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"user_id": np.repeat(np.arange(n_users), per_user),
+                         "level": rng.integers(1, 6, size=n_users * per_user).astype(float)})
+
+
+def test_examples_first_judges_every_answer_of_the_other_users():
+    answers = _answers()
+    pick = lambda pool, exclude: sp.select_fewshot_examples(pool, "level", seed=0, exclude_users=exclude)  # noqa: E731
+    # Every answer requested: the default order leaves no pool, so the examples must come first.
+    with pytest.raises(ValueError, match="candidate examples"):
+        ser.sample_and_examples(answers, "level", 10**6, pick)
+    sample, examples = ser.sample_and_examples(answers, "level", 10**6, pick, examples_first=True)
+    example_users = set(examples["user_id"])
+    assert len(examples) == sp.N_SHOTS and not example_users & set(sample["user_id"])
+    assert sorted(sample.index) == sorted(answers.index[~answers["user_id"].isin(example_users)])
+
+
+def test_examples_after_the_sample_is_the_books_default_order():
+    answers = _answers()
+    pick = lambda pool, exclude: sp.select_fewshot_examples(pool, "level", seed=0, exclude_users=exclude)  # noqa: E731
+    sample, examples = ser.sample_and_examples(answers, "level", 20, pick)
+    expected = ser.stratified_sample(answers, "level", n=20, seed=0)
+    pd.testing.assert_frame_equal(sample, expected)
+    pd.testing.assert_frame_equal(examples, pick(answers.drop(index=expected.index), expected["user_id"].unique()))
+
+
 def test_agreement_table_and_reference_tests():
     rng = np.random.default_rng(0)
     truth = rng.integers(1, 6, 300).astype(float)

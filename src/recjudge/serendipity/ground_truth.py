@@ -39,6 +39,7 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -433,24 +434,43 @@ def load_serendipity2018(source: str = "mirror", history_k: int = 10) -> Serendi
     return Serendipity2018Data(answers, history, history_label, movies, synthetic)
 
 
+def sample_and_examples(answers: pd.DataFrame, level: str, sample_size: int,
+                        pick_examples: Callable[[pd.DataFrame, Sequence], pd.DataFrame], seed: int = 0,
+                        examples_first: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The judged sample (stratified by ``level``: ``stratified_sample``) and its solved prompt examples, whose users
+    are never in the sample. ``pick_examples(pool, exclude_users)`` picks the examples.
+
+    ``examples_first`` False: the sample is drawn from every answer, then the examples from the other answers of
+    users outside it. A sample of every answer leaves no such answer, so a run that judges "every answer" (the paper
+    profile) picks the examples first, from every answer, and then draws the sample from the other users' answers."""
+    if not examples_first:
+        sample = stratified_sample(answers, level, n=sample_size, seed=seed)
+        return sample, pick_examples(answers.drop(index=sample.index), sample["user_id"].unique())
+    examples = pick_examples(answers, ())
+    rest = answers.loc[~answers["user_id"].isin(set(examples["user_id"]))]
+    return stratified_sample(rest, level, n=sample_size, seed=seed), examples
+
+
 def prepare_serendipity2018(
     source: str = "mirror",
     history_k: int = 10,
     sample_size: int = 200,
     seed: int = 0,
     definition: str = PRIMARY_DEFINITION,
+    examples_first: bool = False,
 ) -> Serendipity2018Study:
     """Load Serendipity-2018 (``load_serendipity2018``), attach the ground truth, draw the stratified sample and pick
-    the few-shot examples (seeded)."""
+    the few-shot examples (seeded; ``examples_first``: see ``sample_and_examples``)."""
     from recjudge.prompts.serendipity import select_fewshot_examples
 
     loaded = load_serendipity2018(source, history_k)
     answers = loaded.answers
     answers["truth"] = serendipity_ground_truth(answers, definition)
     answers["level"] = likert_level(answers["truth"])
-    sample = stratified_sample(answers, "level", n=sample_size, seed=seed)
-    pool = answers.drop(index=sample.index)
-    examples = select_fewshot_examples(pool, "level", seed=seed, exclude_users=sample["user_id"].unique())
+    sample, examples = sample_and_examples(
+        answers, "level", sample_size,
+        lambda pool, exclude: select_fewshot_examples(pool, "level", seed=seed, exclude_users=exclude),
+        seed, examples_first)
     return Serendipity2018Study(answers, loaded.movies, loaded.history, loaded.source, sample, examples,
                                 loaded.synthetic)
 

@@ -532,13 +532,13 @@ class PromptStrategyStudy:
 
 
 def prepare_study(source: str = "mirror", sample_size: int = 60, seed: int = 0, history_k: int = 10,
-                  definition: GroundTruthCandidate | None = None) -> PromptStrategyStudy:
+                  definition: GroundTruthCandidate | None = None, examples_first: bool = False) -> PromptStrategyStudy:
     """Load Serendipity-2018 (``"mirror"``) or the committed synthetic survey (``"synthetic"``), search the ground
     truth and use the closest candidate (or ``definition``), build last-``history_k`` histories (training.csv when
     present, else the survey fallback), draw a sample stratified by g (seeded) and ten solved examples from the
-    other answers of users outside the sample."""
+    other answers of users outside the sample (``examples_first``: see ``ground_truth.sample_and_examples``)."""
     from recjudge.prompts import serendipity as texts
-    from recjudge.serendipity.ground_truth import load_serendipity2018, stratified_sample
+    from recjudge.serendipity.ground_truth import load_serendipity2018, sample_and_examples
 
     loaded = load_serendipity2018(source, history_k)
     answers, movies = loaded.answers, loaded.movies
@@ -548,10 +548,10 @@ def prepare_study(source: str = "mirror", sample_size: int = 60, seed: int = 0, 
     answers["history"] = texts.history_texts(answers, loaded.history, movies)
     answers["item"] = [texts.movie_item_text(i, movies) for i in answers["item_id"]]
     answers["key"] = [texts.request_key(u, i) for u, i in answers[["user_id", "item_id"]].itertuples(index=False)]
-    sample = stratified_sample(answers, "g", n=sample_size, seed=seed)
-    pool = answers.drop(index=sample.index)
-    examples = select_examples(pool, "g", seed=seed, exclude_users=sample["user_id"].unique(),
-                               strict=not loaded.synthetic)
+    sample, examples = sample_and_examples(
+        answers, "g", sample_size,
+        lambda pool, exclude: select_examples(pool, "g", seed=seed, exclude_users=exclude, strict=not loaded.synthetic),
+        seed, examples_first)
     examples = examples.join(example_step_scores(examples, "g"))
     items = sample[["key", "user_id", "item_id", "g", "history", "item"]].copy()
     return PromptStrategyStudy(answers, search, definition, items, examples, loaded.source, loaded.synthetic)
