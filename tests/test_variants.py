@@ -16,6 +16,7 @@ from recjudge.compendium.variants import (
     cost_gate,
     format_plan,
     job_costs,
+    plan_by_judge,
     plan_table,
     read_plan_log,
     variant_name,
@@ -81,6 +82,23 @@ def test_batch_jobs_wait_together_and_are_priced_at_the_batch_rate(tmp_path: Pat
     assert table.loc["total", "seconds"] == pytest.approx(day + 10.0)  # one window for every chapter's batches
     single = job_costs(job())
     assert table.loc["b", "cost_run_usd"] == pytest.approx(single[1])
+
+
+def test_plan_by_judge_sums_each_judge_over_every_chapter(tmp_path: Path) -> None:
+    local = {"provider": "local", "model": "smollm2-135m-instruct-q4_1"}
+    logs = {"a": write_log(tmp_path / "a.jsonl", job(n_missing=3, seconds=10.0), job(**local, seconds=100.0)),
+            "b": write_log(tmp_path / "b.jsonl", job(n_missing=4, seconds=20.0, input_tokens=3000),
+                           job(**local, seconds=50.0, n_missing=1))}
+    by_judge = plan_by_judge(logs).set_index("judge")
+    assert list(by_judge.index) == ["openai:gpt-4o-mini", "local:smollm2-135m-instruct-q4_1"]
+    assert by_judge.loc["openai:gpt-4o-mini", ["jobs", "missing", "input_tokens"]].tolist() == [2, 7, 4000]
+    assert by_judge.loc["openai:gpt-4o-mini", "seconds"] == pytest.approx(30.0)
+    assert by_judge.loc["local:smollm2-135m-instruct-q4_1", "seconds"] == pytest.approx(150.0)
+    # Every judge's jobs summed over the judges are the chapters' total
+    total = plan_table(logs).set_index("chapter").loc["total"]
+    for column in ("jobs", "missing", "input_tokens", "output_tokens", "cost_list_usd", "seconds"):
+        assert by_judge[column].sum() == pytest.approx(total[column])
+    assert "local:smollm2-135m-instruct-q4_1" in format_plan(plan_by_judge(logs))
 
 
 def test_unknown_prices_stay_unknown_and_own_servers_cost_nothing(tmp_path: Path) -> None:
@@ -217,7 +235,10 @@ def test_plan_prints_per_chapter_and_total_and_asks_nothing(book: Path, capsys: 
     # 2 missing judgments, 2M input tokens at $0.15 per million: $0.30 at list price, $0.15 through the batch API
     assert rows["judged"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
     assert rows["total"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
+    judge_rows = [line for line in printed.splitlines() if line.split()[:1] == ["openai:gpt-4o-mini"]]
+    assert [row.split()[1:7] for row in judge_rows] == [["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]]
     variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert (variant / "plan" / "plan_by_chapter.csv").is_file() and (variant / "plan" / "plan_by_judge.csv").is_file()
     assert not (variant / "results").exists(), "a plan writes no variant results"
     assert (variant / "plan" / "logs" / "judged.jsonl").is_file()
     assert committed(book) == before

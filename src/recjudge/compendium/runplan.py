@@ -65,12 +65,15 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
 from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RUNPLAN_FILE = "runplan.yaml"
 CACHE_DIR = ".runplan-cache"
@@ -898,11 +901,13 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table = _plan(invocation, root, force=args.force)
+            table, by_judge = _plan(invocation, root, force=args.force)
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
             print(format_plan(table))
+            print("\nThe same plan by judge (the chapters' own judges run beside the reader's, at the same scale):")
+            print(format_plan(by_judge))
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -926,14 +931,19 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False):
-    """Execute the runs in the engine's dry-run mode and sum their job lines (``compendium.variants.plan_table``)."""
-    from recjudge.compendium.variants import plan_log_path, plan_table
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Execute the runs in the engine's dry-run mode and sum their job lines by chapter and by judge
+    (``compendium.variants.plan_table``, ``plan_by_judge``); both are also written beside the logs, as CSV."""
+    from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
     execute_plan(invocation.runs, root, force=force, target=target)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
-    return plan_table({run.name: plan_log_path(target.plan_logs, run.name) for run in invocation.runs}, free)
+    logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in invocation.runs}
+    tables = plan_table(logs, free), plan_by_judge(logs, free)
+    for table, name in zip(tables, ("plan_by_chapter.csv", "plan_by_judge.csv")):
+        table.to_csv(target.plan_logs.parent / name, index=False)
+    return tables
 
 
 def _plan_heading(invocation: _Invocation, profile: str) -> str:
@@ -951,7 +961,7 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")
-    table = _plan(invocation, root)
+    table, _ = _plan(invocation, root)
     print(format_plan(table))
     refusal = cost_gate(table, args.yes)
     if refusal:

@@ -134,24 +134,26 @@ def job_costs(job: Mapping[str, Any], free: set[tuple[str, str]] = frozenset()) 
     return listed, batch, batch if job.get("batch") else listed
 
 
+def _job_totals(jobs: Sequence[Mapping[str, Any]], free: set[tuple[str, str]]) -> dict[str, Any]:
+    """Jobs summed as one chapter runs them: one after the other, except batch jobs, which wait together."""
+    costs = [job_costs(job, free) for job in jobs]
+    window = max((float(job["seconds"]) for job in jobs if job.get("batch")), default=0.0)
+    return {
+        "jobs": len(jobs),
+        "requests": sum(job["_requests"] for job in jobs), "missing": sum(job["_missing"] for job in jobs),
+        "input_tokens": sum(int(job["input_tokens"]) for job in jobs),
+        "output_tokens": sum(int(job["output_tokens"]) for job in jobs),
+        "cost_list_usd": _sum(cost[0] for cost in costs), "cost_batch_usd": _sum(cost[1] for cost in costs),
+        "cost_run_usd": _sum(cost[2] for cost in costs),
+        "seconds": sum(float(job["seconds"]) for job in jobs if not job.get("batch")) + window,
+        "batch_window_s": window,
+    }
+
+
 def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
     """One row per chapter (``logs``: run name -> its plan log), in order, and a last row ``total``. A cost is NaN
     when one of its jobs has no listed price: unknown, not zero."""
-    rows = []
-    for chapter, path in logs.items():
-        jobs = read_plan_log(path)
-        costs = [job_costs(job, free) for job in jobs]
-        window = max((float(job["seconds"]) for job in jobs if job.get("batch")), default=0.0)
-        rows.append({
-            "chapter": chapter, "jobs": len(jobs),
-            "requests": sum(job["_requests"] for job in jobs), "missing": sum(job["_missing"] for job in jobs),
-            "input_tokens": sum(int(job["input_tokens"]) for job in jobs),
-            "output_tokens": sum(int(job["output_tokens"]) for job in jobs),
-            "cost_list_usd": _sum(cost[0] for cost in costs), "cost_batch_usd": _sum(cost[1] for cost in costs),
-            "cost_run_usd": _sum(cost[2] for cost in costs),
-            "seconds": sum(float(job["seconds"]) for job in jobs if not job.get("batch")) + window,
-            "batch_window_s": window,
-        })
+    rows = [{"chapter": chapter, **_job_totals(read_plan_log(path), free)} for chapter, path in logs.items()]
     table = pd.DataFrame(rows, columns=PLAN_COLUMNS)
     total = {column: (_sum(table[column]) if column.startswith("cost") else table[column].sum())
              for column in PLAN_COLUMNS[1:]}
@@ -163,6 +165,17 @@ def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset(
     return table
 
 
+def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
+    """The same plan summed per judge (``provider:model``) over every chapter, in order of first appearance: what the
+    reader's judge costs apart from the chapters' own (local) judges, which run beside it at the same scale."""
+    by_judge: dict[str, list[dict[str, Any]]] = {}
+    for path in logs.values():
+        for job in read_plan_log(path):
+            by_judge.setdefault(f"{job['provider']}:{job['model']}", []).append(job)
+    rows = [{"judge": judge, **_job_totals(jobs, free)} for judge, jobs in by_judge.items()]
+    return pd.DataFrame(rows, columns=["judge", *PLAN_COLUMNS[1:]])
+
+
 def _sum(values: Iterable[float]) -> float:
     """A sum that stays NaN when one term is unknown (pandas would skip it and understate the cost)."""
     values = [float(value) for value in values]
@@ -170,12 +183,14 @@ def _sum(values: Iterable[float]) -> float:
 
 
 def format_plan(table: pd.DataFrame) -> str:
-    """The plan as printed: counts with thousands separators, dollars, durations, 'unknown' for an unknown cost."""
+    """The plan as printed (by chapter, or by judge): counts with thousands separators, dollars, durations, 'unknown'
+    for an unknown cost."""
     def dollars(value: float) -> str:
         return "unknown" if math.isnan(value) else f"${value:,.2f}"
 
+    first = "chapter" if "chapter" in table else "judge"
     shown = pd.DataFrame({
-        "chapter": table["chapter"],
+        first: table[first],
         "judge jobs": table["jobs"].map(lambda n: f"{int(n):,}"),
         "missing judgments": table["missing"].map(lambda n: f"{int(n):,}"),
         "input tokens": table["input_tokens"].map(lambda n: f"~{int(n):,}"),
@@ -207,5 +222,5 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
 
 
 __all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "describe_variant",
-           "format_plan", "job_costs", "plan_log_path", "plan_table", "read_plan_log",
+           "format_plan", "job_costs", "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",
            "variant_folder", "variant_name"]
