@@ -13,7 +13,8 @@ both), written only when set:
   for the local provider the llama-cpp-python version, its CPU backend and build flags, and the GGUF file's sha256;
   for a batch reply the batch's id (``batch_id``).
 - ``repairs``: what ``sanitise_record`` changed to make an odd reply storable (e.g. a lone UTF-16 surrogate replaced
-  by U+FFFD, a content given as a list of parts joined, a token count of NaN dropped).
+  by U+FFFD, a content given as a list of parts joined, a token count of NaN dropped, the ``user:password@`` of a URL
+  in the provenance removed: no entry carries a credential).
 - ``truncated_from_chars``: the reply text was longer than ``max_stored_chars(max_tokens)`` and was cut to that
   length; this holds its original length.
 
@@ -246,9 +247,11 @@ def sanitise_record(record: Mapping[str, Any], *, max_chars: int | None = None) 
             out[name] = clean_text(out[name])[0]
     if out.get("provenance") is not None:
         try:
-            provenance = _plain_json(out["provenance"])
+            provenance, stripped = _without_credentials(_plain_json(out["provenance"]))
         except RecursionError:
-            provenance = {"dropped": "nested too deeply"}
+            provenance, stripped = {"dropped": "nested too deeply"}, 0
+        if stripped:
+            repairs.append(f"provenance: credentials removed from {stripped} URL(s)")
         capped = _capped(provenance)
         if capped != provenance:
             repairs.append(f"provenance: strings cut at {PROVENANCE_MAX_CHARS} characters, at most "
@@ -276,6 +279,31 @@ def _capped(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [_capped(item, depth + 1) for item in value[:PROVENANCE_MAX_FIELDS]]
     return value
+
+
+#: The user-information part of a URL (``scheme://user:password@``), wherever it appears in a string.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s?#@]*@")
+
+
+def _without_credentials(value: Any) -> tuple[Any, int]:
+    """``value`` (plain JSON) with the user information (``user:password@``) of every URL in its strings removed,
+    and how many URLs had one.  An endpoint is recorded without credentials (``endpoint_label``); this also holds
+    for entries written otherwise (by hand, by older code) before they are stored or shared."""
+    if isinstance(value, str):
+        if "@" not in value:
+            return value, 0
+        return _URL_USERINFO.subn(r"\1", value)
+    if isinstance(value, dict):
+        count = 0
+        out = {}
+        for key, item in value.items():
+            out[key], found = _without_credentials(item)
+            count += found
+        return out, count
+    if isinstance(value, list):
+        items = [_without_credentials(item) for item in value]
+        return [item for item, _ in items], sum(found for _, found in items)
+    return value, 0
 
 
 def _plain_json(value: Any) -> Any:
