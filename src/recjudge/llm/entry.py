@@ -19,7 +19,8 @@ both), written only when set:
   length; this holds its original length.
 
 Here too: the entry of a fresh reply (``reply_entry``, used by the runner and by batch mode), the normalising every
-entry gets before it is written (``sanitise_record``) and the check every line read must pass (``entry_problem``).
+entry gets before it is written (``sanitise_record``), the check every line read must pass (``entry_problem``) and
+the stricter one for a file shared between stores (``strict_entry_problem``: no field outside the schema).
 
 Log-probabilities are kept compact: for the first ``LOGPROB_MIN_POSITIONS`` generated tokens, and beyond that up
 to the first position whose alternatives include a numeric token (where a score is read; at most
@@ -359,6 +360,19 @@ def entry_problem(record: Any) -> str | None:
     return None
 
 
+def strict_entry_problem(record: Any) -> str | None:
+    """``entry_problem``, and a field outside the schema (``ENTRY_FIELDS``) is a problem too: what a file shared
+    between stores must pass (``recjudge.llm.store_share``), so that it carries entries and nothing else.  (The
+    store's own readers accept unknown fields, written by a newer version.)"""
+    problem = entry_problem(record)
+    if problem is None:
+        unknown = [name for name in record if name not in _SCHEMA_FIELDS]
+        if unknown:
+            return f"field {str(unknown[0])[:40]!r} is not an entry field (the fields are: {', '.join(ENTRY_FIELDS)})"
+    return problem
+
+
+_SCHEMA_FIELDS = frozenset(ENTRY_FIELDS)
 _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKEN_COUNT)]
 _Number = Union[int, float]  # ints stay ints, as json.loads gives them
 _Unset = msgspec.UnsetType
