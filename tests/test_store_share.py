@@ -139,7 +139,7 @@ def test_malformed_lines_are_named_and_the_valid_lines_imported(source, tmp_path
     assert "bad.jsonl:3: malformed: field 'text' missing" in err
     assert "bad.jsonl:4: malformed: not valid JSON" in err
     assert "bad.jsonl:5: malformed: field 'api_key' is not an entry field" in err
-    assert "bad.jsonl:1: malformed: the header announces 4 entries but the file holds 5" in err
+    assert "bad.jsonl:1: malformed: the header announces 4 entries but 5 entry line(s) follow it" in err
     assert len(ResponseStore(target.root)) == 2
 
 
@@ -149,6 +149,23 @@ def test_a_gzip_file_cut_short_keeps_the_lines_before(source, tmp_path):
     (tmp_path / "cut.jsonl.gz").write_bytes(data[:len(data) - 30])
     report = import_entries(ResponseStore(tmp_path / "target"), tmp_path / "cut.jsonl.gz")
     assert not report.ok and any("cut short" in reason for _, reason in report.malformed)
+
+
+def test_exports_joined_import_as_one(source, tmp_path):
+    export_entries(source, tmp_path / "openai.jsonl.gz", provider="openai")
+    export_entries(source, tmp_path / "anthropic.jsonl.gz", provider="anthropic")
+    joined = tmp_path / "both.jsonl.gz"  # `cat a.gz b.gz`: one gzip stream of two members
+    joined.write_bytes((tmp_path / "openai.jsonl.gz").read_bytes() + (tmp_path / "anthropic.jsonl.gz").read_bytes())
+    target = ResponseStore(tmp_path / "target")
+    report = import_entries(target, joined)
+    assert (report.added, report.ok) == (4, True)
+    assert by_key(target) == by_key(source)
+
+
+def test_a_store_shard_imports_too(source, tmp_path):
+    shard = source.shard_path("openai", "m", "f1" * 32)
+    report = import_entries(ResponseStore(tmp_path / "target"), shard)
+    assert (report.added, report.ok) == (1, True)
 
 
 def test_a_header_of_another_key_version_imports_nothing(source, tmp_path, capsys):

@@ -25,7 +25,8 @@ model, sample, text and log-probabilities: what a score is read from) is already
 reply is a conflict, reported and never overwritten.  A line that is not an entry (bad JSON, a field missing or of
 the wrong type, a file cut short) is reported with the file and line number, and every valid line is still
 imported.  The header is optional (a store shard imports too), but when present it must be of a known format and
-key version, and the number of entries it announces must be there.
+key version, and the number of entries it announces must follow it (exports joined with ``cat`` import too: each
+header counts the lines up to the next).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ REPLY_FIELDS = ("provider", "model", "sample", "text", "logprobs")
 #: ordinary reply text).
 _MIN_SECRET_CHARS = 16
 _GZIP_MAGIC = b"\x1f\x8b"
+_HEADER_MARK = f'"{HEADER_FIELD}"'.encode()
 
 
 class ShareError(ValueError):
@@ -178,14 +180,18 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
     report = ImportReport(file=path, store=store.root)
     store.refresh()
     pending: dict[str, dict[str, Any]] = {}
-    header: dict[str, Any] | None = None
-    header_line = entry_lines = 0
+    # (line number, header) of the section being read, and its entry lines: exports joined with `cat` (gzip
+    # members joined are one stream) are sections, each checked against its own header.
+    section: tuple[int, Mapping[str, Any]] | None = None
+    entry_lines = 0
     for number, raw in _numbered_lines(path, report):
         if not raw.strip():
             continue
-        if not header_line and not entry_lines and (found := _header(raw)) is not None:
+        found = _header(raw)
+        if found is not None:
             _check_header(path, number, found)
-            header, header_line = found, number
+            _check_count(section, entry_lines, report)
+            section, entry_lines = (number, found), 0
             continue
         entry_lines += 1
         record, problem = parse_line(raw)
@@ -202,14 +208,12 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
         if held is None:
             pending[key] = record
             continue
-        differ = tuple(name for name in REPLY_FIELDS if held.get(name) != record.get(name))
+        differ = tuple(name for name in REPLY_FIELDS if _reply_field(held, name) != _reply_field(record, name))
         if differ:
             report.conflicts.append(Conflict(number, key, record["provider"], record["model"], differ))
         else:
             report.present += 1
-    if header is not None and header.get("entries") != entry_lines:
-        report.malformed.append((header_line, f"the header announces {header.get('entries')!r} entries but the file "
-                                              f"holds {entry_lines} entry line(s): is it cut short?"))
+    _check_count(section, entry_lines, report)
     store.put_records(pending[key] for key in sorted(pending))
     report.added = len(pending)
     return report
@@ -233,8 +237,22 @@ def _numbered_lines(path: Path, report: ImportReport) -> Iterator[tuple[int, byt
                                                  "before are read"))
 
 
+def _reply_field(record: Mapping[str, Any], name: str) -> Any:
+    """A field of ``REPLY_FIELDS`` as read (an entry without ``sample`` is sample 0)."""
+    return record.get(name, 0) if name == "sample" else record.get(name)
+
+
+def _check_count(section: tuple[int, Mapping[str, Any]] | None, entry_lines: int, report: ImportReport) -> None:
+    """Report a header whose announced number of entries is not the number of entry lines after it."""
+    if section is not None and section[1].get("entries") != entry_lines:
+        report.malformed.append((section[0], f"the header announces {section[1].get('entries')!r} entries but "
+                                             f"{entry_lines} entry line(s) follow it: is the file cut short?"))
+
+
 def _header(raw: bytes) -> dict[str, Any] | None:
-    """The export header on this (first) line, or None when the line is no header."""
+    """The export header on this line, or None when the line is no header."""
+    if _HEADER_MARK not in raw:  # the cheap test first: entries are parsed once, by parse_line
+        return None
     try:
         record = json.loads(raw)
     except (ValueError, RecursionError):
