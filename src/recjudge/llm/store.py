@@ -422,7 +422,7 @@ class ResponseStore:
         index = self._index
         for number, raw in enumerate(chunk.split(b"\n")[:-1], start=lines_before + 1):
             if raw.strip():
-                record, problem = _parse_line(raw)
+                record, problem = parse_line(raw)
                 if problem is None:
                     index[record["key"]] = record
                     count += 1
@@ -491,7 +491,7 @@ class ResponseStore:
                         if _ends_torn(fd):
                             os.write(fd, b"\n")
                         for record in group:
-                            _write_all(fd, (_entry_line(record) + "\n").encode("utf-8"))
+                            _write_all(fd, (entry_line(record) + "\n").encode("utf-8"))
                             self._index[record["key"]] = record
                     finally:
                         os.close(fd)
@@ -561,9 +561,9 @@ class ResponseStore:
                         for number, raw in enumerate(fh.read().split(b"\n"), start=1):
                             if not raw.strip():
                                 continue
-                            record, problem = _parse_line(raw)
+                            record, problem = parse_line(raw)
                             if problem is None:
-                                records[record["key"]] = _entry_line(record)
+                                records[record["key"]] = entry_line(record)
                             else:
                                 bad.append({"shard": shard.relative_to(self.root).as_posix(), "line": number,
                                             "reason": problem, "raw": raw.decode("utf-8", "replace")})
@@ -659,7 +659,7 @@ class ResponseStore:
             pass
 
 
-def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(record, None) for a usable store line, else (None, why not)."""
     try:
         record = json.loads(raw)
@@ -673,7 +673,7 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return (record, None) if problem is None else (None, problem)
 
 
-def _entry_line(record: Mapping[str, Any]) -> str:
+def entry_line(record: Mapping[str, Any]) -> str:
     """One store line: fields in their fixed order (key first, for readable diffs), no whitespace, UTF-8."""
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 

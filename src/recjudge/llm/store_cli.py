@@ -1,5 +1,19 @@
-"""``recjudge store info [--store DIR] [--json]``: what the response store holds, by provider, model and provenance,
-and which of its lines are unusable (shard, line and why)."""
+"""``recjudge store info|export|import``: inspect the response store, and share replies between stores.
+
+- ``recjudge store info [--store DIR] [--json]``: what the store holds, by provider, model and provenance, and which of
+  its lines are unusable (shard, line and why).
+- ``recjudge store export OUT [--provider P] [--model M] [--store DIR]``: the entries (all, or one provider's or
+  model's) in one file, gzip JSON Lines when OUT ends in ``.gz`` (else plain), sorted by key after a header line
+  that says what it holds; exporting twice gives the same bytes; no credential is written.
+- ``recjudge store import FILE [--store DIR]``: adds the file's entries whose keys the store lacks; skips those it
+  holds with the same reply; reports (never overwrites) a key held with another reply and every malformed line (file
+  and line number), importing the valid lines all the same.  Prints the counts (added, already present,
+  conflicting, malformed); exits 1 if anything conflicted or was malformed, 2 if the file could not be read.
+
+So a reader shares a variant's replies (``export --provider P --model M``, their judge's) and anyone rebuilds the
+variant with no key: ``import``, then ``RECJUDGE_LLM_MODE=replay recjudge run --judge SPEC --profile P``.  The file
+format and the checks: ``recjudge.llm.store_share``.
+"""
 
 from __future__ import annotations
 
@@ -73,19 +87,64 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_STORE_HELP = "store folder (default: env RECJUDGE_STORE, else data/llm)"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="store_command", required=True)
     info = actions.add_parser("info", help="summarise the response store by provider, model and provenance")
-    info.add_argument("--store", type=Path, default=None, help="store folder (default: env RECJUDGE_STORE, else "
-                                                               "data/llm)")
+    info.add_argument("--store", type=Path, default=None, help=_STORE_HELP)
     info.add_argument("--json", action="store_true", help="print the summary as JSON")
+    export = actions.add_parser("export", help="write the store's entries (or one provider/model's) to one file")
+    export.add_argument("out", type=Path, metavar="OUT", help="the file to write (gzip JSON Lines if it ends in .gz)")
+    export.add_argument("--provider", default=None, help="only this provider's entries (e.g. openai)")
+    export.add_argument("--model", default=None, help="only this model's entries (the model name the judge stores)")
+    export.add_argument("--store", type=Path, default=None, help=_STORE_HELP)
+    imports = actions.add_parser("import", help="add the entries of an exported file to the store")
+    imports.add_argument("file", type=Path, metavar="FILE", help="a file written by `recjudge store export`")
+    imports.add_argument("--store", type=Path, default=None, help=_STORE_HELP)
 
 
 def run_command(args: argparse.Namespace) -> int:
     store = ResponseStore(args.store)
+    if args.store_command == "import":
+        return _import(store, args.file)
     if not store.root.is_dir():
         print(f"error: no response store at {store.root}", file=sys.stderr)
         return 2
+    if args.store_command == "export":
+        return _export(store, args.out, provider=args.provider, model=args.model)
     summary = store_summary(store)
     print(json.dumps(summary, indent=1, ensure_ascii=False) if args.json else format_summary(summary))
     return 0
+
+
+def _export(store: ResponseStore, out: Path, *, provider: str | None, model: str | None) -> int:
+    from .store_share import ShareError, export_entries
+
+    try:
+        header = export_entries(store, out, provider=provider, model=model)
+    except ShareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{out}: {header['entries']} entries from store {store.root}")
+    for group in header["models"]:
+        print(f"  {group['provider']} / {group['model']}: {group['entries']} entries")
+    if store.skipped_lines:
+        print(f"warning: {len(store.skipped_lines)} unusable line(s) in the store were not exported "
+              "(`recjudge store info` names them)", file=sys.stderr)
+    return 0
+
+
+def _import(store: ResponseStore, file: Path) -> int:
+    from .store_share import ShareError, import_entries
+
+    try:
+        report = import_entries(store, file)
+    except ShareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    for line in report.problems():
+        print(line, file=sys.stderr)
+    return 0 if report.ok else 1
