@@ -163,8 +163,20 @@ def test_batch_prices_and_estimate():
 def test_batch_env_switch(monkeypatch):
     from recjudge.llm import AskOptions
 
+    judge = ("openai", "gpt-4o-mini")
     monkeypatch.setenv(batch_api.BATCH_ENV, "1")
-    assert AskOptions().uses_batch() is True and AskOptions(batch=False).uses_batch() is False
+    assert AskOptions().uses_batch(*judge) is True and AskOptions(batch=False).uses_batch(*judge) is False
     monkeypatch.setenv(batch_api.BATCH_ENV, "maybe")
     with pytest.raises(ValueError, match="RECJUDGE_LLM_BATCH"):
-        AskOptions().uses_batch()
+        AskOptions().uses_batch(*judge)
+
+
+def test_the_judges_named_for_batches_batch_and_the_others_do_not(monkeypatch):
+    from recjudge.llm import AskOptions
+
+    monkeypatch.delenv(batch_api.BATCH_ENV, raising=False)
+    monkeypatch.setenv(batch_api.BATCH_JUDGES_ENV, "openai:gpt-4o-mini, anthropic:claude-3-5-haiku")
+    assert AskOptions().uses_batch("openai", "gpt-4o-mini") is True
+    assert AskOptions().uses_batch("anthropic", "claude-3-5-haiku") is True
+    assert AskOptions().uses_batch("local", "smollm2-135m-instruct-q4_1") is False  # a chapter's own judge
+    assert AskOptions(batch=False).uses_batch("openai", "gpt-4o-mini") is False  # an explicit choice wins

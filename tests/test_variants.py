@@ -318,3 +318,47 @@ def test_list_shows_the_variant_runs_and_needs_no_key(book: Path, capsys: pytest
     assert '"judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}]' in "\n".join(lines)
     variant = book / "variants" / "openai-gpt-4o-mini-smoke"
     assert not (variant / "notebooks").exists() and not (variant / "results").exists(), "listing executes nothing"
+
+
+# A chapter that asks each reader's judge (and its own local judge, which must not batch) through the engine.
+ASKING_CELL = """
+import pandas as pd
+from recjudge.compendium.results import save_table
+from recjudge.llm import JudgeRequest, run_judge
+from recjudge.llm.judge_spec import judge_configs
+requests = [JudgeRequest(f"k{i}", [{"role": "user", "content": f"film {i}"}]) for i in range(sample_size)]
+rows = []
+for label, config in judge_configs(judges, max_tokens=4):
+    run = run_judge(config, requests, progress=False, batch_poll_s=0)
+    rows.append({"judge": label, "answered": int(run.table["score"].notna().sum())})
+save_table(pd.DataFrame(rows), NOTEBOOK, "answered")
+"""
+
+
+def test_batch_submits_every_chapter_in_one_pass_and_the_same_command_collects(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mock_openai_server import MockOpenAIServer
+
+    write_notebook(book / "notebooks" / "judged.ipynb", ASKING_CELL,
+                   'NOTEBOOK = "judged"\nsample_size = 3\njudges = []')
+    monkeypatch.delenv("RECJUDGE_LLM_BATCH_WAIT", raising=False)
+    monkeypatch.delenv("RECJUDGE_LLM_MODE", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    answered = book / "variants" / "anthropic-claude-sonnet-4-6-smoke" / "results" / "judged" / "answered.csv"
+    # The mock serves Anthropic's Message Batches (a reader's own OpenAI-compatible server is refused for --batch).
+    with MockOpenAIServer(batch_polls_to_end=2) as server:
+        argv = ["run", "--judge", "anthropic:claude-sonnet-4-6", "--base-url", server.root_url, "--batch",
+                "--profile", "smoke", "--yes"]
+        # First pass: the prompts are submitted, polled once, and the command returns without waiting.
+        assert main(argv) == 0
+        printed = capsys.readouterr().out
+        assert "submitted in one pass, not yet answered: 2 prompt(s) of anthropic:claude-sonnet-4-6" in printed
+        assert answered.read_text() == "judge,answered\nclaude-sonnet-4-6,0\n"
+        assert server.batch_submissions == 1 and server.total_requests == 0
+        # Second pass: the chapter runs again although its inputs are unchanged, and collects the ended batch.
+        assert main(argv) == 0
+        printed = capsys.readouterr().out
+        assert "collecting batches: 2 prompt(s) of anthropic:claude-sonnet-4-6" in printed
+        assert "not yet answered" not in printed
+        assert answered.read_text() == "judge,answered\nclaude-sonnet-4-6,2\n"
+        assert server.batch_submissions == 1, "collected, never submitted again"

@@ -815,20 +815,21 @@ class _Invocation:
     def target(self, root: Path, *, confirmed: bool = False) -> Target:
         if self.folder is None:
             return Target.book(root)
+        from recjudge.compendium.variants import batch_environment
         from recjudge.llm.estimate import CONFIRM_COST_ENV
 
-        environment = [(RESULTS_ENV, str(self.folder / "results"))]
+        environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False)]
         if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
             environment.append((CONFIRM_COST_ENV, "1"))
         return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment))
 
     def plan_target(self, root: Path) -> Target:
         """The plan pass: its own notebooks, tables and skip records, so it never stands in for a real run."""
-        from recjudge.compendium.variants import variant_folder, variant_name
+        from recjudge.compendium.variants import batch_environment, variant_folder, variant_name
 
         folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
-        return Target(folder / "notebooks", folder / CACHE_DIR, ((RESULTS_ENV, str(folder / "results")),),
-                      plan_logs=folder / "logs")
+        environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True))
+        return Target(folder / "notebooks", folder / CACHE_DIR, environment, plan_logs=folder / "logs")
 
 
 def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
@@ -917,7 +918,8 @@ def run_command(args: argparse.Namespace) -> int:
 
             describe_variant(invocation.folder, invocation.judges, args.profile, [run.name for run in runs],
                              [run.name for run in invocation.left_out])
-        outcomes = execute_plan(runs, root, force=args.force, target=invocation.target(root, confirmed=args.yes))
+        force = args.force or _collecting_batches(invocation)
+        outcomes = execute_plan(runs, root, force=force, target=invocation.target(root, confirmed=args.yes))
     except RunFailedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -928,7 +930,32 @@ def run_command(args: argparse.Namespace) -> int:
     where = f" -> {_shown(invocation.folder, root)}" if invocation.folder is not None else ""
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
           f"{time.perf_counter() - started:.1f} s in all{where}")
+    _report_batches(invocation)
     return 0
+
+
+def _collecting_batches(invocation: _Invocation) -> bool:
+    """True when a batch judge has batches with its provider: the judged chapters run again (their inputs may be
+    unchanged) so that their jobs poll them and store what has ended."""
+    from recjudge.compendium.variants import pending_batches
+
+    pending = pending_batches(store_dir(), invocation.judges)
+    if pending:
+        print("[run] collecting batches: " + ", ".join(f"{n:,} prompt(s) of {name}" for name, n in pending.items())
+              + " were with the provider; the judged chapters run again to read them")
+    return bool(pending)
+
+
+def _report_batches(invocation: _Invocation) -> None:
+    """After a --batch pass: what is still with the providers, and that the same command collects it."""
+    from recjudge.compendium.variants import pending_batches
+
+    pending = pending_batches(store_dir(), invocation.judges)
+    if pending:
+        print("[run] submitted in one pass, not yet answered: "
+              + ", ".join(f"{n:,} prompt(s) of {name}" for name, n in pending.items())
+              + ". The variant's tables lack them (NaN) until then: run the same command again later (providers "
+              "answer within 24 h) to collect them; chained prompts (least-to-most) need one pass per step.")
 
 
 def _plan(invocation: _Invocation, root: Path, *, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -29,6 +29,13 @@ are unchanged is not executed again and its job lines are reused; ``--force`` pl
 ``RECJUDGE_LLM_CONCURRENCY`` or the rate limit, which the time depends on).
 A live run whose estimate is above ``RECJUDGE_LLM_MAX_USD``, or unknown for a paid model, stops before its first
 request unless confirmed (``cost_gate``; ``--yes``).
+
+Batches in one pass.  With ``--batch`` the reader's judges (and only they: ``RECJUDGE_LLM_BATCH_JUDGES``) are asked
+through their provider's batch API, and no job waits (``RECJUDGE_LLM_BATCH_WAIT=0``): each submits what the store
+lacks and the chapters run on with those judgments pending, so one pass submits every chapter's prompts and the
+command returns, saying what is still with the providers (``pending_batches``, read from the batch ledgers). The
+same command later runs the judged chapters again, whatever their skip records say, while a batch is pending: their
+jobs collect what has ended (never submitting it again) and the chapters are computed with the replies.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -43,6 +51,7 @@ import pandas as pd
 
 from recjudge.llm import pricing
 from recjudge.llm.ask_options import PLAN as PLAN_MODE
+from recjudge.llm.batch import BATCH_JUDGES_ENV, WAIT_ENV, BatchLedger, batch_judge_name
 from recjudge.llm.estimate import MAX_USD_ENV, cost_limit, duration
 from recjudge.llm.judge_spec import JudgeSpec
 from recjudge.llm.plan import PLAN_LOG_ENV
@@ -82,6 +91,33 @@ def describe_variant(folder: Path, judges: Sequence[JudgeSpec], profile: str, ru
     record = {"profile": profile, "judges": [judge.to_parameter() for judge in judges], "runs": sorted(runs),
               "llm_runs_without_judges_parameter": sorted(left_out)}
     (folder / "variant.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------------ batches, one pass
+def batch_environment(judges: Sequence[JudgeSpec], *, wait: bool) -> tuple[tuple[str, str], ...]:
+    """What the chapters' kernels need for the judges asked through a batch API (``--batch``): the judges named in
+    ``RECJUDGE_LLM_BATCH_JUDGES`` (the chapters' own local judges are asked as always), and, unless ``wait`` or the
+    reader set ``RECJUDGE_LLM_BATCH_WAIT``, no waiting: every job submits what it lacks (or polls its batches once)
+    and goes on, so one pass over the chapters submits every chapter's prompts and returns."""
+    names = [batch_judge_name(judge.provider, judge.model) for judge in judges if judge.batch]
+    if not names:
+        return ()
+    environment = [(BATCH_JUDGES_ENV, ",".join(names))]
+    if not wait and WAIT_ENV not in os.environ:
+        environment.append((WAIT_ENV, "0"))
+    return tuple(environment)
+
+
+def pending_batches(store_root: Path, judges: Sequence[JudgeSpec]) -> dict[str, int]:
+    """For each batch judge with batches not yet collected (``recjudge.llm.batch.BatchLedger``): how many prompts
+    they hold. Empty: nothing is with a provider."""
+    pending = {}
+    for judge in judges:
+        if judge.batch:
+            entries = BatchLedger(store_root, judge.provider, judge.model).pending()
+            if entries:
+                pending[batch_judge_name(judge.provider, judge.model)] = sum(len(entry["keys"]) for entry in entries)
+    return pending
 
 
 # ---------------------------------------------------------------------------------------------------------- the plan
@@ -221,6 +257,7 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
     return Path(folder) / f"{run_name}.jsonl"
 
 
-__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "cost_gate", "describe_variant",
+__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "batch_environment", "cost_gate",
+           "describe_variant", "pending_batches",
            "format_plan", "job_costs", "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",
            "variant_folder", "variant_name"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import env_flag, env_number
-from .batch import BATCH_ENV
+from .batch import BATCH_ENV, WAIT_ENV, batched_by_environment
 from .retry import RetryPolicy
 
 #: The dry-run mode (``recjudge.llm.plan``).
@@ -56,9 +56,11 @@ class AskOptions:
         RECJUDGE_LLM_MAX_USD (default 5 USD) raises ``CostLimitExceeded`` unless ``confirm_cost=True`` or env
         RECJUDGE_LLM_CONFIRM_COST=1.
     batch: send the missing prompts through the provider's batch API (``recjudge.llm.batch``: half price, replies
-        within 24 h; default env RECJUDGE_LLM_BATCH=1, else off).  Replies are stored under the same keys; a
-        killed job resumes polling its batches.  batch_wait: poll until every batch ends (default), or return at
-        once with the prompts still in flight counted as failed (kind ``batch_pending``; run again to collect).
+        within 24 h; default: on for a judge named in env RECJUDGE_LLM_BATCH_JUDGES, else env RECJUDGE_LLM_BATCH=1,
+        else off).  Replies are stored under the same keys; a
+        killed job resumes polling its batches.  batch_wait: poll until every batch ends (default; env
+        RECJUDGE_LLM_BATCH_WAIT=0 turns it off), or poll once and return with the prompts still in flight counted as
+        failed (kind ``batch_pending``; run again to collect).
         batch_poll_s: seconds between polls (default env RECJUDGE_LLM_BATCH_POLL_S, else 30).
     progress: show a progress bar, and print the estimate of a large job (default True).
     """
@@ -72,7 +74,7 @@ class AskOptions:
     order_prompts: bool = True
     confirm_cost: bool = False
     batch: bool | None = None
-    batch_wait: bool = True
+    batch_wait: bool | None = None
     batch_poll_s: float | None = None
     progress: bool = True
 
@@ -95,8 +97,14 @@ class AskOptions:
             raise ValueError(f"LLM mode must be one of {MODES}, got {chosen!r} (argument mode or env {MODE_ENV})")
         return chosen
 
-    def uses_batch(self) -> bool:
-        return bool(self.batch) if self.batch is not None else env_flag(BATCH_ENV, default=False)
+    def uses_batch(self, provider: str, model: str) -> bool:
+        """``batch``, else True for a judge named in env RECJUDGE_LLM_BATCH_JUDGES, else env RECJUDGE_LLM_BATCH."""
+        if self.batch is not None:
+            return bool(self.batch)
+        return batched_by_environment(provider, model) or env_flag(BATCH_ENV, default=False)
+
+    def waits_for_batches(self) -> bool:
+        return bool(self.batch_wait) if self.batch_wait is not None else env_flag(WAIT_ENV, default=True)
 
     def uses_adaptive(self) -> bool:
         return bool(self.adaptive) if self.adaptive is not None else env_flag(ADAPTIVE_ENV, default=True)

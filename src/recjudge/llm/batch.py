@@ -63,6 +63,24 @@ from .store import ResponseStore, model_slug
 
 #: Environment variable: "1" turns batch mode on for every job (like ``run_judge(batch=True)``).
 BATCH_ENV = "RECJUDGE_LLM_BATCH"
+#: Environment variable: the judges asked in batches, ``provider:model`` separated by commas (``recjudge run
+#: --judge SPEC --batch`` sets it for the chapters' kernels, so that the reader's judge batches and the chapters'
+#: own local judges, which have no batch API, do not).
+BATCH_JUDGES_ENV = "RECJUDGE_LLM_BATCH_JUDGES"
+#: Environment variable: "0" makes a job poll its batches once and return (``run_judge(batch_wait=False)``); the
+#: prompts still in flight are pending and the next run collects them.
+WAIT_ENV = "RECJUDGE_LLM_BATCH_WAIT"
+
+
+def batch_judge_name(provider: str, model: str) -> str:
+    """How a judge is named in ``RECJUDGE_LLM_BATCH_JUDGES``."""
+    return f"{provider}:{model}"
+
+
+def batched_by_environment(provider: str, model: str) -> bool:
+    """True when ``RECJUDGE_LLM_BATCH_JUDGES`` names this judge."""
+    names = {name.strip() for name in os.environ.get(BATCH_JUDGES_ENV, "").split(",")}
+    return batch_judge_name(provider, model) in names
 #: Environment variable: seconds between two polls of a pending batch (default ``DEFAULT_POLL_S``).
 POLL_ENV = "RECJUDGE_LLM_BATCH_POLL_S"
 DEFAULT_POLL_S = 30.0

@@ -111,7 +111,7 @@ def _estimate(job: JudgeJob, ask: AskOptions) -> JobEstimate:
     provider = job.config.provider
     return job_estimate(job.config, len(job.requests), len(job.slots), job.unanswered(),
                         ask.concurrency_cap(provider, adaptive=False), ask.requests_per_minute(),
-                        batch=ask.uses_batch())
+                        batch=ask.uses_batch(provider, job.config.model))
 
 
 _open_stores: dict[Path, ResponseStore] = {}
@@ -188,7 +188,7 @@ def run_judge(
         raise MissingReplies(job.missing_slots(), label=config.label, store_root=store.root)
     if mode == PLAN:
         return _plan(job, ask, parser, started)
-    in_batches = ask.uses_batch()
+    in_batches = ask.uses_batch(config.provider, config.model)
     if job.to_ask and in_batches:
         return _ask_in_batches(job, mode, provider, ask, parser, started)
     gate = _ask_one_by_one(job, mode, provider, ask) if job.to_ask else None
@@ -260,7 +260,8 @@ def _ask_in_batches(job: JudgeJob, mode: str, provider: Provider | None, ask: As
              for key, (request, run) in job.to_ask.items()]
     try:
         with sigterm_raises_interrupt():
-            outcome = batch_api.ask_in_batches(backend, job, items, wait=ask.batch_wait, poll_s=ask.batch_poll_s)
+            outcome = batch_api.ask_in_batches(backend, job, items, wait=ask.waits_for_batches(),
+                                               poll_s=ask.batch_poll_s)
     except KeyboardInterrupt:
         raise JudgeInterrupted(
             f"{config.label}: interrupted while waiting for batches; they keep running at the provider and "
