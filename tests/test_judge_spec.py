@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from recjudge.llm import JudgeConfig
-from recjudge.llm.judge_spec import JudgeSpec, JudgeSpecError, parse_judge, parse_judges
+from recjudge.llm.judge_spec import JudgeSpec, JudgeSpecError, judge_configs, parse_judge, parse_judges
 
 SERVER = "http://127.0.0.1:8000/v1"
 
@@ -163,7 +163,8 @@ def test_judge_configs_put_each_judge_into_a_chapter_role() -> None:
     role = role_of(own)
     assert role == {"prompt": "kang_fewshot", "temperature": 0.0, "runs": 1, "scoring": "expected", "max_tokens": 1,
                     "seed": 0, "output_shape": None}
-    pairs = judge_configs(judges, **role)
+    generating = {**role, "scoring": "generate", "max_tokens": 8}  # Anthropic returns no log-probabilities
+    pairs = judge_configs(judges[:1], **role) + judge_configs(judges[1:], **generating)
     assert [label for label, _ in pairs] == ["gpt-4o-mini", "Haiku"]
     first, second = (config for _, config in pairs)
     assert first == JudgeConfig(provider="openai", model="gpt-4o-mini", prompt="kang_fewshot", scoring="expected",
@@ -173,3 +174,14 @@ def test_judge_configs_put_each_judge_into_a_chapter_role() -> None:
     assert judge_configs([], **role) == []
     with pytest.raises(JudgeSpecError, match="unknown field"):
         judge_configs([{"provider": "openai", "model": "gpt-4o-mini", "prompt": "kang_basic"}], **role)
+
+
+def test_a_judge_without_log_probabilities_cannot_play_an_expected_score_role() -> None:
+    claude = parse_judge("anthropic:claude-3-5-haiku").to_parameter()
+    with pytest.raises(JudgeSpecError, match=r"claude-3-5-haiku' cannot play this chapter's role: it reads expected "
+                                             r"scores from token log-probabilities, which provider 'anthropic'"):
+        judge_configs([claude], prompt="kang_basic", scoring="expected", max_tokens=1)
+    # The same judge generating its score, and an OpenAI-compatible judge reading log-probabilities, are fine.
+    assert judge_configs([claude], prompt="kang_basic", scoring="generate")[0][1].provider == "anthropic"
+    gpt = parse_judge("openai:gpt-4o-mini").to_parameter()
+    assert judge_configs([gpt], prompt="kang_basic", scoring="expected")[0][1].scoring == "expected"

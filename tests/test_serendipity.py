@@ -215,14 +215,14 @@ def test_fewshot_examples_one_per_level_outside_excluded_users():
 
 # ------------------------------------------------------------------------------------------- meta-evaluation
 
-def _answers(n_users: int = 30, per_user: int = 4) -> pd.DataFrame:
+def _levelled_answers(n_users: int = 30, per_user: int = 4) -> pd.DataFrame:
     rng = np.random.default_rng(3)
     return pd.DataFrame({"user_id": np.repeat(np.arange(n_users), per_user),
                          "level": rng.integers(1, 6, size=n_users * per_user).astype(float)})
 
 
 def test_examples_first_judges_every_answer_of_the_other_users():
-    answers = _answers()
+    answers = _levelled_answers()
     pick = lambda pool, exclude: sp.select_fewshot_examples(pool, "level", seed=0, exclude_users=exclude)  # noqa: E731
     # Every answer requested: the default order leaves no pool, so the examples must come first.
     with pytest.raises(ValueError, match="candidate examples"):
@@ -234,7 +234,7 @@ def test_examples_first_judges_every_answer_of_the_other_users():
 
 
 def test_examples_after_the_sample_is_the_books_default_order():
-    answers = _answers()
+    answers = _levelled_answers()
     pick = lambda pool, exclude: sp.select_fewshot_examples(pool, "level", seed=0, exclude_users=exclude)  # noqa: E731
     sample, examples = ser.sample_and_examples(answers, "level", 20, pick)
     expected = ser.stratified_sample(answers, "level", n=20, seed=0)

@@ -50,6 +50,8 @@ PROVIDERS = ("openai", "anthropic", "local")
 FILE_FIELDS = ("provider", "model", "served_model", "base_url", "batch", "label", "temperature", "seed", "options")
 #: Providers with a batch API (``recjudge.llm.batch``).
 BATCH_PROVIDERS = ("openai", "anthropic")
+#: Providers whose replies carry token log-probabilities, which expected-score roles read (Anthropic's do not).
+LOGPROB_PROVIDERS = ("openai", "local")
 #: API key each hosted provider reads (an OpenAI-compatible server other than OpenAI's own needs none).
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 JUDGE_FILE_SUFFIXES = (".yaml", ".yml")
@@ -114,6 +116,11 @@ class JudgeSpec:
         """The ``JudgeConfig`` of this judge in one chapter role: ``chapter`` gives the role's fields (prompt,
         scoring, max_tokens, runs, temperature, options, ...); the spec's identity, endpoint and the sampling values
         it sets take precedence (its options are merged over the role's)."""
+        if chapter.get("scoring") == "expected" and not self.gives_logprobs():
+            raise JudgeSpecError(
+                f"judge {self.display_label!r} cannot play this chapter's role: it reads expected scores from token "
+                f"log-probabilities, which provider {self.provider!r} does not return. Judge this chapter with a "
+                f"provider that does ({', '.join(LOGPROB_PROVIDERS)}, any OpenAI-compatible server), or leave it out")
         options = dict(chapter.pop("options", ()) or ())
         options.update(self.options)
         chapter.update(provider=self.provider, model=self.model, served_model=self.served_model,
@@ -169,6 +176,10 @@ class JudgeSpec:
 
             return is_openai_host(self.base_url)
         return self.provider == "anthropic"
+
+    def gives_logprobs(self) -> bool:
+        """True when this judge's replies carry token log-probabilities (an expected-score role needs them)."""
+        return self.provider in LOGPROB_PROVIDERS
 
     def own_server(self) -> bool:
         """True when the reader serves this judge (OpenAI-compatible server, not OpenAI's host): it costs nothing
@@ -359,5 +370,5 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
             f"openai:<weights>@<server> --served-model {spec.served_model or spec.model}")
 
 
-__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "PROVIDERS", "ROLE_FIELDS",
-           "judge_configs", "parse_judge", "parse_judges", "read_judge_file", "role_of"]
+__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "LOGPROB_PROVIDERS",
+           "PROVIDERS", "ROLE_FIELDS", "judge_configs", "parse_judge", "parse_judges", "read_judge_file", "role_of"]
