@@ -4,8 +4,8 @@
 the one way the project starts that server::
 
     url=$(recjudge serve start --port 8765)        # waits until the model is served, prints the base URL
-    recjudge run --judge openai:smollm2-135m-instruct-q4_1@llama-cpp-server --base-url "$url" \\
-        --served-model smollm2-135m-instruct-q4_1 --profile smoke
+    RECJUDGE_LLM_CONCURRENCY=1 recjudge run --judge openai:smollm2-135m-instruct-q4_1@llama-cpp-server \\
+        --base-url "$url" --served-model smollm2-135m-instruct-q4_1 --profile smoke
     recjudge serve stop
 
 ``start`` launches ``python -m llama_cpp.server`` on 127.0.0.1 in a session of its own (so it outlives the
@@ -21,6 +21,10 @@ name without ``.gguf``), with the local provider's context size (``DEFAULT_N_CTX
 (``RECJUDGE_LOCAL_THREADS``, else every CPU).  The response store keys replies by provider and model name, so the
 judge's identity is ``<name>@llama-cpp-server`` (``identity``) with the served name as ``served_model``: provider
 ``openai``, never mixed with the in-process judge's (``local``) replies of the same weights.
+
+The server answers one request at a time (llama-cpp-python's server holds a lock around its one model), so requests
+the runner sends in parallel only queue there, and a long queue runs into the request deadline
+(RECJUDGE_LLM_TIMEOUT); ask it with ``RECJUDGE_LLM_CONCURRENCY=1``.
 
 Log-probabilities: the server loads the model with ``logits_all=True`` (its default) and answers ``logprobs`` and
 ``top_logprobs`` in OpenAI's chat format (``llama_cpp.llama_chat_format._convert_text_completion_logprobs_to_chat``),
@@ -299,7 +303,7 @@ def _start_command(args: argparse.Namespace, state: Path) -> int:
     print(server.base_url)
     print(f"llama.cpp server for {server.gguf.name} ready at {server.base_url} in {server.startup_s:.1f} s "
           f"(pid {server.process.pid}, log {server.log}). Judge with it:\n"
-          f"  recjudge run {' '.join(server.judge_arguments())} --profile smoke\n"
+          f"  RECJUDGE_LLM_CONCURRENCY=1 recjudge run {' '.join(server.judge_arguments())} --profile smoke\n"
           f"Stop it: recjudge serve stop{_state_option(args.state)}", file=sys.stderr)
     return 0
 
