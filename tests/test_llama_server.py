@@ -2,8 +2,9 @@
 127.0.0.1 (the ``llama_server`` fixture of conftest.py), asked through the project's OpenAI-compatible provider and
 runner with the judge spec ``openai:<identity>`` + base URL + served model, as ``recjudge run --judge`` builds it.
 
-The fixture skips when llama-cpp-python's server extra is not installed (fails with RECJUDGE_REQUIRE_LOCAL_MODEL=1);
-the command-line tests of ``recjudge serve`` need no server package (they check the arguments and state file only).
+The tests that start a server skip when llama-cpp-python's server extra is not installed (fail with
+RECJUDGE_REQUIRE_LOCAL_MODEL=1; the ``llama_server_packages`` fixture); the other tests of ``recjudge serve`` need no
+server package (they check the arguments and the state file only).
 """
 
 from __future__ import annotations
@@ -134,14 +135,11 @@ def test_serve_start_names_the_option_it_cannot_use(tmp_path, arguments, message
 
 
 @pytest.mark.local_model
-def test_serve_start_prints_the_url_of_a_serving_server_and_stop_ends_it(tmp_path):
+def test_serve_start_prints_the_url_of_a_serving_server_and_stop_ends_it(llama_server_packages, tmp_path):
     import json
     import urllib.request
 
-    from recjudge.llm.serve_local import _alive, server_unavailable
-
-    if server_unavailable():
-        pytest.skip(server_unavailable())
+    from recjudge.llm.serve_local import _alive
     state = tmp_path / "server.json"
     started = serve("start", "--state", str(state), "--threads", "1", tmp_path=tmp_path)
     try:
@@ -163,11 +161,9 @@ def test_serve_start_prints_the_url_of_a_serving_server_and_stop_ends_it(tmp_pat
 
 @pytest.mark.local_model
 @pytest.mark.parametrize("failure", ["exits", "too slow"])
-def test_a_server_that_does_not_come_up_is_stopped_and_reported_with_its_log(tmp_path, failure):
-    from recjudge.llm.serve_local import LocalServer, ServerError, server_unavailable
-
-    if server_unavailable():
-        pytest.skip(server_unavailable())
+def test_a_server_that_does_not_come_up_is_stopped_and_reported_with_its_log(llama_server_packages, tmp_path,
+                                                                              failure):
+    from recjudge.llm.serve_local import LocalServer, ServerError
     if failure == "exits":
         broken = tmp_path / "broken.gguf"
         broken.write_bytes(b"GGUF" + b"\0" * 12)

@@ -72,8 +72,9 @@ class ServerError(RuntimeError):
 
 def server_unavailable() -> str | None:
     """Why ``python -m llama_cpp.server`` cannot run in this environment (a message naming the fix), or None."""
-    try:
-        import llama_cpp.server.app  # noqa: F401  (imports uvicorn, FastAPI, sse-starlette, ... as the server does)
+    try:  # what `python -m llama_cpp.server` imports: its app (FastAPI, sse-starlette, ...) and uvicorn
+        import llama_cpp.server.app  # noqa: F401
+        import uvicorn  # noqa: F401
     except ImportError as exc:
         return (f"llama-cpp-python's server cannot be imported ({exc}); it needs the extra llama-cpp-python[server] "
                 "(run `make setup`, or `pip install -e .[local]`)")
