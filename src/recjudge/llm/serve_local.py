@@ -115,7 +115,7 @@ class LocalServer:
     ``with LocalServer() as server: ... server.base_url ...`` starts it, waits until it serves the model, and stops
     it at the end.  port: None picks a free one.  log: the file its output goes to (default: a temporary file,
     removed at ``stop`` unless the start failed).  detach: keep it running when this process exits (the command
-    line's ``start``); otherwise it is stopped at interpreter exit at the latest."""
+    line's ``start``); otherwise it is stopped at interpreter exit at the latest, and it is in this process's group."""
 
     def __init__(self, model: str | None = None, *, port: int | None = None, threads: int | None = None,
                  n_ctx: int | None = None, log: Path | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
@@ -178,8 +178,10 @@ class LocalServer:
             self.log = Path(name)
         started = time.perf_counter()
         with self.log.open("ab") as log:
+            # Detached: a session of its own, so it outlives this process and the shell's Ctrl-C; attached: in this
+            # process group, so whatever ends the group (a CI timeout, Ctrl-C) ends the server too.
             self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+                                            stderr=subprocess.STDOUT, start_new_session=self.detach)
         if not self.detach:
             self._finalizer = weakref.finalize(self, _terminate, self.process, STOP_GRACE_S)
         try:
@@ -359,7 +361,7 @@ def _alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     stat = Path(f"/proc/{pid}/stat")
-    if stat.parent.parent.is_dir() and Path("/proc/self").exists():
+    if Path("/proc/self").exists():
         try:
             return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
         except (OSError, IndexError):
