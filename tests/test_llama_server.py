@@ -153,6 +153,9 @@ def test_serve_start_prints_the_url_of_a_serving_server_and_stop_ends_it(llama_s
             assert [item["id"] for item in json.load(response)["data"]] == [DEFAULT_MODEL]
         again = serve("start", "--state", str(state), tmp_path=tmp_path)
         assert again.returncode == 1 and f"a server already runs at {base_url}" in again.stderr
+        port = base_url.split(":")[-1].split("/")[0]
+        taken = serve("start", "--state", str(tmp_path / "other.json"), "--port", port, tmp_path=tmp_path)
+        assert taken.returncode == 1 and f"port {port} on 127.0.0.1 is in use already" in taken.stderr
     finally:
         stopped = serve("stop", "--state", str(state), tmp_path=tmp_path)
     assert stopped.returncode == 0 and not state.exists()

@@ -88,6 +88,17 @@ def free_port(host: str = HOST) -> int:
         return int(sock.getsockname()[1])
 
 
+def port_in_use(port: int, host: str = HOST) -> bool:
+    """Whether something accepts connections at ``host:port``."""
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex((host, port)) == 0
+
+
+#: Requests to the server go straight to loopback, whatever proxy the environment configures.
+_LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def served_name(model: str) -> str:
     """The name the server serves ``model`` under: a local model's name, or a GGUF path's file name without
     ``.gguf``."""
@@ -172,6 +183,8 @@ class LocalServer:
             raise ServerError(problem)
         if self.port is None:
             self.port = free_port()
+        elif port_in_use(self.port):  # else another server there could answer for this one
+            raise ServerError(f"port {self.port} on {HOST} is in use already; give another port (or none: a free one)")
         if self.log is None:
             handle, name = tempfile.mkstemp(prefix=f"llama-server-{self.port}-", suffix=".log")
             os.close(handle)
@@ -210,7 +223,7 @@ class LocalServer:
     def serves_model(self) -> bool:
         """True when ``GET /v1/models`` answers and lists the served name."""
         try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+            with _LOOPBACK.open(f"{self.base_url}/models", timeout=2) as response:
                 listed = json.load(response)
         except (OSError, ValueError, urllib.error.URLError):
             return False
