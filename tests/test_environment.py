@@ -108,3 +108,32 @@ def test_setup_does_every_step_that_needs_the_network():
     dry_run = subprocess.run(["make", "-n", "-W", "package-lock.json", "setup"], cwd=ROOT, capture_output=True,
                              text=True, check=True).stdout
     assert "recjudge book --vendor-only" in dry_run
+
+
+def test_the_extras_of_dependencies_are_locked_too():
+    """A dependency asked for with extras (``llama-cpp-python[server]``) needs what those extras require in the lock,
+    so that `make setup` (which installs the lock with --no-deps) installs it. Read from the installed package's
+    metadata: a dependency that is not installed is skipped here (test_installed_versions_are_the_locked_ones and
+    the local-model tests cover a missing install)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = [Requirement(text) for text in [*project["dependencies"],
+                                                   *(r for extra in project["optional-dependencies"].values()
+                                                     for r in extra)]]
+    pins = locked_versions()
+    checked = 0
+    for requirement in (r for r in requirements if r.extras):
+        try:
+            declared = metadata.requires(requirement.name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for extra in requirement.extras:
+            needed = [Requirement(text) for text in declared]
+            needed = [r for r in needed if r.marker is not None and r.marker.evaluate({"extra": extra})]
+            assert needed, f"{requirement.name} declares no extra {extra!r}"
+            checked += len(needed)
+            missing = sorted(r.name for r in needed if r.name.lower().replace("_", "-") not in pins)
+            assert not missing, f"{requirement.name}[{extra}] needs {missing}, which requirements/lock.txt lacks"
+    if not checked:
+        pytest.skip("no dependency with extras is installed")

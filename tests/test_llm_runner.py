@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -448,16 +449,18 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize(("base_url", "message"), [
-    ("http://127.0.0.1:{closed}/v1", "cannot connect"),
+    ("http://127.0.0.1:{closed}/v1", "cannot connect to {base_url} "),  # one clear error naming where nothing listens
     ("ftp://127.0.0.1:21/v1", "scheme 'ftp' is not http or https"),
     ("http://127.0.0.1:99999/v1", "invalid port"),
 ])
 def test_configuration_errors_fail_before_anything_is_retried(tmp_path, base_url, message):
-    config = JudgeConfig(provider="openai", model="mock-judge", base_url=base_url.format(closed=_closed_port()))
+    base_url = base_url.format(closed=_closed_port())
+    config = JudgeConfig(provider="openai", model="mock-judge", base_url=base_url)
     started = time.perf_counter()
-    with pytest.raises(ProviderError, match=message):
+    with pytest.raises(ProviderError, match=re.escape(message.format(base_url=base_url))):
         run_judge(config, make_requests(24), store=tmp_path, retry=RetryPolicy(), progress=False)
     assert time.perf_counter() - started < 3.0
+    assert list(ResponseStore(tmp_path)) == []  # nothing stored
 
 
 def test_refused_connections_stop_the_job_only_before_the_first_success(tmp_path):

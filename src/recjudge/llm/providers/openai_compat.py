@@ -178,7 +178,7 @@ class OpenAICompatProvider(ChatProvider):
     def _fetch_listed_models(self) -> tuple[str, ...] | None:
         openai = self._openai
         try:
-            with sdk_errors(openai, "openai"):
+            with sdk_errors(openai, "openai", endpoint_label(self.base_url)):
                 with self._client.models.with_streaming_response.list(timeout=min(self.timeout, 10.0)) as response:
                     body = read_body(response.iter_bytes(), time.monotonic() + self.timeout, "openai /models",
                                      max_bytes=8 * 1024 * 1024)
@@ -229,7 +229,7 @@ class OpenAICompatProvider(ChatProvider):
         params = self.body(request)
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
-        with sdk_errors(openai, "openai"):
+        with sdk_errors(openai, "openai", endpoint_label(self.base_url)):
             manager, response = open_within(
                 lambda: self._client.chat.completions.with_streaming_response.create(**params), deadline, "openai")
             try:
