@@ -143,3 +143,52 @@ def test_tables45_and_table5_rows_name_every_row_and_choose_in_and_out_of_sample
     assert by5.loc["Auxiliary Data", "cell"] in ("few-shot [NA]", "few-shot [Rating]")
     assert by5.loc["none (NA), same held-out halves", "pearson_pct"] == pytest.approx(
         held5["na_heldout_pearson_pct"].mean())
+
+
+def test_run_settings_puts_each_readers_judge_into_every_settings_role(tmp_path, monkeypatch):
+    from recjudge import paths
+    from recjudge.llm.judge_spec import parse_judge
+    from recjudge.serendipity import ground_truth as ser
+
+    monkeypatch.setenv(paths.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
+    study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=12, seed=0)
+    rows = study.sample.head(4)
+    ratings = study.answers[["user_id", "item_id"]]
+    settings = aux.settings_by_name([aux.NA, "Pop"])
+    plain = aux.run_settings(study, rows, ratings, settings, model="tiny", mode="plan")
+    assert "judge" not in plain.reports.columns and plain.readers == {}  # the committed book's shape
+    reader = parse_judge("openai:gpt-4o-mini").to_parameter()
+    run = aux.run_settings(study, rows, ratings, settings, model="tiny", judges=[reader], mode="plan")
+    assert list(run.readers) == ["gpt-4o-mini"] and list(run.reader_integers) == ["gpt-4o-mini"]
+    assert list(run.readers["gpt-4o-mini"].columns) == [aux.NA, "Pop"]
+    assert run.readers["gpt-4o-mini"].index.equals(rows.index)
+    assert run.reports["judge"].tolist() == ["tiny (the book's judge)", "gpt-4o-mini"] * 2
+    assert (run.reports["prompts"] == len(rows)).all()
+    own = aux.setting_config(settings[1], "tiny")
+    assert (own.prompt, own.scoring, own.max_tokens) == ("kang_fewshot_aux", "expected", 1)
+    assert aux.setting_config(settings[0], "tiny").prompt == "kang_fewshot"
+    table = aux.readers_agreement(run, rows, [aux.NA, "Pop"], n_boot=0, seed=0)
+    assert table["judge"].unique().tolist() == ["gpt-4o-mini"] and table["method"].tolist() == [aux.NA, "Pop"]
+    assert aux.readers_agreement(plain, rows, [aux.NA], n_boot=0, seed=0).empty
+    assert "no defined Pearson" in aux.reader_finding("gpt-4o-mini", table)  # a plan asks nothing
+
+
+def test_reader_finding_names_na_the_best_setting_and_the_tests():
+    table = pd.DataFrame({"method": [aux.NA, "Pop", "Sim"], "pearson_pct": [10.0, 30.0, 20.0],
+                          "p_pearson_vs_ref": [np.nan, 0.01, 0.5]})
+    assert aux.reader_finding("J", table) == ("With the reader's judge J, NA reaches 10.0%; the highest setting is Pop "
+                                              "with 30.0%, and 1 of 2 settings differ from NA in Pearson at p < 0.05 "
+                                              "(Williams, uncorrected).")
+
+
+def test_tables45_rows_name_no_best_setting_when_no_pearson_is_defined():
+    from recjudge.serendipity import ground_truth as ser
+
+    truth = pd.Series([1.0, 2.0, 3.0, 4.0, 5.0, 2.0, 3.0, 4.0])
+    users = pd.Series([1, 1, 2, 2, 3, 3, 4, 4])
+    scores = pd.DataFrame({aux.NA: np.nan, "Pop": np.nan}, index=truth.index).assign(truth=truth, user_id=users)
+    table = ser.agreement_table(scores, [aux.NA, "Pop"], reference=aux.NA, n_boot=0, seed=0)
+    rows, _ = aux.tables45_rows(table, scores, truth, users, n_splits=2, seed=0)
+    best = rows.set_index("method").loc["Auxiliary Data"]
+    assert best["best_setting"] == aux.UNDEFINED_BEST and np.isnan(best["pearson_pct"])

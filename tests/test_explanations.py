@@ -214,6 +214,14 @@ def test_scores_from_run_builds_long_scores():
     assert (scores_from_run(FakeRun(), prompts, "m", fill_unparsable=0.0).query("row_id == 1")["score"] == 0).all()
 
 
+    class NothingParsed:  # no reply held aspect scores (a plan asks nothing): the run's scores are one NaN column
+        def scores(self, fill_unparsable=None):
+            return pd.Series([np.nan, np.nan], index=pd.Index(["0", "1"], name="key"))
+
+    unscored = scores_from_run(NothingParsed(), prompts, "m")
+    assert len(unscored) == 8 and unscored["score"].isna().all() and set(unscored["aspect"]) == set(ASPECTS)
+
+
 def test_paper_average_column_is_quoted_as_printed():
     from recjudge.explanations.evaluators import PAPER_TABLE1, paper_table1
 

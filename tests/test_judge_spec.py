@@ -185,3 +185,24 @@ def test_a_judge_without_log_probabilities_cannot_play_an_expected_score_role() 
     assert judge_configs([claude], prompt="kang_basic", scoring="generate")[0][1].provider == "anthropic"
     gpt = parse_judge("openai:gpt-4o-mini").to_parameter()
     assert judge_configs([gpt], prompt="kang_basic", scoring="expected")[0][1].scoring == "expected"
+
+
+def test_chapter_judge_reads_a_readers_judge_and_a_chapters_own() -> None:
+    from recjudge.llm.judge_spec import chapter_judge
+
+    role = {"prompt": "zhang_multi_zero_shot", "temperature": 0.0, "max_tokens": 32}
+    reader = parse_judge("openai:gpt-4o-mini", batch=True).to_parameter()
+    label, config, batch = chapter_judge(reader, **role)
+    assert (label, batch) == ("gpt-4o-mini", True)  # batch is how replies are fetched, not a JudgeConfig field
+    assert config == JudgeConfig(provider="openai", model="gpt-4o-mini", prompt="zhang_multi_zero_shot",
+                                 max_tokens=32)  # the chapter's reply length is kept
+    assert chapter_judge(parse_judge("openai:gpt-4o-mini").to_parameter(), **role)[2] is None
+    own = {"label": "Tiny", "provider": "local", "model": "smollm2", "max_tokens": 16,
+           "options": {"n_threads": 1, "stop": ["\n\n"]}}
+    label, config, batch = chapter_judge(own, **role)
+    assert (label, batch, config.max_tokens, config.prompt) == ("Tiny", None, 16, "zhang_multi_zero_shot")
+    assert dict(config.options) == {"n_threads": 1, "stop": ["\n\n"]}  # its own fields win over the role's
+    with pytest.raises(JudgeSpecError, match="needs a 'label'"):
+        chapter_judge({"provider": "local", "model": "smollm2"}, **role)
+    with pytest.raises(JudgeSpecError, match=r"unknown field\(s\) \['max_token'\]"):
+        chapter_judge({**own, "max_token": 8}, **role)

@@ -507,3 +507,22 @@ def test_judge_slug_names_files():
     assert judge_slug("Kang basic") == "kang_basic"
     with pytest.raises(ValueError, match="no letters or digits"):
         judge_slug(" () ")
+
+
+def test_a_readers_judge_plays_each_judge_under_test_with_its_relations(tmp_path, monkeypatch):
+    from recjudge.llm.judge_spec import parse_judge
+
+    own = dataclasses.replace(fake_judge(), config=JudgeConfig(provider="local", model="m", prompt="kang_basic",
+                                                               scoring="expected", max_tokens=1,
+                                                               options=(("n_batch", 64),)))
+    reader = parse_judge("openai:gpt-4o-mini", batch=True).to_parameter()
+    (played,) = judges.for_readers(own, [reader])
+    assert played.label == "fake, gpt-4o-mini" and played.batch is True and own.batch is None
+    assert (played.config.provider, played.config.model, played.config.options) == ("openai", "gpt-4o-mini", ())
+    assert (played.config.prompt, played.config.scoring, played.config.max_tokens) == ("kang_basic", "expected", 1)
+    assert played.requests == own.requests and played.paraphrase == own.paraphrase  # the same relations apply
+    assert judges.perturb(played, "mr3")[0].messages == judges.perturb(own, "mr3")[0].messages
+    assert judges.for_readers(own, []) == []
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
+    scores, _ = judges.run_relations(played, ["mr3"], mode="plan", store=tmp_path / "store")  # batch: priced so
+    assert scores["judge"].unique().tolist() == ["fake, gpt-4o-mini"] and scores["perturbed"].isna().all()

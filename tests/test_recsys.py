@@ -443,3 +443,36 @@ def test_the_accuracy_finding_keeps_its_first_half_on_both_sides_of_the_spread_t
         assert "1 of them with p < 0.05 (A)" in text
         assert ("SD of NDCG_acc@20 (median" in text) is larger
         assert ("exceeds the median fold-to-fold SD" in text) is not larger
+
+
+def test_judge_folds_judges_each_folds_judged_users_once_per_fold(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from recjudge import paths
+    from recjudge.llm import JudgeConfig
+    from recjudge.recsys.judge_cli import read_inputs
+
+    monkeypatch.setenv(paths.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
+    lists, items, history, _ = read_inputs(*write_inputs(tmp_path), k=20)
+    test_lists = pd.concat([lists.assign(fold=0), lists.assign(fold=1)], ignore_index=True)
+    folds = [SimpleNamespace(fold=0, train=history), SimpleNamespace(fold=1, train=history)]
+    config = JudgeConfig(provider="openai", model="gpt-4o-mini", scoring="expected", max_tokens=1)
+    scored, runs = judging.judge_folds(folds, test_lists, {0: ["u1"], 1: ["u1", "u2"]}, items, config, mode="plan")
+    assert scored.groupby("fold").size().to_dict() == {0: 2, 1: 4}  # distinct (user, item) pairs of those users
+    assert [run.report.n_planned for run in runs] == [2, 4] and scored["score"].isna().all()
+
+
+def test_table3_of_judge_reads_either_score_and_keeps_the_order():
+    lists = pd.concat([LISTS.assign(recommender=name, fold=0) for name in ("A", "B")], ignore_index=True)
+    targets = pd.DataFrame({"fold": [0], "user_id": [1], "item_id": [5]})
+    scored = pd.DataFrame({"fold": 0, "user_id": [1, 1, 1, 2, 2, 2], "item_id": [5, 6, 7, 5, 8, 9],
+                           "score": [4.4, 3.6, 2.0, 4.4, 1.0, 1.0], "integer_score": [4.0, 4.0, 2.0, 4.0, 1.0, 1.0]})
+    table = judging.table3_of_judge(lists, targets, scored, k=3, order=["B", "A"])
+    assert table["recommender"].tolist() == ["B", "A"]
+    assert table["precision_ser_mean"].iloc[0] == pytest.approx((1 / 3 + 1 / 3) / 2)  # user 1: 4.4; user 2: 4.4
+    integer = judging.table3_of_judge(lists, targets, scored, k=3, order=["A"], integer=True)
+    assert integer["precision_ser_mean"].iloc[0] == pytest.approx((2 / 3 + 1 / 3) / 2)  # 3.6 read as 4 counts
+    view = judging.serendipity_view(integer)
+    assert view["p_ser"].iloc[0] == pytest.approx(50.0) and list(view.columns) == ["recommender", "p_ser", "n_ser",
+                                                                                     "avg_score"]

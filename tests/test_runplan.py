@@ -344,3 +344,17 @@ def test_results_of_must_name_an_earlier_run(project: Path) -> None:
                         "  - name: tiny\n    notebook: notebooks/tiny.ipynb\n")
     with pytest.raises(RunPlanError, match=r"'results_of': \['tiny'\] must name runs listed before it"):
         load_runplan(project / "runplan.yaml", root=project, known_datasets=[])
+
+
+def test_every_chapter_that_asks_an_llm_takes_the_readers_judges_and_defaults_to_none() -> None:
+    from recjudge.compendium.runplan import JUDGES_PARAMETER, with_judges
+
+    root = Path(__file__).resolve().parents[1]
+    runs = load_runplan(root / "runplan.yaml", root=root, known_datasets=None)
+    asking = [run for run in runs if run.asks_llm]
+    judged, left_out = with_judges(runs, [{"label": "J", "provider": "openai", "model": "gpt-4o-mini"}], root)
+    assert [run.name for run in left_out] == []  # `recjudge run --judge` leaves no LLM chapter out
+    assert [run.name for run in judged] == [run.name for run in asking]
+    for notebook in sorted({run.notebook for run in asking}):
+        # [] in the committed book: a reader's judge goes beside the chapter's own, never in its place
+        assert _parameters_cell_namespace(root / notebook)[JUDGES_PARAMETER] == [], notebook

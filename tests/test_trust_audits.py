@@ -99,3 +99,40 @@ def test_local_trust_judges_reuse_the_prompt_prefix_and_are_named_once():
         assert judges.by_name(judge.name) is judge
     with pytest.raises(KeyError, match="no trust judge"):
         judges.by_name("nobody")
+
+
+def test_a_readers_judge_plays_the_few_shot_rq1_role_on_a_sample():
+    from recjudge.llm.judge_spec import parse_judge
+    from recjudge.serendipity.ground_truth import rq1_judge
+
+    reader = parse_judge("openai:gpt-4o-mini", batch=True).to_parameter()
+    (judge,) = judges.reader_judges([reader], sample_size=40)
+    own = rq1_judge(judges.READER_PROMPT)
+    assert judge.name == "gpt-4o-mini few-shot (5)" and judge.batch is True and judge.sample_size == 40
+    assert (judge.config.provider, judge.config.model) == ("openai", "gpt-4o-mini")
+    assert (judge.config.prompt, judge.config.scoring, judge.config.max_tokens) == (own.prompt, own.scoring,
+                                                                                   own.max_tokens)
+    assert judge.config.options == ()  # the local judges' llama.cpp batch size is not the reader's
+    assert judges.reader_judges([]) == ()
+    with pytest.raises(ValueError, match="judge_sample_size"):
+        judges.reader_judges([reader], sample_size=0)
+
+
+def test_judged_population_adds_a_readers_judge_after_the_local_ones(tmp_path, monkeypatch):
+    from recjudge import paths
+    from recjudge.llm.judge_spec import parse_judge
+    from recjudge.serendipity import ground_truth as ser
+    from recjudge.trust import population
+
+    monkeypatch.setenv(paths.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
+    study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=20, seed=0)
+    readers = judges.reader_judges([parse_judge("openai:gpt-4o-mini").to_parameter()], sample_size=15)
+    judged = population.judged_population(study, ["SmolLM2-135M zero-shot"], use_recorded=False, mode="plan",
+                                          readers=readers)
+    table = judged.judges.set_index("judge")
+    assert table.loc["gpt-4o-mini few-shot (5)", "kind"] == "reader's LLM"
+    assert table.loc["gpt-4o-mini few-shot (5), integer", "scoring"] == "most likely score token"
+    assert "a random sample of 15 answers" in table.loc["gpt-4o-mini few-shot (5)", "note"]
+    assert table.index.get_loc("SmolLM2-135M zero-shot") < table.index.get_loc("gpt-4o-mini few-shot (5)")
+    assert table.loc["gpt-4o-mini few-shot (5)", "answers"] == 0  # a plan asks nothing: no score yet

@@ -42,12 +42,12 @@ The judge convention.  Every chapter that asks an LLM (``asks_llm: true``) takes
 ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_parameter()`` dicts (``label``,
 ``provider``, ``model`` and, when set, ``served_model``, ``base_url``, ``temperature``, ``seed``, ``options``,
 ``batch``), read back with ``JudgeSpec.from_parameter`` and put into each of the chapter's LLM roles with
-``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. The default of ``judges`` in the notebook is the
-book's own judge(s), so the committed book passes nothing. ``recjudge run --judge SPEC`` passes ``judges`` to every
-run that asks an LLM and whose notebook declares it (``with_judges``); a run that asks an LLM but does not declare
-it yet is named and left out of the judged run (papermill rejects undeclared parameters, and running it would only
-repeat the default judge under the reader's name). Such runs write into a variant (``recjudge.compendium.variants``),
-never into ``results/`` or ``book/notebooks/``.
+``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. A chapter asks them beside its own judge(s); the
+default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. ``recjudge run --judge SPEC``
+passes ``judges`` to every run that asks an LLM and whose notebook declares it (``with_judges``; every chapter of
+the book does); a run that asks an LLM but does not declare it is named and left out of the judged run (papermill
+rejects undeclared parameters, and running it would only repeat the default judge under the reader's name). Such
+runs write into a variant (``recjudge.compendium.variants``), never into ``results/`` or ``book/notebooks/``.
 """
 
 from __future__ import annotations

@@ -343,13 +343,15 @@ def run_llm_evaluators(
     progress: bool = False,
     prompts: str = "reconstruction",
     reading: str = "authors",
+    batch: bool | None = None,
 ) -> LLMEvaluation:
     """Ask ``config``'s model to rate the texts of each ``plan`` entry (aspect_mode, setting, row_ids) through
     ``recjudge.llm.run_judge`` (store first in "auto"/"replay" mode). ``config.prompt`` is replaced by each entry's
     template. ``model_label`` names the evaluator rows (default: the config's model). ``prompts``:
     "reconstruction" (our prompts from the paper's outline; settings of ``SETTINGS``) or "authors" (the authors'
     own; settings of ``AUTHORS_SETTINGS``, optionally + ``PROFILE_SUFFIX``), whose replies are read with the authors'
-    rule (``reading="authors"``) or by aspect name (``reading="names"``; rows named "..., read by name")."""
+    rule (``reading="authors"``) or by aspect name (``reading="names"``; rows named "..., read by name"). ``batch``:
+    ``run_judge``'s batch option (True: the provider's batch API; None: env ``RECJUDGE_LLM_BATCH`` decides)."""
     from recjudge.llm import run_judge
     from recjudge.prompts import explanations as ex_prompts
 
@@ -368,7 +370,7 @@ def run_llm_evaluators(
         if prompts == "authors" and reading == "names":
             name = f"{name}, read by name"
         run = run_judge(config.with_(prompt=built.template), built.requests, parser(aspect_mode),
-                        store=store, mode=mode, progress=progress)
+                        store=store, mode=mode, progress=progress, batch=batch)
         score_parts.append(ex_prompts.scores_from_run(run, built, name))
         table = run.table.copy()
         table.insert(0, "template", built.template)

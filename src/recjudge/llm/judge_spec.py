@@ -209,6 +209,28 @@ def judge_configs(judges: Iterable[Mapping[str, Any]], **role: Any) -> list[tupl
     return [(spec.display_label, spec.to_config(**dict(role))) for spec in specs]
 
 
+def chapter_judge(entry: Mapping[str, Any], **role: Any) -> tuple[str, JudgeConfig, bool | None]:
+    """One judge of a chapter whose judge list holds both kinds of entry: a reader's judge (a
+    ``JudgeSpec.to_parameter()`` dict: only ``FILE_FIELDS`` and ``label``), which plays ``role`` like
+    ``judge_configs``; or the chapter's own judge, a ``label`` plus ``JudgeConfig`` fields, which takes ``role``'s
+    fields only where it sets none.  Returns ``(label, config, batch)``: ``batch`` is True when the entry asks for
+    the provider's batch API and None otherwise (then ``RECJUDGE_LLM_BATCH`` decides), for ``run_judge(...,
+    batch=batch)``; it is never a ``JudgeConfig`` field, since how replies are fetched is not part of their key."""
+    if "label" not in entry:
+        raise JudgeSpecError(f"a judges parameter entry needs a 'label' (the judge's name in tables): {dict(entry)}")
+    batch = True if entry.get("batch") else None
+    if set(entry) <= set(FILE_FIELDS) | {"label"}:
+        spec = JudgeSpec.from_parameter(entry)
+        return spec.display_label, spec.to_config(**dict(role)), batch
+    fields = {key: value for key, value in entry.items() if key not in ("label", "batch")}
+    fields["options"] = tuple(dict(fields.get("options") or {}).items())
+    unknown = sorted(set(fields) - set(JudgeConfig.__dataclass_fields__))
+    if unknown:
+        raise JudgeSpecError(f"judges parameter entry {entry['label']!r}: unknown field(s) {unknown} (a reader's "
+                             f"judge has the fields {list(FILE_FIELDS)}; a chapter's own judge JudgeConfig fields)")
+    return str(entry["label"]), JudgeConfig(**{**role, **fields}), batch
+
+
 # ------------------------------------------------------------------------------------------------------- parsing
 def parse_judge(spec: str, *, base_url: str | None = None, served_model: str | None = None,
                 batch: bool = False) -> JudgeSpec:
@@ -371,4 +393,5 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
 
 
 __all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "LOGPROB_PROVIDERS",
-           "PROVIDERS", "ROLE_FIELDS", "judge_configs", "parse_judge", "parse_judges", "read_judge_file", "role_of"]
+           "PROVIDERS", "ROLE_FIELDS", "chapter_judge", "judge_configs", "parse_judge", "parse_judges",
+           "read_judge_file", "role_of"]

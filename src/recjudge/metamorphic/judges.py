@@ -91,6 +91,8 @@ class JudgeUnderTest:
     list_split: str | None = None
     paraphrase: Mapping[str, str] = field(default_factory=dict)
     truth: Mapping[str, float] | None = None
+    #: run_judge's batch option (a reader's judge asked through its provider's batch API); None: the environment's
+    batch: bool | None = None
 
 
 def _span_text(judge: JudgeUnderTest, request: JudgeRequest) -> str:
@@ -155,7 +157,7 @@ def run_relations(judge: JudgeUnderTest, relations: Sequence[str] = RELATIONS, m
                   store=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scores: case, relation, original, perturbed, truth; skipped: relation, reason) for one judge."""
     original = _long_scores(run_judge(judge.config, judge.requests, judge.parser, mode=mode, store=store,
-                                      progress=False))
+                                      progress=False, batch=judge.batch))
     frames, skipped = [], []
     for relation in relations:
         ok, why = applicable(judge, relation)
@@ -163,7 +165,7 @@ def run_relations(judge: JudgeUnderTest, relations: Sequence[str] = RELATIONS, m
             skipped.append({"judge": judge.label, "relation": RELATION_NAMES[relation], "reason": why})
             continue
         changed = _long_scores(run_judge(judge.config, perturb(judge, relation), judge.parser, mode=mode,
-                                         store=store, progress=False))
+                                         store=store, progress=False, batch=judge.batch))
         frame = pd.DataFrame({"case": original.index, "original": original.to_numpy(),
                               "perturbed": changed.reindex(original.index).to_numpy()})
         if judge.truth is not None:
@@ -171,6 +173,20 @@ def run_relations(judge: JudgeUnderTest, relations: Sequence[str] = RELATIONS, m
         frames.append(frame.assign(judge=judge.label, relation=RELATION_NAMES[relation]))
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
             pd.DataFrame(skipped, columns=["judge", "relation", "reason"]))
+
+
+def for_readers(judge: JudgeUnderTest, readers: Sequence[Mapping]) -> list[JudgeUnderTest]:
+    """``judge`` played by each reader's judge of ``readers`` (a chapter's ``judges`` parameter:
+    ``JudgeSpec.to_parameter()`` dicts): the same requests, parser, spans, paraphrase and truth, so the same
+    relations apply; the reader's identity in the role of ``judge.config`` (``judge_spec.role_of``: prompt, scoring,
+    reply length), labelled ``"<judge's label>, <reader's label>"``. Empty without readers."""
+    from recjudge.llm.judge_spec import chapter_judge, role_of
+
+    played = []
+    for reader in readers:
+        label, config, batch = chapter_judge(reader, **role_of(judge.config))
+        played.append(replace(judge, label=f"{judge.label}, {label}", config=config, batch=batch))
+    return played
 
 
 def judge_slug(label: str) -> str:
@@ -253,8 +269,8 @@ def shape_effect(table: pd.DataFrame) -> pd.DataFrame:
 
 __all__ = ["CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS",
            "RELATION_NAMES", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE", "applicable", "constrained",
-           "explanation_judge", "judge_slug", "kang_basic_judge", "perturb", "robustness", "run_relations",
-           "shape_effect", "tokutake_judge", "verdict"]
+           "explanation_judge", "for_readers", "judge_slug", "kang_basic_judge", "perturb", "robustness",
+           "run_relations", "shape_effect", "tokutake_judge", "verdict"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:

@@ -271,6 +271,8 @@ def scores_from_run(run, prompts: ExplanationPrompts, evaluator: str,
     by_key = {request.key: request.meta for request in prompts.requests}
     rows = []
     if prompts.aspect_mode == "multi":
+        if isinstance(means, pd.Series):  # no reply held aspect scores (e.g. a plan, which asks nothing): all NaN
+            means = pd.DataFrame(np.nan, index=means.index, columns=list(ASPECTS))
         for key, values in means.iterrows():
             for aspect in ASPECTS:
                 rows.append((by_key[key]["row_id"], evaluator, aspect, float(values[aspect])))

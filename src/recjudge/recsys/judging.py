@@ -140,7 +140,7 @@ def requests_for(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame
 
 def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame, config: JudgeConfig, *,
                 domain: str = "movies", history_k: int = HISTORY_K, mode: str | None = None, store=None,
-                progress: bool = False, provider=None, chunk_prompts: int = CHUNK_PROMPTS):
+                progress: bool = False, provider=None, chunk_prompts: int = CHUNK_PROMPTS, batch: bool | None = None):
     """Judge the distinct (user, item) pairs; returns (scores frame user_id, item_id, score, input_tokens,
     output_tokens, from_store, error, and for an expected-score judge integer_score, its most likely score token:
     what Tokutake et al.'s generating judge would answer) and the ``JudgeRun``.  ``error`` says why a judgment
@@ -150,7 +150,8 @@ def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame,
     Jobs of more than ``chunk_prompts`` pairs are built and judged that many prompts at a time (one ``run_judge``
     each, the returned run combining them), so memory holds one chunk's prompts, not all.  The whole job is priced
     before any chunk is asked (the cost limit applies to the job), replay mode lists every missing reply, and
-    once a chunk stops the job (e.g. the provider refused every request) the later chunks are not asked."""
+    once a chunk stops the job (e.g. the provider refused every request) the later chunks are not asked.  ``batch``:
+    ``run_judge``'s batch option (True: the provider's batch API; None: env ``RECJUDGE_LLM_BATCH`` decides)."""
     distinct = pairs[["user_id", "item_id"]].drop_duplicates()
     builder = _PromptBuilder(history, items, config.prompt, domain, history_k)
     starts = range(0, max(len(distinct), 1), chunk_prompts)
@@ -164,7 +165,7 @@ def judge_pairs(pairs: pd.DataFrame, history: pd.DataFrame, items: pd.DataFrame,
             continue
         try:
             run = run_judge(config, requests, mode=mode, store=store, progress=progress, provider=provider,
-                            confirm_cost=confirm_cost)
+                            confirm_cost=confirm_cost, batch=batch)
         except MissingReplies as exc:
             missing.extend(exc.missing)
             continue
@@ -268,6 +269,40 @@ def table3_metrics(lists: pd.DataFrame, targets: pd.DataFrame | None, scores: pd
                        avg_score=ser["avg_score"].mean())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def judge_folds(folds, test_lists: pd.DataFrame, judged: dict, items: pd.DataFrame, config: JudgeConfig, *,
+                mode: str | None = None, batch: bool | None = None) -> tuple[pd.DataFrame, list[JudgeRun]]:
+    """``judge_pairs`` on the test lists of the ``judged`` users (fold -> user ids) of every fold of ``folds``
+    (``recsys.split.folds``: each pair judged once per fold, with that fold's training history): the scores with
+    a ``fold`` column, and each fold's run."""
+    scored, runs = [], []
+    for fold in folds:
+        sub = test_lists[(test_lists["fold"] == fold.fold) & test_lists["user_id"].isin(judged[fold.fold])]
+        scores, run = judge_pairs(sub, fold.train, items, config, mode=mode, batch=batch)
+        scored.append(scores.assign(fold=fold.fold))
+        runs.append(run)
+    return pd.concat(scored, ignore_index=True), runs
+
+
+#: The columns of Table 3 (accuracy and serendipity at k), as ``table3_metrics`` names them.
+TABLE3_METRICS = ("precision_acc", "ndcg_acc", "precision_ser", "ndcg_ser", "avg_score")
+
+
+def table3_of_judge(judged_lists: pd.DataFrame, targets: pd.DataFrame, scored: pd.DataFrame, *, k: int,
+                    order: Sequence[str], integer: bool = False) -> pd.DataFrame:
+    """Table 3 (fold means and sds of ``TABLE3_METRICS``, one row per recommender in ``order``) from one judge's
+    ``scored`` pairs (``judge_folds``); ``integer``: its most likely score token (``integer_score``) as the score,
+    as the paper's generating judge answers."""
+    scores = scored.assign(score=scored["integer_score"]) if integer else scored
+    per_fold = table3_metrics(judged_lists, targets, scores, k=k)
+    return fold_means(per_fold, list(TABLE3_METRICS)).set_index("recommender").loc[list(order)].reset_index()
+
+
+def serendipity_view(table3: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's serendipity columns as the chapter shows them: P_ser and N_ser in percent, Avg. score as is."""
+    return pd.DataFrame({"recommender": table3["recommender"], "p_ser": 100 * table3["precision_ser_mean"],
+                         "n_ser": 100 * table3["ndcg_ser_mean"], "avg_score": table3["avg_score_mean"]})
 
 
 def fold_means(per_fold: pd.DataFrame, metrics: Sequence[str], by: str = "recommender") -> pd.DataFrame:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -392,22 +392,41 @@ class RQ2Run:
     reports:         one row per engine run (setting, prompts, from_store, provider_calls, unparsable).
     integer_scores:  in expected-score mode, the same replies read as the papers' judges answer: the most likely
                      score token (``modal_score``); otherwise None.
+    readers:         each reader's judge (label -> scores like ``scores``), judged beside the book's judge.
+    reader_integers: the same, read as the most likely score token (expected-score mode only).
     """
 
     scores: pd.DataFrame
     aux: pd.DataFrame
     reports: pd.DataFrame
     integer_scores: pd.DataFrame | None = None
+    readers: dict[str, pd.DataFrame] = field(default_factory=dict)
+    reader_integers: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def setting_config(setting: Setting, model: str, scoring: str = "expected"):
+    """The book's judge in one setting's role: Kang et al.'s 5-shot prompt (with the auxiliary line when the setting
+    has data), ``scoring``, one reply token, temperature 0, one run, seed 0 (a reader's judge plays the same role:
+    ``judge_spec.role_of``)."""
+    from recjudge.llm import JudgeConfig
+
+    prompt = "kang_fewshot_aux" if setting.components else "kang_fewshot"
+    return JudgeConfig(provider="local", model=model, prompt=prompt, scoring=scoring, max_tokens=1, temperature=0.0,
+                       runs=1, seed=0)
 
 
 def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
-                 model: str, mode: str | None = None, scoring: str = "expected",
+                 model: str, judges: Sequence[Mapping] = (), mode: str | None = None, scoring: str = "expected",
                  profile_max_tokens: int = 48, progress: bool = False) -> RQ2Run:
     """Judge ``rows`` (answers of ``study``, a ``Serendipity2018Study``) under every setting with the local judge
-    (temperature 0, one run; the few-shot examples are ``study.examples``), through the judge engine and its store.
-    Long-term profiles are generated first (template ``kang_profile_long``, greedy, ``profile_max_tokens``) for the
-    rows and the examples that have an earlier history. The engine asks each job's prompts in prefix order."""
+    (``setting_config``; the few-shot examples are ``study.examples``), through the judge engine and its store, and
+    with each reader's judge of ``judges`` (a chapter's ``judges`` parameter: ``JudgeSpec.to_parameter()`` dicts) in
+    the same role, beside it (``RQ2Run.readers``; the reports then name the judge of each run).  Long-term profiles
+    are generated first by the local model (template ``kang_profile_long``, greedy, ``profile_max_tokens``) for the
+    rows and the examples that have an earlier history: they are data of the setting, the same for every judge. The
+    engine asks each job's prompts in prefix order."""
     from recjudge.llm import JudgeConfig, run_judge
+    from recjudge.llm.judge_spec import chapter_judge, role_of
 
     frames = pd.concat([rows, study.examples])
     aux = auxiliary_table(frames, study.history, study.movies, ratings, interactions=study.answers)
@@ -426,23 +445,71 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
         reports.append({"setting": "long-term profiles (summaries)", "prompts": run.report.n_prompts,
                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
                         "unparsable": run.report.n_unparsable})
+    expected = scoring == "expected"
     scores = pd.DataFrame(index=rows.index)
-    integer_scores = pd.DataFrame(index=rows.index) if scoring == "expected" else None
+    integer_scores = pd.DataFrame(index=rows.index) if expected else None
+    readers: dict[str, pd.DataFrame] = {}
+    reader_integers: dict[str, pd.DataFrame] = {}
     keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
     for setting in settings:
         requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
                                     answers=study.answers)
-        prompt = "kang_fewshot_aux" if setting.components else "kang_fewshot"
-        config = JudgeConfig(provider="local", model=model, prompt=prompt, scoring=scoring, max_tokens=1,
-                             temperature=0.0, runs=1, seed=0)
-        run = run_judge(config, requests, mode=mode, progress=progress)
-        scores[setting.name] = run.scores().reindex(keys).to_numpy()
-        if integer_scores is not None:
-            integer_scores[setting.name] = run.scores(column="modal_score").reindex(keys).to_numpy()
-        reports.append({"setting": setting.name, "prompts": run.report.n_prompts,
-                        "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
-                        "unparsable": run.report.n_unparsable})
-    return RQ2Run(scores, aux, pd.DataFrame(reports), integer_scores)
+        own = setting_config(setting, model, scoring)
+        asked = [(None, own, None)] + [chapter_judge(judge, **role_of(own)) for judge in judges]
+        for label, config, batch in asked:
+            run = run_judge(config, requests, mode=mode, progress=progress, batch=batch)
+            into = scores if label is None else readers.setdefault(label, pd.DataFrame(index=rows.index))
+            into[setting.name] = run.scores().reindex(keys).to_numpy()
+            if expected:
+                into = (integer_scores if label is None
+                        else reader_integers.setdefault(label, pd.DataFrame(index=rows.index)))
+                into[setting.name] = run.scores(column="modal_score").reindex(keys).to_numpy()
+            reports.append({"setting": setting.name, "judge": label, "prompts": run.report.n_prompts,
+                            "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
+                            "unparsable": run.report.n_unparsable})
+    reports = pd.DataFrame(reports)
+    if not judges:  # the book's own judge only: its reports as they always were
+        reports = reports.drop(columns="judge")
+    else:
+        reports["judge"] = reports["judge"].fillna(f"{model} (the book's judge)")
+    return RQ2Run(scores, aux, reports, integer_scores, readers, reader_integers)
+
+
+def readers_agreement(run: RQ2Run, rows: pd.DataFrame, settings: Sequence[str], *, n_boot: int, seed: int,
+                      integer: bool = False) -> pd.DataFrame:
+    """``ground_truth.agreement_table`` of each reader's judge of ``run`` over ``settings`` on ``rows`` (with
+    ``truth`` and ``user_id``), against its own NA when judged, one block per judge (column ``judge``: its label);
+    ``integer``: its most likely score tokens.  Empty (no rows) without a reader's judge."""
+    from recjudge.serendipity import ground_truth
+
+    parts = []
+    for label, scores in (run.reader_integers if integer else run.readers).items():
+        scored = scores.assign(truth=rows["truth"], user_id=rows["user_id"])
+        parts.append(ground_truth.agreement_table(scored, list(settings), n_boot=n_boot, seed=seed,
+                                                  reference=NA if NA in settings else None).assign(judge=label))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["method", "judge"])
+
+
+def reader_finding(label: str, table: pd.DataFrame) -> str:
+    """One sentence on a reader's judge across the settings (``table``: its ``readers_agreement`` rows): NA's
+    Pearson, the highest other setting's, and how many settings differ from NA in Pearson at p < 0.05.  A judge with
+    no defined Pearson (a plan, where nothing is asked) is said to have none."""
+    from recjudge.compendium.pages import fmt
+
+    by = table.set_index("method")
+    defined = by["pearson_pct"].dropna()
+    if defined.empty:
+        return f"The reader's judge {label} has no defined Pearson in any setting in this run."
+    others = defined[defined.index != NA]
+    sentence = f"With the reader's judge {label}, "
+    if NA in defined.index:
+        sentence += f"NA reaches {fmt(defined[NA], 1)}%"
+        sentence += "; " if len(others) else "."
+    if len(others):
+        significant = int((by.loc[others.index, "p_pearson_vs_ref"] < 0.05).sum())
+        sentence += (f"the highest setting is {others.idxmax()} with {fmt(others.max(), 1)}%, and {significant} of "
+                     f"{len(others)} settings differ from NA in Pearson at p < 0.05 (Williams, uncorrected).")
+    return sentence[0].upper() + sentence[1:]
 
 
 def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
@@ -467,18 +534,26 @@ def _held_out(cells: Mapping[str, pd.Series], na_cell: str, na_scores: pd.Series
             ensembles.held_out_selection({na_cell: na_scores}, **choose))
 
 
+#: The best setting's name when no setting has a defined Pearson (nothing scored, or every score constant).
+UNDEFINED_BEST = "none (no setting has a defined Pearson)"
+
+
 def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, users: pd.Series, *,
                   n_splits: int, seed: int, suffix: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of Kang et al.'s Tables 4-5 from one reading of the judge (``suffix`` names it, e.g. ", integer").
 
     ``table``: ``ground_truth.agreement_table`` of ``scores`` (one column per setting). Rows: NA; Rating (when
     judged); "Auxiliary Data", the best other setting by Pearson, chosen and reported on the same answers as the
-    paper does (its ``best_setting`` says which; a history length ``k=N`` is a quantity of interaction data, not a
-    datum); "Auxiliary Data, held out", the best chosen on a random half of the users and reported on the other half
-    (mean over ``n_splits`` splits); and NA on the same held-out halves. Returns (rows, the held-out splits with
+    paper does (its ``best_setting`` says which, ``UNDEFINED_BEST`` when none has a defined Pearson; a history
+    length ``k=N`` is a quantity of interaction data, not a datum); "Auxiliary Data, held out", the best chosen on a
+    random half of the users and reported on the other half (mean over ``n_splits`` splits); and NA on the same
+    held-out halves. Returns (rows, the held-out splits with
     NA's held-out Pearson)."""
     candidates = table[table["method"] != NA]
-    best = candidates.loc[candidates["pearson_pct"].idxmax()]
+    if candidates["pearson_pct"].notna().any():
+        best = candidates.loc[candidates["pearson_pct"].idxmax()]
+    else:  # no setting has a defined Pearson (e.g. a plan, which asks nothing): no best setting to name
+        best = pd.Series({"method": UNDEFINED_BEST, "n": 0, "pearson_pct": np.nan, "mae": np.nan, "rmse": np.nan})
     held, na_held = _held_out({name: scores[name] for name in candidates["method"]}, NA, scores[NA], truth, users,
                               n_splits, seed)
     held = held.assign(na_heldout_pearson_pct=na_held["heldout_pearson_pct"].to_numpy())

@@ -36,6 +36,8 @@ class TrustJudge:
     sample_size: None for every covered answer; else a seeded simple random sample of this many.
     family:      the model family, for the ensemble of different models.
     note:        what the judge is, in a few words, shown with its numbers.
+    batch:       ``run_judge``'s batch option (a reader's judge asked through its provider's batch API); None: the
+                 environment's (``RECJUDGE_LLM_BATCH``).
     """
 
     name: str
@@ -43,6 +45,7 @@ class TrustJudge:
     sample_size: int | None = None
     family: str = ""
     note: str = ""
+    batch: bool | None = None
 
 
 def _local(model: str, prompt: str) -> JudgeConfig:
@@ -72,6 +75,29 @@ RETEST_JUDGE = TrustJudge(
     sample_size=300, family="SmolLM2", note="local, generated score token, two draws per answer")
 
 
+#: The RQ1 role a reader's judge plays here: Kang et al.'s 5-shot prompt, the expected score of one reply token.
+READER_PROMPT = "kang_fewshot"
+
+
+def reader_judges(judges, sample_size: int | None = None, prompt: str = READER_PROMPT) -> tuple[TrustJudge, ...]:
+    """Each reader's judge of ``judges`` (a chapter's ``judges`` parameter: ``JudgeSpec.to_parameter()`` dicts) as
+    one more judge of this part, in the RQ1 role of ``prompt`` (``ground_truth.rq1_judge``: expected score, one
+    reply token, temperature 0 unless the judge sets its own), named like the local judges ("<label> few-shot (5)"),
+    on a seeded random sample of ``sample_size`` covered answers (None: every one)."""
+    from recjudge.llm.judge_spec import chapter_judge, role_of
+    from recjudge.prompts.serendipity import METHOD_NAMES
+
+    if sample_size is not None and sample_size < 1:
+        raise ValueError(f"judge_sample_size must be a positive number of answers or None, got {sample_size!r}")
+    readers = []
+    for entry in judges:
+        label, config, batch = chapter_judge(entry, **role_of(ground_truth.rq1_judge(prompt)))
+        readers.append(TrustJudge(f"{label} {METHOD_NAMES.get(prompt, prompt)}", config, sample_size=sample_size,
+                                  family=label, note=f"the reader's judge ({config.provider}), expected score",
+                                  batch=batch))
+    return tuple(readers)
+
+
 def coverage(answers: pd.DataFrame, examples: pd.DataFrame) -> pd.DataFrame:
     """The answers every judge of this part covers: those with a ground truth (``truth``), less all answers of the
     users who supply the few-shot examples."""
@@ -94,7 +120,8 @@ def requests_for(judge: TrustJudge, study, covered: pd.DataFrame, seed: int = 0)
 def run(judge: TrustJudge, study, covered: pd.DataFrame, mode: str | None = None, seed: int = 0,
         progress: bool = False) -> JudgeRun:
     """Ask (or replay) ``judge`` on its rows."""
-    return run_judge(judge.config, requests_for(judge, study, covered, seed), mode=mode, progress=progress)
+    return run_judge(judge.config, requests_for(judge, study, covered, seed), mode=mode, progress=progress,
+                     batch=judge.batch)
 
 
 def recorded_gpt35(covered: pd.DataFrame, mode: str | None = None) -> JudgeRun:

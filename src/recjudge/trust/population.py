@@ -44,11 +44,13 @@ def _title_length(titles: pd.Series) -> pd.Series:
 
 
 def judged_population(study, local_judges: Sequence[str] | None = None, use_recorded: bool = True,
-                      mode: str | None = None, seed: int = 0) -> JudgedPopulation:
+                      mode: str | None = None, seed: int = 0,
+                      readers: Sequence[trust_judges.TrustJudge] = ()) -> JudgedPopulation:
     """Every covered answer of ``study`` (a ``Serendipity2018Study``) with its properties and judges' scores.
 
     local_judges: names from ``recjudge.trust.judges.LOCAL_JUDGES`` (default: all); use_recorded: add the recorded
-    gpt-3.5-turbo scores (real data only); mode: the LLM mode (the book replays the store)."""
+    gpt-3.5-turbo scores (real data only); mode: the LLM mode (the book replays the store); readers: the reader's
+    judges (``recjudge.trust.judges.reader_judges``), after the local ones, of kind "reader's LLM"."""
     from recjudge.prompts.serendipity import request_key
     from recjudge.serendipity import proxies
 
@@ -75,14 +77,15 @@ def judged_population(study, local_judges: Sequence[str] | None = None, use_reco
         rows.append({"judge": RECORDED, "kind": "recorded LLM", "family": "GPT-3.5", "scoring": "generated integer",
                      "note": "recorded by a third party with its own prompt and history"})
     names = [j.name for j in trust_judges.LOCAL_JUDGES] if local_judges is None else list(local_judges)
-    for name in names:
-        judge = trust_judges.by_name(name)
+    asked = [(trust_judges.by_name(name), "local LLM") for name in names] + [(r, "reader's LLM") for r in readers]
+    for judge, kind in asked:
         run = trust_judges.run(judge, study, covered, mode=mode, seed=seed)
-        sampled = "" if judge.sample_size is None else f"; a random sample of {judge.sample_size:,} answers"
-        for column, label, scoring in ((None, name, "expected score"),
-                                       ("modal_score", f"{name}{INTEGER}", "most likely score token")):
+        sampled = ("" if judge.sample_size is None or judge.sample_size >= len(covered)
+                   else f"; a random sample of {judge.sample_size:,} answers")
+        for column, label, scoring in ((None, judge.name, "expected score"),
+                                       ("modal_score", f"{judge.name}{INTEGER}", "most likely score token")):
             frame[label] = run.scores(column=column).reindex(keys).to_numpy()
-            rows.append({"judge": label, "kind": "local LLM", "family": judge.family, "scoring": scoring,
+            rows.append({"judge": label, "kind": kind, "family": judge.family, "scoring": scoring,
                          "note": judge.note + sampled})
     for method in proxies.PROXIES:
         frame[method] = study_proxies.scores.set_index(study.answers.index)[method].reindex(covered.index).to_numpy()
