@@ -90,6 +90,25 @@ def test_bad_profiles_name_the_profile_run_and_parameter(root: Path, profiles: s
     assert str(caught.value).startswith(str(path)) and expected in str(caught.value)
 
 
+def test_a_judge_without_log_probabilities_is_left_out_of_runs_that_read_them(root: Path) -> None:
+    write_notebook(root / "notebooks" / "expected.ipynb", "pass", "judges = []")
+    (root / "runplan.yaml").write_text(PLAN + "  - {name: expected, notebook: notebooks/expected.ipynb, asks_llm: true,"
+                                              " reads_logprobs: true}\n")
+    runs = load_runplan(root=root, known_datasets=set())
+    gpt = {"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}
+    claude = {"label": "Haiku", "provider": "anthropic", "model": "claude-3-5-haiku"}
+    judged = with_judges(runs, [gpt, claude], root)
+    given = {run.name: run.parameters[JUDGES_PARAMETER] for run in judged.accepting}
+    assert given == {"chapter": [gpt, claude], "expected": [gpt]}
+    assert judged.without_logprobs == {"expected": ["Haiku"]}
+    alone = with_judges(runs, [claude], root)
+    assert [run.name for run in alone.accepting] == ["chapter"] and alone.without_logprobs == {"expected": ["Haiku"]}
+    (root / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.ipynb, "
+                                       "reads_logprobs: maybe}\n")
+    with pytest.raises(RunPlanError, match="field 'reads_logprobs' must be true or false"):
+        load_runplan(root=root, known_datasets=set())
+
+
 def test_asks_llm_must_be_a_switch(root: Path) -> None:
     (root / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.ipynb, asks_llm: yes-ish}\n")
     with pytest.raises(RunPlanError, match="field 'asks_llm' must be true or false"):
@@ -100,7 +119,7 @@ def test_judges_go_to_llm_runs_that_declare_them(root: Path) -> None:
     plan(root)
     runs = load_runplan(root=root, known_datasets=set())
     judges = [{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}]
-    accepting, refusing = with_judges(runs, judges, root)
+    accepting, refusing, _ = with_judges(runs, judges, root)
     assert [(run.name, run.parameters) for run in accepting] == [
         ("chapter", {"sample_size": 50, JUDGES_PARAMETER: judges})]
     assert [run.name for run in refusing] == ["old_llm"]  # asks an LLM, no `judges` parameter yet

@@ -352,7 +352,7 @@ def test_every_chapter_that_asks_an_llm_takes_the_readers_judges_and_defaults_to
     root = Path(__file__).resolve().parents[1]
     runs = load_runplan(root / "runplan.yaml", root=root, known_datasets=None)
     asking = [run for run in runs if run.asks_llm]
-    judged, left_out = with_judges(runs, [{"label": "J", "provider": "openai", "model": "gpt-4o-mini"}], root)
+    judged, left_out, _ = with_judges(runs, [{"label": "J", "provider": "openai", "model": "gpt-4o-mini"}], root)
     assert [run.name for run in left_out] == []  # `recjudge run --judge` leaves no LLM chapter out
     assert [run.name for run in judged] == [run.name for run in asking]
     for notebook in sorted({run.notebook for run in asking}):

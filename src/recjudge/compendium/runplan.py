@@ -28,6 +28,8 @@ Run plan format::
         results_of: [proxy_vs_llm]          # optional: earlier runs whose results/<name>/ tables it reads
         variant: synthetic                  # optional: runs the cells tagged only:synthetic (see cell_selection)
         asks_llm: true                      # optional: the notebook asks an LLM judge (it takes --judge)
+        reads_logprobs: true                # optional: a reader's judge plays a role that reads expected scores
+                                            #   from token log-probabilities (judges without them are left out)
     profiles:                             # optional: scales of the whole book (recjudge run --profile NAME)
       smoke:                              # profile name -> run name -> parameter overrides
         proxy_vs_llm: {sample_size: 10}
@@ -65,7 +67,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 import yaml
 
@@ -84,7 +86,8 @@ NOTEBOOK_SUFFIXES = (".ipynb", ".md")
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
 FINGERPRINT_VERSION = 2
 
-_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm"}
+_RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm",
+               "reads_logprobs"}
 _TOP_LEVEL = {"runs", "profiles"}
 #: The book as committed: no overrides, ever (the committed results are this profile's).
 DEFAULT_PROFILE = "default"
@@ -116,6 +119,7 @@ class Run:
     results_of: tuple[str, ...] = ()
     variant: str | None = None
     asks_llm: bool = False
+    reads_logprobs: bool = False
 
     def output_path(self, root: Path) -> Path:
         return root / OUTPUT_DIR / f"{self.name}.ipynb"
@@ -298,11 +302,13 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     variant = entry.get("variant")
     if variant is not None and (not isinstance(variant, str) or not _SAFE_NAME.match(variant)):
         raise RunPlanError(f"{where}: field 'variant' must be a plain name (cells tagged only:<variant> run in it)")
-    asks_llm = entry.get("asks_llm", False)
-    if not isinstance(asks_llm, bool):
-        raise RunPlanError(f"{where}: field 'asks_llm' must be true or false, got {asks_llm!r}")
+    flags = {}
+    for flag in ("asks_llm", "reads_logprobs"):
+        flags[flag] = entry.get(flag, False)
+        if not isinstance(flags[flag], bool):
+            raise RunPlanError(f"{where}: field {flag!r} must be true or false, got {flags[flag]!r}")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
-               results_of=tuple(results_of), variant=variant, asks_llm=asks_llm)
+               results_of=tuple(results_of), variant=variant, **flags)
 
 
 def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
@@ -321,22 +327,42 @@ def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: st
                                f"(it declares {sorted(declared) or 'nothing'})")
 
 
-def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> tuple[list[Run], list[Run]]:
+class JudgedRuns(NamedTuple):
+    """``with_judges``: the runs a reader's judges go to (each with its ``judges`` parameter), the LLM runs whose
+    notebook does not declare that parameter, and for runs that read log-probabilities, the judges left out of
+    them (run name -> judge labels)."""
+
+    accepting: list[Run]
+    refusing: list[Run]
+    without_logprobs: dict[str, list[str]]
+
+
+def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> JudgedRuns:
     """The runs that ask an LLM, each given ``judges`` (``JudgeSpec.to_parameter()`` dicts) as its ``judges``
     parameter, and the runs that ask an LLM but whose notebook does not declare that parameter yet (papermill would
-    reject it), which are left out. Runs that ask no LLM are neither: a judge changes nothing in them."""
-    accepting, refusing = [], []
+    reject it), which are left out. Runs that ask no LLM are neither: a judge changes nothing in them. A run marked
+    ``reads_logprobs`` gets only the judges whose replies carry log-probabilities (``JudgeSpec.gives_logprobs``); left
+    with none, it is left out too."""
+    from recjudge.llm.judge_spec import JudgeSpec
+
+    accepting, refusing, without_logprobs = [], [], {}
     declared: dict[str, dict[str, Any]] = {}
     for run in runs:
         if not run.asks_llm:
             continue
         if run.notebook not in declared:
             declared[run.notebook] = _declared_parameters((root / run.notebook).resolve(), f"run {run.name!r}")
-        if JUDGES_PARAMETER in declared[run.notebook]:
-            accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: list(judges)}))
-        else:
+        if JUDGES_PARAMETER not in declared[run.notebook]:
             refusing.append(run)
-    return accepting, refusing
+            continue
+        given = list(judges)
+        if run.reads_logprobs:
+            given = [judge for judge in judges if JudgeSpec.from_parameter(judge).gives_logprobs()]
+            if len(given) < len(judges):
+                without_logprobs[run.name] = [judge["label"] for judge in judges if judge not in given]
+        if given:
+            accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: given}))
+    return JudgedRuns(accepting, refusing, without_logprobs)
 
 
 def read_source_notebook(path: Path):
@@ -845,11 +871,16 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     runs = load_runplan(args.runplan, root=root, profile=args.profile)
     every_run = {run.name for run in runs}
     left_out: list[Run] = []
+    without_logprobs: dict[str, list[str]] = {}
     if judges:
-        runs, left_out = with_judges(runs, [judge.to_parameter() for judge in judges], root)
+        runs, left_out, without_logprobs = with_judges(runs, [judge.to_parameter() for judge in judges], root)
+        for run_name, labels in without_logprobs.items():
+            print(f"note: --judge: {run_name} reads expected scores from token log-probabilities, which "
+                  f"{', '.join(labels)} do(es) not return: left out of it", file=sys.stderr)
         if not runs:
-            raise _UsageError(f"--judge: no chapter of the run plan takes the '{JUDGES_PARAMETER}' parameter yet "
-                              f"(chapters that ask an LLM: {sorted(run.name for run in left_out)})")
+            raise _UsageError(f"--judge: no chapter of the run plan can take these judges (chapters that ask an "
+                              f"LLM but take no '{JUDGES_PARAMETER}' parameter: {sorted(r.name for r in left_out)}; "
+                              f"that read log-probabilities: {sorted(without_logprobs)})")
     if args.only:
         unknown = sorted(set(args.only) - every_run)
         if unknown:
@@ -858,6 +889,10 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
         if refused:
             raise _UsageError(f"--only {refused} with --judge: these chapters ask an LLM but do not take the "
                               f"'{JUDGES_PARAMETER}' parameter yet")
+        unplayable = sorted(set(args.only) - {run.name for run in runs} & set(without_logprobs))
+        if unplayable:
+            raise _UsageError(f"--only {unplayable} with --judge: these chapters read expected scores from token "
+                              "log-probabilities, which no judge given returns")
         no_llm = sorted(set(args.only) - {run.name for run in runs} - set(refused))
         if no_llm:
             raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM; a judge changes nothing in "
