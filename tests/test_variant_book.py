@@ -58,6 +58,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "book" / "own_judge.md").write_text("# Use your own judge\n")
     (root / "_toc.yml").write_text(TOC)
     (root / "_config.yml").write_text(CONFIG)
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "judged.md").write_text("# Judged chapter (source)\n")
     executed(root / "book" / "notebooks" / "judged.ipynb", "Judged chapter", "book's judge: 0.1")
     executed(root / "book" / "notebooks" / "plain.ipynb", "Plain chapter", "no judge: 7")
     for chapter, text in (("judged", "judge,r\nbook,0.1\n"), ("plain", "x\n7\n")):
@@ -112,6 +114,7 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
     config = (source / "_config.yml").read_text()
     assert f"variant {NAME}" in config and str(project / "vendor") in config
     assert (source / "book" / "own_judge.md").is_file() and (source / "_toc.yml").read_text() == TOC
+    assert (source / "notebooks" / "judged.md").read_text() == "# Judged chapter (source)\n"  # offered for download
     assert variant.html_dir(project).is_symlink()
     assert variant.html_dir(project).resolve() == (source / "_build" / "html").resolve()
     assert snapshot(project) == before, "nothing outside _build/variants/NAME was written"

@@ -14,6 +14,10 @@ Steps, each timed:
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
 4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host.
 
+``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
+book: its sources are staged by ``recjudge.compendium.variant_book`` and built into ``_build/variants/NAME/html``;
+the committed book's ``_build/html`` is not touched.
+
 The module is also a Sphinx extension (``_config.yml``: ``sphinx.extra_extensions``): :func:`setup` removes the
 Thebe loader that Jupyter Book always installs (it points the page at unpkg.com; the book has no live kernels).
 """

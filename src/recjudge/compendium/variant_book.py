@@ -10,7 +10,8 @@ The committed book is built from the project root; a variant's book from a stage
   as not run in the variant. A chapter neither has is an error naming both places;
 - ``results/<chapter>/``: the variant's tables of the chapters it ran, the committed ones of the others, so every
   "Full table" link of a page reaches the CSV its numbers came from;
-- ``book/intro.md``: opens with a box saying which judges and profile built this book (``variant.json``).
+- ``book/intro.md``: opens with a box saying which judges and profile built this book (``variant.json``);
+- ``notebooks/``: the source notebooks, which the chapters offer for download.
 
 ``recjudge.compendium.book`` builds the staged folder with the committed book's steps and checks; its HTML is at
 ``_build/variants/<NAME>/html`` (a link to the staged folder's ``_build/html``). Nothing tracked is written: the
@@ -183,6 +184,10 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
                 summary = (variant.folder / "notebooks" / "at_a_glance.ipynb").is_file()
                 text = _after_title(text.decode("utf-8"), intro_note(variant, at_a_glance=summary)).encode("utf-8")
             _write_if_changed(source / relative, text)
+    # The source notebooks, which each chapter offers for download
+    for path in sorted((root / "notebooks").rglob("*")) if (root / "notebooks").is_dir() else []:
+        if path.is_file():
+            _write_if_changed(source / path.relative_to(root), path.read_bytes())
     _write_if_changed(source / TOC_FILE, (root / TOC_FILE).read_bytes())
     _write_if_changed(source / "_config.yml", _config(root, variant).encode("utf-8"))
     # The chapters: the variant's where it ran them, else the committed book's
