@@ -99,7 +99,7 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
     judged = staged_text(source / "book" / "notebooks" / "judged.ipynb")
     plain = staged_text(source / "book" / "notebooks" / "plain.ipynb")
     assert "your judge: 0.4" in judged and "book's judge" not in judged
-    assert f"Run in variant {NAME}" in judged and "Judges **openai:gpt-4o-mini**, profile **smoke**" in judged
+    assert f"Run in variant {NAME}" in judged and "Run with judges **openai:gpt-4o-mini**, profile **smoke**" in judged
     assert "no judge: 7" in plain and f"Not run in variant {NAME}" in plain and "committed book's" in plain
     # The mark follows the title, so the page keeps it
     cells = nbformat.read(source / "book" / "notebooks" / "plain.ipynb", as_version=4).cells

@@ -54,10 +54,10 @@ class Variant:
     left_out: tuple[str, ...] = ()
 
     def judges_text(self) -> str:
-        """``openai:gpt-4o-mini`` (each judge's provider and model), or the chapters' own judges."""
+        """``judges **openai:gpt-4o-mini**`` (each judge's provider and model), or the chapters' own judges."""
         if not self.judges:
             return "the chapters' own judges"
-        return ", ".join(f"{judge.get('provider')}:{judge.get('model')}" for judge in self.judges)
+        return "judges **" + ", ".join(f"{judge.get('provider')}:{judge.get('model')}" for judge in self.judges) + "**"
 
     def build_dir(self, root: Path) -> Path:
         return Path(root) / BUILD_DIR / self.name
@@ -131,7 +131,7 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
     left_out = (f" Chapters that ask an LLM but do not take a reader's judge yet ({', '.join(variant.left_out)}) are "
                 "the committed book's." if variant.left_out else "")
     return (f":::{{admonition}} This is variant {variant.name}, not the committed book\n:class: important\n"
-            f"Built by `recjudge run` with judges **{variant.judges_text()}** and profile **{variant.profile}**. "
+            f"Built by `recjudge run` with {variant.judges_text()} and profile **{variant.profile}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
             "(the book's own judges, profile default)."
             + (" {doc}`notebooks/at_a_glance` puts the papers' numbers, the book's judge's and this variant's side "
@@ -143,12 +143,12 @@ def chapter_note(variant: Variant, ran: bool) -> str:
     """The box that says where a chapter of the variant's book comes from."""
     if ran:
         return (f":::{{admonition}} Run in variant {variant.name}\n:class: important\n"
-                f"Judges **{variant.judges_text()}**, profile **{variant.profile}**: the numbers of this page are "
+                f"Run with {variant.judges_text()}, profile **{variant.profile}**: the numbers of this page are "
                 "the variant's, not the committed book's.\n:::\n")
     return (f":::{{admonition}} Not run in variant {variant.name}\n:class: warning\n"
             "This page is the committed book's (the book's own judges, profile default): the variant did not run "
-            "it (a judge changes nothing in a chapter that asks no LLM, or the chapter does not take the judges "
-            "parameter yet).\n:::\n")
+            "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
+            "`--only` runs only the chapters it names).\n:::\n")
 
 
 def with_note(notebook: Any, note: str) -> Any:
