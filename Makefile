@@ -42,13 +42,22 @@ DATA_FETCH_FLAGS ?=
 data: setup
 	@$(call timed,data,$(PY) -m recjudge data fetch all $(DATA_FETCH_FLAGS))
 
+# Your judge(s) and/or another scale for the whole book: `make book JUDGE=openai:gpt-4o-mini PROFILE=smoke` runs the
+# chapters that ask an LLM into variants/<judges>-<profile>/ and builds that variant's book into
+# _build/variants/<judges>-<profile>/html; the committed results/ and _build/html are not touched. JUDGE may list
+# several judges (separated by spaces); PROFILE is default, paper or smoke (runplan.yaml).
+JUDGE   ?=
+PROFILE ?=
+VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
+
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped).
 run: data
-	@$(call timed,run,$(PY) -m recjudge run)
+	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS))
 
-# Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML.
+# Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
+# with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.
 book: run
-	@$(call timed,book,$(PY) -m recjudge book)
+	@$(call timed,book,$(PY) -m recjudge book $(VARIANT_FLAGS))
 
 # pytest exits 5 when it collects no test: that is a broken suite, not a pass.
 test: setup

@@ -9,6 +9,7 @@ import pytest
 from recjudge.compendium import at_a_glance
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
+from recjudge.compendium.tables import format_table
 
 
 def reversed_tables(chapter: str, table: str) -> pd.DataFrame:
@@ -180,3 +181,80 @@ def test_the_claim_matrix_links_each_claim_to_its_chapter_and_csv():
     assert "({doc}`chapter <normalised_surprise>`, {download}`table <../../results/normalised_surprise/" \
            "ordering_check.csv>`)" in text
     assert text.count("\n") == len(at_a_glance.CLAIMS) + 1
+
+
+# ------------------------------------------------------------------------------------------------ headline numbers
+def fixture_loader(tables: dict[tuple[str, str], pd.DataFrame]):
+    def load(chapter: str, table: str) -> pd.DataFrame:
+        if (chapter, table) not in tables:
+            raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
+        return tables[(chapter, table)].copy()
+    return load
+
+
+def rq1_tables(judge: str, judge_pearson: float, sog: float) -> dict[tuple[str, str], pd.DataFrame]:
+    """The RQ1 chapter's tables of one build (its LLM judge named ``judge``) and Tokutake's Table 1 beside ours."""
+    return {
+        ("proxy_vs_llm", "agreement_all_answers"): pd.DataFrame({"method": ["Random", "SOG"],
+                                                                 "pearson_pct": [0.1, sog]}),
+        ("proxy_vs_llm", "paper_table2"): pd.DataFrame({
+            "family": ["Proxy Metrics", "LLM zero-shot", "LLM few-shot", "LLM-based Baseline"],
+            "method": ["SOG", "GPT-4 (zero-shot)", "GPT-4 (few-shot)", "SerenPrompt_2"],
+            "pearson_pct": [5.72, 10.89, 14.55, 30.0]}),
+        ("proxy_vs_llm", "judge_runs"): pd.DataFrame({"method": [judge]}),
+        # SOG correlates more than the judge on the sample: the best *LLM judge* is still the judge's row
+        ("proxy_vs_llm", "agreement_sample"): pd.DataFrame({"method": ["SOG", judge, "gpt-3.5-turbo (recorded)"],
+                                                            "pearson_pct": [40.0, judge_pearson, 35.0]}),
+        ("prompt_strategies", "table1_vs_paper"): pd.DataFrame({
+            "template": ["Base", "LS", "CoT", "LtM"], "mae_gpt": [1.473, 1.159, 0.847, 1.014],
+            "mae_ours": [1.4, float("nan"), 0.9, 1.0]}),
+    }
+
+
+def headline(frame: pd.DataFrame, number: str) -> pd.Series:
+    return frame[frame["number"].str.startswith(number)].iloc[0]
+
+
+def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    yours = rq1_tables("gpt-4o-mini", 21.0, sog=9.3)
+    del yours[("prompt_strategies", "table1_vs_paper")]  # a variant that did not run that chapter
+    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(yours))
+    assert list(frame.columns) == at_a_glance.HEADLINE_COLUMNS
+    assert len(frame) == len(at_a_glance.HEADLINES)
+    sog = headline(frame, "Pearson (%) of the SOG proxy")
+    assert (sog["paper_value"], sog["default_judge"], sog["your_judge"]) == (5.72, 9.3, 9.3)
+    best = headline(frame, "Pearson (%) of the best LLM judge")
+    # each build's own judges, found through its judge_runs table; the paper's best LLM row, not a baseline's
+    assert (best["paper_value"], best["default_judge"], best["your_judge"]) == (14.55, -4.6, 21.0)
+    cot = headline(frame, "MAE of the CoT prompt")
+    assert (cot["paper_value"], cot["default_judge"]) == (0.847, 0.9) and pd.isna(cot["your_judge"])
+    ls = headline(frame, "MAE of the LS prompt")
+    assert ls["paper_value"] == 1.159 and pd.isna(ls["default_judge"]), "no parsed reply: absent, not 0"
+    # tables neither build wrote: every value absent, the row still there
+    trust = headline(frame, "Human labels the best judge is worth")
+    assert trust[["paper_value", "default_judge", "your_judge"]].isna().all()
+
+
+def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    reversed_book = {key: table.iloc[::-1].reset_index(drop=True) for key, table in book.items()}
+    frame = at_a_glance.headlines(fixture_loader(book))
+    assert "your_judge" not in frame.columns, "the committed book has no reader's judge"
+    pd.testing.assert_frame_equal(frame, at_a_glance.headlines(fixture_loader(reversed_book)))
+    html = format_table(frame, labels=at_a_glance.headline_labels(False), lift_constant=False).to_html()
+    assert "This book" in html and "Your judge" not in html
+    assert "nan" not in html.lower() and "–" in html
+    variant = at_a_glance.headlines(fixture_loader(book), fixture_loader({}))
+    assert variant["your_judge"].isna().all(), "a variant without tables has no value, not zeros"
+    html = format_table(variant, labels=at_a_glance.headline_labels(True), lift_constant=False).to_html()
+    assert "Book&#x27;s judge" in html or "Book's judge" in html
+    assert "Your judge" in html
+
+
+def test_the_committed_headlines_are_what_the_page_shows():
+    shown = load_table("at_a_glance", "headlines")
+    computed = at_a_glance.headlines(load_table)
+    assert shown["number"].tolist() == computed["number"].tolist()
+    pd.testing.assert_frame_equal(shown.drop(columns=["paper", "number"]),
+                                  computed.drop(columns=["paper", "number"]), rtol=1e-5)

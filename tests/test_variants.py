@@ -362,3 +362,31 @@ def test_batch_submits_every_chapter_in_one_pass_and_the_same_command_collects(
         assert "not yet answered" not in printed
         assert answered.read_text() == "judge,answered\nclaude-sonnet-4-6,2\n"
         assert server.batch_submissions == 1, "collected, never submitted again"
+
+
+SUMMARY_CELL = """
+from recjudge.compendium.results import load_table_or_committed, save_table
+save_table(load_table_or_committed("judged", "judges"), NOTEBOOK, "seen")
+"""
+
+
+def test_a_judged_run_also_runs_the_pages_that_read_its_tables(book: Path, capsys: pytest.CaptureFixture) -> None:
+    write_notebook(book / "notebooks" / "summary.ipynb", SUMMARY_CELL, 'NOTEBOOK = "summary"')
+    (book / "runplan.yaml").write_text(PLAN.replace(
+        "profiles:", "  - {name: summary, notebook: notebooks/summary.ipynb, results_of: [judged]}\nprofiles:"))
+    before = committed(book)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
+    assert listed == ["judged", "summary"], "the summary page runs with the judged chapter, the plain one does not"
+    model = book / "models" / "my-judge.gguf"
+    model.parent.mkdir()
+    model.write_bytes(b"GGUF")
+    assert main(["run", "--judge", f"local:{model}", "--only", "summary"]) == 0
+    variant = book / "variants" / f"{parse_judge(f'local:{model}').slug}-default"
+    # the variant did not run the judged chapter here: the summary read the committed table, not nothing
+    assert (variant / "results" / "summary" / "seen.csv").read_text() == "judge,size\nbook,3\n"
+    assert main(["run", "--judge", f"local:{model}"]) == 0
+    assert (variant / "results" / "summary" / "seen.csv").read_text() == "judge,size\nmy-judge,3\n"
+    printed = capsys.readouterr().out
+    assert f"`recjudge book --variant {variant.name}` builds _build/variants/{variant.name}/html" in printed
+    assert committed(book) == before

@@ -9,11 +9,14 @@
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
+- ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and
+  built into ``_build/variants/<name>/html``
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
   and the plots chapters share
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links
-- ``at_a_glance``  the at-a-glance page's rows, every number read from the result tables by name
+- ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's, a variant's),
+  every number read from the result tables by name
 
 This layer imports no paper's package.
 """

@@ -307,6 +307,124 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
     return pd.DataFrame([row.row(load) for row in ROWS], columns=COLUMNS)
 
 
+# ---------------------------------------------------------------------------------------------- headline numbers
+#: The headline numbers: the paper's, the committed book's (the book's own judges) and, in a variant, the reader's.
+HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "your_judge"]
+_LLM_FAMILIES = ("LLM zero-shot", "LLM few-shot")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One number of a finding: ``ours`` reads it from a build's tables (by name), ``printed`` from the chapter's
+    copy of the paper's table (None: the paper prints no such number)."""
+
+    paper: str
+    number: str
+    ours: Callable[[Loader], float]
+    printed: Callable[[Loader], float] | None = None
+
+
+def _value(read: Callable[[Loader], float] | None, load: Loader | None) -> float:
+    """The number, or NaN (shown as absent, never as 0) when there is nothing to read: no loader, a table the build
+    did not write, or a row it has not (a variant's judges name their own rows)."""
+    if read is None or load is None:
+        return float("nan")
+    try:
+        return float(read(load))
+    except (FileNotFoundError, KeyError):
+        return float("nan")
+
+
+def _column(chapter: str, table: str, column: str, key: str, value: object) -> Callable[[Loader], float]:
+    return lambda load: named_row(load(chapter, table), key, value, f"{chapter}/{table}")[column]
+
+
+def _best_llm_judge(load: Loader) -> float:
+    """The highest Pearson (%) with users of the LLM judges the RQ1 chapter asked (named in its judge_runs table,
+    whatever judges those were), on its sample."""
+    asked = set(load("proxy_vs_llm", "judge_runs")["method"])
+    sample = load("proxy_vs_llm", "agreement_sample")
+    judged = sample[sample["method"].isin(asked)]["pearson_pct"].dropna()
+    if judged.empty:
+        raise KeyError("proxy_vs_llm/agreement_sample: no Pearson of an LLM judge")
+    return float(judged.max())
+
+
+def _best_llm_printed(load: Loader) -> float:
+    paper = load("proxy_vs_llm", "paper_table2")
+    return float(paper[paper["family"].isin(_LLM_FAMILIES)]["pearson_pct"].max())
+
+
+def _best_recommender_score(load: Loader) -> float:
+    table3 = load("recommender_reevaluation", "table3_latest-small")
+    return float(table3[table3["recommender"] != "Random"]["avg_score_mean"].max())
+
+
+def _share(chapter: str, table: str, part: str, whole: str) -> Callable[[Loader], float]:
+    """100 × (1 − sum of ``part`` / sum of ``whole``): the share of replies that were usable."""
+    def read(load: Loader) -> float:
+        frame = load(chapter, table)
+        total = float(frame[whole].sum())
+        if total == 0:
+            raise KeyError(f"{chapter}/{table}: no {whole}")
+        return 100 * (1 - float(frame[part].sum()) / total)
+    return read
+
+
+def _best_labels_worth(load: Loader) -> float:
+    worth = load("trust_judges", "labels_worth")
+    at_100 = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == 100)]
+    if at_100.empty:
+        raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
+    return float(at_100["labels_worth"].max())
+
+
+HEADLINES = (
+    Headline("Kang et al. 2025, RQ1", "Pearson (%) of the SOG proxy with users, all answers",
+             _column("proxy_vs_llm", "agreement_all_answers", "pearson_pct", "method", "SOG"),
+             _column("proxy_vs_llm", "paper_table2", "pearson_pct", "method", "SOG")),
+    Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
+             "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed),
+    Headline("Kang et al. 2025, RQ2", "Pearson (%) of the judge without auxiliary data",
+             _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "none (NA)"),
+             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "none (NA)")),
+    Headline("Kang et al. 2025, RQ2", "Pearson (%) with the best auxiliary data (chosen in sample)",
+             _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "Auxiliary Data"),
+             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data")),
+    Headline("Kang et al. 2025, RQ3", "Pearson (%) of the ensemble with auxiliary data, on held-out users",
+             _column("llm_ensembles", "table5_ours", "pearson_pct", "method", "Multi-LLM & Auxiliary Data, held out")),
+    *(Headline("Tokutake et al. 2025", f"MAE of the {template} prompt (paper: GPT-4o-mini)",
+               _column("prompt_strategies", "table1_vs_paper", "mae_ours", "template", template),
+               _column("prompt_strategies", "table1_vs_paper", "mae_gpt", "template", template))
+      for template in ("Base", "LS", "CoT", "LtM")),
+    Headline("Tokutake et al. 2025, re-evaluation", "Highest mean serendipity score of a recommender (expected "
+             "score, 1–5)", _best_recommender_score),
+    Headline("Zhang et al. 2024", "Replies of the LLM evaluators that held a score (%)",
+             _share("explanation_evaluators", "llm_runs", "n_unparsable", "n_replies")),
+    Headline("Khirbat et al. 2024", "Replies of the LLM recommender that are a list of titles (%)",
+             _share("metamorphic_recommender", "reply_parsing", "not_a_list", "replies")),
+    Headline("Beyond the papers: part V", "Human labels the best judge is worth, beside 100 labels",
+             _best_labels_worth),
+)
+
+
+def headlines(default: Loader, yours: Loader | None = None) -> pd.DataFrame:
+    """One row per headline number (``HEADLINES``): the paper's (from the default build's copy of its table), the
+    default build's, and with ``yours`` (a variant's tables) the reader's judge's. A number a build does not have is
+    NaN, shown as absent. Without ``yours`` the column ``your_judge`` is left out."""
+    rows = [{"paper": headline.paper, "number": headline.number,
+             "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default),
+             "your_judge": _value(headline.ours, yours)} for headline in HEADLINES]
+    columns = HEADLINE_COLUMNS if yours is not None else HEADLINE_COLUMNS[:-1]
+    return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)[columns]
+
+
+def headline_labels(variant: bool) -> dict[str, str]:
+    """Column headers of the headline table: in a variant, the book's judge beside yours."""
+    return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value",
+            "default_judge": "Book's judge" if variant else "This book", "your_judge": "Your judge"}
+
+
 # ------------------------------------------------------------------------------------------------ claim by claim
 #: What became of a claim in this build.
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "partly", "not reproduced", "not testable here"

@@ -14,6 +14,10 @@ Steps, each timed:
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
 4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host.
 
+``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
+book: its sources are staged by ``recjudge.compendium.variant_book`` and built into ``_build/variants/NAME/html``;
+the committed book's ``_build/html`` is not touched.
+
 The module is also a Sphinx extension (``_config.yml``: ``sphinx.extra_extensions``): :func:`setup` removes the
 Thebe loader that Jupyter Book always installs (it points the page at unpkg.com; the book has no live kernels).
 """
@@ -339,8 +343,10 @@ def _jupyter_book_command() -> list[str]:
     return [found]
 
 
-def build_html(root: Path, *, all_pages: bool = False) -> None:
-    command = [*_jupyter_book_command(), "build", str(root), "--builder", "html", "--warningiserror",
+def build_html(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
+    """``jupyter-book build`` of ``source`` (default: the project root, the committed book) into
+    ``<source>/_build/html``; a variant's book is built from its own staged source folder (``variant_book``)."""
+    command = [*_jupyter_book_command(), "build", str(source or root), "--builder", "html", "--warningiserror",
                "--keep-going"]
     if all_pages:
         command.append("--all")
@@ -350,8 +356,10 @@ def build_html(root: Path, *, all_pages: bool = False) -> None:
                         "(warnings are errors)")
 
 
-def check_built_book(root: Path) -> None:
-    html_dir = root / HTML_DIR
+def check_built_book(root: Path, html_dir: Path | None = None) -> None:
+    """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``) and no page or
+    stylesheet fetches from another host."""
+    html_dir = html_dir or root / HTML_DIR
     index = html_dir / "index.html"
     if not index.is_file():
         raise BookError(f"{index} was not written: the build did not produce the book")
@@ -375,6 +383,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="rebuild every page, not only the changed ones")
     parser.add_argument("--check-only", action="store_true",
                         help="only check an existing build (_build/html) for index.html and external resources")
+    variant = parser.add_argument_group(
+        "a variant's book", "build the book of a variant that `recjudge run --judge ... --profile ...` executed into "
+        "variants/NAME/, as _build/variants/NAME/html (the committed book and results are not touched); name it, "
+        "or give the same --judge/--profile as the run")
+    variant.add_argument("--variant", metavar="NAME", help="a folder of variants/ (e.g. openai-gpt-4o-mini-smoke)")
+    variant.add_argument("--judge", action="append", metavar="SPEC",
+                         help="the run's --judge (repeatable): the variant is named from the judges and the profile")
+    variant.add_argument("--profile", default=None, metavar="NAME", help="the run's --profile")
     parser.add_argument("--vendor-only", action="store_true",
                         help="only vendor the pinned MathJax into vendor/mathjax (the one step that needs the npm "
                              "registry; `make setup` runs it so that later builds work offline)")
@@ -383,6 +399,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace) -> int:
     root = project_root()
     timings: dict[str, float] = {}
+    try:
+        from recjudge.compendium.variant_book import VariantBookError, variant_from_arguments
+
+        variant = variant_from_arguments(root, args.variant, args.judge or [], args.profile)
+    except VariantBookError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if variant is not None and not args.vendor_only:
+        return _build_variant(root, variant, args, timings)
     try:
         if args.vendor_only:
             ensure_mathjax(root)
@@ -405,4 +430,30 @@ def run_command(args: argparse.Namespace) -> int:
         if timings:
             print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
     print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
+    return 0
+
+
+def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[str, float]) -> int:  # noqa: ANN001
+    """The book of one variant (``recjudge.compendium.variant_book``): staged under ``_build/variants/<name>/``
+    and built there, with the same steps and checks as the committed book."""
+    from recjudge.compendium.variant_book import VariantBookError, stage_variant_book
+
+    html = variant.html_dir(root)
+    try:
+        if not args.check_only:
+            with _phase("mathjax", timings):
+                ensure_mathjax(root)
+            with _phase("stage", timings):
+                source = stage_variant_book(root, variant)
+            with _phase("jupyter-book build", timings):
+                build_html(root, all_pages=args.all, source=source)
+        with _phase("checks", timings):
+            check_built_book(root, html)
+    except (BookError, VariantBookError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if timings:
+            print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
+    print(f"[book] built the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from recjudge.paths import results_dir
+from recjudge.paths import project_root, results_dir
 
 #: A plain file name: letters, digits, '_', '-' and '.', not starting with '.' (so never '.' or '..').
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
@@ -46,3 +46,33 @@ def load_table(notebook: str, name: str) -> pd.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: run the notebook {notebook!r} first (make run)")
     return pd.read_csv(path)
+
+
+def committed_results_dir() -> Path:
+    """The committed book's tables (``results/``), whatever ``RECJUDGE_RESULTS`` says."""
+    return project_root() / "results"
+
+
+def in_variant() -> bool:
+    """True when the tables go elsewhere than the committed ``results/`` (a variant's run, ``RECJUDGE_RESULTS``)."""
+    return results_dir().resolve() != committed_results_dir().resolve()
+
+
+def load_committed_table(notebook: str, name: str) -> pd.DataFrame:
+    """A table of the committed book, also from a variant's run (to show the book's number beside the variant's)."""
+    path = committed_results_dir() / notebook / f"{name}.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: run the notebook {notebook!r} of the committed book first "
+                                "(make run)")
+    return pd.read_csv(path)
+
+
+def load_table_or_committed(notebook: str, name: str) -> pd.DataFrame:
+    """This run's table, or the committed book's when this run (a variant that ran only some chapters) has none:
+    a chapter a variant did not run is the committed book's."""
+    try:
+        return load_table(notebook, name)
+    except FileNotFoundError:
+        if not in_variant():
+            raise
+        return load_committed_table(notebook, name)

@@ -48,7 +48,8 @@ ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_para
 default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. ``recjudge run --judge SPEC``
 passes ``judges`` to every run that asks an LLM and whose notebook declares it (``with_judges``; every chapter of
 the book does); a run that asks an LLM but does not declare it is named and left out of the judged run (papermill
-rejects undeclared parameters, and running it would only repeat the default judge under the reader's name). Such
+rejects undeclared parameters, and running it would only repeat the default judge under the reader's name); a page
+that reads the judged runs' tables (``results_of``) and asks no LLM runs again with them (``with_summaries``). Such
 runs write into a variant (``recjudge.compendium.variants``), never into ``results/`` or ``book/notebooks/``.
 """
 
@@ -363,6 +364,16 @@ def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> Ju
         if given:
             accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: given}))
     return JudgedRuns(accepting, refusing, without_logprobs)
+
+
+def with_summaries(runs: list[Run], judged: list[Run]) -> list[Run]:
+    """The judged runs and, in the run plan's order, the pages that read their tables (``results_of``) and ask no
+    LLM themselves (the at-a-glance page): a judge changes their numbers through the tables they read."""
+    chosen = {run.name: run for run in judged}
+    for run in runs:
+        if not run.asks_llm and set(run.results_of) & set(chosen):
+            chosen[run.name] = run
+    return [chosen[run.name] for run in runs if run.name in chosen]
 
 
 def read_source_notebook(path: Path):
@@ -873,14 +884,15 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     left_out: list[Run] = []
     without_logprobs: dict[str, list[str]] = {}
     if judges:
-        runs, left_out, without_logprobs = with_judges(runs, [judge.to_parameter() for judge in judges], root)
+        judged, left_out, without_logprobs = with_judges(runs, [judge.to_parameter() for judge in judges], root)
         for run_name, labels in without_logprobs.items():
             print(f"note: --judge: {run_name} reads expected scores from token log-probabilities, which "
                   f"{', '.join(labels)} do(es) not return: left out of it", file=sys.stderr)
-        if not runs:
+        if not judged:
             raise _UsageError(f"--judge: no chapter of the run plan can take these judges (chapters that ask an "
                               f"LLM but take no '{JUDGES_PARAMETER}' parameter: {sorted(r.name for r in left_out)}; "
                               f"that read log-probabilities: {sorted(without_logprobs)})")
+        runs = with_summaries(runs, judged)
     if args.only:
         unknown = sorted(set(args.only) - every_run)
         if unknown:
@@ -895,8 +907,8 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
                               "log-probabilities, which no judge given returns")
         no_llm = sorted(set(args.only) - {run.name for run in runs} - set(refused))
         if no_llm:
-            raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM; a judge changes nothing in "
-                              "them")
+            raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM and read no judged chapter's "
+                              "tables; a judge changes nothing in them")
         runs = [run for run in runs if run.name in set(args.only)]
     # Only a run that may ask needs keys: not a plan, a listing or a replay.
     live = not (args.plan or args.list) and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
@@ -966,6 +978,10 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
           f"{time.perf_counter() - started:.1f} s in all{where}")
     _report_batches(invocation)
+    if invocation.variant is not None:
+        print(f"[run] its book: `recjudge book --variant {invocation.variant}` builds "
+              f"_build/variants/{invocation.variant}/html (`make book` with the same JUDGE=/PROFILE= runs and "
+              "builds in one command)")
     return 0
 
 

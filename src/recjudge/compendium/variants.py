@@ -13,8 +13,11 @@ without ``--judge``)::
 
 The committed ``results/`` and ``book/notebooks/`` are never written; replies still go to the one response store,
 so a second run replays what the first paid for.  With ``--judge`` only the runs that ask an LLM and take the
-``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``); a profile alone
-executes every run, so a page that reads other chapters' tables (``results_of``) reads the variant's.
+``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``), and the pages that
+read their tables (``results_of``: the at-a-glance page; ``runplan.with_summaries``), which read the committed
+tables of the chapters the variant did not run (``results.load_table_or_committed``); a profile alone executes
+every run.  ``recjudge book --variant NAME`` then builds the variant's own book into ``_build/variants/NAME/html``
+(``compendium.variant_book``); ``make book JUDGE=SPEC PROFILE=P`` runs and builds it in one command.
 
 The plan.  ``--plan`` executes the chapters with the engine in its dry-run mode: env ``RECJUDGE_LLM_MODE=plan`` makes
 ``run_judge`` ask nothing and append one JSON line per judge job to the file named by ``RECJUDGE_PLAN_LOG`` (one file

@@ -1,0 +1,262 @@
+"""A variant's own book: ``recjudge book --variant NAME`` builds ``_build/variants/<NAME>/html`` from what
+``recjudge run --judge ... --profile ...`` executed into ``variants/<NAME>/`` (``compendium.variants``).
+
+The committed book is built from the project root; a variant's book from a staged copy of its sources in
+``_build/variants/<NAME>/source/`` (git-ignored, like everything under ``_build/``), with the same ``_config.yml``,
+``_toc.yml`` and prose, and:
+
+- ``book/notebooks/<run>.ipynb``: the variant's executed notebook where the variant ran the chapter, marked with the
+  judges and profile that made it; otherwise the committed book's executed notebook (``book/notebooks/``), marked
+  as not run in the variant. A chapter neither has is an error naming both places;
+- ``results/<chapter>/``: the variant's tables of the chapters it ran, the committed ones of the others, so every
+  "Full table" link of a page reaches the CSV its numbers came from;
+- ``book/intro.md``: opens with a box saying which judges and profile built this book (``variant.json``);
+- ``notebooks/``: the source notebooks, which the chapters offer for download.
+
+``recjudge.compendium.book`` builds the staged folder with the committed book's steps and checks; its HTML is at
+``_build/variants/<NAME>/html`` (a link to the staged folder's ``_build/html``). Nothing tracked is written: the
+committed ``results/``, ``book/`` and ``_build/html`` are read, never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
+
+VARIANT_FILE = "variant.json"
+BUILD_DIR = Path("_build") / "variants"
+NOTEBOOKS = Path("book") / "notebooks"
+#: The id of the cell that marks a chapter's origin (a fixed id: the staged notebook is rewritten only when it
+#: changes, so Jupyter Book rebuilds only changed pages).
+NOTE_CELL_ID = "variant-origin"
+
+
+class VariantBookError(ValueError):
+    """A variant's book cannot be staged; the message names the option, folder or file."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What ``variants/<name>/variant.json`` says produced the variant."""
+
+    name: str
+    folder: Path
+    profile: str
+    judges: tuple[dict[str, Any], ...]
+    left_out: tuple[str, ...] = ()
+
+    def judges_text(self) -> str:
+        """``judges **openai:gpt-4o-mini**`` (each judge's provider and model), or the chapters' own judges."""
+        if not self.judges:
+            return "the chapters' own judges"
+        return "judges **" + ", ".join(f"{judge.get('provider')}:{judge.get('model')}" for judge in self.judges) + "**"
+
+    def build_dir(self, root: Path) -> Path:
+        return Path(root) / BUILD_DIR / self.name
+
+    def source_dir(self, root: Path) -> Path:
+        return self.build_dir(root) / "source"
+
+    def html_dir(self, root: Path) -> Path:
+        return self.build_dir(root) / "html"
+
+
+def known_variants(root: Path) -> list[str]:
+    folder = Path(root) / VARIANTS_DIR
+    return sorted(path.name for path in folder.iterdir() if path.is_dir()) if folder.is_dir() else []
+
+
+def load_variant(root: Path, name: str) -> Variant:
+    """The variant ``variants/<name>/`` as its ``variant.json`` describes it; a clear error for an unknown name
+    (listing the known ones) and for a folder without (or with a damaged) ``variant.json``."""
+    root = Path(root)
+    if not name or name in (".", "..") or Path(name).name != name:
+        raise VariantBookError(f"--variant {name!r}: a variant is named by its folder under {VARIANTS_DIR}/")
+    folder = variant_folder(root, name)
+    if not folder.is_dir():
+        known = known_variants(root)
+        listing = (f"known variants: {', '.join(known)}" if known else
+                   "there is none yet: `recjudge run --judge SPEC --profile P` makes one")
+        raise VariantBookError(f"--variant {name!r}: no folder {VARIANTS_DIR}/{name}/ ({listing})")
+    path = folder / VARIANT_FILE
+    if not path.is_file():
+        raise VariantBookError(f"{VARIANTS_DIR}/{name}/ has no {VARIANT_FILE}, so what built it is unknown: "
+                               "`recjudge run` writes it before executing anything; run it again with the variant's "
+                               "--judge and --profile")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise VariantBookError(f"{path}: not JSON ({error})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("profile"), str):
+        raise VariantBookError(f"{path}: field 'profile' missing or not a string")
+    judges = record.get("judges", [])
+    if not isinstance(judges, list) or not all(isinstance(judge, dict) for judge in judges):
+        raise VariantBookError(f"{path}: field 'judges' must be a list of judge mappings")
+    left_out = record.get("llm_runs_without_judges_parameter", [])
+    return Variant(name, folder, record["profile"], tuple(judges), tuple(map(str, left_out)))
+
+
+def variant_from_arguments(root: Path, name: str | None, judges: Sequence[str], profile: str | None) -> Variant | None:
+    """The variant ``recjudge book`` is asked for: by ``--variant NAME``, or by the run's ``--judge``/``--profile``
+    (named as ``recjudge run`` names it); None for the committed book (no option, or ``--profile default`` alone)."""
+    from recjudge.compendium.runplan import DEFAULT_PROFILE
+    from recjudge.llm.judge_spec import JudgeSpecError, parse_judges
+
+    if name is not None:
+        if judges or profile is not None:
+            raise VariantBookError("--variant names the variant; give it without --judge/--profile")
+        return load_variant(root, name)
+    profile = profile or DEFAULT_PROFILE
+    if not judges and profile == DEFAULT_PROFILE:
+        return None
+    try:
+        specs = parse_judges(judges)
+    except JudgeSpecError as error:
+        raise VariantBookError(str(error)) from None
+    return load_variant(root, variant_name(specs, profile))
+
+
+# --------------------------------------------------------------------------------------------------------- staging
+def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
+    """The box that opens the variant's book (``at_a_glance``: the variant ran the at-a-glance page, which then
+    shows its numbers beside the book's)."""
+    left_out = (f" Chapters that ask an LLM but do not take a reader's judge yet ({', '.join(variant.left_out)}) are "
+                "the committed book's." if variant.left_out else "")
+    return (f":::{{admonition}} This is variant {variant.name}, not the committed book\n:class: important\n"
+            f"Built by `recjudge run` with {variant.judges_text()} and profile **{variant.profile}**. "
+            "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
+            "(the book's own judges, profile default)."
+            + (" {doc}`notebooks/at_a_glance` puts the papers' numbers, the book's judge's and this variant's side "
+               "by side." if at_a_glance else "")
+            + f"{left_out}\n:::\n")
+
+
+def chapter_note(variant: Variant, ran: bool) -> str:
+    """The box that says where a chapter of the variant's book comes from."""
+    if ran:
+        return (f":::{{admonition}} Run in variant {variant.name}\n:class: important\n"
+                f"Run with {variant.judges_text()}, profile **{variant.profile}**: the numbers of this page are "
+                "the variant's, not the committed book's.\n:::\n")
+    return (f":::{{admonition}} Not run in variant {variant.name}\n:class: warning\n"
+            "This page is the committed book's (the book's own judges, profile default): the variant did not run "
+            "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
+            "`--only` runs only the chapters it names).\n:::\n")
+
+
+def with_note(notebook: Any, note: str) -> Any:
+    """``notebook`` (nbformat) with ``note`` as a markdown cell after the cell holding its title (the first
+    ``# `` heading), so the page keeps its title; a previous note is replaced."""
+    import nbformat
+
+    cells = [cell for cell in notebook.cells if cell.get("id") != NOTE_CELL_ID]
+    title = next((index for index, cell in enumerate(cells) if cell.cell_type == "markdown"
+                  and any(line.startswith("# ") for line in cell.source.splitlines())), -1)
+    marker = nbformat.v4.new_markdown_cell(note)
+    marker["id"] = NOTE_CELL_ID
+    notebook.cells = cells[:title + 1] + [marker] + cells[title + 1:]
+    return notebook
+
+
+def stage_variant_book(root: Path, variant: Variant) -> Path:
+    """Write the variant's book sources to ``_build/variants/<name>/source`` (see the module docstring) and link
+    ``_build/variants/<name>/html`` to where Jupyter Book writes them; returns the source folder. Unchanged files
+    are not rewritten, so a second build redoes only what changed."""
+    import nbformat
+
+    from recjudge.compendium.book import TOC_FILE, toc_files
+
+    root = Path(root)
+    source = variant.source_dir(root)
+    # The prose, the table of contents and the configuration, as committed (the intro opens with the variant's box)
+    for path in sorted((root / "book").rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and not relative.is_relative_to(NOTEBOOKS):
+            text = path.read_bytes()
+            if relative == Path("book") / "intro.md":
+                summary = (variant.folder / "notebooks" / "at_a_glance.ipynb").is_file()
+                text = _after_title(text.decode("utf-8"), intro_note(variant, at_a_glance=summary)).encode("utf-8")
+            _write_if_changed(source / relative, text)
+    # The source notebooks, which each chapter offers for download
+    for path in sorted((root / "notebooks").rglob("*")) if (root / "notebooks").is_dir() else []:
+        if path.is_file():
+            _write_if_changed(source / path.relative_to(root), path.read_bytes())
+    _write_if_changed(source / TOC_FILE, (root / TOC_FILE).read_bytes())
+    _write_if_changed(source / "_config.yml", _config(root, variant).encode("utf-8"))
+    # The chapters: the variant's where it ran them, else the committed book's
+    chapters = [Path(entry).name.removesuffix(".ipynb") for entry in toc_files(root / TOC_FILE)
+                if entry.startswith(f"{NOTEBOOKS.as_posix()}/")]
+    missing = []
+    for chapter in chapters:
+        ran = variant.folder / "notebooks" / f"{chapter}.ipynb"
+        committed = root / NOTEBOOKS / f"{chapter}.ipynb"
+        found = ran if ran.is_file() else committed if committed.is_file() else None
+        if found is None:
+            missing.append(f"{chapter} (neither {ran.relative_to(root)} nor {committed.relative_to(root)})")
+            continue
+        notebook = with_note(nbformat.read(found, as_version=4), chapter_note(variant, found == ran))
+        _write_if_changed(source / NOTEBOOKS / f"{chapter}.ipynb", nbformat.writes(notebook).encode("utf-8"))
+    if missing:
+        raise VariantBookError("no executed notebook for chapter(s) " + "; ".join(missing) + ": run `recjudge run` "
+                               "(the committed book) or the variant's run first")
+    _stage_results(root, variant, source / "results")
+    link = variant.html_dir(root)
+    if not link.is_symlink():
+        if link.exists():
+            shutil.rmtree(link)
+        link.symlink_to(Path("source") / "_build" / "html", target_is_directory=True)
+    return source
+
+
+def _after_title(text: str, note: str) -> str:
+    lines = text.splitlines(keepends=True)
+    title = next((index for index, line in enumerate(lines) if line.startswith("# ")), -1)
+    return "".join(lines[:title + 1]) + "\n" + note + "".join(lines[title + 1:])
+
+
+def _config(root: Path, variant: Variant) -> str:
+    """The committed ``_config.yml`` with the variant in its title; the vendored MathJax is read where it is."""
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    config["title"] = f"{config.get('title', 'recjudge')} — variant {variant.name}"
+    sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx_config["html_static_path"] = [str((root / entry).resolve()) if entry == "vendor" else entry
+                                         for entry in sphinx_config.get("html_static_path", [])]
+    return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+
+
+def _stage_results(root: Path, variant: Variant, target: Path) -> None:
+    """Per chapter, the variant's result tables if it wrote any, else the committed ones."""
+    own = variant.folder / "results"
+    committed = root / "results"
+    chapters = sorted({path.name for folder in (own, committed) if folder.is_dir()
+                       for path in folder.iterdir() if path.is_dir()})
+    wanted = set()
+    for chapter in chapters:
+        origin = own / chapter if (own / chapter).is_dir() else committed / chapter
+        for path in sorted(origin.rglob("*.csv")):
+            relative = Path(chapter) / path.relative_to(origin)
+            wanted.add(relative)
+            _write_if_changed(target / relative, path.read_bytes())
+    for path in sorted(target.rglob("*.csv")) if target.is_dir() else []:
+        if path.relative_to(target) not in wanted:
+            path.unlink()
+
+
+def _write_if_changed(path: Path, content: bytes) -> None:
+    if path.is_file() and path.read_bytes() == content:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(content)
+    os.replace(temporary, path)
+
+
+__all__ = ["Variant", "VariantBookError", "chapter_note", "intro_note", "known_variants",
+           "load_variant", "stage_variant_book", "variant_from_arguments", "with_note"]

@@ -1,0 +1,198 @@
+"""A variant's own book (`recjudge book --variant NAME`): staged and built under _build/variants/NAME from the
+variant's executed notebooks, the committed book's for the chapters it did not run, and nothing tracked written
+(a tiny project of fake chapters; the Jupyter Book build itself is replaced by a stand-in that writes index.html)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from recjudge.cli import main
+from recjudge.compendium import book as book_module
+from recjudge.compendium.variant_book import (
+    NOTE_CELL_ID,
+    VariantBookError,
+    load_variant,
+    stage_variant_book,
+    variant_from_arguments,
+    with_note,
+)
+
+NAME = "openai-gpt-4o-mini-smoke"
+TOC = """format: jb-book
+root: book/intro
+chapters:
+  - file: book/notebooks/judged
+  - file: book/notebooks/plain
+  - file: book/own_judge
+"""
+CONFIG = """title: "recjudge"
+only_build_toc_files: true
+sphinx:
+  config:
+    html_static_path: [vendor, book/_static]
+"""
+
+
+def executed(path: Path, title: str, output: str) -> Path:
+    """An executed notebook as `recjudge run` leaves it: a title cell and a code cell with its output."""
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(answer)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=output)]
+    notebook.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nWhat the chapter is about."), cell]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A built committed book (results/, book/notebooks/, _build/html) and one variant that ran one chapter."""
+    root = tmp_path / "project"
+    (root / "book" / "_static").mkdir(parents=True)
+    (root / "book" / "_static" / "recjudge.css").write_text("body {}\n")
+    (root / "book" / "intro.md").write_text("# The book\n\nWhat it is.\n")
+    (root / "book" / "own_judge.md").write_text("# Use your own judge\n")
+    (root / "_toc.yml").write_text(TOC)
+    (root / "_config.yml").write_text(CONFIG)
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "judged.md").write_text("# Judged chapter (source)\n")
+    executed(root / "book" / "notebooks" / "judged.ipynb", "Judged chapter", "book's judge: 0.1")
+    executed(root / "book" / "notebooks" / "plain.ipynb", "Plain chapter", "no judge: 7")
+    for chapter, text in (("judged", "judge,r\nbook,0.1\n"), ("plain", "x\n7\n")):
+        (root / "results" / chapter).mkdir(parents=True)
+        (root / "results" / chapter / "table.csv").write_text(text)
+    (root / "_build" / "html").mkdir(parents=True)
+    (root / "_build" / "html" / "index.html").write_text("<html>the committed book</html>")
+    variant = root / "variants" / NAME
+    executed(variant / "notebooks" / "judged.ipynb", "Judged chapter", "your judge: 0.4")
+    (variant / "results" / "judged").mkdir(parents=True)
+    (variant / "results" / "judged" / "table.csv").write_text("judge,r\ngpt-4o-mini,0.4\n")
+    (variant / "variant.json").write_text(json.dumps({
+        "profile": "smoke", "judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}],
+        "runs": ["judged"], "llm_runs_without_judges_parameter": ["not_yet"]}))
+    monkeypatch.setenv("RECJUDGE_HOME", str(root))
+    monkeypatch.delenv("RECJUDGE_RESULTS", raising=False)
+    monkeypatch.chdir(root)
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the project outside _build/variants (the committed book, its build and the variant's run)."""
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.relative_to(root).is_relative_to(Path("_build") / "variants")}
+
+
+def staged_text(notebook: Path) -> str:
+    return "\n".join(cell.source + "".join(o.get("text", "") for o in cell.get("outputs", []))
+                     for cell in nbformat.read(notebook, as_version=4).cells)
+
+
+def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_marked(project: Path) -> None:
+    before = snapshot(project)
+    variant = load_variant(project, NAME)
+    source = stage_variant_book(project, variant)
+    assert source == project / "_build" / "variants" / NAME / "source"
+    judged = staged_text(source / "book" / "notebooks" / "judged.ipynb")
+    plain = staged_text(source / "book" / "notebooks" / "plain.ipynb")
+    assert "your judge: 0.4" in judged and "book's judge" not in judged
+    assert f"Run in variant {NAME}" in judged and "Run with judges **openai:gpt-4o-mini**, profile **smoke**" in judged
+    assert "no judge: 7" in plain and f"Not run in variant {NAME}" in plain and "committed book's" in plain
+    # The mark follows the title, so the page keeps it
+    cells = nbformat.read(source / "book" / "notebooks" / "plain.ipynb", as_version=4).cells
+    assert cells[0].source.startswith("# Plain chapter") and cells[1]["id"] == NOTE_CELL_ID
+    intro = (source / "book" / "intro.md").read_text()
+    assert intro.startswith("# The book\n")
+    assert f"This is variant {NAME}" in intro and "judges **openai:gpt-4o-mini** and profile **smoke**" in intro
+    assert "(not_yet) are the committed book's" in intro
+    # Each chapter's tables come from where its page comes from
+    assert (source / "results" / "judged" / "table.csv").read_text() == "judge,r\ngpt-4o-mini,0.4\n"
+    assert (source / "results" / "plain" / "table.csv").read_text() == "x\n7\n"
+    config = (source / "_config.yml").read_text()
+    assert f"variant {NAME}" in config and str(project / "vendor") in config
+    assert (source / "book" / "own_judge.md").is_file() and (source / "_toc.yml").read_text() == TOC
+    assert (source / "notebooks" / "judged.md").read_text() == "# Judged chapter (source)\n"  # offered for download
+    assert variant.html_dir(project).is_symlink()
+    assert variant.html_dir(project).resolve() == (source / "_build" / "html").resolve()
+    assert snapshot(project) == before, "nothing outside _build/variants/NAME was written"
+    # Staged again unchanged, no file is rewritten (Jupyter Book then rebuilds nothing)
+    times = {path: path.stat().st_mtime_ns for path in source.rglob("*") if path.is_file()}
+    stage_variant_book(project, variant)
+    assert {path: path.stat().st_mtime_ns for path in source.rglob("*") if path.is_file()} == times
+
+
+def test_recjudge_book_variant_builds_under_build_variants_and_leaves_the_book_alone(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    built = []
+
+    def fake_build(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
+        built.append(source)
+        (source / "_build" / "html").mkdir(parents=True, exist_ok=True)
+        (source / "_build" / "html" / "index.html").write_text("<html>variant</html>")
+
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root / "vendor" / "mathjax")
+    before = snapshot(project)
+    assert main(["book", "--variant", NAME]) == 0
+    assert built == [project / "_build" / "variants" / NAME / "source"]
+    html = project / "_build" / "variants" / NAME / "html"
+    assert (html / "index.html").read_text() == "<html>variant</html>"
+    assert f"built the book of variant {NAME}: {html / 'index.html'}" in capsys.readouterr().out
+    assert snapshot(project) == before, "the committed results, notebooks and _build/html are byte-identical"
+    # The same variant, named by the run's options
+    assert main(["book", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 0
+    assert len(built) == 2 and built[1] == built[0]
+
+
+def test_a_chapter_neither_the_variant_nor_the_book_has_is_named(project: Path) -> None:
+    (project / "book" / "notebooks" / "plain.ipynb").unlink()
+    with pytest.raises(VariantBookError, match=r"no executed notebook for chapter\(s\) plain \(neither "
+                                               rf"variants/{NAME}/notebooks/plain.ipynb nor book/notebooks/plain"):
+        stage_variant_book(project, load_variant(project, NAME))
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--variant", "nobody-smoke"],
+     f"error: --variant 'nobody-smoke': no folder variants/nobody-smoke/ (known variants: no-record, {NAME})"),
+    (["--variant", "no-record"], "error: variants/no-record/ has no variant.json, so what built it is unknown"),
+    (["--judge", "openai:gpt-4o-mini"], "error: --variant 'openai-gpt-4o-mini-default': no folder"),
+    (["--variant", NAME, "--profile", "smoke"], "error: --variant names the variant; give it without"),
+    (["--variant", "../results"], "error: --variant '../results': a variant is named by its folder under variants/"),
+])
+def test_unknown_or_undescribed_variants_are_clear_errors(project: Path, capsys: pytest.CaptureFixture,
+                                                          argv: list[str], expected: str) -> None:
+    (project / "variants" / "no-record" / "notebooks").mkdir(parents=True)
+    assert main(["book", *argv]) == 2
+    assert expected in capsys.readouterr().err
+    assert not (project / "_build" / "variants").exists()
+
+
+def test_no_variant_option_is_the_committed_book(project: Path) -> None:
+    assert variant_from_arguments(project, None, [], None) is None
+    assert variant_from_arguments(project, None, [], "default") is None
+    assert variant_from_arguments(project, None, ["openai:gpt-4o-mini"], "smoke").name == NAME
+
+
+def test_a_second_note_replaces_the_first() -> None:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("1")]
+    with_note(with_note(notebook, "first"), "second")
+    assert [cell.source for cell in notebook.cells] == ["# Title", "second", "1"]
+
+
+def test_the_variant_book_reads_the_variant_tables_and_falls_back_to_the_committed(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recjudge.compendium.results import in_variant, load_committed_table, load_table_or_committed
+
+    assert not in_variant()
+    with pytest.raises(FileNotFoundError, match="absent"):
+        load_table_or_committed("judged", "absent")
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(project / "variants" / NAME / "results"))
+    assert in_variant()
+    assert load_table_or_committed("judged", "table")["judge"].tolist() == ["gpt-4o-mini"]
+    assert load_table_or_committed("plain", "table")["x"].tolist() == [7]  # the variant did not run it
+    assert load_committed_table("judged", "table")["judge"].tolist() == ["book"]
+
