@@ -427,10 +427,14 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
-        if timings:
-            print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
+        _print_timings(timings)
     print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
     return 0
+
+
+def _print_timings(timings: dict[str, float]) -> None:
+    if timings:
+        print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
 
 
 def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[str, float]) -> int:  # noqa: ANN001
@@ -453,7 +457,6 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
-        if timings:
-            print("[book] timings: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
+        _print_timings(timings)
     print(f"[book] built the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
     return 0

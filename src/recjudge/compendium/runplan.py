@@ -992,9 +992,13 @@ def _collecting_batches(invocation: _Invocation) -> bool:
 
     pending = pending_batches(store_dir(), invocation.judges)
     if pending:
-        print("[run] collecting batches: " + ", ".join(f"{n:,} prompt(s) of {name}" for name, n in pending.items())
-              + " were with the provider; the judged chapters run again to read them")
+        print(f"[run] collecting batches: {_pending_prompts(pending)} were with the provider; the judged chapters "
+              "run again to read them")
     return bool(pending)
+
+
+def _pending_prompts(pending: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} prompt(s) of {name}" for name, n in pending.items())
 
 
 def _report_batches(invocation: _Invocation) -> None:
@@ -1003,8 +1007,7 @@ def _report_batches(invocation: _Invocation) -> None:
 
     pending = pending_batches(store_dir(), invocation.judges)
     if pending:
-        print("[run] submitted in one pass, not yet answered: "
-              + ", ".join(f"{n:,} prompt(s) of {name}" for name, n in pending.items())
+        print(f"[run] submitted in one pass, not yet answered: {_pending_prompts(pending)}"
               + ". The variant's tables lack them (NaN) until then: run the same command again later (providers "
               "answer within 24 h) to collect them; chained prompts (least-to-most) need one pass per step.")
 
