@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from papermill.translators import PythonTranslator
 from test_runplan import write_notebook
 
 from recjudge.compendium.runplan import (
     JUDGES_PARAMETER,
     RunPlanError,
     load_runplan,
+    parameter_names,
     profile_names,
     read_source_notebook,
     with_judges,
@@ -149,3 +151,13 @@ def test_asks_llm_marks_exactly_the_notebooks_with_an_llm_mode() -> None:
         notebook = read_source_notebook(project_root() / run.notebook)
         cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
         assert run.asks_llm == ("llm_mode" in cell.source), run.name
+
+
+def test_papermill_reads_every_parameter_of_every_notebook() -> None:
+    # Papermill warns "Passed unknown parameter" for a name it cannot parse (an "=" inside the comment after a value,
+    # for instance), and a reader copying a chapter then cannot tell a real typo from that noise.
+    for run in load_runplan(root=project_root()):
+        notebook = read_source_notebook(project_root() / run.notebook)
+        cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+        inspected = [parameter.name for parameter in PythonTranslator.inspect(cell)]
+        assert inspected == parameter_names(cell.source), run.notebook
