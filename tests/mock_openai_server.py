@@ -127,8 +127,10 @@ class MockOpenAIServer:
         self.latency_s = latency_s
         # Structured output (OpenAI response_format / Anthropic forced tool): "honour" answers an instance of the
         # schema, "ignore" answers free text as if the request had none, "reject" answers 400 like a server
-        # without structured outputs.  Every completion request body is kept in ``payloads``.
-        assert shape_support in ("honour", "ignore", "reject")
+        # without structured outputs, "json_object" refuses the json_schema form with a 500 naming response_format
+        # and honours json_object + schema (llama-cpp-python's server).  Every completion request body is kept in
+        # ``payloads``.
+        assert shape_support in ("honour", "ignore", "reject", "json_object")
         self.shape_support = shape_support
         self.payloads: list[dict[str, Any]] = []
         self.batch_polls_to_end = batch_polls_to_end
@@ -316,6 +318,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, b'{"error": {"message": "response_format is not supported by this server", '
                             b'"type": "invalid_request_error"}}')
             return
+        if mock.shape_support == "json_object" and (payload.get("response_format") or {}).get("type") == "json_schema":
+            refusal = ("1 validation error: {'loc': ('body', 'response_format', 'type'), "
+                       "'msg': \"Input should be 'text' or 'json_object'\"}")
+            self._send(500, json.dumps({"error": {"message": refusal, "type": "internal_server_error"}}).encode())
+            return
         # OpenAI clients send "Authorization: Bearer <key>"; Anthropic clients "x-api-key" (older) or the same bearer.
         sent = {self.headers.get("Authorization"), f"Bearer {self.headers.get('x-api-key')}"}
         if mock.expected_key is not None and f"Bearer {mock.expected_key}" not in sent:
@@ -366,7 +373,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = _completion(payload, prompt)
             if mock.reported_model is not None:
                 body["model"] = mock.reported_model
-        if shaped and mock.shape_support == "honour":
+        if shaped and mock.shape_support in ("honour", "json_object"):
             _answer_in_shape(body, payload, expected_score(prompt))
         variant = None if anthropic_style else mock.reply_variants.get(prompt)
         if variant == "html":
@@ -561,7 +568,8 @@ def instance_of(schema: dict[str, Any], score: int) -> Any:
 
 def _answer_in_shape(body: dict[str, Any], payload: dict[str, Any], score: int) -> None:
     if "response_format" in payload:
-        schema = payload["response_format"]["json_schema"]["schema"]
+        form = payload["response_format"]
+        schema = form["schema"] if form["type"] == "json_object" else form["json_schema"]["schema"]
         body["choices"][0]["message"]["content"] = json.dumps(instance_of(schema, score))
     else:
         tool = next(t for t in payload["tools"] if t["name"] == payload["tool_choice"]["name"])

@@ -20,7 +20,9 @@ from recjudge.llm import JudgeConfig, JudgeRequest, ResponseStore, run_judge
 from recjudge.llm.parsing import expected_score, parse_likert
 from recjudge.llm.providers.local import DEFAULT_MODEL
 from recjudge.llm.serve_local import IDENTITY_SUFFIX, free_port, identity, served_name
+from recjudge.llm.shapes import check
 from recjudge.prompts import render
+from recjudge.prompts.output_shapes import output_shape
 
 DEFINITION = ("A recommendation is serendipitous when the item is relevant to the user and also unexpected: the user "
               "would not have found it on their own, and it is a pleasant surprise.")
@@ -84,6 +86,21 @@ def test_expected_scores_come_through_the_servers_logprobs(llama_server, tmp_pat
                         max_tokens=1)
     in_process = run_judge(local, REQUESTS, store=tmp_path / "local", mode="live", progress=False)
     assert in_process.table["score"].tolist() == pytest.approx(run.table["score"].tolist(), abs=0.1)
+
+
+@pytest.mark.local_model
+def test_a_constrained_judgment_through_the_server_conforms_to_its_shape(llama_server, tmp_path):
+    # The server refuses OpenAI's json_schema form (HTTP 500, a validation error naming response_format); the
+    # provider asks again with json_object + schema, which the server compiles to a grammar, and every reply conforms.
+    shape = output_shape("likert_generic")
+    config = server_config(llama_server, max_tokens=24).constrained(shape)
+    run = run_judge(config, REQUESTS, store=tmp_path, mode="live", progress=False)
+    assert (run.report.n_replies, run.report.n_failed) == (2, 0)
+    for entry in ResponseStore(tmp_path):
+        value, why = check(shape, entry.text)
+        assert value is not None, why
+        assert entry.provenance["response_format"] == "json_object with schema"
+    assert run.table["score"].between(1, 5).all()
 
 
 @pytest.mark.local_model

@@ -9,7 +9,7 @@ import pytest
 from mock_openai_server import MockOpenAIServer, expected_score
 
 from recjudge.llm import JudgeConfig, JudgeRequest, RetryPolicy, run_judge, shapes
-from recjudge.llm.store import StoreKeyer
+from recjudge.llm.store import ResponseStore, StoreKeyer
 
 REQUESTS = [JudgeRequest(f"k{i}", [{"role": "system", "content": "Judge."},
                                    {"role": "user", "content": f"film {i}"}]) for i in range(4)]
@@ -112,6 +112,22 @@ def test_a_server_that_rejects_the_shape_fails_each_judgment_and_never_asks_unco
                         retry=RetryPolicy(base_delay_s=0.01))
         assert all("response_format" in payload for payload in server.payloads)
     assert run.report.n_failed == 1 and "response_format is not supported" in run.table["error"].iloc[0]
+
+
+def test_a_server_that_takes_the_schema_only_as_json_object_is_asked_in_that_form(monkeypatch, tmp_path):
+    # llama-cpp-python's server: json_schema refused (500), json_object + schema honoured. One refusal, then every
+    # request in the accepted form; the store keys are those of any constrained run.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with MockOpenAIServer(shape_support="json_object") as server:
+        config = JudgeConfig(provider="openai", model="mock-judge", base_url=server.base_url).constrained(SCORE)
+        run = run_judge(config, REQUESTS, shapes.answer_parser(SCORE), store=tmp_path, progress=False,
+                        concurrency=1)
+        forms = [payload["response_format"] for payload in server.payloads]
+    assert [form["type"] for form in forms] == ["json_schema"] + ["json_object"] * 4
+    assert all(form["schema"] == SCORE.schema for form in forms[1:])
+    assert run.table["score"].tolist() == [float(expected_score(f"film {i}")) for i in range(4)]
+    assert run.report.n_failed == 0 and run.report.n_shape_violations == 0
+    assert {entry.provenance["response_format"] for entry in ResponseStore(tmp_path)} == {"json_object with schema"}
 
 
 def test_anthropic_is_forced_to_call_one_tool_whose_input_is_the_answer(monkeypatch, tmp_path):

@@ -2,7 +2,8 @@
 
 A shape is a JSON schema of an object (every property required, no other property), which each provider knows how
 to enforce: the local provider compiles it to a llama.cpp grammar (GBNF, ``llama_cpp.LlamaGrammar.from_json_schema``),
-OpenAI and OpenAI-compatible servers receive it as ``response_format`` (``json_schema``, strict), and Anthropic as a
+OpenAI and OpenAI-compatible servers receive it as ``response_format`` (``json_schema``, strict; a server that refuses
+that form, as llama-cpp-python's does, gets ``json_object`` with the schema), and Anthropic as a
 forced tool call whose input schema it is (the tool's input, written back as JSON text, is the reply).
 
 A judge asks for a shape with ``JudgeConfig(output_shape=shape.json)`` (``JudgeConfig.constrained(shape)``).  The
@@ -180,6 +181,12 @@ def _number(value: Any) -> float:
 def openai_response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The ``response_format`` of OpenAI structured outputs (strict JSON schema)."""
     return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema), "strict": True}}
+
+
+def json_object_response_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The same constraint in the form llama-cpp-python's server accepts (``json_object`` with a ``schema``: it
+    compiles the schema to a grammar), for a server that refuses ``json_schema``."""
+    return {"type": "json_object", "schema": dict(schema)}
 
 
 #: The tool Anthropic is forced to call; its input is the answer.

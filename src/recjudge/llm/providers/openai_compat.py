@@ -147,6 +147,8 @@ class OpenAICompatProvider(ChatProvider):
                                      http_client=openai.DefaultHttpxClient(follow_redirects=False))
         self._listed: dict[str, tuple[str, ...] | None] = {}
         self._listed_lock = threading.Lock()
+        # Set once this server has refused a strict JSON schema and taken it as json_object + schema instead.
+        self._schema_as_json_object = False
 
     def __repr__(self) -> str:  # never show the client (it holds the key)
         return f"OpenAICompatProvider(base_url={self.base_url!r}, timeout={self.timeout})"
@@ -225,8 +227,28 @@ class OpenAICompatProvider(ChatProvider):
         return OpenAIBatches(self._client, self.base_url)
 
     def ask(self, request: ProviderRequest) -> Completion:
-        openai = self._openai
+        """One chat completion.  A compatible server that refuses ``response_format`` of type ``json_schema``
+        (llama-cpp-python's answers HTTP 500 with a validation error naming the field) is asked again at once with
+        the same schema as ``json_object`` + ``schema``, and so from then on: the reply is held to the same schema,
+        its key is unchanged, and its provenance records the form."""
         params = self.body(request)
+        schema = request.options.get(shapes.OPTION) if request.options else None
+        if schema is None or is_openai_host(self.base_url):
+            return self._create(params)
+        if not self._schema_as_json_object:
+            try:
+                return self._create(params)
+            except ProviderError as error:
+                if "response_format" not in str(error):
+                    raise
+                self._schema_as_json_object = True
+        params["response_format"] = shapes.json_object_response_format(schema)
+        completion = self._create(params)
+        completion.provenance["response_format"] = "json_object with schema"
+        return completion
+
+    def _create(self, params: dict[str, Any]) -> Completion:
+        openai = self._openai
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai", endpoint_label(self.base_url)):
