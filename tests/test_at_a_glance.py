@@ -243,13 +243,12 @@ def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
     assert "your_judge" not in frame.columns, "the committed book has no reader's judge"
     pd.testing.assert_frame_equal(frame, at_a_glance.headlines(fixture_loader(reversed_book)))
     html = format_table(frame, labels=at_a_glance.headline_labels(False), lift_constant=False).to_html()
-    assert "This book" in html and "Your judge" not in html
+    assert "This book" in html and "This variant" not in html
     assert "nan" not in html.lower() and "–" in html
     variant = at_a_glance.headlines(fixture_loader(book), fixture_loader({}))
     assert variant["your_judge"].isna().all(), "a variant without tables has no value, not zeros"
     html = format_table(variant, labels=at_a_glance.headline_labels(True), lift_constant=False).to_html()
-    assert "Book&#x27;s judge" in html or "Book's judge" in html
-    assert "Your judge" in html
+    assert "This book" in html and "This variant" in html
 
 
 def test_the_committed_headlines_are_what_the_page_shows():

@@ -420,9 +420,10 @@ def headlines(default: Loader, yours: Loader | None = None) -> pd.DataFrame:
 
 
 def headline_labels(variant: bool) -> dict[str, str]:
-    """Column headers of the headline table: in a variant, the book's judge beside yours."""
+    """Column headers of the headline table: in a variant, the committed book's numbers beside the variant's build
+    (which reads the same rows: the book's judge's where a chapter gives your judge rows of its own)."""
     return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value",
-            "default_judge": "Book's judge" if variant else "This book", "your_judge": "Your judge"}
+            "default_judge": "This book", "your_judge": "This variant"}
 
 
 # ------------------------------------------------------------------------------------------------ claim by claim
