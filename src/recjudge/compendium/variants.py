@@ -89,8 +89,15 @@ def variant_folder(root: Path, name: str) -> Path:
 
 def describe_variant(folder: Path, judges: Sequence[JudgeSpec], profile: str, runs: Iterable[str],
                      left_out: Iterable[str]) -> None:
-    """Write ``variant.json``: what produced the variant (no dates, no paths, no keys: it diffs and shares)."""
+    """Write ``variant.json``: what produced the variant (no dates, no paths, no keys: it diffs and shares). Its
+    ``runs`` keep those of earlier runs into the same folder (an ``--only`` run adds to the variant, it does not
+    replace what ran before)."""
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        earlier = json.loads((folder / "variant.json").read_text(encoding="utf-8")).get("runs", [])
+    except (OSError, ValueError, AttributeError):  # none yet, or damaged: this run's own
+        earlier = []
+    runs = set(runs) | {run for run in earlier if isinstance(run, str)}
     record = {"profile": profile, "judges": [judge.to_parameter() for judge in judges], "runs": sorted(runs),
               "llm_runs_without_judges_parameter": sorted(left_out)}
     (folder / "variant.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
