@@ -10,6 +10,7 @@ from recjudge.compendium import at_a_glance
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
 from recjudge.compendium.tables import format_table
+from recjudge.llm.judge_spec import JudgeSpec, parse_judge
 
 
 def reversed_tables(chapter: str, table: str) -> pd.DataFrame:
@@ -215,40 +216,126 @@ def headline(frame: pd.DataFrame, number: str) -> pd.Series:
     return frame[frame["number"].str.startswith(number)].iloc[0]
 
 
+def variant_tables(reader: JudgeSpec, book_judge: str = "SmolLM2-135M zero-shot") -> dict[tuple[str, str],
+                                                                                        pd.DataFrame]:
+    """A variant's tables as its chapters write them: the book's judges (at the variant's scale) and, in rows,
+    columns or a pool of its own, the reader's judge, named by its label (or ``provider:model`` in run tables)."""
+    you, asks = reader.display_label, f"{reader.provider}:{reader.model}"
+    tables = rq1_tables(book_judge, -4.6, sog=12.0)
+    tables[("proxy_vs_llm", "judge_runs")] = pd.DataFrame({
+        "method": [book_judge, f"{you} zero-shot", f"{you} LLM4Seren"],
+        "judge": ["local:smollm2-135m-instruct-q4_1/kang_basic", f"{asks}/kang_basic", f"{asks}/llm4seren"]})
+    tables[("proxy_vs_llm", "agreement_sample")] = pd.DataFrame({
+        "method": ["SOG", book_judge, f"{you} zero-shot", f"{you} LLM4Seren"],
+        "pearson_pct": [40.0, 33.0, 18.0, 27.5]})
+    tables[("auxiliary_data", "agreement_by_setting")] = pd.DataFrame({
+        "method": ["none (NA)", "Pop", "k=1"] * 2, "pearson_pct": [48.0, 60.0, 10.0, 21.0, 19.0, 35.0],
+        "judge": ["SmolLM2-135M 5-shot"] * 3 + [you] * 3})
+    tables[("auxiliary_data", "tables45_vs_paper")] = pd.DataFrame({
+        "method": ["none (NA)", "Auxiliary Data"], "pearson_pct": [48.0, 60.0], "paper_pearson_pct": [11.5, 20.2]})
+    tables[("llm_ensembles", "every_ensemble")] = pd.DataFrame({
+        "n": [1, 1, 2],
+        "members": ["SmolLM2 zero-shot", f"{you} few-shot (5)", f"SmolLM2 zero-shot + {you} few-shot (5)"]})
+    tables[("llm_ensembles", "table5_ours")] = pd.DataFrame({
+        "method": ["Auxiliary Data", "Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [30.0, 41.0]})
+    tables[("prompt_strategies", "table1_vs_paper")][f"mae_{you}"] = [0.7, 0.8, float("nan"), 0.95]
+    tables[("recommender_reevaluation", "table3_latest-small")] = pd.DataFrame({
+        "recommender": ["BPRMF", "Random", "BPRMF", "Random"], "avg_score_mean": [2.9, 3.5, 2.2, 4.1],
+        "judge": ["smollm2-135m-instruct-q4_1", "smollm2-135m-instruct-q4_1", you, you]})
+    tables[("explanation_evaluators", "llm_runs")] = pd.DataFrame({
+        "model": ["local:smollm2-135m-instruct-q4_1", asks, asks], "n_replies": [30, 30, 10],
+        "n_unparsable": [23, 3, 1]})
+    tables[("metamorphic_recommender", "reply_parsing")] = pd.DataFrame({"replies": [8], "not_a_list": [7]})
+    tables[("metamorphic_recommender", "reader_reply_parsing")] = pd.DataFrame({
+        "recommender": [you, you], "replies": [8, 12], "not_a_list": [2, 3]})
+    tables[("trust_judges", "labels_worth")] = pd.DataFrame({
+        "judge": ["SmolLM2-135M few-shot (5)", f"{you} few-shot (5)", f"{you} few-shot (5)"],
+        "estimand": ["mean serendipity"] * 3, "n": [100, 100, 200], "labels_worth": [100.5, 131.0, 260.0]})
+    return tables
+
+
 def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
+    reader = parse_judge("openai:gpt-4o-mini")
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    yours = rq1_tables("gpt-4o-mini", 21.0, sog=9.3)
-    del yours[("prompt_strategies", "table1_vs_paper")]  # a variant that did not run that chapter
-    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(yours))
-    assert list(frame.columns) == at_a_glance.HEADLINE_COLUMNS
+    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    you = at_a_glance.your_judge_column(reader)
+    assert list(frame.columns) == [*at_a_glance.HEADLINE_COLUMNS, you] and you == "gpt-4o-mini"
     assert len(frame) == len(at_a_glance.HEADLINES)
     sog = headline(frame, "Pearson (%) of the SOG proxy")
-    assert (sog["paper_value"], sog["default_judge"], sog["your_judge"]) == (5.72, 9.3, 9.3)
+    assert (sog["paper_value"], sog["default_judge"]) == (5.72, 9.3) and pd.isna(sog[you]), "a proxy is no judge"
+    yours = {number: headline(frame, number)[you] for number in (
+        "Pearson (%) of the best LLM judge", "Pearson (%) of the judge without auxiliary data",
+        "Pearson (%) with the best auxiliary data", "Pearson (%) of the ensemble", "MAE of the Base prompt",
+        "MAE of the CoT prompt", "Highest mean serendipity score", "Replies of the LLM evaluators",
+        "Replies of the LLM recommender", "Human labels the best judge is worth")}
+    # each the reader's judge's own rows, never the book's judge beside it in the variant's tables
+    assert yours["Pearson (%) of the best LLM judge"] == 27.5
+    assert yours["Pearson (%) of the judge without auxiliary data"] == 21.0
+    assert yours["Pearson (%) with the best auxiliary data"] == 35.0, "its best setting other than NA (here k=1)"
+    assert yours["Pearson (%) of the ensemble"] == 41.0, "the variant's ensembles: a pool the reader's judge joins"
+    assert yours["MAE of the Base prompt"] == 0.7 and pd.isna(yours["MAE of the CoT prompt"])
+    assert yours["Highest mean serendipity score"] == 2.2, "Random left out, as for the book's judge"
+    assert yours["Replies of the LLM evaluators"] == pytest.approx(90.0)
+    assert yours["Replies of the LLM recommender"] == pytest.approx(75.0)
+    assert yours["Human labels the best judge is worth"] == 131.0, "its row at n = 100"
     best = headline(frame, "Pearson (%) of the best LLM judge")
-    # each build's own judges, found through its judge_runs table; the paper's best LLM row, not a baseline's
-    assert (best["paper_value"], best["default_judge"], best["your_judge"]) == (14.55, -4.6, 21.0)
-    cot = headline(frame, "MAE of the CoT prompt")
-    assert (cot["paper_value"], cot["default_judge"]) == (0.847, 0.9) and pd.isna(cot["your_judge"])
-    ls = headline(frame, "MAE of the LS prompt")
-    assert ls["paper_value"] == 1.159 and pd.isna(ls["default_judge"]), "no parsed reply: absent, not 0"
-    # tables neither build wrote: every value absent, the row still there
-    trust = headline(frame, "Human labels the best judge is worth")
-    assert trust[["paper_value", "default_judge", "your_judge"]].isna().all()
+    # the book's judges, found through the committed build's judge_runs; the paper's best LLM row, not a baseline's
+    assert (best["paper_value"], best["default_judge"]) == (14.55, -4.6)
+
+
+def test_each_readers_judge_has_its_own_column_and_a_judge_without_rows_is_absent():
+    first, second = parse_judge("openai:gpt-4o-mini"), parse_judge("anthropic:claude-sonnet-4-6")
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    tables = variant_tables(first)
+    del tables[("prompt_strategies", "table1_vs_paper")]  # a variant that did not run that chapter
+    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(tables), [first, second])
+    assert list(frame.columns)[-2:] == ["gpt-4o-mini", "claude-sonnet-4-6"]
+    assert headline(frame, "Pearson (%) of the best LLM judge")["gpt-4o-mini"] == 27.5
+    numbers = frame.set_index("number")
+    mae = numbers[numbers.index.str.startswith("MAE of the")]
+    assert mae[["gpt-4o-mini", "claude-sonnet-4-6"]].isna().all().all(), "a chapter not run: absent, not zeros"
+    assert numbers["claude-sonnet-4-6"].isna().all(), "a judge with no rows of its own (nor in the pool) has none"
+    labels = at_a_glance.headline_labels([first, second])
+    assert labels["claude-sonnet-4-6"] == "Your judge: claude-sonnet-4-6"
+
+
+def test_a_readers_judge_named_like_a_column_of_the_table_is_refused():
+    clash = JudgeSpec(provider="openai", model="gpt-4o-mini", label="paper_value")
+    with pytest.raises(ValueError, match="labelled \\['paper_value'\\]"):
+        at_a_glance.headlines(fixture_loader({}), fixture_loader({}), [clash])
+    with pytest.raises(ValueError, match="read from a variant's tables"):
+        at_a_glance.headlines(fixture_loader({}), None, [parse_judge("openai:gpt-4o-mini")])
 
 
 def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
     reversed_book = {key: table.iloc[::-1].reset_index(drop=True) for key, table in book.items()}
     frame = at_a_glance.headlines(fixture_loader(book))
-    assert "your_judge" not in frame.columns, "the committed book has no reader's judge"
+    assert list(frame.columns) == at_a_glance.HEADLINE_COLUMNS, "the committed book has no reader's judge"
     pd.testing.assert_frame_equal(frame, at_a_glance.headlines(fixture_loader(reversed_book)))
-    html = format_table(frame, labels=at_a_glance.headline_labels(False), lift_constant=False).to_html()
-    assert "This book" in html and "This variant" not in html
+    html = format_table(frame, labels=at_a_glance.headline_labels(), lift_constant=False).to_html()
+    assert "This book" in html and "This variant" not in html and "Your judge" not in html
     assert "nan" not in html.lower() and "–" in html
+    # a variant of a scale profile alone: its own build of the book's rows, read the same way
+    scaled = at_a_glance.headlines(fixture_loader(book), fixture_loader(rq1_tables("SmolLM2-135M zero-shot", 3.0,
+                                                                                   sog=1.0)))
+    assert headline(scaled, "Pearson (%) of the SOG proxy")[at_a_glance.THIS_VARIANT] == 1.0
     variant = at_a_glance.headlines(fixture_loader(book), fixture_loader({}))
-    assert variant["your_judge"].isna().all(), "a variant without tables has no value, not zeros"
-    html = format_table(variant, labels=at_a_glance.headline_labels(True), lift_constant=False).to_html()
+    assert variant[at_a_glance.THIS_VARIANT].isna().all(), "a variant without tables has no value, not zeros"
+    html = format_table(variant, labels=at_a_glance.headline_labels(), lift_constant=False).to_html()
     assert "This book" in html and "This variant" in html
+
+
+def test_a_readers_best_auxiliary_data_is_chosen_as_the_chapter_chooses_the_books():
+    """The committed book's judge read as if it were a reader's: its best setting from agreement_by_setting is the
+    chapter's own "Auxiliary Data" row of Tables 4-5."""
+    by_setting = load_table("auxiliary_data", "agreement_by_setting")
+    book_judge = JudgeSpec(provider="local", model="smollm2-135m-instruct-q4_1", label=by_setting["judge"].iloc[0])
+    tables = {("auxiliary_data", "agreement_by_setting"): by_setting}
+    frame = at_a_glance.headlines(load_table, fixture_loader(tables), [book_judge])
+    for number in ("Pearson (%) of the judge without auxiliary data", "Pearson (%) with the best auxiliary data"):
+        row = headline(frame, number)
+        assert row[book_judge.display_label] == pytest.approx(row["default_judge"]), number
 
 
 def test_the_committed_headlines_are_what_the_page_shows():

@@ -14,7 +14,9 @@ from recjudge.cli import main
 from recjudge.compendium import book as book_module
 from recjudge.compendium.variant_book import (
     NOTE_CELL_ID,
+    Variant,
     VariantBookError,
+    intro_note,
     load_variant,
     stage_variant_book,
     variant_from_arguments,
@@ -174,6 +176,14 @@ def test_no_variant_option_is_the_committed_book(project: Path) -> None:
     assert variant_from_arguments(project, None, [], None) is None
     assert variant_from_arguments(project, None, [], "default") is None
     assert variant_from_arguments(project, None, ["openai:gpt-4o-mini"], "smoke").name == NAME
+
+
+def test_the_intro_says_whose_numbers_the_at_a_glance_page_sets_beside_the_books(tmp_path: Path) -> None:
+    judged = Variant(NAME, tmp_path, "smoke", ({"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"},))
+    scaled = Variant("default-paper", tmp_path, "paper", ())
+    assert "the committed book's and your judges' side by side" in intro_note(judged)
+    assert "the committed book's and this variant's side by side" in intro_note(scaled)
+    assert "side by side" not in intro_note(judged, at_a_glance=False)
 
 
 def test_a_second_note_replaces_the_first() -> None:

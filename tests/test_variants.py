@@ -215,7 +215,8 @@ def test_a_judged_run_writes_a_variant_and_leaves_the_book_alone(book: Path, cap
     variant = book / "variants" / f"{parse_judge(f'local:{model}').slug}-smoke"
     assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\nmy-judge,2\n"
     assert (variant / "notebooks" / "judged.ipynb").is_file()
-    assert json.loads((variant / "variant.json").read_text())["llm_runs_without_judges_parameter"] == ["not_yet"]
+    described = json.loads((variant / "variant.json").read_text())
+    assert described["llm_runs_without_judges_parameter"] == ["not_yet"] and described["runs"] == ["judged"]
     assert committed(book) == before, "the committed results are byte-identical"
     assert not (book / "book").exists(), "no executed notebook went to book/notebooks/"
     assert not (variant / "notebooks" / "plain.ipynb").exists(), "a judge changes nothing in a chapter without LLM"
@@ -383,10 +384,28 @@ def test_a_judged_run_also_runs_the_pages_that_read_its_tables(book: Path, capsy
     model.write_bytes(b"GGUF")
     assert main(["run", "--judge", f"local:{model}", "--only", "summary"]) == 0
     variant = book / "variants" / f"{parse_judge(f'local:{model}').slug}-default"
+    assert json.loads((variant / "variant.json").read_text())["runs"] == ["summary"]
     # the variant did not run the judged chapter here: the summary read the committed table, not nothing
     assert (variant / "results" / "summary" / "seen.csv").read_text() == "judge,size\nbook,3\n"
     assert main(["run", "--judge", f"local:{model}"]) == 0
     assert (variant / "results" / "summary" / "seen.csv").read_text() == "judge,size\nmy-judge,3\n"
+    assert json.loads((variant / "variant.json").read_text())["runs"] == ["judged", "summary"], "added, kept"
+    assert main(["run", "--judge", f"local:{model}", "--only", "summary"]) == 0
+    assert json.loads((variant / "variant.json").read_text())["runs"] == ["judged", "summary"]
     printed = capsys.readouterr().out
     assert f"`recjudge book --variant {variant.name}` builds _build/variants/{variant.name}/html" in printed
+    assert committed(book) == before
+
+
+def test_a_summary_page_that_declares_judges_gets_every_readers_judge(book: Path) -> None:
+    write_notebook(book / "notebooks" / "summary.ipynb", SUMMARY_CELL + """
+import pandas as pd
+save_table(pd.DataFrame({"label": [judge["label"] for judge in judges]}), NOTEBOOK, "labels")
+""", 'NOTEBOOK = "summary"\njudges = []')
+    (book / "runplan.yaml").write_text(PLAN.replace(
+        "profiles:", "  - {name: summary, notebook: notebooks/summary.ipynb, results_of: [judged]}\nprofiles:"))
+    before = committed(book)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--judge", "anthropic:claude-sonnet-4-6", "--plan"]) == 0
+    labels = next((book / "variants").glob("*/plan/results/summary/labels.csv"))
+    assert labels.read_text() == "label\ngpt-4o-mini\nclaude-sonnet-4-6\n"
     assert committed(book) == before

@@ -9,13 +9,14 @@ missing says "not run in this build" and names the missing table instead of disa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
+from recjudge.llm.judge_spec import JudgeSpec
 
 Loader = Callable[[str, str], pd.DataFrame]
 COLUMNS = ["paper", "question", "here", "reproduced", "not_reproduced"]
@@ -308,25 +309,32 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------- headline numbers
-#: The headline numbers: the paper's, the committed book's (the book's own judges) and, in a variant, the reader's.
-HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "your_judge"]
+#: The headline numbers: the paper's and the committed book's (the book's own judges); in a variant, one more column
+#: per reader's judge (named by its label: ``your_judge_column``), or without one (a scale profile alone),
+#: ``this_variant``: the variant's build of the same rows.
+HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge"]
+THIS_VARIANT = "this_variant"
 _LLM_FAMILIES = ("LLM zero-shot", "LLM few-shot")
+#: Reads one reader's judge's number from a variant's tables: its rows, columns or pool, named by the judge.
+ReaderNumber = Callable[[Loader, JudgeSpec], float]
 
 
 @dataclass(frozen=True)
 class Headline:
     """One number of a finding: ``ours`` reads it from a build's tables (by name), ``printed`` from the chapter's
-    copy of the paper's table (None: the paper prints no such number)."""
+    copy of the paper's table (None: the paper prints no such number), ``yours`` a reader's judge's from a variant's
+    tables (None: not a judge's number, e.g. a proxy's)."""
 
     paper: str
     number: str
     ours: Callable[[Loader], float]
     printed: Callable[[Loader], float] | None = None
+    yours: ReaderNumber | None = None
 
 
 def _value(read: Callable[[Loader], float] | None, load: Loader | None) -> float:
     """The number, or NaN (shown as absent, never as 0) when there is nothing to read: no loader, a table the build
-    did not write, or a row it has not (a variant's judges name their own rows)."""
+    did not write, or a row it has not (a reader's judge that scored too few answers for it)."""
     if read is None or load is None:
         return float("nan")
     try:
@@ -339,15 +347,64 @@ def _column(chapter: str, table: str, column: str, key: str, value: object) -> C
     return lambda load: named_row(load(chapter, table), key, value, f"{chapter}/{table}")[column]
 
 
-def _best_llm_judge(load: Loader) -> float:
-    """The highest Pearson (%) with users of the LLM judges the RQ1 chapter asked (named in its judge_runs table,
-    whatever judges those were), on its sample."""
-    asked = set(load("proxy_vs_llm", "judge_runs")["method"])
+def _best_pearson(load: Loader, methods: set[str]) -> float:
+    """The highest Pearson (%) with users among ``methods`` on the RQ1 chapter's sample."""
     sample = load("proxy_vs_llm", "agreement_sample")
-    judged = sample[sample["method"].isin(asked)]["pearson_pct"].dropna()
+    judged = sample[sample["method"].isin(methods)]["pearson_pct"].dropna()
     if judged.empty:
         raise KeyError("proxy_vs_llm/agreement_sample: no Pearson of an LLM judge")
     return float(judged.max())
+
+
+def _best_llm_judge(load: Loader) -> float:
+    """The highest Pearson (%) with users of the LLM judges the RQ1 chapter asked (named in its judge_runs table,
+    whatever judges those were), on its sample."""
+    return _best_pearson(load, set(load("proxy_vs_llm", "judge_runs")["method"]))
+
+
+def _asks_as(judge: JudgeSpec) -> str:
+    """How the chapters' run tables name a judge's requests: ``<provider>:<model>`` (``JudgeConfig.label``'s head)."""
+    return f"{judge.provider}:{judge.model}"
+
+
+def _your_best_llm_judge(load: Loader, judge: JudgeSpec) -> float:
+    """The highest Pearson (%) with users of the reader's judge over the RQ1 prompts (its runs in judge_runs)."""
+    runs = load("proxy_vs_llm", "judge_runs")
+    return _best_pearson(load, set(runs.loc[runs["judge"].str.startswith(f"{_asks_as(judge)}/"), "method"]))
+
+
+def _your_settings(load: Loader, judge: JudgeSpec) -> pd.DataFrame:
+    table = load("auxiliary_data", "agreement_by_setting")
+    return table[table["judge"] == judge.display_label]
+
+
+def _your_setting(setting: str) -> ReaderNumber:
+    return lambda load, judge: named_row(_your_settings(load, judge), "method", setting,
+                                         f"auxiliary_data/agreement_by_setting ({judge.display_label})")["pearson_pct"]
+
+
+def _your_best_auxiliary_data(load: Loader, judge: JudgeSpec) -> float:
+    """The reader's judge's "Auxiliary Data" (Tables 4-5): its highest Pearson among the settings other than NA,
+    chosen on the answers it is reported on, as the chapter chooses the book's judge's."""
+    others = _your_settings(load, judge).query("method != 'none (NA)'")["pearson_pct"].dropna()
+    if others.empty:
+        raise KeyError(f"auxiliary_data/agreement_by_setting: no Pearson of {judge.display_label} with auxiliary data")
+    return float(others.max())
+
+
+def _pool_with_yours(chapter: str, table: str, column: str, key: str, value: object) -> ReaderNumber:
+    """A number of a variant's RQ3 table, computed over a pool of judges, when the reader's judge is in that pool
+    (a judge of the pool on its own, in every_ensemble, is named "<label> <its prompt>"); KeyError otherwise (a
+    judge without log-probabilities, for one, is left out of the ensembles)."""
+    read = _column(chapter, table, column, key, value)
+
+    def yours(load: Loader, judge: JudgeSpec) -> float:
+        ensembles = load("llm_ensembles", "every_ensemble")
+        alone = ensembles.loc[ensembles["n"] == 1, "members"].astype(str)
+        if not alone.str.startswith(f"{judge.display_label} ").any():
+            raise KeyError(f"llm_ensembles/every_ensemble: {judge.display_label} is not in the pool")
+        return read(load)
+    return yours
 
 
 def _best_llm_printed(load: Loader) -> float:
@@ -355,27 +412,51 @@ def _best_llm_printed(load: Loader) -> float:
     return float(paper[paper["family"].isin(_LLM_FAMILIES)]["pearson_pct"].max())
 
 
-def _best_recommender_score(load: Loader) -> float:
+def _best_recommender_score(load: Loader, judge_name: str | None = None) -> float:
+    """The highest mean score of a recommender other than Random on latest-small (``judge_name``: that judge's
+    rows only, as the chapter names it in its ``judge`` column; None: the one judge of the committed book)."""
     table3 = load("recommender_reevaluation", "table3_latest-small")
-    return float(table3[table3["recommender"] != "Random"]["avg_score_mean"].max())
+    if judge_name is not None:
+        table3 = table3[table3["judge"] == judge_name]
+    scores = table3[table3["recommender"] != "Random"]["avg_score_mean"].dropna()
+    if scores.empty:
+        raise KeyError(f"recommender_reevaluation/table3_latest-small: no mean score of {judge_name or 'a judge'}")
+    return float(scores.max())
 
 
-def _share(chapter: str, table: str, part: str, whole: str) -> Callable[[Loader], float]:
+def _share_of(frame: pd.DataFrame, part: str, whole: str, where: str) -> float:
     """100 × (1 − sum of ``part`` / sum of ``whole``): the share of replies that were usable."""
-    def read(load: Loader) -> float:
-        frame = load(chapter, table)
-        total = float(frame[whole].sum())
-        if total == 0:
-            raise KeyError(f"{chapter}/{table}: no {whole}")
-        return 100 * (1 - float(frame[part].sum()) / total)
-    return read
+    total = float(frame[whole].sum())
+    if total == 0:
+        raise KeyError(f"{where}: no {whole}")
+    return 100 * (1 - float(frame[part].sum()) / total)
 
 
-def _best_labels_worth(load: Loader) -> float:
+def _usable_share(chapter: str, table: str, part: str, whole: str) -> Callable[[Loader], float]:
+    return lambda load: _share_of(load(chapter, table), part, whole, f"{chapter}/{table}")
+
+
+def _your_evaluators_share(load: Loader, judge: JudgeSpec) -> float:
+    runs = load("explanation_evaluators", "llm_runs")
+    return _share_of(runs[runs["model"] == _asks_as(judge)], "n_unparsable", "n_replies",
+                     f"explanation_evaluators/llm_runs ({judge.display_label})")
+
+
+def _your_recommender_share(load: Loader, judge: JudgeSpec) -> float:
+    parsing = load("metamorphic_recommender", "reader_reply_parsing")
+    return _share_of(parsing[parsing["recommender"] == judge.display_label], "not_a_list", "replies",
+                     f"metamorphic_recommender/reader_reply_parsing ({judge.display_label})")
+
+
+def _labels_worth_at_100(load: Loader, judge_prefix: str | None = None) -> float:
+    """The most human labels a judge is worth beside 100 labels for the mean (``judge_prefix``: among the judges
+    so named only; the trust chapter names a reader's judge "<label> <its RQ1 role>")."""
     worth = load("trust_judges", "labels_worth")
     at_100 = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == 100)]
+    if judge_prefix is not None:
+        at_100 = at_100[at_100["judge"].str.startswith(judge_prefix)]
     if at_100.empty:
-        raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
+        raise KeyError(f"trust_judges/labels_worth: no row of {judge_prefix or 'a judge'} for the mean at n = 100")
     return float(at_100["labels_worth"].max())
 
 
@@ -384,46 +465,77 @@ HEADLINES = (
              _column("proxy_vs_llm", "agreement_all_answers", "pearson_pct", "method", "SOG"),
              _column("proxy_vs_llm", "paper_table2", "pearson_pct", "method", "SOG")),
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
-             "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed),
+             "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed, _your_best_llm_judge),
     Headline("Kang et al. 2025, RQ2", "Pearson (%) of the judge without auxiliary data",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "none (NA)"),
-             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "none (NA)")),
+             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "none (NA)"),
+             _your_setting("none (NA)")),
     Headline("Kang et al. 2025, RQ2", "Pearson (%) with the best auxiliary data (chosen in sample)",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "Auxiliary Data"),
-             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data")),
+             _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data"),
+             _your_best_auxiliary_data),
     Headline("Kang et al. 2025, RQ3", "Pearson (%) of the ensemble with auxiliary data, on held-out users",
-             _column("llm_ensembles", "table5_ours", "pearson_pct", "method", "Multi-LLM & Auxiliary Data, held out")),
+             _column("llm_ensembles", "table5_ours", "pearson_pct", "method", "Multi-LLM & Auxiliary Data, held out"),
+             yours=_pool_with_yours("llm_ensembles", "table5_ours", "pearson_pct", "method",
+                                    "Multi-LLM & Auxiliary Data, held out")),
     *(Headline("Tokutake et al. 2025", f"MAE of the {template} prompt (paper: GPT-4o-mini)",
                _column("prompt_strategies", "table1_vs_paper", "mae_ours", "template", template),
-               _column("prompt_strategies", "table1_vs_paper", "mae_gpt", "template", template))
+               _column("prompt_strategies", "table1_vs_paper", "mae_gpt", "template", template),
+               lambda load, judge, template=template: _column(
+                   "prompt_strategies", "table1_vs_paper", f"mae_{judge.display_label}", "template", template)(load))
       for template in ("Base", "LS", "CoT", "LtM")),
     Headline("Tokutake et al. 2025, re-evaluation", "Highest mean serendipity score of a recommender (expected "
-             "score, 1–5)", _best_recommender_score),
+             "score, 1–5)", _best_recommender_score,
+             yours=lambda load, judge: _best_recommender_score(load, judge.display_label)),
     Headline("Zhang et al. 2024", "Replies of the LLM evaluators that held a score (%)",
-             _share("explanation_evaluators", "llm_runs", "n_unparsable", "n_replies")),
+             _usable_share("explanation_evaluators", "llm_runs", "n_unparsable", "n_replies"),
+             yours=_your_evaluators_share),
     Headline("Khirbat et al. 2024", "Replies of the LLM recommender that are a list of titles (%)",
-             _share("metamorphic_recommender", "reply_parsing", "not_a_list", "replies")),
+             _usable_share("metamorphic_recommender", "reply_parsing", "not_a_list", "replies"),
+             yours=_your_recommender_share),
     Headline("Beyond the papers: part V", "Human labels the best judge is worth, beside 100 labels",
-             _best_labels_worth),
+             _labels_worth_at_100, yours=lambda load, judge: _labels_worth_at_100(load, f"{judge.display_label} ")),
 )
 
 
-def headlines(default: Loader, yours: Loader | None = None) -> pd.DataFrame:
-    """One row per headline number (``HEADLINES``): the paper's (from the default build's copy of its table), the
-    default build's, and with ``yours`` (a variant's tables) the reader's judge's. A number a build does not have is
-    NaN, shown as absent. Without ``yours`` the column ``your_judge`` is left out."""
-    rows = [{"paper": headline.paper, "number": headline.number,
-             "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default),
-             "your_judge": _value(headline.ours, yours)} for headline in HEADLINES]
-    columns = HEADLINE_COLUMNS if yours is not None else HEADLINE_COLUMNS[:-1]
-    return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)[columns]
+def your_judge_column(judge: JudgeSpec) -> str:
+    """The headline table's column of a reader's judge: its label, the name the chapters' tables give it."""
+    return judge.display_label
 
 
-def headline_labels(variant: bool) -> dict[str, str]:
-    """Column headers of the headline table: in a variant, the committed book's numbers beside the variant's build
-    (which reads the same rows: the book's judge's where a chapter gives your judge rows of its own)."""
-    return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value",
-            "default_judge": "This book", "your_judge": "This variant"}
+def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[JudgeSpec] = ()) -> pd.DataFrame:
+    """One row per headline number (``HEADLINES``): the paper's (from the default build's copy of its table) and the
+    default build's; in a variant (``variant``: its tables), one column per reader's judge of ``judges``
+    (``your_judge_column``) with that judge's own number, or without judges (a scale profile alone)
+    ``this_variant``, the variant's build of the same rows. A number a build does not have is NaN, shown as
+    absent."""
+    if variant is None and judges:
+        raise ValueError("headlines: a reader's judges' numbers are read from a variant's tables; none given")
+    columns = [*HEADLINE_COLUMNS, *([your_judge_column(judge) for judge in judges] if judges else
+                                    [THIS_VARIANT] if variant is not None else [])]
+    clashing = sorted(set(HEADLINE_COLUMNS) & set(columns[len(HEADLINE_COLUMNS):]))
+    if clashing:
+        raise ValueError(f"headlines: a reader's judge is labelled {clashing}, a column of the table; relabel it")
+    rows = []
+    for headline in HEADLINES:
+        row = {"paper": headline.paper, "number": headline.number,
+               "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default)}
+        for judge in judges:
+            yours = (None if headline.yours is None else
+                     lambda load, read=headline.yours, judge=judge: read(load, judge))
+            row[your_judge_column(judge)] = _value(yours, variant)
+        if variant is not None and not judges:
+            row[THIS_VARIANT] = _value(headline.ours, variant)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def headline_labels(judges: Sequence[JudgeSpec] = ()) -> dict[str, str]:
+    """Column headers of the headline table (``headlines``): the committed book's numbers, then each reader's
+    judge's, or the variant's build."""
+    return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value", "default_judge": "This book",
+            THIS_VARIANT: "This variant",
+            **{your_judge_column(judge): f"Your judge: {judge.display_label}" for judge in judges}}
 
 
 # ------------------------------------------------------------------------------------------------ claim by claim

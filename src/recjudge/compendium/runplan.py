@@ -49,7 +49,8 @@ default of ``judges`` in the notebook is ``[]``, so the committed book passes no
 passes ``judges`` to every run that asks an LLM and whose notebook declares it (``with_judges``; every chapter of
 the book does); a run that asks an LLM but does not declare it is named and left out of the judged run (papermill
 rejects undeclared parameters, and running it would only repeat the default judge under the reader's name); a page
-that reads the judged runs' tables (``results_of``) and asks no LLM runs again with them (``with_summaries``). Such
+that reads the judged runs' tables (``results_of``) and asks no LLM runs again with them (``with_summaries``), given
+``judges`` too when it declares it (the at-a-glance page finds each judge's rows by its label). Such
 runs write into a variant (``recjudge.compendium.variants``), never into ``results/`` or ``book/notebooks/``.
 """
 
@@ -366,13 +367,16 @@ def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> Ju
     return JudgedRuns(accepting, refusing, without_logprobs)
 
 
-def with_summaries(runs: list[Run], judged: list[Run]) -> list[Run]:
+def with_summaries(runs: list[Run], judged: list[Run], judges: list[dict[str, Any]], root: Path) -> list[Run]:
     """The judged runs and, in the run plan's order, the pages that read their tables (``results_of``) and ask no
-    LLM themselves (the at-a-glance page): a judge changes their numbers through the tables they read."""
+    LLM themselves (the at-a-glance page): a judge changes their numbers through the tables they read. A page whose
+    notebook declares the ``judges`` parameter gets every judge of ``judges``, to find each one's rows."""
     chosen = {run.name: run for run in judged}
     for run in runs:
         if not run.asks_llm and set(run.results_of) & set(chosen):
-            chosen[run.name] = run
+            declared = _declared_parameters((root / run.notebook).resolve(), f"run {run.name!r}")
+            chosen[run.name] = (replace(run, parameters={**run.parameters, JUDGES_PARAMETER: list(judges)})
+                                if JUDGES_PARAMETER in declared else run)
     return [chosen[run.name] for run in runs if run.name in chosen]
 
 
@@ -892,7 +896,7 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
             raise _UsageError(f"--judge: no chapter of the run plan can take these judges (chapters that ask an "
                               f"LLM but take no '{JUDGES_PARAMETER}' parameter: {sorted(r.name for r in left_out)}; "
                               f"that read log-probabilities: {sorted(without_logprobs)})")
-        runs = with_summaries(runs, judged)
+        runs = with_summaries(runs, judged, [judge.to_parameter() for judge in judges], root)
     if args.only:
         unknown = sorted(set(args.only) - every_run)
         if unknown:

@@ -134,8 +134,8 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
             f"Built by `recjudge run` with {variant.judges_text()} and profile **{variant.profile}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
             "(the book's own judges, profile default)."
-            + (" {doc}`notebooks/at_a_glance` puts the papers' numbers, the book's judge's and this variant's side "
-               "by side." if at_a_glance else "")
+            + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
+               + ("your judges'" if variant.judges else "this variant's") + " side by side." if at_a_glance else "")
             + f"{left_out}\n:::\n")
 
 
@@ -144,7 +144,8 @@ def chapter_note(variant: Variant, ran: bool) -> str:
     if ran:
         return (f":::{{admonition}} Run in variant {variant.name}\n:class: important\n"
                 f"Run with {variant.judges_text()}, profile **{variant.profile}**: the numbers of this page are "
-                "the variant's, not the committed book's.\n:::\n")
+                "the variant's, not the committed book's, except where the page says it shows the committed "
+                "book's beside them.\n:::\n")
     return (f":::{{admonition}} Not run in variant {variant.name}\n:class: warning\n"
             "This page is the committed book's (the book's own judges, profile default): the variant did not run "
             "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
