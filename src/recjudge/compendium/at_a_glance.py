@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 
@@ -392,12 +393,10 @@ def _your_best_auxiliary_data(load: Loader, judge: JudgeSpec) -> float:
     return float(others.max())
 
 
-def _pool_with_yours(chapter: str, table: str, column: str, key: str, value: object) -> ReaderNumber:
-    """A number of a variant's RQ3 table, computed over a pool of judges, when the reader's judge is in that pool
-    (a judge of the pool on its own, in every_ensemble, is named "<label> <its prompt>"); KeyError otherwise (a
-    judge without log-probabilities, for one, is left out of the ensembles)."""
-    read = _column(chapter, table, column, key, value)
-
+def _if_in_your_pool(read: Callable[[Loader], float]) -> ReaderNumber:
+    """``read`` (a number of a variant's RQ3 tables, computed over a pool of judges) when the reader's judge is in
+    that pool (a judge of the pool on its own, in every_ensemble, is named "<label> <its prompt>"); KeyError
+    otherwise (a judge without log-probabilities, for one, is left out of the ensembles)."""
     def yours(load: Loader, judge: JudgeSpec) -> float:
         ensembles = load("llm_ensembles", "every_ensemble")
         alone = ensembles.loc[ensembles["n"] == 1, "members"].astype(str)
@@ -405,6 +404,9 @@ def _pool_with_yours(chapter: str, table: str, column: str, key: str, value: obj
             raise KeyError(f"llm_ensembles/every_ensemble: {judge.display_label} is not in the pool")
         return read(load)
     return yours
+
+
+_RQ3_HELD_OUT = _column("llm_ensembles", "table5_ours", "pearson_pct", "method", "Multi-LLM & Auxiliary Data, held out")
 
 
 def _best_llm_printed(load: Loader) -> float:
@@ -475,9 +477,7 @@ HEADLINES = (
              _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data"),
              _your_best_auxiliary_data),
     Headline("Kang et al. 2025, RQ3", "Pearson (%) of the ensemble with auxiliary data, on held-out users",
-             _column("llm_ensembles", "table5_ours", "pearson_pct", "method", "Multi-LLM & Auxiliary Data, held out"),
-             yours=_pool_with_yours("llm_ensembles", "table5_ours", "pearson_pct", "method",
-                                    "Multi-LLM & Auxiliary Data, held out")),
+             _RQ3_HELD_OUT, yours=_if_in_your_pool(_RQ3_HELD_OUT)),
     *(Headline("Tokutake et al. 2025", f"MAE of the {template} prompt (paper: GPT-4o-mini)",
                _column("prompt_strategies", "table1_vs_paper", "mae_ours", "template", template),
                _column("prompt_strategies", "table1_vs_paper", "mae_gpt", "template", template),
@@ -521,9 +521,7 @@ def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[J
         row = {"paper": headline.paper, "number": headline.number,
                "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default)}
         for judge in judges:
-            yours = (None if headline.yours is None else
-                     lambda load, read=headline.yours, judge=judge: read(load, judge))
-            row[your_judge_column(judge)] = _value(yours, variant)
+            row[your_judge_column(judge)] = _value(headline.yours and partial(headline.yours, judge=judge), variant)
         if variant is not None and not judges:
             row[THIS_VARIANT] = _value(headline.ours, variant)
         rows.append(row)
