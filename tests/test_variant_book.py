@@ -206,3 +206,16 @@ def test_the_variant_book_reads_the_variant_tables_and_falls_back_to_the_committ
     assert load_table_or_committed("plain", "table")["x"].tolist() == [7]  # the variant did not run it
     assert load_committed_table("judged", "table")["judge"].tolist() == ["book"]
 
+
+
+def test_a_book_judged_by_a_readers_model_does_not_say_no_capable_llm_judged_anything(tmp_path: Path) -> None:
+    from recjudge.compendium.variant_book import intro_text
+    from recjudge.paths import project_root
+
+    intro = (project_root() / "book" / "intro.md").read_text(encoding="utf-8")
+    judged = Variant(NAME, tmp_path, "smoke", ({"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"},))
+    scaled = Variant("default-paper", tmp_path, "paper", ())
+    assert "No capable LLM judged anything here" in intro
+    assert "No capable LLM judged anything here" not in intro_text(intro, judged)
+    assert "- **What is checked**" in intro_text(intro, judged)
+    assert intro_text(intro, scaled) == intro

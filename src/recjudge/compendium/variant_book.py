@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,7 +184,8 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
             text = path.read_bytes()
             if relative == Path("book") / "intro.md":
                 summary = (variant.folder / "notebooks" / "at_a_glance.ipynb").is_file()
-                text = _after_title(text.decode("utf-8"), intro_note(variant, at_a_glance=summary)).encode("utf-8")
+                text = _after_title(intro_text(text.decode("utf-8"), variant),
+                                    intro_note(variant, at_a_glance=summary)).encode("utf-8")
             _write_if_changed(source / relative, text)
     # The source notebooks, which each chapter offers for download
     for path in sorted((root / "notebooks").rglob("*")) if (root / "notebooks").is_dir() else []:
@@ -214,6 +216,18 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
             shutil.rmtree(link)
         link.symlink_to(Path("source") / "_build" / "html", target_is_directory=True)
     return source
+
+
+#: The intro's bullet saying that no capable LLM judged anything: true of the committed book, not of a book a
+#: reader's judge ran (it ends where the next bullet of its box begins).
+OFFLINE_JUDGES_BULLET = re.compile(r"^- \*\*No capable LLM judged anything here\.\*\*.*?(?=^- \*\*)",
+                                   re.MULTILINE | re.DOTALL)
+
+
+def intro_text(text: str, variant: Variant) -> str:
+    """The committed intro as a variant's book shows it: without the bullet on the book's offline judges when the
+    variant ran a reader's judge."""
+    return OFFLINE_JUDGES_BULLET.sub("", text) if variant.judges else text
 
 
 def _after_title(text: str, note: str) -> str:
