@@ -15,8 +15,11 @@
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
   and the plots chapters share
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links
-- ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's, a variant's),
-  every number read from the result tables by name
+- ``claims``   the claims registry: every paper claim a chapter examines as a record (the paper's numbers and ours,
+  n, interval, checks, what differs, what is missing) and the one rule that chooses its verdict; the at-a-glance page
+  and each chapter's verdict box render from it
+- ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval
+  and how it was chosen, a variant's), every number read from the result tables by name
 
 This layer imports no paper's package.
 """

@@ -1,0 +1,199 @@
+"""The claims registry: one rule chooses every verdict from a record's fields, every verdict is reachable, a changed
+number flips it, and a reordered or missing table cannot put another number in a claim."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from recjudge.compendium import claims
+from recjudge.compendium.claims import Check, Difference, Evidence, verdict
+from recjudge.compendium.results import load_table
+
+
+def reversed_tables(chapter: str, table: str) -> pd.DataFrame:
+    return load_table(chapter, table).iloc[::-1].reset_index(drop=True)
+
+
+def claim(table: str, starts: str = "") -> claims.Claim:
+    return next(c for c in claims.CLAIMS if c.table == table and c.claim.startswith(starts))
+
+
+def changed(chapter: str, table: str, change) -> claims.Loader:
+    """The committed tables, with ``change`` applied to one of them."""
+    def load(c: str, t: str) -> pd.DataFrame:
+        frame = load_table(c, t)
+        return change(frame) if (c, t) == (chapter, table) else frame
+    return load
+
+
+HOLDS, FAILS = Check("holds", 1.0, high=2.0), Check("fails", 3.0, high=2.0)
+
+
+@pytest.mark.parametrize(("evidence", "expected"), [
+    (Evidence(checks=(HOLDS, HOLDS)), claims.REPRODUCED),
+    (Evidence(checks=(HOLDS, FAILS)), claims.PARTLY),
+    (Evidence(checks=(FAILS,)), claims.NOT_REPRODUCED),
+    (Evidence(checks=(HOLDS,), paper_checks=(HOLDS, FAILS)), claims.CONTRADICTED),
+    (Evidence(checks=(HOLDS,), differences=(Difference("tuning budget", "3 trials", "100 trials", blocks=True),)),
+     claims.NOT_COMPARABLE),
+    (Evidence(checks=(HOLDS,), differences=(Difference("data", "a sample", "all of it"),)), claims.REPRODUCED),
+    (Evidence(missing="a capable LLM"), claims.NOT_TESTABLE),
+    (Evidence(missing="a capable LLM", paper_checks=(FAILS,)), claims.CONTRADICTED),
+    (Evidence(paper_checks=(HOLDS, HOLDS)), claims.REPRODUCED),
+    (Evidence(not_run="results/x/y.csv does not exist", checks=(HOLDS,)), claims.NOT_RUN),
+])
+def test_every_verdict_is_reachable_by_the_one_rule(evidence, expected):
+    assert verdict(evidence) == expected
+
+
+def test_the_rule_reaches_every_verdict_of_the_list():
+    reached = {verdict(Evidence(checks=(HOLDS,))), verdict(Evidence(checks=(HOLDS, FAILS))),
+               verdict(Evidence(checks=(FAILS,))), verdict(Evidence(paper_checks=(FAILS,), checks=(HOLDS,))),
+               verdict(Evidence(checks=(HOLDS,), differences=(Difference("a", "b", "c", blocks=True),))),
+               verdict(Evidence(missing="x")), verdict(Evidence(not_run="x"))}
+    assert reached == set(claims.VERDICTS)
+
+
+def test_a_record_with_nothing_to_decide_it_is_an_error_not_a_verdict():
+    with pytest.raises(ValueError, match="needs checks"):
+        verdict(Evidence(ours="some words"))
+
+
+def test_a_nan_never_holds():
+    assert not Check("nan", math.nan, high=1.0).holds()
+
+
+def test_the_reason_names_what_is_missing_what_blocks_and_what_fails():
+    assert claims.reason(Evidence(missing="a capable LLM")) == "needs a capable LLM"
+    blocking = Difference("tuning budget", "3 trials", "100 trials", blocks=True)
+    assert claims.reason(Evidence(checks=(HOLDS,), differences=(blocking,))) == \
+        "tuning budget: 3 trials here, 100 trials in the paper"
+    assert claims.reason(Evidence(paper_checks=(HOLDS, FAILS))) == \
+        "the paper's own numbers: 1 of 2 hold (failing: fails)"
+
+
+@pytest.mark.parametrize("one", claims.CLAIMS, ids=lambda c: c.claim[:40])
+def test_a_claim_reads_its_numbers_by_name_and_says_when_its_table_is_missing(one):
+    pd.testing.assert_series_equal(pd.Series(claims.record(one, load_table)),
+                                   pd.Series(claims.record(one, reversed_tables)))
+
+    def gone(chapter: str, table: str) -> pd.DataFrame:
+        raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
+
+    missing = claims.record(one, gone)
+    assert missing["verdict"] == claims.NOT_RUN and "does not exist" in missing["reason"]
+
+
+def test_the_committed_verdicts_of_the_audited_claims():
+    found = claims.registry(load_table).set_index("claim")["verdict"]
+    # Kang et al.'s own Table 2: 1 of 4 gains over SOG lie in 75-125%, 10 of 38 correlations are not significant
+    assert found[claim("paper_claim_gain_over_sog").claim] == claims.CONTRADICTED
+    assert found[claim("paper_claim_significance").claim] == claims.CONTRADICTED
+    # ML-1M's order: 0-8 TPE trials per fold against the paper's 100
+    assert found[claim("order_vs_paper_1m").claim] == claims.NOT_COMPARABLE
+    # DESR's Pearson (-2.3%) is below Random's
+    assert found[claim("agreement_all_answers", "Every proxy metric").claim] == claims.PARTLY
+    assert found[claim("paper_claim_avg_score_vs_g").claim] == claims.NOT_TESTABLE
+    assert found[claim("ordering_check").claim] == claims.REPRODUCED
+
+
+def test_the_gain_claim_counts_the_papers_own_gains_and_flips_when_they_are_about_100():
+    records = claims.registry(load_table).set_index("table")
+    assert records.loc["paper_claim_gain_over_sog", "paper_checks_holding"] == 1
+    assert records.loc["paper_claim_gain_over_sog", "paper_checks_total"] == 4
+    about_100 = changed("proxy_vs_llm", "paper_claim_gain_over_sog", lambda f: f.assign(gain_over_sog_pct=100.0))
+    # then the claim is no longer contradicted, and still needs a capable LLM here
+    assert claims.record(claim("paper_claim_gain_over_sog"), about_100)["verdict"] == claims.NOT_TESTABLE
+
+
+def test_a_changed_number_flips_the_verdict():
+    bleu = claim("table1_agreement_by_row", "The BLEU")
+
+    def gaps(values: dict[str, float]) -> claims.Loader:
+        return changed("explanation_evaluators", "table1_agreement_by_row", lambda f: f.assign(
+            mean_abs_difference=f["evaluator"].map(values).fillna(f["mean_abs_difference"])))
+
+    rows = ("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F")
+    assert claims.record(bleu, gaps({r: 0.5 for r in rows}))["verdict"] == claims.REPRODUCED
+    assert claims.record(bleu, gaps({"BLEU-4": 9.0, "BLEU-1": 0.5}))["verdict"] == claims.PARTLY
+    assert claims.record(bleu, gaps({r: 9.0 for r in rows}))["verdict"] == claims.NOT_REPRODUCED
+
+    order = claim("order_vs_paper_1m")
+    full_budget = changed("recommender_reevaluation", "tuned_values_1m", lambda f: f.assign(trials=100))
+    assert claims.record(order, full_budget)["verdict"] == claims.NOT_REPRODUCED  # τ 0.07, p 1.00
+
+    def agreeing(chapter: str, table: str) -> pd.DataFrame:
+        frame = full_budget(chapter, table)
+        return frame.assign(tau=0.87, p=0.02) if table == "order_vs_paper_1m" else frame
+
+    assert claims.record(order, agreeing)["verdict"] == claims.REPRODUCED
+
+    proxies = claim("agreement_all_answers", "Every proxy metric")
+    desr_up = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f.assign(
+        pearson_pct=f["pearson_pct"].where(f["method"] != "DESR", 3.0)))
+    assert claims.record(proxies, desr_up)["verdict"] == claims.REPRODUCED
+
+
+def test_a_claim_whose_row_is_missing_or_doubled_is_an_error_not_another_number():
+    proxies = claim("agreement_all_answers", "Every proxy metric")
+    without = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f[f["method"] != "DESR"])
+    with pytest.raises(KeyError, match="method = 'DESR', found 0"):
+        claims.record(proxies, without)
+    doubled = changed("proxy_vs_llm", "agreement_all_answers",
+                      lambda f: pd.concat([f, f[f["method"] == "SOG"]], ignore_index=True))
+    with pytest.raises(KeyError, match="found 2"):
+        claims.record(proxies, doubled)
+
+
+def test_the_registry_holds_the_claims_the_book_examines():
+    records = claims.registry(load_table)
+    assert records["claim"].is_unique
+    assert set(records["verdict"]) <= set(claims.VERDICTS)
+    cv = records.set_index("table").loc["paper_claim_coefficients_of_variation"]
+    for printed in ("13.6%", "29.9%", "13.8%", "20.7%"):
+        assert printed in cv["paper_numbers"]
+    assert cv["paper_checks_holding"] == cv["paper_checks_total"] == 4
+
+
+def test_the_committed_registry_is_what_the_page_shows():
+    from recjudge.compendium.results import results_path
+
+    committed = results_path("at_a_glance", "claims").read_text(encoding="utf-8")
+    assert claims.registry(load_table).to_csv(index=False, float_format="%.6g") == committed
+
+
+def test_a_claims_matrix_links_each_claim_to_its_chapter_and_csv():
+    text = claims.matrix_markdown(claims.registry(load_table))
+    assert "({doc}`chapter <normalised_surprise>`, {download}`table <../../results/normalised_surprise/" \
+           "ordering_check.csv>`)" in text
+    assert text.count("\n") == len(claims.CLAIMS) + 1
+
+
+def test_no_verdict_word_is_typed_in_the_at_a_glance_builders():
+    import inspect
+
+    from recjudge.compendium import at_a_glance
+
+    source = inspect.getsource(at_a_glance)
+    for word in ('"reproduced"', "not reproduced", "not testable", "partly"):
+        assert word not in source
+
+
+@pytest.mark.parametrize("chapter", sorted({c.chapter for c in claims.CLAIMS}))
+def test_every_chapter_that_examines_a_claim_opens_its_verdict_with_the_registrys_verdicts(chapter):
+    from recjudge.paths import project_root
+
+    source = (project_root() / "notebooks" / f"{chapter}.md").read_text(encoding="utf-8")
+    box = source[source.index("{admonition} Verdict"):]
+    assert box.index("{glue:md} claims_checked") < box.index("\n````\n")
+    assert 'glue("claims_checked", claims.chapter_verdicts(NOTEBOOK), display=False)' in source
+
+
+def test_a_chapters_verdicts_are_its_claims_records():
+    text = claims.chapter_verdicts("recommender_reevaluation", load_table).data
+    records = claims.for_chapter("recommender_reevaluation", load_table)
+    assert text.count("\n- ") + 1 == len(records) == 3
+    assert f"**{claims.NOT_COMPARABLE}**, tuning budget" in text
