@@ -391,6 +391,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     variant.add_argument("--judge", action="append", metavar="SPEC",
                          help="the run's --judge (repeatable): the variant is named from the judges and the profile")
     variant.add_argument("--profile", default=None, metavar="NAME", help="the run's --profile")
+    publish = parser.add_argument_group(
+        "publishing", "after the build (or, with --check-only, an existing build), publish the book for readers "
+        "(recjudge.compendium.publish): a partial book (a Data needed box, a chapter not run, a checkout that is not "
+        "clean, a build older than the last commit) is refused unless --allow-partial")
+    publish.add_argument("--publish", metavar="DEST",
+                         help="a git remote (e.g. origin; a URL or a repository's path) whose branch --branch gets the "
+                              "site through ghp-import, or folder:PATH, a folder for any static host; a variant's book "
+                              "goes to variants/NAME/ of it")
+    publish.add_argument("--branch", default=None, metavar="NAME", help="the branch of a git DEST (default gh-pages)")
+    publish.add_argument("--allow-partial", action="store_true", help="publish a partial book anyway (it says so)")
     parser.add_argument("--vendor-only", action="store_true",
                         help="only vendor the pinned MathJax into vendor/mathjax (the one step that needs the npm "
                              "registry; `make setup` runs it so that later builds work offline)")
@@ -406,8 +416,26 @@ def run_command(args: argparse.Namespace) -> int:
     except VariantBookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    destination = None
+    if getattr(args, "publish", None) and not args.vendor_only:
+        from recjudge.compendium.publish import ALLOW_HINT, Destination, PublishError, not_clean
+
+        try:
+            destination = Destination.parse(args.publish, args.branch)
+        except PublishError as error:
+            print(f"recjudge book: {error}", file=sys.stderr)
+            return 2
+        if not args.allow_partial and not args.check_only:  # refused before a long build rather than after it
+            try:
+                early = not_clean(root)
+            except PublishError as error:
+                early = str(error)
+            if early:
+                print(f"recjudge book: not published: {early} ({ALLOW_HINT})", file=sys.stderr)
+                return 1
     if variant is not None and not args.vendor_only:
-        return _build_variant(root, variant, args, timings)
+        status = _build_variant(root, variant, args, timings)
+        return status or _publish(root, variant.html_dir(root), destination, args, variant.name)
     try:
         if args.vendor_only:
             ensure_mathjax(root)
@@ -423,12 +451,43 @@ def run_command(args: argparse.Namespace) -> int:
                 build_html(root, all_pages=args.all)
         with _phase("checks", timings):
             check_built_book(root)
+            if not args.check_only:
+                _record_build(root, root / HTML_DIR)
     except BookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
         _print_timings(timings)
     print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
+    return _publish(root, root / HTML_DIR, destination, args)
+
+
+def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges: tuple[str, ...] = (),
+                  variant: str | None = None) -> None:
+    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (read when
+    the book is published)."""
+    from recjudge.compendium.publish import PublishError, datasets_present, write_build_info
+    from recjudge.compendium.runplan import DEFAULT_PROFILE
+
+    try:
+        write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
+                         data=datasets_present(root), variant=variant)
+    except PublishError as error:  # not a git checkout: the book builds, it cannot be published
+        print(f"[book] no build record ({error})", file=sys.stderr)
+
+
+def _publish(root: Path, html_dir: Path, destination, args: argparse.Namespace,  # noqa: ANN001
+             variant: str | None = None) -> int:
+    """Publish the built site when ``--publish`` asked for it (``recjudge.compendium.publish``)."""
+    if destination is None:
+        return 0
+    from recjudge.compendium.publish import PublishError, publish
+
+    try:
+        publish(html_dir, root, destination, allow_partial=args.allow_partial, variant=variant)
+    except PublishError as error:
+        print("\n".join(f"recjudge book: {line}" for line in str(error).splitlines()), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -453,6 +512,9 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
                 build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
             check_built_book(root, html)
+            if not args.check_only:
+                _record_build(root, html, variant.profile, tuple(f"{judge.get('provider')}:{judge.get('model')}"
+                                                                 for judge in variant.judges), variant.name)
     except (BookError, VariantBookError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
