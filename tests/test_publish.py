@@ -230,3 +230,15 @@ def test_recjudge_book_publishes_an_existing_build(checkout: Path, tmp_path: Pat
     assert main(["book", "--check-only", "--publish", "folder:"]) == 2
     assert site.is_dir()
 
+
+def test_the_repository_and_download_buttons_follow_the_repository_url() -> None:
+    import yaml
+
+    from recjudge.compendium.book import repository_buttons
+
+    committed = yaml.safe_load(Path(__file__).resolve().parents[1].joinpath("_config.yml").read_text())
+    quiet = repository_buttons(committed, {"use_fullscreen_button": False})
+    assert quiet == {"use_fullscreen_button": False, "use_repository_button": False, "use_download_button": False}
+    named = repository_buttons({"repository": {"url": "https://example.org/recjudge", "branch": "main"}}, {})
+    assert named["use_repository_button"] and named["use_download_button"]
+    assert named["repository_url"] == "https://example.org/recjudge" and named["repository_branch"] == "main"

@@ -320,9 +320,32 @@ def _publish_results(app, exception) -> None:  # noqa: ANN001 (Sphinx event sign
         shutil.copyfile(csv, target)
 
 
+def repository_buttons(book_config: dict, theme_options: dict) -> dict:
+    """``theme_options`` with the repository and download buttons when the book's ``_config.yml`` names its
+    repository (``repository.url``), and without them when it does not. (``sphinx.config.html_theme_options`` in
+    ``_config.yml`` replaces what Jupyter Book derives from ``repository:``, hence this step.)"""
+    repository = book_config.get("repository") or {}
+    url = str(repository.get("url") or "").strip()
+    options = {**theme_options, "use_repository_button": bool(url), "use_download_button": bool(url)}
+    if url:
+        options.update(repository_url=url, path_to_docs=str(repository.get("path_to_book") or ""),
+                       repository_branch=str(repository.get("branch") or "main"))
+    return options
+
+
+def _set_repository_buttons(app, config) -> None:  # noqa: ANN001 (Sphinx event signature)
+    try:
+        book_config = yaml.safe_load((Path(app.srcdir) / "_config.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return
+    config.html_theme_options = repository_buttons(book_config, dict(config.html_theme_options or {}))
+
+
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables
-    beside the pages; register the bibliography's author-year label style."""
+    beside the pages; register the bibliography's author-year label style; show the repository and download
+    buttons when ``_config.yml`` names the repository."""
+    app.connect("config-inited", _set_repository_buttons)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("build-finished", _publish_results)
     _register_bibliography_style()
