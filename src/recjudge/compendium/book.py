@@ -12,7 +12,9 @@ Steps, each timed:
 2. **Table of contents**: every run of the run plan must be a chapter of ``_toc.yml`` and every notebook chapter a
    run, and each executed notebook must exist (``recjudge run`` writes them).
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
-4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host.
+4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host; the
+   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, data present).
+5. **Publish** (``--publish DEST``, ``make publish``): ``recjudge.compendium.publish`` puts the built site online.
 
 ``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
 book: its sources are staged by ``recjudge.compendium.variant_book`` and built into ``_build/variants/NAME/html``;
