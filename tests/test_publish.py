@@ -195,7 +195,8 @@ def test_publishing_to_a_folder_mirrors_the_site(checkout: Path, tmp_path: Path)
     (site / "book" / "start.html").write_text(INTRO)
     (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/start.html" />\n')
     assert publish(site, checkout, destination, log=lambda line: None) == "published"
-    assert not (folder / "book" / "intro.html").exists() and "Built from" in (folder / "book" / "start.html").read_text()
+    assert not (folder / "book" / "intro.html").exists()
+    assert "Built from" in (folder / "book" / "start.html").read_text()
     # A folder that holds something else is never emptied
     other = tmp_path / "other"
     other.mkdir()
@@ -242,3 +243,30 @@ def test_the_repository_and_download_buttons_follow_the_repository_url() -> None
     named = repository_buttons({"repository": {"url": "https://example.org/recjudge", "branch": "main"}}, {})
     assert named["use_repository_button"] and named["use_download_button"]
     assert named["repository_url"] == "https://example.org/recjudge" and named["repository_branch"] == "main"
+
+
+def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_path: Path, monkeypatch) -> None:
+    """`recjudge book --publish DEST` (what `make publish` runs): the build writes build-info.json of the clean
+    checkout's commit, and the site goes to the branch; a second run finds nothing to publish."""
+    from recjudge.cli import main
+    from recjudge.compendium import book as book_module
+    from recjudge.compendium import publish as publish_module
+
+    def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
+        site = root / "_build" / "html"
+        (site / "book").mkdir(parents=True, exist_ok=True)
+        (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
+        (site / "book" / "intro.html").write_text(INTRO)
+
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
+    monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(publish_module, "datasets_present", lambda root: {"serendipity-2018": True})
+    assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
+    record = json.loads((checkout / "_build" / "html" / BUILD_INFO).read_text())
+    assert record["commit"] == git(checkout, "rev-parse", "HEAD") and record["clean_checkout"] is True
+    bare = tmp_path / "pages.git"
+    assert {"index.html", ".nojekyll", BUILD_INFO} <= set(branch_files(bare, "pages-site"))
+    assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
+    assert commits(bare, "pages-site") == 1

@@ -497,7 +497,7 @@ def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges
     try:
         write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
                          data=datasets_present(root), variant=variant)
-    except PublishError as error:  # not a git checkout: the book builds, it cannot be published
+    except (PublishError, OSError, ValueError) as error:  # e.g. not a git checkout: the book is built, not publishable
         print(f"[book] no build record ({error})", file=sys.stderr)
 
 

@@ -347,5 +347,5 @@ def _tree(root: Path, commit: str) -> str:
 
 
 __all__ = ["BUILD_INFO", "DEFAULT_BRANCH", "Destination", "PublishError", "checkout_state", "datasets_present",
-           "landing_line", "landing_page", "mirror", "not_clean", "partial_pages", "publish", "read_build_info", "refusals",
-           "stage", "write_build_info"]
+           "landing_line", "landing_page", "mirror", "not_clean", "partial_pages", "publish", "read_build_info",
+           "refusals", "stage", "write_build_info"]
