@@ -5,6 +5,7 @@ each; publishing an unchanged book again changes nothing. The site is a tiny sta
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -270,3 +271,19 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     assert {"index.html", ".nojekyll", BUILD_INFO} <= set(branch_files(bare, "pages-site"))
     assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
     assert commits(bare, "pages-site") == 1
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_publish_runs_recjudge_book_publish_with_the_configured_destination() -> None:
+    root = Path(__file__).resolve().parents[1]
+
+    def planned(*variables: str) -> str:
+        result = subprocess.run(["make", "-n", "publish", *variables], cwd=root, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return " ".join(result.stdout.split())
+
+    assert "-m recjudge book --publish origin --branch gh-pages ;" in planned()
+    assert "-m recjudge book --publish folder:/srv/www --allow-partial;" in planned(
+        "PUBLISH_TO=folder:/srv/www", "ALLOW_PARTIAL=1")
+    assert "--judge openai:gpt-4o-mini --profile smoke --publish upstream --branch pages" in planned(
+        "JUDGE=openai:gpt-4o-mini", "PROFILE=smoke", "PUBLISH_TO=upstream", "PUBLISH_BRANCH=pages")
