@@ -8,7 +8,7 @@ export RECJUDGE_DATA_MIRROR
 # Prints how long a step took: $(call timed,label,command)
 timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: setup lock data run book test lint bench clean
+.PHONY: setup lock data run book publish test lint bench clean
 
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
@@ -58,6 +58,19 @@ run: data
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.
 book: run
 	@$(call timed,book,$(PY) -m recjudge book $(VARIANT_FLAGS))
+
+# Publishes the book for readers (recjudge.compendium.publish): builds it (only what changed) and commits the site
+# with ghp-import to branch PUBLISH_BRANCH of the git remote PUBLISH_TO, pushed; or mirrors it into a folder for any
+# static host (PUBLISH_TO=folder:PATH). A partial book (a "Data needed" box, a chapter not run, a checkout that is not
+# clean, a build older than the last commit) is refused unless ALLOW_PARTIAL=1. With JUDGE= or PROFILE=, the
+# variant's book goes to variants/<name>/ of the same destination, beside the book.
+PUBLISH_TO     ?= origin
+PUBLISH_BRANCH ?= gh-pages
+ALLOW_PARTIAL  ?=
+PUBLISH_FLAGS = --publish $(PUBLISH_TO) $(if $(filter folder:%,$(PUBLISH_TO)),,--branch $(PUBLISH_BRANCH)) \
+                $(if $(ALLOW_PARTIAL),--allow-partial)
+publish: run
+	@$(call timed,publish,$(PY) -m recjudge book $(VARIANT_FLAGS) $(PUBLISH_FLAGS))
 
 # pytest exits 5 when it collects no test: that is a broken suite, not a pass.
 test: setup

@@ -11,6 +11,8 @@
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
 - ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and
   built into ``_build/variants/<name>/html``
+- ``publish``  the built book online: refuses a partial one, commits the site to a gh-pages branch (ghp-import) or
+  mirrors it into a folder, with its build record (``build-info.json``) and a line on the landing page
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
   and the plots chapters share

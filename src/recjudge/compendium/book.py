@@ -12,7 +12,9 @@ Steps, each timed:
 2. **Table of contents**: every run of the run plan must be a chapter of ``_toc.yml`` and every notebook chapter a
    run, and each executed notebook must exist (``recjudge run`` writes them).
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
-4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host.
+4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host; the
+   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, data present).
+5. **Publish** (``--publish DEST``, ``make publish``): ``recjudge.compendium.publish`` puts the built site online.
 
 ``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
 book: its sources are staged by ``recjudge.compendium.variant_book`` and built into ``_build/variants/NAME/html``;
@@ -320,9 +322,32 @@ def _publish_results(app, exception) -> None:  # noqa: ANN001 (Sphinx event sign
         shutil.copyfile(csv, target)
 
 
+def repository_buttons(book_config: dict, theme_options: dict) -> dict:
+    """``theme_options`` with the repository and download buttons when the book's ``_config.yml`` names its
+    repository (``repository.url``), and without them when it does not. (``sphinx.config.html_theme_options`` in
+    ``_config.yml`` replaces what Jupyter Book derives from ``repository:``, hence this step.)"""
+    repository = book_config.get("repository") or {}
+    url = str(repository.get("url") or "").strip()
+    options = {**theme_options, "use_repository_button": bool(url), "use_download_button": bool(url)}
+    if url:
+        options.update(repository_url=url, path_to_docs=str(repository.get("path_to_book") or ""),
+                       repository_branch=str(repository.get("branch") or "main"))
+    return options
+
+
+def _set_repository_buttons(app, config) -> None:  # noqa: ANN001 (Sphinx event signature)
+    try:
+        book_config = yaml.safe_load((Path(app.srcdir) / "_config.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return
+    config.html_theme_options = repository_buttons(book_config, dict(config.html_theme_options or {}))
+
+
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables
-    beside the pages; register the bibliography's author-year label style."""
+    beside the pages; register the bibliography's author-year label style; show the repository and download
+    buttons when ``_config.yml`` names the repository."""
+    app.connect("config-inited", _set_repository_buttons)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("build-finished", _publish_results)
     _register_bibliography_style()
@@ -391,6 +416,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     variant.add_argument("--judge", action="append", metavar="SPEC",
                          help="the run's --judge (repeatable): the variant is named from the judges and the profile")
     variant.add_argument("--profile", default=None, metavar="NAME", help="the run's --profile")
+    publish = parser.add_argument_group(
+        "publishing", "after the build (or, with --check-only, an existing build), publish the book for readers "
+        "(recjudge.compendium.publish): a partial book (a Data needed box, a chapter not run, a checkout that is not "
+        "clean, a build older than the last commit) is refused unless --allow-partial")
+    publish.add_argument("--publish", metavar="DEST",
+                         help="a git remote (e.g. origin; a URL or a repository's path) whose branch --branch gets the "
+                              "site through ghp-import, or folder:PATH, a folder for any static host; a variant's book "
+                              "goes to variants/NAME/ of it")
+    publish.add_argument("--branch", default=None, metavar="NAME", help="the branch of a git DEST (default gh-pages)")
+    publish.add_argument("--allow-partial", action="store_true", help="publish a partial book anyway (it says so)")
     parser.add_argument("--vendor-only", action="store_true",
                         help="only vendor the pinned MathJax into vendor/mathjax (the one step that needs the npm "
                              "registry; `make setup` runs it so that later builds work offline)")
@@ -406,8 +441,26 @@ def run_command(args: argparse.Namespace) -> int:
     except VariantBookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    destination = None
+    if getattr(args, "publish", None) and not args.vendor_only:
+        from recjudge.compendium.publish import ALLOW_HINT, Destination, PublishError, not_clean
+
+        try:
+            destination = Destination.parse(args.publish, args.branch)
+        except PublishError as error:
+            print(f"recjudge book: {error}", file=sys.stderr)
+            return 2
+        if not args.allow_partial and not args.check_only:  # refused before a long build rather than after it
+            try:
+                early = not_clean(root)
+            except PublishError as error:
+                early = str(error)
+            if early:
+                print(f"recjudge book: not published: {early} ({ALLOW_HINT})", file=sys.stderr)
+                return 1
     if variant is not None and not args.vendor_only:
-        return _build_variant(root, variant, args, timings)
+        status = _build_variant(root, variant, args, timings)
+        return status or _publish(root, variant.html_dir(root), destination, args, variant.name)
     try:
         if args.vendor_only:
             ensure_mathjax(root)
@@ -423,12 +476,43 @@ def run_command(args: argparse.Namespace) -> int:
                 build_html(root, all_pages=args.all)
         with _phase("checks", timings):
             check_built_book(root)
+            if not args.check_only:
+                _record_build(root, root / HTML_DIR)
     except BookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     finally:
         _print_timings(timings)
     print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
+    return _publish(root, root / HTML_DIR, destination, args)
+
+
+def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges: tuple[str, ...] = (),
+                  variant: str | None = None) -> None:
+    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (read when
+    the book is published)."""
+    from recjudge.compendium.publish import PublishError, datasets_present, write_build_info
+    from recjudge.compendium.runplan import DEFAULT_PROFILE
+
+    try:
+        write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
+                         data=datasets_present(root), variant=variant)
+    except (PublishError, OSError, ValueError) as error:  # e.g. not a git checkout: the book is built, not publishable
+        print(f"[book] no build record ({error})", file=sys.stderr)
+
+
+def _publish(root: Path, html_dir: Path, destination, args: argparse.Namespace,  # noqa: ANN001
+             variant: str | None = None) -> int:
+    """Publish the built site when ``--publish`` asked for it (``recjudge.compendium.publish``)."""
+    if destination is None:
+        return 0
+    from recjudge.compendium.publish import PublishError, publish
+
+    try:
+        publish(html_dir, root, destination, allow_partial=args.allow_partial, variant=variant)
+    except PublishError as error:
+        print("\n".join(f"recjudge book: {line}" for line in str(error).splitlines()), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -453,6 +537,9 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
                 build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
             check_built_book(root, html)
+            if not args.check_only:
+                _record_build(root, html, variant.profile, tuple(f"{judge.get('provider')}:{judge.get('model')}"
+                                                                 for judge in variant.judges), variant.name)
     except (BookError, VariantBookError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

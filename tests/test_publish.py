@@ -1,0 +1,289 @@
+"""Publishing the book (`recjudge book --publish DEST`, `make publish`): to a git branch through ghp-import (here a
+local bare repository) or to a folder; a partial book, a dirty checkout and a stale build are refused with one line
+each; publishing an unchanged book again changes nothing. The site is a tiny stand-in for `_build/html`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from recjudge.compendium.publish import (
+    BUILD_INFO,
+    Destination,
+    PublishError,
+    landing_page,
+    publish,
+    write_build_info,
+)
+
+INTRO = """<!DOCTYPE html><html><head><title>recjudge</title></head><body>
+<article class="bd-article" role="main"><h1>The book</h1><p>What it is.</p></article></body></html>
+"""
+DATA_NEEDED = """<html><body><article class="bd-article"><h1>A chapter</h1>
+<div class="admonition warning"><p class="admonition-title">Data needed: Serendipity-2018</p></div>
+</article></body></html>
+"""
+NOT_RUN = """<html><body><article class="bd-article"><h1>At a glance</h1>
+<p>Each claim is reproduced, partly, or not run in this build.</p>
+<table><tr><td><p>A claim</p></td><td><p><strong>not run in this build</strong></p></td></tr></table>
+</article></body></html>
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A clean git checkout with one commit, and a remote `pages`: a local bare repository."""
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "--quiet", "--initial-branch", "main")
+    git(root, "config", "user.name", "Maintainer")
+    git(root, "config", "user.email", "maintainer@example.org")
+    (root / "README.md").write_text("# The project\n")
+    (root / ".gitignore").write_text("_build/\n")
+    git(root, "add", ".")
+    git(root, "commit", "--quiet", "-m", "First")
+    bare = tmp_path / "pages.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(bare))
+    git(root, "remote", "add", "pages", str(bare))
+    return root
+
+
+def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool] | None = None) -> Path:
+    """A built site as `recjudge book` leaves it: Jupyter Book's redirecting index.html, the pages and the build
+    record of the checkout's commit."""
+    site = root / "_build" / "html"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
+    (site / "_static").mkdir(exist_ok=True)
+    (site / "_static" / "recjudge.css").write_text("body {}\n")
+    for name, text in {"book/intro.html": INTRO, **(pages or {})}.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+    write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": True})
+    return site
+
+
+def branch_files(bare: Path, branch: str = "gh-pages") -> list[str]:
+    return git(bare, "ls-tree", "-r", "--name-only", branch).splitlines()
+
+
+def commits(bare: Path, branch: str = "gh-pages") -> int:
+    return int(git(bare, "rev-list", "--count", branch))
+
+
+def refused(site: Path, root: Path, destination: Destination) -> str:
+    with pytest.raises(PublishError) as error:
+        publish(site, root, destination, log=lambda line: None)
+    return str(error.value)
+
+
+def test_publishing_to_a_bare_repository_puts_the_site_on_its_branch(checkout: Path, tmp_path: Path) -> None:
+    site = build(checkout)
+    bare = tmp_path / "pages.git"
+    assert publish(site, checkout, Destination.parse("pages"), log=lambda line: None) == "published"
+    files = branch_files(bare)
+    assert {"index.html", ".nojekyll", BUILD_INFO, "book/intro.html", "_static/recjudge.css"} <= set(files)
+    record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
+    commit = git(checkout, "rev-parse", "HEAD")
+    assert record["commit"] == commit and record["profile"] == "default" and record["partial"] == []
+    assert record["data"] == {"movielens-latest-small": True} and record["judges"] == []
+    # The landing page (where index.html redirects) says what it was built from; the built site is not changed
+    intro = git(bare, "show", "gh-pages:book/intro.html")
+    assert f"Built from commit <code>{commit[:12]}</code> with the full data" in intro
+    assert '<a href="../build-info.json">' in intro
+    assert "Built from" not in (site / "book" / "intro.html").read_text()
+    assert git(checkout, "status", "--porcelain") == ""
+
+
+def test_publishing_twice_with_no_change_makes_no_new_commit(checkout: Path, tmp_path: Path) -> None:
+    site = build(checkout)
+    bare = tmp_path / "pages.git"
+    publish(site, checkout, Destination.parse("pages"), log=lambda line: None)
+    first = git(bare, "rev-parse", "gh-pages")
+    assert publish(site, checkout, Destination.parse("pages"), log=lambda line: None) == "unchanged"
+    assert git(bare, "rev-parse", "gh-pages") == first and commits(bare) == 1
+    # A changed page is a second commit on top of the first
+    (site / "book" / "intro.html").write_text(INTRO.replace("What it is.", "What it is, revised."))
+    assert publish(site, checkout, Destination.parse(str(bare)), log=lambda line: None) == "published"
+    assert commits(bare) == 2 and git(bare, "rev-parse", "gh-pages~1") == first
+
+
+def test_a_partial_book_is_refused_with_one_line(checkout: Path, tmp_path: Path) -> None:
+    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": False})
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1
+    assert "Data needed box (book/notebooks/proxy_vs_llm.html)" in message and "--allow-partial" in message
+    assert git(tmp_path / "pages.git", "branch", "--list") == ""  # nothing was published
+
+
+def test_a_chapter_not_run_is_refused_with_one_line(checkout: Path) -> None:
+    site = build(checkout, {"book/notebooks/at_a_glance.html": NOT_RUN})
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and "not run in this build" in message
+
+
+def test_the_prose_that_explains_not_run_is_not_a_chapter_not_run(checkout: Path) -> None:
+    site = build(checkout, {"book/notebooks/at_a_glance.html": NOT_RUN.replace(
+        "<strong>not run in this build</strong>", "<strong>reproduced</strong>")})
+    assert publish(site, checkout, Destination.parse("pages"), log=lambda line: None) == "published"
+
+
+def test_a_dirty_checkout_is_refused_with_one_line(checkout: Path) -> None:
+    site = build(checkout)
+    (checkout / "README.md").write_text("# The project, edited\n")
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and "the checkout is not clean" in message
+
+
+def test_a_build_older_than_the_last_commit_is_refused_with_one_line(checkout: Path) -> None:
+    site = build(checkout)
+    (checkout / "README.md").write_text("# The project, edited\n")
+    git(checkout, "commit", "--quiet", "-am", "Second")
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and "the build is older than the last commit" in message
+    (site / BUILD_INFO).unlink()
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and f"{BUILD_INFO} is missing" in message
+
+
+def test_a_partial_book_is_published_when_allowed_and_says_so(checkout: Path, tmp_path: Path) -> None:
+    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": False})
+    publish(site, checkout, Destination.parse("pages"), allow_partial=True, log=lambda line: None)
+    bare = tmp_path / "pages.git"
+    record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
+    assert len(record["partial"]) == 1 and record["data"] == {"serendipity-2018": False}
+    intro = git(bare, "show", "gh-pages:book/intro.html")
+    assert "without the data of <code>serendipity-2018</code>" in intro and "A partial book" in intro
+
+
+def test_a_variant_goes_to_its_own_folder_beside_the_book(checkout: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "pages.git"
+    publish(build(checkout), checkout, Destination.parse("pages"), log=lambda line: None)
+    variant_site = tmp_path / "variant-html"
+    variant_site.mkdir()
+    (variant_site / "index.html").write_text(INTRO.replace("The book", "The variant"))
+    write_build_info(variant_site, checkout, profile="smoke", judges=("openai:gpt-4o-mini",), data={},
+                     variant="openai-gpt-4o-mini-smoke")
+    publish(variant_site, checkout, Destination.parse("pages"), variant="openai-gpt-4o-mini-smoke",
+            log=lambda line: None)
+    files = set(branch_files(bare))
+    assert {"index.html", "book/intro.html", "variants/openai-gpt-4o-mini-smoke/index.html",
+            f"variants/openai-gpt-4o-mini-smoke/{BUILD_INFO}"} <= files
+    assert "judges <code>openai:gpt-4o-mini</code>" in git(bare, "show",
+                                                           "gh-pages:variants/openai-gpt-4o-mini-smoke/index.html")
+    # Publishing the book again keeps the variant
+    publish(build(checkout), checkout, Destination.parse("pages"), log=lambda line: None)
+    assert "variants/openai-gpt-4o-mini-smoke/index.html" in branch_files(bare)
+
+
+def test_publishing_to_a_folder_mirrors_the_site(checkout: Path, tmp_path: Path) -> None:
+    site = build(checkout)
+    folder = tmp_path / "www"
+    destination = Destination.parse(f"folder:{folder}")
+    assert publish(site, checkout, destination, log=lambda line: None) == "published"
+    assert {".nojekyll", BUILD_INFO, "index.html", "book/intro.html"} <= {
+        path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file()}
+    assert publish(site, checkout, destination, log=lambda line: None) == "unchanged"
+    (site / "book" / "intro.html").unlink()
+    (site / "book" / "start.html").write_text(INTRO)
+    (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/start.html" />\n')
+    assert publish(site, checkout, destination, log=lambda line: None) == "published"
+    assert not (folder / "book" / "intro.html").exists()
+    assert "Built from" in (folder / "book" / "start.html").read_text()
+    # A folder that holds something else is never emptied
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    assert "not a published book" in refused(site, checkout, Destination.parse(f"folder:{other}"))
+    assert (other / "notes.txt").is_file()
+
+
+def test_the_landing_page_is_where_index_redirects(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<html><body>Home</body></html>")
+    assert landing_page(tmp_path) == tmp_path / "index.html"
+    (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.html").write_text(INTRO)
+    assert landing_page(tmp_path) == tmp_path / "book" / "intro.html"
+
+
+def test_recjudge_book_publishes_an_existing_build(checkout: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    """`recjudge book --check-only --publish DEST` (what `make publish` runs after a build) reuses the build."""
+    from recjudge.cli import main
+    from recjudge.compendium import book as book_module
+
+    site = build(checkout)
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "check_built_book", lambda root, html_dir=None: None)
+    assert main(["book", "--check-only", "--publish", "pages"]) == 0
+    assert "index.html" in branch_files(tmp_path / "pages.git")
+    (checkout / "README.md").write_text("# Edited\n")
+    assert main(["book", "--check-only", "--publish", "pages"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("recjudge book: not published: the checkout is not clean")
+    assert main(["book", "--check-only", "--publish", "folder:"]) == 2
+    assert site.is_dir()
+
+
+def test_the_repository_and_download_buttons_follow_the_repository_url() -> None:
+    import yaml
+
+    from recjudge.compendium.book import repository_buttons
+
+    committed = yaml.safe_load(Path(__file__).resolve().parents[1].joinpath("_config.yml").read_text())
+    quiet = repository_buttons(committed, {"use_fullscreen_button": False})
+    assert quiet == {"use_fullscreen_button": False, "use_repository_button": False, "use_download_button": False}
+    named = repository_buttons({"repository": {"url": "https://example.org/recjudge", "branch": "main"}}, {})
+    assert named["use_repository_button"] and named["use_download_button"]
+    assert named["repository_url"] == "https://example.org/recjudge" and named["repository_branch"] == "main"
+
+
+def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_path: Path, monkeypatch) -> None:
+    """`recjudge book --publish DEST` (what `make publish` runs): the build writes build-info.json of the clean
+    checkout's commit, and the site goes to the branch; a second run finds nothing to publish."""
+    from recjudge.cli import main
+    from recjudge.compendium import book as book_module
+    from recjudge.compendium import publish as publish_module
+
+    def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
+        site = root / "_build" / "html"
+        (site / "book").mkdir(parents=True, exist_ok=True)
+        (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
+        (site / "book" / "intro.html").write_text(INTRO)
+
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
+    monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(publish_module, "datasets_present", lambda root: {"serendipity-2018": True})
+    assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
+    record = json.loads((checkout / "_build" / "html" / BUILD_INFO).read_text())
+    assert record["commit"] == git(checkout, "rev-parse", "HEAD") and record["clean_checkout"] is True
+    bare = tmp_path / "pages.git"
+    assert {"index.html", ".nojekyll", BUILD_INFO} <= set(branch_files(bare, "pages-site"))
+    assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
+    assert commits(bare, "pages-site") == 1
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_publish_runs_recjudge_book_publish_with_the_configured_destination() -> None:
+    root = Path(__file__).resolve().parents[1]
+
+    def planned(*variables: str) -> str:
+        result = subprocess.run(["make", "-n", "publish", *variables], cwd=root, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return " ".join(result.stdout.split())
+
+    assert "-m recjudge book --publish origin --branch gh-pages ;" in planned()
+    assert "-m recjudge book --publish folder:/srv/www --allow-partial;" in planned(
+        "PUBLISH_TO=folder:/srv/www", "ALLOW_PARTIAL=1")
+    assert "--judge openai:gpt-4o-mini --profile smoke --publish upstream --branch pages" in planned(
+        "JUDGE=openai:gpt-4o-mini", "PROFILE=smoke", "PUBLISH_TO=upstream", "PUBLISH_BRANCH=pages")
