@@ -268,3 +268,38 @@ def test_agreement_pct_is_agreement_with_pearson_in_percent():
     pred, true = [1, 2, 3, 4, np.nan], [1, 2, 4, 3, 5]
     plain, pct = agreement(pred, true), agreement_pct(pred, true)
     assert pct == {"pearson_pct": 100 * plain["pearson_r"], "mae": plain["mae"], "rmse": plain["rmse"], "n": 4}
+
+
+def _noisy_answers(n: int = 60, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, n).astype(float)
+    return np.clip(truth + rng.normal(0, 1.5, n), 1, 5), truth
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "mae", "spearman"])
+def test_a_cluster_bootstrap_of_one_answer_per_user_is_the_paired_bootstrap(statistic):
+    pred, truth = _noisy_answers()
+    paired = bootstrap_ci(pred, truth, statistic, n_boot=400, seed=3, method="percentile")
+    by_user = bootstrap_ci(pred, truth, statistic, n_boot=400, seed=3, method="percentile",
+                           groups=np.arange(len(pred)))
+    assert by_user["n_groups"] == len(pred)
+    assert (by_user["ci_low"], by_user["ci_high"]) == pytest.approx((paired["ci_low"], paired["ci_high"]))
+
+
+def test_a_users_repeated_answers_do_not_narrow_a_by_user_interval():
+    pred, truth = _noisy_answers()
+    alone = bootstrap_ci(pred, truth, "pearson", n_boot=400, seed=3, method="percentile")
+    copies = 3  # each user gave the same answer three times: no new information
+    users = np.repeat(np.arange(len(pred)), copies)
+    by_user = bootstrap_ci(np.repeat(pred, copies), np.repeat(truth, copies), "pearson", n_boot=400, seed=3,
+                           method="percentile", groups=users)
+    by_answer = bootstrap_ci(np.repeat(pred, copies), np.repeat(truth, copies), "pearson", n_boot=400, seed=3,
+                             method="percentile")
+    assert (by_user["ci_low"], by_user["ci_high"]) == pytest.approx((alone["ci_low"], alone["ci_high"]))
+    assert by_answer["ci_high"] - by_answer["ci_low"] < 0.8 * (by_user["ci_high"] - by_user["ci_low"])
+
+
+def test_a_cluster_bootstrap_refuses_groups_of_another_length():
+    pred, truth = _noisy_answers(10)
+    with pytest.raises(ValueError, match="same length"):
+        bootstrap_ci(pred, truth, "pearson", groups=np.arange(9))

@@ -62,7 +62,8 @@ def kang_rq1(load: Loader) -> dict[str, str]:
     return {
         "here": f"Serendipity-2018 ({int(sog['n']):,} answers; histories from the survey itself), proxies, Random "
                 f"over {int(rnd['seeds']):,} seeds, recorded gpt-3.5-turbo, SmolLM2-135M on {sample_n} answers",
-        "measured": f"Pearson with users on {int(sog['n']):,} answers (95% intervals resample answers): SOG "
+        "measured": f"Pearson with users on {int(sog['n']):,} answers (95% intervals resample "
+                    f"{claims.resampled(agreement)}): SOG "
                     f"{_pearson(sog)} (paper {fmt(printed('SOG'), 2)}%), Random {_pearson(rnd)} (paper "
                     f"{fmt(printed('Random'), 2)}%); recorded gpt-3.5-turbo {_pearson(gpt)} with another prompt than "
                     f"the paper's (paper's best LLM: GPT-4 few-shot {fmt(printed('GPT-4 (few-shot)'), 2)}%)",
@@ -343,9 +344,18 @@ def _detail(read: Callable[[Loader], Detail] | None, load: Loader) -> Detail:
 def _row_detail(chapter: str, table: str, key: str, value: object, ci: str = "pearson", note: str = ""
                 ) -> Callable[[Loader], Detail]:
     def read(load: Loader) -> Detail:
-        row = named_row(load(chapter, table), key, value, f"{chapter}/{table}")
-        return Detail(float(row["n"]), float(row[f"{ci}_ci_low"]), float(row[f"{ci}_ci_high"]), note)
+        frame = load(chapter, table)
+        row = named_row(frame, key, value, f"{chapter}/{table}")
+        return Detail(float(row["n"]), float(row[f"{ci}_ci_low"]), float(row[f"{ci}_ci_high"]),
+                      _with_resampling(note, frame))
     return read
+
+
+def _with_resampling(note: str, table: pd.DataFrame) -> str:
+    """``note``, and what the interval resamples where the table says (users, when answers cluster by user)."""
+    if "interval_resamples" not in table.columns:
+        return note
+    return "; ".join(part for part in (note, f"the interval resamples {claims.resampled(table)}") if part)
 
 
 def _share_detail(count: Callable[[Loader], tuple[int, int]], note: str = "") -> Callable[[Loader], Detail]:
@@ -365,8 +375,8 @@ def _best_judge_detail(load: Loader) -> Detail:
         subset=["pearson_pct"])
     best = judged.loc[judged["pearson_pct"].idxmax()]
     return Detail(float(best["n"]), float(best["pearson_ci_low"]), float(best["pearson_ci_high"]),
-                  f"selected: the highest of {len(judged)} LLM judge runs on the same answers ({best['method']}); no "
-                  "held-out value")
+                  _with_resampling(f"selected: the highest of {len(judged)} LLM judge runs on the same answers "
+                                   f"({best['method']}); no held-out value", sample))
 
 
 def _no_auxiliary_detail(load: Loader) -> Detail:
@@ -568,8 +578,7 @@ HEADLINES = (
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the SOG proxy with users, all answers",
              _column("proxy_vs_llm", "agreement_all_answers", "pearson_pct", "method", "SOG"),
              _column("proxy_vs_llm", "paper_table2", "pearson_pct", "method", "SOG"),
-             detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG",
-                                note="the interval resamples answers")),
+             detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG")),
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
              "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed, _your_best_llm_judge,
              detail=_best_judge_detail),

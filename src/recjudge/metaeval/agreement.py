@@ -4,7 +4,8 @@ Four building blocks, shared by every research question of the compendium:
 
 - :func:`rescale_to_likert` puts raw metric outputs on the users' 1–5 Likert scale (Kang et al. 2025, eq. 6);
 - :func:`agreement` gives Pearson's r with its p-value, MAE and RMSE (the three metrics of Kang et al. 2025);
-- :func:`bootstrap_ci` gives a seeded, paired bootstrap confidence interval for any of those statistics, and
+- :func:`bootstrap_ci` gives a seeded, paired bootstrap confidence interval for any of those statistics (resampling
+  users rather than answers when the answers cluster by user), and
   :func:`compare_dependent_correlations` tests whether two evaluators correlate differently with the same truth;
 - :func:`multilevel_correlation` is the three-level meta-evaluation of Zhang et al. 2024 (dataset, user, pair level)
   with Pearson, Spearman and Kendall, reporting how many groups had an undefined correlation and were left out.
@@ -189,8 +190,13 @@ def bootstrap_ci(
     level: float = 0.95,
     *,
     method: Literal["BCa", "percentile", "basic"] = "BCa",
+    groups=None,
 ) -> dict[str, float | int | str]:
     """Seeded paired bootstrap confidence interval of ``statistic(pred, true)``.
+
+    ``groups`` (one label per pair, e.g. the user who gave the answer): answers of one user are not independent, so
+    the bootstrap resamples whole groups with replacement (a cluster bootstrap: scipy resamples the group labels and
+    the statistic is computed on every pair of the groups drawn); ``n_groups`` says how many there were.
 
     ``statistic`` is one of ``"pearson"``, ``"spearman"``, ``"kendall"``, ``"mae"``, ``"rmse"`` or a callable
     ``f(pred, true) -> float``. Pairs holding a NaN are dropped first. Resampling is of (pred, true) *pairs*
@@ -204,6 +210,8 @@ def bootstrap_ci(
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if groups is not None:
+        return _cluster_bootstrap_ci(pred, true, groups, statistic, n_boot, seed, level, method)
     p, t = _paired_finite(pred, true)
     n = int(p.size)
     if isinstance(statistic, str):
@@ -238,6 +246,54 @@ def bootstrap_ci(
         ci_low=float(res.confidence_interval.low), ci_high=float(res.confidence_interval.high),
         standard_error=float(res.standard_error),
     )
+    return result
+
+
+def _statistic_function(statistic: str | Callable[[np.ndarray, np.ndarray], float]
+                        ) -> tuple[str, Callable[[np.ndarray, np.ndarray], float]]:
+    if not isinstance(statistic, str):
+        return getattr(statistic, "__name__", "custom"), statistic
+    if statistic not in STATISTICS:
+        raise ValueError(f"unknown statistic {statistic!r}; expected one of {STATISTICS} or a callable")
+    if statistic in _VECTORISED_STATISTICS:
+        return statistic, _VECTORISED_STATISTICS[statistic]
+    return statistic, lambda a, b: _correlation_clean(a, b, statistic)
+
+
+def _cluster_bootstrap_ci(pred, true, groups, statistic, n_boot: int, seed: int, level: float,
+                          method: str) -> dict[str, float | int | str]:
+    """:func:`bootstrap_ci` resampling whole groups: scipy's bootstrap draws group indices with replacement, and the
+    statistic is computed on the pairs of every group drawn (as often as it was drawn)."""
+    p, t = (np.asarray(x, dtype=float).ravel() for x in (pred, true))
+    labels = np.asarray(groups, dtype=object).ravel()
+    if not p.shape == t.shape == labels.shape:
+        raise ValueError(f"pred, true and groups must have the same length, got {p.size}, {t.size} and "
+                         f"{labels.size}")
+    keep = ~(np.isnan(p) | np.isnan(t))
+    p, t, labels = p[keep], t[keep], labels[keep]
+    codes, uniques = pd.factorize(labels)
+    members = [np.flatnonzero(codes == group) for group in range(len(uniques))]
+    name, stat_fn = _statistic_function(statistic)
+    n = int(p.size)
+    estimate = float(stat_fn(p, t)) if n >= 1 else float("nan")
+    result: dict[str, float | int | str] = {
+        "statistic": name, "estimate": estimate, "ci_low": float("nan"), "ci_high": float("nan"),
+        "standard_error": float("nan"), "level": level, "n": n, "n_groups": len(uniques), "n_boot": int(n_boot),
+        "method": method}
+    if len(uniques) < 3 or np.isnan(estimate):
+        return result
+
+    def on_groups(drawn: np.ndarray) -> float:
+        rows = np.concatenate([members[int(group)] for group in drawn])
+        return float(stat_fn(p[rows], t[rows]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        warnings.simplefilter("ignore", category=stats.DegenerateDataWarning)
+        res = stats.bootstrap((np.arange(len(uniques)),), on_groups, n_resamples=n_boot, vectorized=False,
+                              confidence_level=level, method=method, rng=np.random.default_rng(seed))
+    result.update(ci_low=float(res.confidence_interval.low), ci_high=float(res.confidence_interval.high),
+                  standard_error=float(res.standard_error))
     return result
 
 

@@ -484,9 +484,11 @@ def agreement_table(
     reference: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    groups: str | None = None,
 ) -> pd.DataFrame:
     """Pearson (%), MAE and RMSE of each method's Likert scores against the ground truth, with seeded bootstrap
-    95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0), and
+    95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0; with
+    ``groups``, a column such as ``user_id``, they resample its groups, not rows: column ``interval_resamples``), and
     two-sided tests against ``reference``:
 
     - ``p_pearson_vs_ref``: Williams' t for two dependent correlations sharing the truth
@@ -508,10 +510,13 @@ def agreement_table(
         row = {"method": method, "n": stats_["n"], "pearson_pct": 100 * stats_["pearson_r"],
                "pearson_p": stats_["pearson_p"], "mae": stats_["mae"], "rmse": stats_["rmse"]}
         for name, scale in (("pearson", 100.0), ("mae", 1.0), ("rmse", 1.0)):
-            ci = (bootstrap_ci(pred, true, name, n_boot=n_boot, seed=seed, method="percentile") if n_boot > 0
+            ci = (bootstrap_ci(pred, true, name, n_boot=n_boot, seed=seed, method="percentile",
+                               groups=None if groups is None else scores[groups].to_numpy()) if n_boot > 0
                   else {"ci_low": np.nan, "ci_high": np.nan})
             row[f"{name}_ci_low"] = scale * ci["ci_low"]
             row[f"{name}_ci_high"] = scale * ci["ci_high"]
+        if groups is not None:
+            row["interval_resamples"] = groups
         row["reference"] = reference or ""
         row["p_pearson_vs_ref"] = np.nan
         row["p_abs_error_vs_ref"] = np.nan
