@@ -197,3 +197,10 @@ def test_a_chapters_verdicts_are_its_claims_records():
     records = claims.for_chapter("recommender_reevaluation", load_table)
     assert text.count("\n- ") + 1 == len(records) == 3
     assert f"**{claims.NOT_COMPARABLE}**, tuning budget" in text
+
+
+def test_a_variants_chapter_names_a_lacking_row_instead_of_failing():
+    proxies = claim("agreement_all_answers", "Every proxy metric")
+    without = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f[f["method"] != "DESR"])
+    found = claims.record(proxies, without, strict=False)
+    assert found["verdict"] == claims.NOT_RUN and "DESR" in found["reason"]

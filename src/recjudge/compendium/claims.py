@@ -22,7 +22,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from recjudge.compendium.pages import fmt
-from recjudge.compendium.results import load_table
+from recjudge.compendium.results import in_variant, load_table
 
 Loader = Callable[[str, str], pd.DataFrame]
 
@@ -158,11 +158,18 @@ class Claim:
     table: str
     read: Callable[[Loader], Evidence] = field(repr=False)
 
-    def evidence(self, load: Loader) -> Evidence:
+    def evidence(self, load: Loader, *, strict: bool = True) -> Evidence:
+        """The claim's evidence in a build; a table the build did not write makes it "not run". ``strict=False``
+        (a variant's chapter, whose tables may hold other rows at another scale): a row the tables lack makes it
+        "not run" too, naming the row, instead of an error."""
         try:
             return self.read(load)
         except FileNotFoundError as missing:
             return Evidence(not_run=str(missing))
+        except KeyError as lacking:
+            if strict:
+                raise
+            return Evidence(not_run=str(lacking).strip("'\""))
 
 
 RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbers", "ours", "n", "ci_low",
@@ -170,9 +177,9 @@ RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbe
                   "differences", "finding", "chapter", "table"]
 
 
-def record(claim: Claim, load: Loader = load_table) -> dict[str, object]:
-    """The claim's row of the registry (columns ``RECORD_COLUMNS``)."""
-    evidence = claim.evidence(load)
+def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> dict[str, object]:
+    """The claim's row of the registry (columns ``RECORD_COLUMNS``; ``strict``: see :meth:`Claim.evidence`)."""
+    evidence = claim.evidence(load, strict=strict)
     low, high = evidence.interval or (math.nan, math.nan)
     return {"paper": claim.paper, "section": claim.section, "claim": claim.claim, "verdict": verdict(evidence),
             "reason": reason(evidence), "paper_numbers": evidence.paper_numbers, "ours": evidence.ours,
@@ -184,9 +191,10 @@ def record(claim: Claim, load: Loader = load_table) -> dict[str, object]:
             "chapter": claim.chapter, "table": claim.table}
 
 
-def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None) -> pd.DataFrame:
+def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None, *, strict: bool = True
+             ) -> pd.DataFrame:
     """Every claim's record in this build, one row each (columns ``RECORD_COLUMNS``); ``n`` is a count (nullable)."""
-    frame = pd.DataFrame([record(claim, load) for claim in (CLAIMS if claims is None else claims)],
+    frame = pd.DataFrame([record(claim, load, strict=strict) for claim in (CLAIMS if claims is None else claims)],
                          columns=RECORD_COLUMNS)
     return frame.astype({"n": "Int64"})
 
@@ -533,9 +541,9 @@ CLAIMS = (
 )
 
 
-def for_chapter(chapter: str, load: Loader = load_table) -> pd.DataFrame:
+def for_chapter(chapter: str, load: Loader = load_table, *, strict: bool = True) -> pd.DataFrame:
     """The registry's records of the claims one chapter examines."""
-    return registry(load, [claim for claim in CLAIMS if claim.chapter == chapter])
+    return registry(load, [claim for claim in CLAIMS if claim.chapter == chapter], strict=strict)
 
 
 def verdict_bullets(records: pd.DataFrame) -> list[str]:
@@ -546,8 +554,10 @@ def verdict_bullets(records: pd.DataFrame) -> list[str]:
 
 def chapter_verdicts(chapter: str, load: Loader = load_table) -> Markdown:
     """The verdicts of the claims a chapter examines, as the bullets that open its verdict box (glued as
-    ``claims_checked``); a chapter that examines none (a demonstration run) gets none."""
-    return Markdown("\n".join(f"- {bullet}" for bullet in verdict_bullets(for_chapter(chapter, load))))
+    ``claims_checked``); a chapter that examines none (a demonstration run) gets none. In a variant, whose tables
+    are of another scale or judge, a claim whose rows its tables lack says "not run in this build" and why."""
+    records = for_chapter(chapter, load, strict=not in_variant())
+    return Markdown("\n".join(f"- {bullet}" for bullet in verdict_bullets(records)))
 
 
 def matrix_markdown(records: pd.DataFrame) -> str:
