@@ -26,10 +26,11 @@ dict of ``label`` plus ``JudgeConfig`` keyword fields (``options`` as a mapping,
 the chapters' ``judges`` parameter already uses, and ``JudgeSpec.from_parameter`` reads it back.
 
 Checks, each naming the option, file or field: an unknown provider, a malformed SPEC or file, a base URL no request
-can use, options that do not fit the provider (``--served-model`` without a server, ``--base-url`` for a local
-model, ``--batch`` without a batch API), and a generic model name at a server that does not identify the weights
-(the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key, a local model file not
-there) is ``readiness_problems``, which the command line asks before anything runs.
+can use or one holding credentials (``user:password@``: a base URL is written wherever the judge is recorded, so it is
+refused before anything is written), options that do not fit the provider (``--served-model`` without a server,
+``--base-url`` for a local model, ``--batch`` without a batch API), and a generic model name at a server that does
+not identify the weights (the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key,
+a local model file not there) is ``readiness_problems``, which the command line asks before anything runs.
 """
 
 from __future__ import annotations
@@ -358,6 +359,11 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
         from .providers.base import ProviderError
         from .providers.openai_compat import check_base_url
 
+        if _has_credentials(spec.base_url):
+            raise JudgeSpecError(
+                f"{where}: --base-url {_without_credentials(spec.base_url)!r} (shown without them) holds a user name "
+                "or password; a base URL is written to variant.json, the executed notebooks and the run records, so "
+                "it must carry no credentials: give the server's key in the environment (OPENAI_API_KEY) instead")
         try:
             check_base_url(spec.base_url)
         except ProviderError as error:
@@ -375,6 +381,21 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
     return spec
+
+
+def _has_credentials(url: str) -> bool:
+    """True when ``url`` holds user information (``scheme://user:password@host``)."""
+    from urllib.parse import urlsplit
+
+    return "@" in urlsplit(url).netloc
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with its user information removed (for a message that must not repeat a password)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _check_identity(spec: JudgeSpec, where: str) -> None:
