@@ -22,7 +22,7 @@ from recjudge.compendium.variants import (
     variant_name,
 )
 from recjudge.llm import pricing
-from recjudge.llm.judge_spec import parse_judge
+from recjudge.llm.judge_spec import JudgeSpec, parse_judge
 
 
 def job(**fields) -> dict:
@@ -144,6 +144,24 @@ def test_variant_names() -> None:
     assert two == "openai-gpt-4o-mini+anthropic-claude-3-5-haiku-smoke"
     many = [parse_judge(f"openai:model-number-{index}-with-a-long-name") for index in range(6)]
     assert len(variant_name(many, "smoke")) <= 100 and "+5-more-" in variant_name(many, "smoke")
+
+
+
+def test_two_judges_of_one_model_never_share_a_variant_folder(tmp_path: Path) -> None:
+    def judge_file(name: str, extra: str) -> JudgeSpec:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"provider: openai\nmodel: qwen-7b@my-server\nbase_url: http://127.0.0.1:8000/v1\n{extra}")
+        return parse_judge(str(path))
+
+    cold, warm = judge_file("cold", "temperature: 0.0\n"), judge_file("warm", "temperature: 0.7\n")
+    named = {variant_name([judge], "smoke") for judge in (
+        cold, warm, judge_file("plain", ""), judge_file("labelled", "label: Qwen\n"),
+        judge_file("seeded", "seed: 3\n"), judge_file("nucleus", "options: {top_p: 0.9}\n"))}
+    assert len(named) == 6 and all(name.startswith("openai-qwen-7b-my-server-") for name in named)
+    # The same judge is the same variant, wherever it is served and whatever the server calls it.
+    moved = parse_judge(str(tmp_path / "cold.yaml"), base_url="http://127.0.0.1:9001/v1", served_model="default")
+    assert variant_name([moved], "smoke") == variant_name([cold], "smoke")
+    assert variant_name([judge_file("cold-again", "temperature: 0.0\n")], "smoke") == variant_name([cold], "smoke")
 
 
 # ---------------------------------------------------------------------------------------------------------------

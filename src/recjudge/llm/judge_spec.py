@@ -36,6 +36,7 @@ a local model file not there) is ``readiness_problems``, which the command line 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -97,16 +98,34 @@ class JudgeSpec:
 
     @property
     def slug(self) -> str:
-        """A filesystem-safe name (lower case letters, digits, ``.``, ``_``, ``-``), e.g. ``openai-gpt-4o-mini``.
-        When making it safe lost information (a path cut to its file name, characters replaced, a long name cut),
-        a short hash of the identity keeps two different judges apart."""
+        """A filesystem-safe name (lower case letters, digits, ``.``, ``_``, ``-``), e.g. ``openai-gpt-4o-mini``,
+        that names the whole judge: two judges that differ in anything their replies or their tables depend on get
+        two slugs (a variant folder is named from it).  When making it safe lost information (a path cut to its file
+        name, characters replaced, a long name cut), a short hash of the identity keeps two judges apart; a judge
+        that sets its own sampling (temperature, seed, options) or label gets a short hash of those too.  The
+        endpoint and the name the server knows the weights by are not part of it (the same judge on another port
+        is the same judge)."""
         model = Path(self.model).name.removesuffix(".gguf") if self._is_path() else self.model
         readable = f"{self.provider}-{_SLUG_UNSAFE.sub('-', model.lower()).strip('-.') or 'model'}"
         lossless = readable == f"{self.provider}-{self.model}" and len(readable) <= MAX_SLUG
-        if lossless:
+        if not lossless:
+            digest = hashlib.sha256(f"{self.provider}:{self.model}".encode()).hexdigest()[:8]
+            readable = f"{readable[:MAX_SLUG - 9].rstrip('-.')}-{digest}"
+        setting = self._setting()
+        if setting is None:
             return readable
-        digest = hashlib.sha256(f"{self.provider}:{self.model}".encode()).hexdigest()[:8]
-        return f"{readable[:MAX_SLUG - 9].rstrip('-.')}-{digest}"
+        return f"{readable}-{hashlib.sha256(setting.encode()).hexdigest()[:8]}"
+
+    def _setting(self) -> str | None:
+        """What this judge sets beyond its identity (sampling and label), as canonical JSON; None when nothing."""
+        setting = {"label": self.label, "temperature": self.temperature, "seed": self.seed,
+                   "options": [[key, list(value) if isinstance(value, tuple) else value]
+                               for key, value in self.options]}
+        setting = {key: value for key, value in setting.items() if value not in (None, [])}
+        if not setting:
+            return None
+        return json.dumps({"provider": self.provider, "model": self.model, **setting}, sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
 
     def _is_path(self) -> bool:
         return self.provider == "local" and ("/" in self.model or os.sep in self.model
