@@ -277,6 +277,33 @@ def test_a_live_run_above_the_limit_stops_before_asking_unless_confirmed(
     assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\ngpt-4o-mini,2\n"
 
 
+@pytest.mark.parametrize("value", ["abc", "-1", "inf", "nan"])
+def test_a_cost_limit_that_is_not_a_number_of_dollars_stops_the_run_at_once(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", value)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "RECJUDGE_LLM_MAX_USD" in err and "Traceback" not in err
+    assert not (book / "variants").exists(), "nothing priced, nothing written"
+
+
+def test_a_cost_limit_of_zero_asks_nothing_that_costs_money(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from recjudge.llm.estimate import cost_limit
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "0")
+    assert cost_limit() == 0.0
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 2
+    assert "above the limit of $0.00 (env RECJUDGE_LLM_MAX_USD); nothing was asked" in capsys.readouterr().err
+    assert not (variant / "results").exists() and not (variant / "notebooks").exists()
+    # What costs nothing (a local model, the reader's own server) is within a limit of zero.
+    free = plan_table({"a": write_log(tmp_path / "free.jsonl", job(model="own"))}, {("openai", "own")})
+    assert cost_gate(free, False) is None
+
+
 def test_a_profile_alone_is_a_variant_too(book: Path) -> None:
     (book / "notebooks" / "not_yet.ipynb").unlink()
     write_notebook(book / "notebooks" / "not_yet.ipynb", "print(local_model)", "local_model = 'x'")
