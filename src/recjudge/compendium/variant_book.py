@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from recjudge.compendium.pages import myst_text
 from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
 
 VARIANT_FILE = "variant.json"
@@ -57,7 +58,8 @@ class Variant:
         """``judges **openai:gpt-4o-mini**`` (each judge's provider and model), or the chapters' own judges."""
         if not self.judges:
             return "the chapters' own judges"
-        return "judges **" + ", ".join(f"{judge.get('provider')}:{judge.get('model')}" for judge in self.judges) + "**"
+        return "judges **" + ", ".join(myst_text(f"{judge.get('provider')}:{judge.get('model')}")
+                                       for judge in self.judges) + "**"
 
     def build_dir(self, root: Path) -> Path:
         return Path(root) / BUILD_DIR / self.name
@@ -128,10 +130,10 @@ def variant_from_arguments(root: Path, name: str | None, judges: Sequence[str], 
 def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
     """The box that opens the variant's book (``at_a_glance``: the variant ran the at-a-glance page, which then
     shows its numbers beside the book's)."""
-    left_out = (f" Chapters that ask an LLM but do not take a reader's judge yet ({', '.join(variant.left_out)}) are "
-                "the committed book's." if variant.left_out else "")
-    return (f":::{{admonition}} This is variant {variant.name}, not the committed book\n:class: important\n"
-            f"Built by `recjudge run` with {variant.judges_text()} and profile **{variant.profile}**. "
+    left_out = (" Chapters that ask an LLM but do not take a reader's judge yet "
+                f"({myst_text(', '.join(variant.left_out))}) are the committed book's." if variant.left_out else "")
+    return (f":::{{admonition}} This is variant {myst_text(variant.name)}, not the committed book\n:class: important\n"
+            f"Built by `recjudge run` with {variant.judges_text()} and profile **{myst_text(variant.profile)}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
             "(the book's own judges, profile default)."
             + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
@@ -142,11 +144,11 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
 def chapter_note(variant: Variant, ran: bool) -> str:
     """The box that says where a chapter of the variant's book comes from."""
     if ran:
-        return (f":::{{admonition}} Run in variant {variant.name}\n:class: important\n"
-                f"Run with {variant.judges_text()}, profile **{variant.profile}**: the numbers of this page are "
-                "the variant's, not the committed book's, except where the page says it shows the committed "
+        return (f":::{{admonition}} Run in variant {myst_text(variant.name)}\n:class: important\n"
+                f"Run with {variant.judges_text()}, profile **{myst_text(variant.profile)}**: the numbers of this page "
+                "are the variant's, not the committed book's, except where the page says it shows the committed "
                 "book's beside them.\n:::\n")
-    return (f":::{{admonition}} Not run in variant {variant.name}\n:class: warning\n"
+    return (f":::{{admonition}} Not run in variant {myst_text(variant.name)}\n:class: warning\n"
             "This page is the committed book's (the book's own judges, profile default): the variant did not run "
             "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
             "`--only` runs only the chapters it names).\n:::\n")

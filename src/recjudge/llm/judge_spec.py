@@ -40,6 +40,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NoReturn
@@ -368,9 +369,27 @@ def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
     return _checked(replace(spec, **overrides, source=f"{spec.source} with {given}"))
 
 
+#: Fields of a judge that are names, shown in pages and tables: no control character may enter them.
+NAME_FIELDS = ("provider", "model", "served_model", "base_url", "label")
+
+
+def _control_character(text: str) -> str | None:
+    """The first control or format character of ``text`` (a newline, a tab, a zero-width or bidirectional mark, a
+    line separator), or None: such characters would let a name break out of the Markdown or HTML it is shown in."""
+    return next((char for char in text if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")),
+                None)
+
+
 def _checked(spec: JudgeSpec) -> JudgeSpec:
     """The combinations no chapter could use, refused before anything runs (module docstring)."""
     where = spec.source or "the judge"
+    for name in NAME_FIELDS:
+        value = getattr(spec, name)
+        char = _control_character(value) if isinstance(value, str) else None
+        if char is not None:
+            shown = "".join(f"\\u{ord(c):04x}" if _control_character(c) else c for c in where)
+            raise JudgeSpecError(f"{shown}: field '{name}' holds the control character U+{ord(char):04X}; a judge's "
+                                 "names are shown in pages and tables and must be one line of printable text")
     if spec.base_url is not None:
         if spec.provider == "local":
             raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
