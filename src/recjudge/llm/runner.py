@@ -23,7 +23,9 @@ resumes where it stopped.  A prompt whose retries run out, or that the provider 
 score with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.  The report counts
 failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted), "deadline", "malformed" (a 200
 reply without a usable answer; see ``recjudge.llm.providers.openai_compat`` for which are retried), "refused",
-"configuration", "not_asked" (the job was stopped first), "store" (the reply could not be written).
+"configuration", "quota" (the account is out of credit: OpenAI's 429 ``insufficient_quota``; the job stops at once),
+"throttled" (nothing but 429s and no reply for ``RetryPolicy.max_throttled_s_without_success``: the job stops),
+"not_asked" (the job was stopped first), "store" (the reply could not be written).
 
 Robustness rules:
 
