@@ -143,6 +143,22 @@ def test_malformed_lines_are_named_and_the_valid_lines_imported(source, tmp_path
     assert len(ResponseStore(target.root)) == 2
 
 
+@pytest.mark.parametrize("key", ["/" + "a" * 63, "." + "a" * 63, "..", "ab\ncd" + "a" * 59, "A" * 64, "k1"])
+def test_a_key_that_is_not_a_sha256_is_named_by_line_and_skipped(source, tmp_path, capsys, key):
+    export_entries(source, tmp_path / "all.jsonl")
+    lines = lines_of(tmp_path / "all.jsonl")
+    lines[2] = json.dumps(dict(json.loads(lines[2]), key=key))
+    (tmp_path / "keys.jsonl").write_text("\n".join(lines) + "\n")
+    target = tmp_path / "target"
+    code = main(["store", "import", str(tmp_path / "keys.jsonl"), "--store", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "3 added, 0 already present, 0 conflicting, 1 malformed" in out
+    assert "keys.jsonl:3: malformed: field 'key' is" in err and "not a store key" in err
+    assert len(ResponseStore(target)) == 3
+    shards = [path.relative_to(target) for path in target.rglob("*.jsonl")]
+    assert all(len(path.name) == len("0.jsonl") and "\n" not in str(path) for path in shards), shards
+
+
 def test_a_gzip_file_cut_short_keeps_the_lines_before(source, tmp_path):
     export_entries(source, tmp_path / "all.jsonl.gz")
     data = (tmp_path / "all.jsonl.gz").read_bytes()

@@ -19,8 +19,9 @@ fields; an entry holding the value of a secret environment variable (``SECRET_EN
 then writes nothing.  No date, path or host is written, and the gzip header has neither name nor time: exporting the
 same entries twice gives the same bytes.
 
-Import checks every line with ``parse_line`` and ``strict_entry_problem`` (the store's own checks, and no field
-outside the schema) and then, key by key: an absent key is added; a key stored with the same reply (provider,
+Import checks every line with ``parse_line`` and ``strict_entry_problem`` (the store's own checks, no field
+outside the schema, and a key that is a sha256 in hexadecimal: a key names the shard it is written to) and then,
+key by key: an absent key is added; a key stored with the same reply (provider,
 model, sample, text and log-probabilities: what a score is read from) is already present; a key stored with another
 reply is a conflict, reported and never overwritten.  A line that is not an entry (bad JSON, a field missing or of
 the wrong type, a file cut short) is reported with the file and line number, and every valid line is still
