@@ -203,3 +203,38 @@ def test_the_export_command(source, tmp_path, capsys):
     assert main(["store", "export", str(source.root / "inside.jsonl"), "--store", str(source.root)]) == 2
     assert "inside the store folder" in capsys.readouterr().err
     assert main(["store", "export", str(out), "--store", str(tmp_path / "nowhere")]) == 2
+
+
+def test_entries_the_header_does_not_announce_are_refused(source, tmp_path, capsys):
+    export_entries(source, tmp_path / "m.jsonl", provider="openai", model="m")
+    lines = lines_of(tmp_path / "m.jsonl")
+    smuggled = reply("d5" * 32, provider="local", model="smollm2-135m-instruct-q4_1", text="Score: 1",
+                     provenance={"gguf_sha256": "0" * 64}).to_json()
+    lines.append(json.dumps(smuggled))
+    lines[0] = json.dumps(dict(json.loads(lines[0]), entries=3))  # the count is right: only the model is not
+    (tmp_path / "smuggled.jsonl").write_text("\n".join(lines) + "\n")
+    target = tmp_path / "target"
+    code = main(["store", "import", str(tmp_path / "smuggled.jsonl"), "--store", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "2 added, 0 already present, 0 conflicting, 0 malformed, 1 refused" in out
+    assert ("smuggled.jsonl:4: refused: an entry of local / smollm2-135m-instruct-q4_1, which the header on line 1 "
+            "does not announce (it announces openai / m)") in err
+    assert {record["provider"] for record in ResponseStore(target).records()} == {"openai"}
+
+
+def test_a_local_models_replies_of_other_weights_are_refused(tmp_path, capsys, monkeypatch):
+    # The store's own replies of a local model name its weights; an imported reply of other weights under that name
+    # would stop the local judge from adding replies (the runner refuses to mix two files' replies under one name).
+    monkeypatch.delenv("RECJUDGE_LOCAL_GGUF", raising=False)  # no file for the name here: the store's replies tell
+    model = "my-local-judge"
+    store = ResponseStore(tmp_path / "store")
+    store.put_many([reply("e1" * 32, provider="local", model=model, provenance={"gguf_sha256": "a" * 64})])
+    shared = ResponseStore(tmp_path / "shared")
+    shared.put_many([reply("e2" * 32, provider="local", model=model, provenance={"gguf_sha256": "b" * 64}),
+                     reply("e3" * 32, provider="local", model=model, provenance={"gguf_sha256": "a" * 64})])
+    export_entries(shared, tmp_path / "local.jsonl")
+    code = main(["store", "import", str(tmp_path / "local.jsonl"), "--store", str(store.root)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "1 added, 0 already present, 0 conflicting, 0 malformed, 1 refused" in out
+    assert "refused: an entry of local / my-local-judge made with weights of sha256 bbbbbbbbbbbbbbbb" in err
+    assert {record["key"] for record in ResponseStore(store.root).records()} == {"e1" * 32, "e3" * 32}
