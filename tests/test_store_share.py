@@ -238,3 +238,21 @@ def test_a_local_models_replies_of_other_weights_are_refused(tmp_path, capsys, m
     assert code == 1 and "1 added, 0 already present, 0 conflicting, 0 malformed, 1 refused" in out
     assert "refused: an entry of local / my-local-judge made with weights of sha256 bbbbbbbbbbbbbbbb" in err
     assert {record["key"] for record in ResponseStore(store.root).records()} == {"e1" * 32, "e3" * 32}
+
+
+def test_disk_and_path_problems_end_in_one_line_naming_the_path(source, tmp_path, capsys):
+    def one_line_error(argv) -> str:
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        return err
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder\n")
+    store = str(source.root)
+    assert f"{a_file / 'out.jsonl'}: cannot write the export file" in one_line_error(
+        ["store", "export", str(a_file / "out.jsonl"), "--store", store])
+    assert f"{tmp_path}: is a folder" in one_line_error(["store", "export", str(tmp_path), "--store", store])
+    export_entries(source, tmp_path / "all.jsonl")
+    err = one_line_error(["store", "import", str(tmp_path / "all.jsonl"), "--store", str(a_file / "store")])
+    assert f"the response store at {a_file / 'store'} cannot be written" in err

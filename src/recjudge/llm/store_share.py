@@ -77,6 +77,9 @@ def export_entries(store: ResponseStore, out: str | os.PathLike[str], *, provide
     the store, or when an entry holds a secret (nothing is written then)."""
     out = Path(out)
     store.refresh()
+    if out.is_dir():
+        raise ShareError(f"{out}: is a folder; give the path of the export file to write (e.g. "
+                         f"{out / 'replies.jsonl.gz'})")
     if _inside(out, store.root):
         raise ShareError(f"{out}: the export file must not be inside the store folder {store.root} (it would be "
                          "read as a shard)")
@@ -102,8 +105,17 @@ def export_entries(store: ResponseStore, out: str | os.PathLike[str], *, provide
               "models": [{"provider": p, "model": m, "entries": n} for (p, m), n in sorted(counts.items())]}
     header_line = json.dumps(header, separators=(",", ":"), ensure_ascii=False)  # the marker first, as written
     body = "".join(line + "\n" for line in [header_line, *lines]).encode("utf-8")
-    _write_atomically(out, body, compress=str(out).endswith(".gz"))
+    try:
+        _write_atomically(out, body, compress=str(out).endswith(".gz"))
+    except OSError as exc:  # a parent that is a file, a read-only folder, a full disk
+        raise ShareError(f"{out}: cannot write the export file ({_os_reason(exc)}); nothing was exported") from None
     return header
+
+
+def _os_reason(exc: OSError) -> str:
+    """What went wrong on disk, in one line naming the path at fault."""
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
 
 
 def _secrets() -> list[tuple[str, str]]:
@@ -225,7 +237,12 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
         else:
             report.present += 1
     _check_count(section, entry_lines, report)
-    store.put_records(pending[key] for key in sorted(pending))
+    try:
+        store.put_records(pending[key] for key in sorted(pending))
+    except OSError as exc:  # a read-only store, a store folder under a file, a full disk
+        raise ShareError(f"the response store at {store.root} cannot be written ({_os_reason(exc)}); the import "
+                         "stopped (entries written before it are complete lines; run it again once the store can be "
+                         "written: what is there is not added twice)") from None
     report.added = len(pending)
     return report
 
