@@ -172,6 +172,23 @@ def test_unknown_or_undescribed_variants_are_clear_errors(project: Path, capsys:
     assert not (project / "_build" / "variants").exists()
 
 
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("llm_runs_without_judges_parameter", 5, "field 'llm_runs_without_judges_parameter' must be a list of run names"),
+    ("llm_runs_without_judges_parameter", [1], "field 'llm_runs_without_judges_parameter' must be a list of run"),
+    ("runs", "judged", "field 'runs' must be a list of run names"),
+    ("judges", [{"provider": "openai"}], "field 'judges', judge 1: 'model' missing or not a string"),
+    ("judges", [{"provider": "openai", "model": ["x"]}], "field 'judges', judge 1: 'model' missing or not a string"),
+])
+def test_a_malformed_field_of_variant_json_is_named(project: Path, capsys: pytest.CaptureFixture, field: str,
+                                                    value: object, expected: str) -> None:
+    path = project / "variants" / NAME / "variant.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), field: value}))
+    assert main(["book", "--variant", NAME]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path}: {expected}" in err and len(err.strip().splitlines()) == 1
+    assert not (project / "_build" / "variants").exists()
+
+
 def test_no_variant_option_is_the_committed_book(project: Path) -> None:
     assert variant_from_arguments(project, None, [], None) is None
     assert variant_from_arguments(project, None, [], "default") is None

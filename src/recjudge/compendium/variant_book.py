@@ -102,8 +102,18 @@ def load_variant(root: Path, name: str) -> Variant:
     judges = record.get("judges", [])
     if not isinstance(judges, list) or not all(isinstance(judge, dict) for judge in judges):
         raise VariantBookError(f"{path}: field 'judges' must be a list of judge mappings")
+    for number, judge in enumerate(judges, start=1):
+        for field_name in ("provider", "model"):
+            if not isinstance(judge.get(field_name), str):
+                raise VariantBookError(f"{path}: field 'judges', judge {number}: '{field_name}' missing or not a "
+                                       "string")
+    for field_name in ("runs", "llm_runs_without_judges_parameter"):
+        value = record.get(field_name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise VariantBookError(f"{path}: field '{field_name}' must be a list of run names, got "
+                                   f"{json.dumps(value)[:60]}")
     left_out = record.get("llm_runs_without_judges_parameter", [])
-    return Variant(name, folder, record["profile"], tuple(judges), tuple(map(str, left_out)))
+    return Variant(name, folder, record["profile"], tuple(judges), tuple(left_out))
 
 
 def variant_from_arguments(root: Path, name: str | None, judges: Sequence[str], profile: str | None) -> Variant | None:
