@@ -29,6 +29,9 @@ requests whose prompt is in ``batch_failing_prompts`` fail (an error line / an `
 ``batch_expire_after=n`` the batch expires after its first n requests (the rest are reported expired).  Counted in
 ``batch_submissions`` and ``batch_requests``.
 
+Quota: with ``quota_after=n`` every completion request after the first n is answered 429 ``insufficient_quota``, as
+OpenAI answers an account out of credit.
+
 Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
 sent), ``faults`` (count per kind), ``throttled`` (429s from the rate limit).
 """
@@ -123,8 +126,11 @@ class MockOpenAIServer:
                  trickle_interval_s: float = 1.0, trickle_chunks: int = 12, huge_reply_chars: int = HUGE_REPLY_CHARS,
                  rate_limit_rps: float | None = None, burst: float | None = None, batch_polls_to_end: int = 1,
                  batch_failing_prompts: set[str] | None = None, batch_expire_after: int | None = None,
-                 shape_support: str = "honour"):
+                 shape_support: str = "honour", quota_after: int | None = None):
         self.latency_s = latency_s
+        # After this many completion requests, every one is answered 429 insufficient_quota (OpenAI's "out of credit").
+        self.quota_after = quota_after
+        self.completions = 0
         # Structured output (OpenAI response_format / Anthropic forced tool): "honour" answers an instance of the
         # schema, "ignore" answers free text as if the request had none, "reject" answers 400 like a server
         # without structured outputs, "json_object" refuses the json_schema form with a 500 naming response_format
@@ -330,6 +336,15 @@ class _Handler(BaseHTTPRequestHandler):
                 mock.unauthorised += 1
             self._send(401, b'{"error": {"message": "invalid key"}}')
             return
+        if mock.quota_after is not None:
+            with mock.lock:
+                mock.completions += 1
+                exhausted = mock.completions > mock.quota_after
+            if exhausted:
+                self._send(429, json.dumps({"error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}).encode())
+                return
         if mock.bucket is not None:
             wait = mock.bucket.take()
             if wait:

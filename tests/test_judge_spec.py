@@ -206,3 +206,26 @@ def test_chapter_judge_reads_a_readers_judge_and_a_chapters_own() -> None:
         chapter_judge({"provider": "local", "model": "smollm2"}, **role)
     with pytest.raises(JudgeSpecError, match=r"unknown field\(s\) \['max_token'\]"):
         chapter_judge({**own, "max_token": 8}, **role)
+
+
+@pytest.mark.parametrize("url", ["http://alice:PW-s3cret@127.0.0.1:8000/v1", "http://PW-s3cret@127.0.0.1:8000/v1"])
+def test_credentials_in_a_base_url_are_refused_before_anything_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str) -> None:
+    # A base URL is recorded in variant.json, the notebooks' parameters and the run records: none may hold a password.
+    with pytest.raises(JudgeSpecError, match="holds a user name or password") as caught:
+        parse_judge("openai:llama-3.1-8b@vllm", base_url=url, served_model="default")
+    assert "PW-s3cret" not in str(caught.value) and "http://127.0.0.1:8000/v1" in str(caught.value)
+    path = tmp_path / "judge.yaml"
+    path.write_text(f"provider: openai\nmodel: llama-3.1-8b@vllm\nserved_model: default\nbase_url: {url}\n")
+    with pytest.raises(JudgeSpecError, match="holds a user name or password") as caught:
+        parse_judge(str(path))
+    assert "PW-s3cret" not in str(caught.value)
+    with pytest.raises(JudgeSpecError, match="holds a user name or password"):
+        JudgeSpec.from_parameter({"label": "x", "provider": "openai", "model": "llama-3.1-8b@vllm",
+                                  "served_model": "default", "base_url": url})
+    from recjudge.cli import main
+
+    code = main(["run", "--judge", "openai:llama-3.1-8b@vllm", "--base-url", url, "--served-model", "default",
+                 "--profile", "smoke", "--plan"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "PW-s3cret" not in err

@@ -151,6 +151,17 @@ def test_serve_start_names_the_option_it_cannot_use(tmp_path, arguments, message
     assert not (tmp_path / "s.json").exists()
 
 
+def test_serve_start_with_a_state_file_that_cannot_be_written_ends_in_one_line(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder\n")
+    for state, message in ((a_file / "serve.json", f"--state {a_file / 'serve.json'}: its folder cannot be written"),
+                           (tmp_path, f"--state {tmp_path}: {tmp_path} is a folder")):
+        done = serve("start", "--state", str(state), tmp_path=tmp_path)
+        assert done.returncode == 2 and message in done.stderr and done.stdout == ""
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert a_file.read_text() == "not a folder\n"
+
+
 @pytest.mark.local_model
 def test_serve_start_prints_the_url_of_a_serving_server_and_stop_ends_it(llama_server_packages, tmp_path):
     import json

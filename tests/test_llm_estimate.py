@@ -67,3 +67,18 @@ def test_an_expensive_job_is_refused_unless_confirmed(tmp_path, monkeypatch, cap
     monkeypatch.delenv("RECJUDGE_LLM_MAX_USD")  # default 5 USD: this small job passes
     run_judge(config, requests(45), store=tmp_path, provider=provider, progress=False)
     assert provider.calls == 45
+
+
+def test_a_limit_of_zero_asks_nothing_that_costs_money(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "0")
+    provider = Fixed()
+    for config in (JudgeConfig(provider="openai", model="gpt-4o-mini"),  # priced
+                   JudgeConfig(provider="openai", model="no-such-model"),  # paid, price unknown
+                   JudgeConfig(provider="anthropic", model="no-such-model")):
+        with pytest.raises(CostLimitExceeded, match="RECJUDGE_LLM_MAX_USD"):
+            run_judge(config, requests(2), store=tmp_path, provider=provider, progress=False)
+    assert provider.calls == 0
+    # What costs nothing is asked: a model on the reader's own server (no price listed), as a local model.
+    own = JudgeConfig(provider="openai", model="qwen-7b@my-server", base_url="http://127.0.0.1:9/v1")
+    run_judge(own, requests(2), store=tmp_path, provider=provider, progress=False)
+    assert provider.calls == 2

@@ -224,6 +224,35 @@ def test_repeated_refusals_stop_the_job(tmp_path):
     assert sum(provider.calls.values()) <= 12 and run.report.n_failed == 200
 
 
+def test_an_account_out_of_quota_stops_the_job_at_once_and_keeps_every_reply(tmp_path):
+    # OpenAI answers an account out of credit with 429 insufficient_quota: asking again cannot help.
+    started = time.perf_counter()
+    with MockOpenAIServer(quota_after=3) as server:
+        run = run_judge(mock_config(server), make_requests(40), store=tmp_path, concurrency=2, progress=False)
+        asked = server.completions
+    assert time.perf_counter() - started < 20 and asked <= 5
+    assert run.report.n_replies == 3 and len(ResponseStore(tmp_path)) == 3  # the replies before it are stored
+    assert run.report.failed_by_kind.get("quota", 0) >= 1 and run.report.n_failed == 37
+    errors = " ".join(run.failures["error"])
+    assert "insufficient_quota" in errors and "no credit left" in errors
+
+
+def test_a_server_that_only_throttles_stops_the_job_in_bounded_time(tmp_path):
+    def throttle(prompt, count):
+        raise TransientProviderError("HTTP 429", status=429, retry_after=30.0)  # asks for long waits, forever
+
+    provider = ScriptedProvider(throttle)
+    retry = RetryPolicy(max_throttled_s_without_success=1.0)
+    started = time.perf_counter()
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(50), store=tmp_path, provider=provider,
+                    retry=retry, progress=False)
+    assert time.perf_counter() - started < 10 and sum(provider.calls.values()) <= 10
+    assert run.report.n_failed == 50 and run.report.failed_by_kind.get("throttled", 0) >= 1
+    assert "no reply has succeeded" in " ".join(run.failures["error"])
+    # Throttles after a success are retried as before: only a job that never got a reply is stopped.
+    assert RetryPolicy().max_throttled_s_without_success == 120.0
+
+
 def test_retry_after_is_honoured(tmp_path):
     def behaviour(prompt, count):
         if count == 1:

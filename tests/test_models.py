@@ -234,6 +234,24 @@ def test_cli_fetch_and_list(index, models_dir, capsys):
     assert "unknown model(s) no-such-model" in capsys.readouterr().err
 
 
+def test_a_models_folder_that_cannot_be_written_ends_in_one_line_naming_it(index, models_dir, tmp_path, capsys,
+                                                                            monkeypatch):
+    def one_line_error() -> str:
+        code = main(["models", "fetch", NAME, "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        return err
+
+    a_file = tmp_path / "models.txt"
+    a_file.write_text("not a folder\n")
+    monkeypatch.setenv(models.MODELS_DIR_ENV, str(a_file))  # the models folder is a file
+    assert f"cannot write the models folder {a_file / NAME}" in one_line_error() and not index.calls
+    monkeypatch.setenv(models.MODELS_DIR_ENV, str(models_dir))
+    (models_dir / NAME / "synthetic-tiny.gguf").mkdir(parents=True)  # the model's path is a folder
+    assert f"{models_dir / NAME / 'synthetic-tiny.gguf'} is a folder" in one_line_error() and not index.calls
+    assert (models_dir / NAME / "synthetic-tiny.gguf").is_dir(), "nothing the command did not make is removed"
+
+
 @pytest.mark.parametrize("spec", list(models.OPTIONAL_MODELS.values()), ids=list(models.OPTIONAL_MODELS))
 def test_the_pinned_registry_is_consistent(spec):
     hexdigest = re.compile(r"^[0-9a-f]{64}$")

@@ -143,6 +143,22 @@ def test_malformed_lines_are_named_and_the_valid_lines_imported(source, tmp_path
     assert len(ResponseStore(target.root)) == 2
 
 
+@pytest.mark.parametrize("key", ["/" + "a" * 63, "." + "a" * 63, "..", "ab\ncd" + "a" * 59, "A" * 64, "k1"])
+def test_a_key_that_is_not_a_sha256_is_named_by_line_and_skipped(source, tmp_path, capsys, key):
+    export_entries(source, tmp_path / "all.jsonl")
+    lines = lines_of(tmp_path / "all.jsonl")
+    lines[2] = json.dumps(dict(json.loads(lines[2]), key=key))
+    (tmp_path / "keys.jsonl").write_text("\n".join(lines) + "\n")
+    target = tmp_path / "target"
+    code = main(["store", "import", str(tmp_path / "keys.jsonl"), "--store", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "3 added, 0 already present, 0 conflicting, 1 malformed" in out
+    assert "keys.jsonl:3: malformed: field 'key' is" in err and "not a store key" in err
+    assert len(ResponseStore(target)) == 3
+    shards = [path.relative_to(target) for path in target.rglob("*.jsonl")]
+    assert all(len(path.name) == len("0.jsonl") and "\n" not in str(path) for path in shards), shards
+
+
 def test_a_gzip_file_cut_short_keeps_the_lines_before(source, tmp_path):
     export_entries(source, tmp_path / "all.jsonl.gz")
     data = (tmp_path / "all.jsonl.gz").read_bytes()
@@ -187,3 +203,56 @@ def test_the_export_command(source, tmp_path, capsys):
     assert main(["store", "export", str(source.root / "inside.jsonl"), "--store", str(source.root)]) == 2
     assert "inside the store folder" in capsys.readouterr().err
     assert main(["store", "export", str(out), "--store", str(tmp_path / "nowhere")]) == 2
+
+
+def test_entries_the_header_does_not_announce_are_refused(source, tmp_path, capsys):
+    export_entries(source, tmp_path / "m.jsonl", provider="openai", model="m")
+    lines = lines_of(tmp_path / "m.jsonl")
+    smuggled = reply("d5" * 32, provider="local", model="smollm2-135m-instruct-q4_1", text="Score: 1",
+                     provenance={"gguf_sha256": "0" * 64}).to_json()
+    lines.append(json.dumps(smuggled))
+    lines[0] = json.dumps(dict(json.loads(lines[0]), entries=3))  # the count is right: only the model is not
+    (tmp_path / "smuggled.jsonl").write_text("\n".join(lines) + "\n")
+    target = tmp_path / "target"
+    code = main(["store", "import", str(tmp_path / "smuggled.jsonl"), "--store", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "2 added, 0 already present, 0 conflicting, 0 malformed, 1 refused" in out
+    assert ("smuggled.jsonl:4: refused: an entry of local / smollm2-135m-instruct-q4_1, which the header on line 1 "
+            "does not announce (it announces openai / m)") in err
+    assert {record["provider"] for record in ResponseStore(target).records()} == {"openai"}
+
+
+def test_a_local_models_replies_of_other_weights_are_refused(tmp_path, capsys, monkeypatch):
+    # The store's own replies of a local model name its weights; an imported reply of other weights under that name
+    # would stop the local judge from adding replies (the runner refuses to mix two files' replies under one name).
+    monkeypatch.delenv("RECJUDGE_LOCAL_GGUF", raising=False)  # no file for the name here: the store's replies tell
+    model = "my-local-judge"
+    store = ResponseStore(tmp_path / "store")
+    store.put_many([reply("e1" * 32, provider="local", model=model, provenance={"gguf_sha256": "a" * 64})])
+    shared = ResponseStore(tmp_path / "shared")
+    shared.put_many([reply("e2" * 32, provider="local", model=model, provenance={"gguf_sha256": "b" * 64}),
+                     reply("e3" * 32, provider="local", model=model, provenance={"gguf_sha256": "a" * 64})])
+    export_entries(shared, tmp_path / "local.jsonl")
+    code = main(["store", "import", str(tmp_path / "local.jsonl"), "--store", str(store.root)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "1 added, 0 already present, 0 conflicting, 0 malformed, 1 refused" in out
+    assert "refused: an entry of local / my-local-judge made with weights of sha256 bbbbbbbbbbbbbbbb" in err
+    assert {record["key"] for record in ResponseStore(store.root).records()} == {"e1" * 32, "e3" * 32}
+
+
+def test_disk_and_path_problems_end_in_one_line_naming_the_path(source, tmp_path, capsys):
+    def one_line_error(argv) -> str:
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        return err
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder\n")
+    store = str(source.root)
+    assert f"{a_file / 'out.jsonl'}: cannot write the export file" in one_line_error(
+        ["store", "export", str(a_file / "out.jsonl"), "--store", store])
+    assert f"{tmp_path}: is a folder" in one_line_error(["store", "export", str(tmp_path), "--store", store])
+    export_entries(source, tmp_path / "all.jsonl")
+    err = one_line_error(["store", "import", str(tmp_path / "all.jsonl"), "--store", str(a_file / "store")])
+    assert f"the response store at {a_file / 'store'} cannot be written" in err

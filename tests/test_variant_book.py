@@ -172,6 +172,23 @@ def test_unknown_or_undescribed_variants_are_clear_errors(project: Path, capsys:
     assert not (project / "_build" / "variants").exists()
 
 
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("llm_runs_without_judges_parameter", 5, "field 'llm_runs_without_judges_parameter' must be a list of run names"),
+    ("llm_runs_without_judges_parameter", [1], "field 'llm_runs_without_judges_parameter' must be a list of run"),
+    ("runs", "judged", "field 'runs' must be a list of run names"),
+    ("judges", [{"provider": "openai"}], "field 'judges', judge 1: 'model' missing or not a string"),
+    ("judges", [{"provider": "openai", "model": ["x"]}], "field 'judges', judge 1: 'model' missing or not a string"),
+])
+def test_a_malformed_field_of_variant_json_is_named(project: Path, capsys: pytest.CaptureFixture, field: str,
+                                                    value: object, expected: str) -> None:
+    path = project / "variants" / NAME / "variant.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), field: value}))
+    assert main(["book", "--variant", NAME]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {path}: {expected}" in err and len(err.strip().splitlines()) == 1
+    assert not (project / "_build" / "variants").exists()
+
+
 def test_no_variant_option_is_the_committed_book(project: Path) -> None:
     assert variant_from_arguments(project, None, [], None) is None
     assert variant_from_arguments(project, None, [], "default") is None
@@ -184,6 +201,48 @@ def test_the_intro_says_whose_numbers_the_at_a_glance_page_sets_beside_the_books
     assert "the committed book's and your judges' side by side" in intro_note(judged)
     assert "the committed book's and this variant's side by side" in intro_note(scaled)
     assert "side by side" not in intro_note(judged, at_a_glance=False)
+
+
+HOSTILE = "m\n:::\n```{raw} html\n<script>alert(1)</script>\n```\n:::{note}\n[x](javascript:alert(1)) *b* {sub}`2`"
+
+
+def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    from recjudge.compendium.variant_book import chapter_note
+    from recjudge.llm.judge_spec import JudgeSpecError, parse_judge
+
+    # Refused where a judge is given: a name is one line of printable text.
+    for text in (f"provider: openai\nmodel: gpt-4o-mini\nlabel: {json.dumps(HOSTILE)}\n",
+                 f"provider: openai\nmodel: {json.dumps(HOSTILE)}\n", "provider: openai\nmodel: \"a\\u2028b\"\n"):
+        path = tmp_path / "judge.yaml"
+        path.write_text(text)
+        with pytest.raises(JudgeSpecError, match="control character") as caught:
+            parse_judge(str(path))
+        assert "\n" not in str(caught.value)
+    with pytest.raises(JudgeSpecError, match="control character") as caught:
+        parse_judge(f"openai:{HOSTILE}")
+    assert "\n" not in str(caught.value)
+    # A hand-edited variant.json still renders its names as text inside the one notice box.
+    variant = Variant(NAME, tmp_path, "smoke<b>", ({"label": HOSTILE, "provider": "openai", "model": HOSTILE},))
+    for note in (intro_note(variant), chapter_note(variant, True), chapter_note(variant, False)):
+        lines = note.splitlines()
+        assert lines[0].startswith(":::{admonition}") and lines[-1] == ":::"
+        assert not any(line.startswith((":::", "```")) for line in lines[1:-1])
+        tokens = MarkdownIt("commonmark").parse(note)
+        inline = [child for token in tokens for child in (token.children or [])]
+        assert not [token for token in [*tokens, *inline] if token.type.startswith(("html", "link", "em"))]
+    # A chapter's boxes, which list the reader's judges by label, pass no HTML either (roles keep their targets).
+    from recjudge.compendium.pages import opening, verdict
+
+    label = "Qwen <script>alert(1)</script>"
+    for box in (opening([("Judges", f"the book's and {label}")], caveat=label).data,
+                verdict([f"{label} agrees", "{download}`table <../../results/x.csv>`"], question=label).data):
+        tokens = MarkdownIt("commonmark").parse(box)
+        assert not [child for token in tokens for child in [token, *(token.children or [])]
+                    if child.type.startswith("html")]
+        assert "&lt;script>" in box and "<script>" not in box
+    assert "{download}`table <../../results/x.csv>`" in verdict(["{download}`table <../../results/x.csv>`"]).data
 
 
 def test_a_second_note_replaces_the_first() -> None:

@@ -22,7 +22,7 @@ from recjudge.compendium.variants import (
     variant_name,
 )
 from recjudge.llm import pricing
-from recjudge.llm.judge_spec import parse_judge
+from recjudge.llm.judge_spec import JudgeSpec, parse_judge
 
 
 def job(**fields) -> dict:
@@ -146,6 +146,24 @@ def test_variant_names() -> None:
     assert len(variant_name(many, "smoke")) <= 100 and "+5-more-" in variant_name(many, "smoke")
 
 
+
+def test_two_judges_of_one_model_never_share_a_variant_folder(tmp_path: Path) -> None:
+    def judge_file(name: str, extra: str) -> JudgeSpec:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"provider: openai\nmodel: qwen-7b@my-server\nbase_url: http://127.0.0.1:8000/v1\n{extra}")
+        return parse_judge(str(path))
+
+    cold, warm = judge_file("cold", "temperature: 0.0\n"), judge_file("warm", "temperature: 0.7\n")
+    named = {variant_name([judge], "smoke") for judge in (
+        cold, warm, judge_file("plain", ""), judge_file("labelled", "label: Qwen\n"),
+        judge_file("seeded", "seed: 3\n"), judge_file("nucleus", "options: {top_p: 0.9}\n"))}
+    assert len(named) == 6 and all(name.startswith("openai-qwen-7b-my-server-") for name in named)
+    # The same judge is the same variant, wherever it is served and whatever the server calls it.
+    moved = parse_judge(str(tmp_path / "cold.yaml"), base_url="http://127.0.0.1:9001/v1", served_model="default")
+    assert variant_name([moved], "smoke") == variant_name([cold], "smoke")
+    assert variant_name([judge_file("cold-again", "temperature: 0.0\n")], "smoke") == variant_name([cold], "smoke")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # `recjudge run --judge`: a variant, never an overwrite
 
@@ -257,6 +275,33 @@ def test_a_live_run_above_the_limit_stops_before_asking_unless_confirmed(
     # Confirmed, the chapter runs into the variant.
     assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--yes"]) == 0
     assert (variant / "results" / "judged" / "judges.csv").read_text() == "judge,size\ngpt-4o-mini,2\n"
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "inf", "nan"])
+def test_a_cost_limit_that_is_not_a_number_of_dollars_stops_the_run_at_once(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", value)
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "RECJUDGE_LLM_MAX_USD" in err and "Traceback" not in err
+    assert not (book / "variants").exists(), "nothing priced, nothing written"
+
+
+def test_a_cost_limit_of_zero_asks_nothing_that_costs_money(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from recjudge.llm.estimate import cost_limit
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setenv("RECJUDGE_LLM_MAX_USD", "0")
+    assert cost_limit() == 0.0
+    variant = book / "variants" / "openai-gpt-4o-mini-smoke"
+    assert main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke"]) == 2
+    assert "above the limit of $0.00 (env RECJUDGE_LLM_MAX_USD); nothing was asked" in capsys.readouterr().err
+    assert not (variant / "results").exists() and not (variant / "notebooks").exists()
+    # What costs nothing (a local model, the reader's own server) is within a limit of zero.
+    free = plan_table({"a": write_log(tmp_path / "free.jsonl", job(model="own"))}, {("openai", "own")})
+    assert cost_gate(free, False) is None
 
 
 def test_a_profile_alone_is_a_variant_too(book: Path) -> None:

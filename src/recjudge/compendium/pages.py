@@ -7,6 +7,8 @@ Each function returns an ``IPython.display.Markdown`` object; the book reads dis
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 from IPython.display import Markdown
@@ -16,6 +18,27 @@ from recjudge.paths import project_root, results_dir
 #: CSS class of the opening box and of the verdict (the browser test looks for them).
 OPENING_CLASS = "run-facts"
 VERDICT_CLASS = "verdict"
+
+
+def myst_text(value: object) -> str:
+    """``value`` as literal text inside MyST Markdown: one line (control characters and line separators become
+    spaces) with every character that can open markup backslash-escaped, so a name (a judge's model or label, a
+    variant's name) can open no directive, role, HTML tag, link, math or emphasis, and renders as written."""
+    text = "".join(" " if unicodedata.category(char)[0] in "CZ" and char != " " else char for char in str(value))
+    return "".join(f"\\{char}" if char in _MARKUP_CHARACTERS else char for char in text)
+
+
+#: What can open markup in the middle of a line of MyST (a line break cannot reach: ``myst_text`` removes it). An
+#: underscore is left as it is: the underscores of names such as q4_1 are never emphasis.
+_MARKUP_CHARACTERS = frozenset("\\`*{}[]()<>#!|~$&^")
+
+
+def no_raw_html(text: str) -> str:
+    """``text`` with every ``<`` outside code spans and roles written as ``&lt;``: the facts of a chapter's boxes
+    carry names a reader chose (a judge's label), which must not reach the page as HTML. (The boxes hold no HTML of
+    their own; a role's target, ``{download}`text <path>```, is inside backticks and kept.)"""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(part if index % 2 else part.replace("<", "&lt;") for index, part in enumerate(parts))
 
 
 def fmt(value: float, decimals: int = 1) -> str:
@@ -50,9 +73,9 @@ def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Mark
     """The box that opens a chapter: what this run is (data, judges, sample, what is real, partial or synthetic),
     one fact per line, and at most one caveat, said once for the whole chapter."""
     lines = ["```{admonition} What this run is", f":class: note {OPENING_CLASS}", ""]
-    lines += [f"- **{label}:** {text}" for label, text in facts]
+    lines += [f"- **{no_raw_html(label)}:** {no_raw_html(text)}" for label, text in facts]
     if caveat:
-        lines += ["", caveat]
+        lines += ["", no_raw_html(caveat)]
     lines.append("```")
     return Markdown("\n".join(lines))
 
@@ -61,8 +84,8 @@ def verdict(findings: Iterable[str], question: str | None = None) -> Markdown:
     """The closing verdict: the paper's question answered from this book's numbers, one finding per bullet."""
     lines = ["```{admonition} Verdict", f":class: tip {VERDICT_CLASS}", ""]
     if question:
-        lines += [f"*{question}*", ""]
-    lines += [f"- {finding}" for finding in findings]
+        lines += [f"*{no_raw_html(question)}*", ""]
+    lines += [f"- {no_raw_html(finding)}" for finding in findings]
     lines.append("```")
     return Markdown("\n".join(lines))
 

@@ -876,8 +876,13 @@ class _Invocation:
 def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     """Every check that needs no execution, in the order a reader would fix them (raises with one clear message)."""
     from recjudge.compendium.variants import variant_folder, variant_name
+    from recjudge.llm.estimate import cost_limit
     from recjudge.llm.judge_spec import parse_judges
 
+    try:  # read now, not after a pricing pass
+        cost_limit()
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
     given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
                                           ("--batch", args.batch)) if value]
     if given and not args.judge:

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from recjudge.compendium.pages import myst_text
 from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
 
 VARIANT_FILE = "variant.json"
@@ -58,7 +59,8 @@ class Variant:
         """``judges **openai:gpt-4o-mini**`` (each judge's provider and model), or the chapters' own judges."""
         if not self.judges:
             return "the chapters' own judges"
-        return "judges **" + ", ".join(f"{judge.get('provider')}:{judge.get('model')}" for judge in self.judges) + "**"
+        return "judges **" + ", ".join(myst_text(f"{judge.get('provider')}:{judge.get('model')}")
+                                       for judge in self.judges) + "**"
 
     def build_dir(self, root: Path) -> Path:
         return Path(root) / BUILD_DIR / self.name
@@ -101,8 +103,18 @@ def load_variant(root: Path, name: str) -> Variant:
     judges = record.get("judges", [])
     if not isinstance(judges, list) or not all(isinstance(judge, dict) for judge in judges):
         raise VariantBookError(f"{path}: field 'judges' must be a list of judge mappings")
+    for number, judge in enumerate(judges, start=1):
+        for field_name in ("provider", "model"):
+            if not isinstance(judge.get(field_name), str):
+                raise VariantBookError(f"{path}: field 'judges', judge {number}: '{field_name}' missing or not a "
+                                       "string")
+    for field_name in ("runs", "llm_runs_without_judges_parameter"):
+        value = record.get(field_name, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise VariantBookError(f"{path}: field '{field_name}' must be a list of run names, got "
+                                   f"{json.dumps(value)[:60]}")
     left_out = record.get("llm_runs_without_judges_parameter", [])
-    return Variant(name, folder, record["profile"], tuple(judges), tuple(map(str, left_out)))
+    return Variant(name, folder, record["profile"], tuple(judges), tuple(left_out))
 
 
 def variant_from_arguments(root: Path, name: str | None, judges: Sequence[str], profile: str | None) -> Variant | None:
@@ -129,10 +141,10 @@ def variant_from_arguments(root: Path, name: str | None, judges: Sequence[str], 
 def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
     """The box that opens the variant's book (``at_a_glance``: the variant ran the at-a-glance page, which then
     shows its numbers beside the book's)."""
-    left_out = (f" Chapters that ask an LLM but do not take a reader's judge yet ({', '.join(variant.left_out)}) are "
-                "the committed book's." if variant.left_out else "")
-    return (f":::{{admonition}} This is variant {variant.name}, not the committed book\n:class: important\n"
-            f"Built by `recjudge run` with {variant.judges_text()} and profile **{variant.profile}**. "
+    left_out = (" Chapters that ask an LLM but do not take a reader's judge yet "
+                f"({myst_text(', '.join(variant.left_out))}) are the committed book's." if variant.left_out else "")
+    return (f":::{{admonition}} This is variant {myst_text(variant.name)}, not the committed book\n:class: important\n"
+            f"Built by `recjudge run` with {variant.judges_text()} and profile **{myst_text(variant.profile)}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
             "(the book's own judges, profile default)."
             + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
@@ -143,11 +155,11 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
 def chapter_note(variant: Variant, ran: bool) -> str:
     """The box that says where a chapter of the variant's book comes from."""
     if ran:
-        return (f":::{{admonition}} Run in variant {variant.name}\n:class: important\n"
-                f"Run with {variant.judges_text()}, profile **{variant.profile}**: the numbers of this page are "
-                "the variant's, not the committed book's, except where the page says it shows the committed "
+        return (f":::{{admonition}} Run in variant {myst_text(variant.name)}\n:class: important\n"
+                f"Run with {variant.judges_text()}, profile **{myst_text(variant.profile)}**: the numbers of this page "
+                "are the variant's, not the committed book's, except where the page says it shows the committed "
                 "book's beside them.\n:::\n")
-    return (f":::{{admonition}} Not run in variant {variant.name}\n:class: warning\n"
+    return (f":::{{admonition}} Not run in variant {myst_text(variant.name)}\n:class: warning\n"
             "This page is the committed book's (the book's own judges, profile default): the variant did not run "
             "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
             "`--only` runs only the chapters it names).\n:::\n")

@@ -2,7 +2,8 @@
 
 ``recjudge run --judge SPEC --profile P`` (or a profile other than ``default`` alone) executes into
 ``variants/<judges>-<profile>/`` (git-ignored), where ``<judges>`` is the judges' slugs joined by ``+`` (``default``
-without ``--judge``)::
+without ``--judge``; a judge that sets its own sampling or label has a short hash of them in its slug, so two
+configurations of one model never share a folder: ``JudgeSpec.slug``)::
 
     variants/openai-gpt-4o-mini-smoke/
       results/<chapter>/*.csv       the chapters' tables (env RECJUDGE_RESULTS, which recjudge.paths honours)

@@ -20,7 +20,8 @@ both), written only when set:
 
 Here too: the entry of a fresh reply (``reply_entry``, used by the runner and by batch mode), the normalising every
 entry gets before it is written (``sanitise_record``), the check every line read must pass (``entry_problem``) and
-the stricter one for a file shared between stores (``strict_entry_problem``: no field outside the schema).
+the stricter one for a file shared between stores (``strict_entry_problem``: no field outside the schema, and a key
+that is a sha256 in hexadecimal).
 
 Log-probabilities are kept compact: for the first ``LOGPROB_MIN_POSITIONS`` generated tokens, and beyond that up
 to the first position whose alternatives include a numeric token (where a score is read; at most
@@ -369,7 +370,14 @@ def strict_entry_problem(record: Any) -> str | None:
         unknown = [name for name in record if name not in _SCHEMA_FIELDS]
         if unknown:
             return f"field {str(unknown[0])[:40]!r} is not an entry field (the fields are: {', '.join(ENTRY_FIELDS)})"
+        if not _STORE_KEY.fullmatch(record["key"]):  # it names the shard: '/', '.' or a newline would escape it
+            return (f"field 'key' is {record['key'][:70]!r}, not a store key (64 lower-case hexadecimal digits, "
+                    "a sha256)")
     return problem
+
+
+#: A store key as ``recjudge.llm.store.store_key`` makes it: a sha256 in hexadecimal.
+_STORE_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 _SCHEMA_FIELDS = frozenset(ENTRY_FIELDS)

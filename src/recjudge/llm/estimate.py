@@ -96,18 +96,37 @@ def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: S
 
 
 def cost_limit() -> float:
-    """The most a live run may be estimated to cost before it needs confirming: env RECJUDGE_LLM_MAX_USD, else
-    ``DEFAULT_MAX_USD``."""
-    limit = env_number(MAX_USD_ENV)
+    """The most a live run may be estimated to cost before it needs confirming: env RECJUDGE_LLM_MAX_USD (a finite
+    number, zero or more: 0 asks nothing that costs money), else ``DEFAULT_MAX_USD``; ValueError naming the variable
+    for any other value.  The command lines call it before anything runs, so a bad value is found at once."""
+    limit = env_number(MAX_USD_ENV, allow_zero=True)
     return DEFAULT_MAX_USD if limit is None else float(limit)
 
 
-def check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool) -> None:
-    """Print the estimate of a large job; refuse one estimated above the limit unless confirmed."""
+def paid(config: JudgeConfig) -> bool:
+    """True when asking this judge costs money: Anthropic, or OpenAI's own service (not a reader's OpenAI-compatible
+    server, not a local model)."""
+    if config.provider == "openai":
+        from .providers.openai_compat import is_openai_host
+
+        return is_openai_host(config.base_url)
+    return config.provider == "anthropic"
+
+
+def check_cost(estimate: JobEstimate, confirm_cost: bool, progress: bool, *, costs_money: bool = False) -> None:
+    """Print the estimate of a large job; refuse one estimated above the limit unless confirmed.  With a limit of 0
+    a job of a judge that ``costs_money`` (``paid``) whose price is unknown is refused too: 0 asks nothing that may
+    cost money."""
     if progress and estimate.n_missing > ESTIMATE_PRINT_MIN:
         print(f"Estimate: {estimate}", flush=True)
     limit = cost_limit()
     confirmed = confirm_cost or env_flag(CONFIRM_COST_ENV, default=False)
+    if not confirmed and limit == 0 and costs_money and estimate.n_missing and math.isnan(estimate.cost_usd):
+        raise CostLimitExceeded(
+            f"{estimate}: the limit is $0 (env {MAX_USD_ENV}=0: ask nothing that costs money) and this paid model has "
+            f"no listed price; nothing was asked. Confirm with run_judge(..., confirm_cost=True) or env "
+            f"{CONFIRM_COST_ENV}=1, or raise {MAX_USD_ENV}."
+        )
     if not confirmed and not math.isnan(estimate.cost_usd) and estimate.cost_usd > limit:
         raise CostLimitExceeded(
             f"{estimate}: above the limit of ${limit:.2f} (env {MAX_USD_ENV}); nothing was asked. Confirm with "

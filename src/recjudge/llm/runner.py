@@ -23,7 +23,9 @@ resumes where it stopped.  A prompt whose retries run out, or that the provider 
 score with its error in the table and listed in ``JudgeRun.failures``; the other replies are kept.  The report counts
 failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted), "deadline", "malformed" (a 200
 reply without a usable answer; see ``recjudge.llm.providers.openai_compat`` for which are retried), "refused",
-"configuration", "not_asked" (the job was stopped first), "store" (the reply could not be written).
+"configuration", "quota" (the account is out of credit: OpenAI's 429 ``insufficient_quota``; the job stops at once),
+"throttled" (nothing but 429s and no reply for ``RetryPolicy.max_throttled_s_without_success``: the job stops),
+"not_asked" (the job was stopped first), "store" (the reply could not be written).
 
 Robustness rules:
 
@@ -58,7 +60,7 @@ from . import shapes
 from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, PLAN, AskOptions
 from .concurrency import ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
-from .estimate import JobEstimate, check_cost, job_estimate
+from .estimate import JobEstimate, check_cost, job_estimate, paid
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, sigterm_raises_interrupt, validate
 from .parsing import parse_likert
 from .plan import plan
@@ -219,7 +221,7 @@ def _ask_one_by_one(job: JudgeJob, mode: str, provider: Provider | None, ask: As
     rpm = ask.requests_per_minute()
     # Fixed mode runs at its limit; adaptive mode is estimated at the fixed default (a cautious pace).
     pace = gate.cap if not adaptive else min(gate.cap, DEFAULT_CONCURRENCY.get(config.provider, FALLBACK_CONCURRENCY))
-    check_cost(job.estimate(pace, rpm), ask.confirm_cost, ask.progress)
+    check_cost(job.estimate(pace, rpm), ask.confirm_cost, ask.progress, costs_money=paid(config))
     provider = _built_provider(job, provider, ask)
     _prepare(provider, config)
     if config.provider == "local":
@@ -252,7 +254,7 @@ def _ask_in_batches(job: JudgeJob, mode: str, provider: Provider | None, ask: As
                     started: float) -> JudgeRun:
     """Send the job's missing prompts through the provider's batch API (``recjudge.llm.batch``) and report."""
     config = job.config
-    check_cost(job.estimate(1, None, batch=True), ask.confirm_cost, ask.progress)
+    check_cost(job.estimate(1, None, batch=True), ask.confirm_cost, ask.progress, costs_money=paid(config))
     provider = _built_provider(job, provider, ask)
     backend = batch_api.backend_for(provider)
     _prepare(provider, config)

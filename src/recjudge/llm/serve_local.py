@@ -70,6 +70,11 @@ class ServerError(RuntimeError):
     of the server's log."""
 
 
+class StatePathError(ServerError):
+    """The state file (and the log beside it) cannot be written where ``--state`` says; found before the server
+    starts (exit status 2)."""
+
+
 def server_unavailable() -> str | None:
     """Why ``python -m llama_cpp.server`` cannot run in this environment (a message naming the fix), or None."""
     try:  # what `python -m llama_cpp.server` imports: its app (FastAPI, sse-starlette, ...) and uvicorn
@@ -292,7 +297,7 @@ def run_command(args: argparse.Namespace) -> int:
         return _stop_command(state)
     except ServerError as error:
         print(f"recjudge serve {args.serve_command}: {error}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(error, StatePathError) else 1
 
 
 def _start_command(args: argparse.Namespace, state: Path) -> int:
@@ -302,6 +307,7 @@ def _start_command(args: argparse.Namespace, state: Path) -> int:
         raise ServerError(f"--port {args.port}: not a TCP port (0-65535; 0 picks a free one)")
     if args.timeout <= 0:
         raise ServerError(f"--timeout {args.timeout}: must be a positive number of seconds")
+    _check_state_path(state)
     running = _read_state(state)
     if running and _alive(running.get("pid")):
         raise ServerError(f"a server already runs at {running.get('base_url')} (pid {running.get('pid')}, state "
@@ -322,6 +328,22 @@ def _start_command(args: argparse.Namespace, state: Path) -> int:
           f"  RECJUDGE_LLM_CONCURRENCY=1 recjudge run {' '.join(server.judge_arguments())} --profile smoke\n"
           f"Stop it: recjudge serve stop{_state_option(args.state)}", file=sys.stderr)
     return 0
+
+
+def _check_state_path(state: Path) -> None:
+    """StatePathError naming the path when the state file or its log cannot be written there (a folder in its
+    place, a file among its parents, a read-only folder): found before a server is started that nothing could stop."""
+    for path in (state, state.with_suffix(".log")):
+        if path.is_dir():
+            raise StatePathError(f"--state {state}: {path} is a folder; give the path of a file")
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=state.parent):
+            pass
+    except OSError as exc:
+        at_fault = f" ({exc.filename})" if exc.filename else ""
+        raise StatePathError(f"--state {state}: its folder cannot be written{at_fault}: "
+                             f"{exc.strerror or type(exc).__name__}") from None
 
 
 def _stop_command(state: Path) -> int:

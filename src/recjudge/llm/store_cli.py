@@ -6,9 +6,10 @@
   model's) in one file, gzip JSON Lines when OUT ends in ``.gz`` (else plain), sorted by key after a header line
   that says what it holds; exporting twice gives the same bytes; no credential is written.
 - ``recjudge store import FILE [--store DIR]``: adds the file's entries whose keys the store lacks; skips those it
-  holds with the same reply; reports (never overwrites) a key held with another reply and every malformed line (file
-  and line number), importing the valid lines all the same.  Prints the counts (added, already present,
-  conflicting, malformed); exits 1 if anything conflicted or was malformed, 2 if the file could not be read.
+  holds with the same reply; reports (never overwrites) a key held with another reply, every malformed line and
+  every refused entry (one its header does not announce, or a local model's reply of other weights) by file and line
+  number, importing the valid lines all the same.  Prints the counts (added, already present, conflicting,
+  malformed, refused); exits 1 if anything conflicted, was malformed or refused, 2 if the file could not be read.
 
 So a reader shares a variant's replies (``export --provider P --model M``, their judge's) and anyone rebuilds the
 variant with no key: ``import``, then ``RECJUDGE_LLM_MODE=replay recjudge run --judge SPEC --profile P``.  The file

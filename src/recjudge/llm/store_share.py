@@ -19,14 +19,17 @@ fields; an entry holding the value of a secret environment variable (``SECRET_EN
 then writes nothing.  No date, path or host is written, and the gzip header has neither name nor time: exporting the
 same entries twice gives the same bytes.
 
-Import checks every line with ``parse_line`` and ``strict_entry_problem`` (the store's own checks, and no field
-outside the schema) and then, key by key: an absent key is added; a key stored with the same reply (provider,
+Import checks every line with ``parse_line`` and ``strict_entry_problem`` (the store's own checks, no field
+outside the schema, and a key that is a sha256 in hexadecimal: a key names the shard it is written to) and then,
+key by key: an absent key is added; a key stored with the same reply (provider,
 model, sample, text and log-probabilities: what a score is read from) is already present; a key stored with another
 reply is a conflict, reported and never overwritten.  A line that is not an entry (bad JSON, a field missing or of
 the wrong type, a file cut short) is reported with the file and line number, and every valid line is still
 imported.  The header is optional (a store shard imports too), but when present it must be of a known format and
-key version, and the number of entries it announces must follow it (exports joined with ``cat`` import too: each
-header counts the lines up to the next).
+key version, the number of entries it announces must follow it (exports joined with ``cat`` import too: each
+header counts the lines up to the next), and an entry of a provider or model it does not announce is refused
+(reported by line, not imported).  A local model's entry made with other weights (``provenance.gguf_sha256``) than
+those its name stands for here is refused too: it would stop the local judge from adding replies.
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ def export_entries(store: ResponseStore, out: str | os.PathLike[str], *, provide
     the store, or when an entry holds a secret (nothing is written then)."""
     out = Path(out)
     store.refresh()
+    if out.is_dir():
+        raise ShareError(f"{out}: is a folder; give the path of the export file to write (e.g. "
+                         f"{out / 'replies.jsonl.gz'})")
     if _inside(out, store.root):
         raise ShareError(f"{out}: the export file must not be inside the store folder {store.root} (it would be "
                          "read as a shard)")
@@ -99,8 +105,17 @@ def export_entries(store: ResponseStore, out: str | os.PathLike[str], *, provide
               "models": [{"provider": p, "model": m, "entries": n} for (p, m), n in sorted(counts.items())]}
     header_line = json.dumps(header, separators=(",", ":"), ensure_ascii=False)  # the marker first, as written
     body = "".join(line + "\n" for line in [header_line, *lines]).encode("utf-8")
-    _write_atomically(out, body, compress=str(out).endswith(".gz"))
+    try:
+        _write_atomically(out, body, compress=str(out).endswith(".gz"))
+    except OSError as exc:  # a parent that is a file, a read-only folder, a full disk
+        raise ShareError(f"{out}: cannot write the export file ({_os_reason(exc)}); nothing was exported") from None
     return header
+
+
+def _os_reason(exc: OSError) -> str:
+    """What went wrong on disk, in one line naming the path at fault."""
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or type(exc).__name__}{where}"
 
 
 def _secrets() -> list[tuple[str, str]]:
@@ -155,21 +170,24 @@ class ImportReport:
     present: int = 0
     conflicts: list[Conflict] = field(default_factory=list)
     malformed: list[tuple[int, str]] = field(default_factory=list)
+    #: valid entries not imported: outside what their header announces, or replies of other local weights
+    refused: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.conflicts or self.malformed)
+        return not (self.conflicts or self.malformed or self.refused)
 
     def summary(self) -> str:
         return (f"{self.file} -> store {self.store}: {self.added} added, {self.present} already present, "
-                f"{len(self.conflicts)} conflicting, {len(self.malformed)} malformed")
+                f"{len(self.conflicts)} conflicting, {len(self.malformed)} malformed, {len(self.refused)} refused")
 
     def problems(self) -> list[str]:
         """One line per conflicting or malformed line: file, line number and what is wrong."""
         return [*(f"{self.file}:{item.line}: conflict: key {item.key} ({item.provider} / {item.model}) is stored "
                   f"with another reply ({', '.join(item.fields)} differ); the stored one is kept"
                   for item in self.conflicts),
-                *(f"{self.file}:{line}: malformed: {reason}" for line, reason in self.malformed)]
+                *(f"{self.file}:{line}: malformed: {reason}" for line, reason in self.malformed),
+                *(f"{self.file}:{line}: refused: {reason}" for line, reason in self.refused)]
 
 
 def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> ImportReport:
@@ -184,6 +202,7 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
     # members joined are one stream) are sections, each checked against its own header.
     section: tuple[int, Mapping[str, Any]] | None = None
     entry_lines = 0
+    weights = _LocalWeights(store)
     for number, raw in _numbered_lines(path, report):
         if not raw.strip():
             continue
@@ -203,6 +222,10 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
         if problem is not None:
             report.malformed.append((number, problem))
             continue
+        refusal = _outside_header(section, record) or weights.refusal(record)
+        if refusal is not None:
+            report.refused.append((number, refusal))
+            continue
         key = record["key"]
         held = pending.get(key) or store.get_record(key)
         if held is None:
@@ -214,9 +237,81 @@ def import_entries(store: ResponseStore, path: str | os.PathLike[str]) -> Import
         else:
             report.present += 1
     _check_count(section, entry_lines, report)
-    store.put_records(pending[key] for key in sorted(pending))
+    try:
+        store.put_records(pending[key] for key in sorted(pending))
+    except OSError as exc:  # a read-only store, a store folder under a file, a full disk
+        raise ShareError(f"the response store at {store.root} cannot be written ({_os_reason(exc)}); the import "
+                         "stopped (entries written before it are complete lines; run it again once the store can be "
+                         "written: what is there is not added twice)") from None
     report.added = len(pending)
     return report
+
+
+def _outside_header(section: tuple[int, Mapping[str, Any]] | None, record: Mapping[str, Any]) -> str | None:
+    """Why an entry is not among what its section's header announces (its provider and model filters and its list
+    of models), or None (also when there is no header: a store shard announces nothing)."""
+    if section is None:
+        return None
+    number, header = section
+    pair = (record["provider"], record["model"])
+    listed = header.get("models")
+    announced = {(item.get("provider"), item.get("model")) for item in listed if isinstance(item, dict)} \
+        if isinstance(listed, list) else None
+    if (header.get("provider") not in (None, pair[0]) or header.get("model") not in (None, pair[1])
+            or (announced is not None and pair not in announced)):
+        return (f"an entry of {pair[0]} / {pair[1]}, which the header on line {number} does not announce "
+                f"(it announces {_announced(header, announced)}); only what a file says it holds is imported")
+    return None
+
+
+def _announced(header: Mapping[str, Any], announced: set[tuple[Any, Any]] | None) -> str:
+    if announced is not None:
+        return ", ".join(f"{p} / {m}" for p, m in sorted(announced, key=str)) or "no entries"
+    return f"provider {header.get('provider')!r}, model {header.get('model')!r}"
+
+
+class _LocalWeights:
+    """The weights (GGUF sha256) a local model name stands for on this machine, to refuse imported replies of other
+    weights under that name: the runner refuses to add replies of one GGUF to a name holding another's
+    (``runner._check_local_weights``), so such an entry would block the local judge.  The weights are the pinned
+    ones of an optional model, else those of the file the name resolves to here, else those the store's own entries
+    of that name record; None when none is known (then the entry is imported)."""
+
+    def __init__(self, store: ResponseStore):
+        self.store = store
+        self.known: dict[str, str | None] = {}
+
+    def refusal(self, record: Mapping[str, Any]) -> str | None:
+        claimed = (record.get("provenance") or {}).get("gguf_sha256")
+        if record["provider"] != "local" or not claimed:
+            return None
+        model = record["model"]
+        if model not in self.known:
+            self.known[model] = self._weights(model)
+        expected = self.known[model]
+        if expected is None or claimed == expected:
+            return None
+        return (f"an entry of local / {model} made with weights of sha256 {str(claimed)[:16]}..., but {model} is "
+                f"the weights of sha256 {expected[:16]}... here; imported, it would stop the local judge {model} "
+                "from adding replies")
+
+    def _weights(self, model: str) -> str | None:
+        from .models import OPTIONAL_MODELS
+
+        if model in OPTIONAL_MODELS:
+            return OPTIONAL_MODELS[model].sha256
+        try:
+            from .providers.local import gguf_sha256, resolve_model_path
+
+            return gguf_sha256(resolve_model_path(model))
+        except Exception:  # no file for that name here (ProviderError), or an unusable local stack
+            pass
+        for held in self.store.records():
+            if held["provider"] == "local" and held["model"] == model:
+                sha = (held.get("provenance") or {}).get("gguf_sha256")
+                if sha:
+                    return str(sha)
+        return None
 
 
 def _numbered_lines(path: Path, report: ImportReport) -> Iterator[tuple[int, bytes]]:

@@ -77,6 +77,8 @@ class _OneByOne:
         self.lock = threading.Lock()  # guards the counts, the abort reason and the shared random generator
         self.rng = random.Random()
         self.successes = self.refusals = 0
+        #: when the first throttled reply of a job that has had no success arrived (monotonic), else None
+        self.throttled_since: float | None = None
         self.abort_reason: str | None = None  # why the job was stopped early (set once)
         self.stop = threading.Event()
         self.waiting_said = threading.Event()
@@ -261,6 +263,9 @@ class _OneByOne:
             self._stop_job(f"no reply has succeeded and the provider looks misconfigured: {redact(exc)}")
             return _Outcome(None, f"configuration: {redact(exc)}", tries.attempts, "configuration")
         retry = self.retry
+        deadline = self._throttle_deadline(exc)
+        if deadline is not None and time.monotonic() >= deadline:
+            return self._stop_throttled(exc, tries)
         if exc.throttled and self.gate.adaptive:
             tries.throttles += 1
             exhausted = tries.throttles >= retry.max_throttled_attempts
@@ -271,15 +276,39 @@ class _OneByOne:
             return _Outcome(None, f"gave up after {tries.attempts} attempts: {redact(exc)}", tries.attempts, exc.kind)
         with self.lock:
             pause = retry.delay(tries.attempts, exc.retry_after, self.rng)
+        if deadline is not None:  # no wait goes past the time a job may be throttled without any reply
+            pause = min(pause, max(0.0, deadline - time.monotonic()))
         self.stop.wait(pause)  # an interrupt ends the wait at once
+        if deadline is not None and time.monotonic() >= deadline and self.successes == 0:
+            return self._stop_throttled(exc, tries)
         return None
+
+    def _throttle_deadline(self, exc: TransientProviderError) -> float | None:
+        """While no reply has succeeded: when a job throttled since its first throttled reply is stopped
+        (``RetryPolicy.max_throttled_s_without_success``); None once a reply has succeeded or before any throttle."""
+        with self.lock:
+            if self.successes:
+                return None
+            if exc.throttled and self.throttled_since is None:
+                self.throttled_since = time.monotonic()
+            if self.throttled_since is None:
+                return None
+            return self.throttled_since + self.retry.max_throttled_s_without_success
+
+    def _stop_throttled(self, exc: TransientProviderError, tries: _Tries) -> _Outcome:
+        waited = self.retry.max_throttled_s_without_success
+        self._stop_job(f"the server has throttled every request for {waited:.0f} s and no reply has succeeded (out "
+                       f"of quota, or a rate limit too low for any request); run again later: {redact(exc)}")
+        return _Outcome(None, f"throttled: no reply within {waited:.0f} s: {redact(exc)}", tries.attempts,
+                        "throttled")
 
     def _after_refusal(self, exc: ProviderError, attempts: int) -> _Outcome:
         """A refused request fails its judgment; a configuration error, or many refusals before any success, stop
         the job."""
-        if exc.configuration:
-            self._stop_job(f"configuration error: {redact(exc)}")
-            return _Outcome(None, f"configuration: {redact(exc)}", attempts, "configuration")
+        if exc.configuration:  # a set-up error, or an account out of quota (kind "quota"): nothing more is sent
+            kind = "configuration" if exc.kind == ProviderError.kind else exc.kind
+            self._stop_job(f"{kind} error: {redact(exc)}")
+            return _Outcome(None, f"{kind}: {redact(exc)}", attempts, kind)
         with self.lock:
             self.refusals += 1
             too_many = self.successes == 0 and self.refusals >= ABORT_AFTER_REFUSALS

@@ -214,11 +214,10 @@ def check_options(args: argparse.Namespace) -> None:
 def check_environment(mode: str | None) -> str:
     """The store mode (--mode, else env RECJUDGE_LLM_MODE); InputError naming a setting the judge cannot read."""
     from recjudge.llm.ask_options import resolve_mode
-    from recjudge.llm.estimate import MAX_USD_ENV
-    from recjudge.settings import env_number
+    from recjudge.llm.estimate import cost_limit
 
     try:
-        env_number(MAX_USD_ENV)
+        cost_limit()
         return resolve_mode(mode)
     except ValueError as exc:
         raise InputError(str(exc)) from None

@@ -32,7 +32,7 @@ from recjudge.llm import (
     run_judge,
 )
 from recjudge.llm.ask_options import resolve_mode
-from recjudge.llm.estimate import check_cost
+from recjudge.llm.estimate import check_cost, paid
 from recjudge.prompts import list_templates, template_fields
 from recjudge.prompts import serendipity as seren_prompts
 
@@ -210,7 +210,7 @@ def _check_job_cost(config: JudgeConfig, builder: _PromptBuilder, chunks: list[p
         estimates[0], **{name: sum(getattr(e, name) for e in estimates)
                          for name in ("n_prompts", "n_replies", "n_missing", "input_tokens", "output_tokens",
                                       "cost_usd", "list_cost_usd", "batch_cost_usd", "seconds")})
-    check_cost(total, confirm_cost=False, progress=progress)
+    check_cost(total, confirm_cost=False, progress=progress, costs_money=paid(config))
     return True
 
 

@@ -121,6 +121,10 @@ def sdk_errors(sdk: ModuleType, label: str, endpoint: str | None = None) -> Iter
             raise ProviderError(f"{label} HTTP {status}: the server redirects to {redact(location)}; use that address "
                                 "as the base URL", kind="configuration", configuration=True) from None
         message = f"{label} HTTP {status}: {redact(short_error(exc))}"
+        if status == 429 and _out_of_quota(exc):  # asking again cannot help: the whole job stops at once
+            raise ProviderError(f"{label} HTTP 429 insufficient_quota: the account has no credit left (see the plan "
+                                f"and billing of the API key); no further prompt is sent. {message}", kind="quota",
+                                configuration=True) from None
         if status in _RETRYABLE_STATUSES or status >= 500:
             raise TransientProviderError(message, retry_after_seconds(exc.response.headers),
                                          status=status) from None
@@ -143,6 +147,20 @@ def sdk_errors(sdk: ModuleType, label: str, endpoint: str | None = None) -> Iter
             from None
     except (sdk.APIResponseValidationError, ValueError) as exc:
         raise TransientProviderError(f"{label} unreadable response body: {redact(short_error(exc))}") from None
+
+
+#: Error codes with which a provider says the account is out of credit (OpenAI's 429 ``insufficient_quota``).
+QUOTA_CODES = ("insufficient_quota",)
+
+
+def _out_of_quota(exc: BaseException) -> bool:
+    """True when an SDK's status error says the account is out of credit, not that it asks too fast."""
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    codes = {getattr(exc, "code", None), getattr(exc, "type", None)}
+    if isinstance(error, dict):
+        codes |= {error.get("code"), error.get("type")}
+    return any(code in QUOTA_CODES for code in codes if isinstance(code, str))
 
 
 def open_within(opener: Callable[[], ContextManager[Any]], deadline: float, label: str) -> tuple[Any, Any]:
