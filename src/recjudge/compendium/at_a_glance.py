@@ -89,13 +89,11 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
     best, held = table5_row("Multi-LLM & Auxiliary Data"), table5_row("Multi-LLM & Auxiliary Data, held out")
     held_none = table5_row("none (NA), same held-out halves")
     data_held = named_row(versus, "method", "Auxiliary Data, held out", "auxiliary_data/tables45_vs_paper")
-    half = float(held["n"])
     sizes = load("llm_ensembles", "by_ensemble_size")
     singles = sizes[(sizes["family"] == "LLM judges") & (sizes["n"] == 1) & (sizes["metric"] == "pearson_pct")]
     if len(singles) != 1:
         raise KeyError("llm_ensembles/by_ensemble_size: expected one row of single LLM judges (Pearson)")
     n_judges = int(singles["n_ensembles"].iloc[0])
-    halves = (f"{int(half)}" if half == int(half) else f"{int(half)}–{int(half) + 1}")
     return {
         "here": f"{len(others)} auxiliary-data settings beside no auxiliary data on {int(none['n'])} Serendipity-2018 "
                 f"answers (SmolLM2-135M, 5-shot); every subset of {n_judges} LLM judges; beside them, a different "
@@ -107,9 +105,10 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
                     f"{_pearson(none)} on n = {int(none['n'])}); the best cell on the same {int(best['n'])} "
                     f"answers ({best['cell']}) reaches {fmt(best['pearson_pct'])}%, a maximum selected in sample; "
                     "chosen on half of the users and measured on the other half "
-                    f"({claims.splits(held['cell'])}; {halves} answers per half), the chosen cell gives "
-                    f"{fmt(held['pearson_pct'])}% on average, auxiliary data alone {fmt(data_held['pearson_pct'])}%, "
-                    f"and no auxiliary data on the same halves {fmt(held_none['pearson_pct'])}%",
+                    f"({claims.splits(held['cell'])}; {claims.answers_per_half(float(held['n']))} answers per half), "
+                    f"the chosen cell gives {fmt(held['pearson_pct'])}% on average, auxiliary data alone "
+                    f"{fmt(data_held['pearson_pct'])}%, and no auxiliary data on the same halves "
+                    f"{fmt(held_none['pearson_pct'])}%",
     }
 
 
@@ -403,10 +402,8 @@ def _best_auxiliary_detail(load: Loader) -> Detail:
 def _held_out_detail(load: Loader) -> Detail:
     held = named_row(load("llm_ensembles", "table5_ours"), "method", "Multi-LLM & Auxiliary Data, held out",
                      "llm_ensembles/table5_ours")
-    half = float(held["n"])
-    answers = f"{int(half)}" if half == int(half) else f"{int(half)}–{int(half) + 1}"
     return Detail(note="mean over splits of the cell chosen on the other half of the users "
-                       f"({claims.splits(held['cell'])}); {answers} answers per half")
+                       f"({claims.splits(held['cell'])}); {claims.answers_per_half(float(held['n']))} answers per half")
 
 
 def _strategy_detail(template: str) -> Callable[[Loader], Detail]:

@@ -339,20 +339,26 @@ def splits(cell: str) -> str:
     return inner.group(1) if inner else cell
 
 
+def answers_per_half(mean_n: float) -> str:
+    """The answers of one held-out half, from the table's mean over splits: "6", or "5–6" for a mean of 5.5 (halves
+    of an odd number of answers); a count, never 5.5."""
+    low, high = math.floor(mean_n), math.ceil(mean_n)
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
 def _ensembles(load: Loader) -> Evidence:
     table5 = load("llm_ensembles", "table5_ours")
     held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
     return Evidence(
         ours=f"tiny judges' ensemble on held-out users: {fmt(held['pearson_pct'])}% ({splits(held['cell'])}; about "
-             f"{math.floor(float(held['n']))}–{math.ceil(float(held['n']))} answers per held-out half)",
+             f"{answers_per_half(float(held['n']))} answers per held-out half)",
         differences=(Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2"),),
         missing=NEEDS_A_CAPABLE_LLM)
 
 
 def _g_distribution(load: Loader) -> Evidence:
-    closest = named_row(load("prompt_strategies", "ground_truth_search"), "rank", 1,
-                        "prompt_strategies/ground_truth_search")
     search = load("prompt_strategies", "ground_truth_search")
+    closest = named_row(search, "rank", 1, "prompt_strategies/ground_truth_search")
     distance = int(closest["distance"])
     return Evidence(
         paper_numbers="the counts of g = 1…5 printed in section 4.1",
