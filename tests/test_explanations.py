@@ -340,5 +340,17 @@ def test_the_chapter_samples_at_least_two_pairs_per_user():
     from pathlib import Path
 
     sample = pd.read_csv(Path(__file__).resolve().parents[1] / "results" / "explanation_evaluators" / "llm_sample.csv")
-    multi = sample.set_index("sample").loc["multiple-aspect prompts"]
-    assert multi["pairs"] >= 2 * multi["users"]
+    by_sample = sample.set_index("sample")
+    for prompts in ("multiple-aspect prompts", "single-aspect prompts"):
+        assert by_sample.loc[prompts, "pairs"] >= 2 * by_sample.loc[prompts, "users"], prompts
+    assert by_sample.loc["single-aspect prompts", "users"] >= 2
+
+
+def test_the_single_aspect_sample_takes_whole_users_of_the_larger_sample():
+    from recjudge.prompts.explanations import first_users
+
+    study = tiny_study()
+    every_row = study.user_ratings["row_id"].to_numpy()
+    first = first_users(study, every_row[::-1], 1)
+    assert sorted(first) == [0, 1, 2, 3]  # user 1's two pairs, both systems of each
+    assert sorted(first_users(study, every_row, 5)) == sorted(every_row)

@@ -64,7 +64,7 @@ __all__ = [
     "build_requests",
     "choose_examples",
     "evaluator_name",
-    "first_pairs",
+    "first_users",
     "parser_for",
     "sample_pairs",
     "scores_from_run",
@@ -282,13 +282,13 @@ def scores_from_run(run, prompts: ExplanationPrompts, evaluator: str,
     return pd.DataFrame(rows, columns=["row_id", "evaluator", "aspect", "score"])
 
 
-def first_pairs(study: ExplanationStudy, row_ids: Sequence[int], n_pairs: int) -> np.ndarray:
-    """The row_ids of the first ``n_pairs`` (user, movie) pairs among ``row_ids`` (pairs ordered by their first
-    row_id): a nested, smaller sample for the costlier single-aspect prompts."""
+def first_users(study: ExplanationStudy, row_ids: Sequence[int], n_users: int) -> np.ndarray:
+    """The row_ids among ``row_ids`` of their first ``n_users`` users (users ordered by their first row_id), every
+    pair of each: a nested, smaller sample for the costlier single-aspect prompts that keeps several pairs per user,
+    so that its user and pair levels of the meta-evaluation differ."""
     ratings = study.user_ratings.set_index("row_id").loc[np.sort(np.asarray(row_ids, dtype=int))]
-    pairs = list(dict.fromkeys(zip(ratings["user_id"], ratings["item_id"])))[:n_pairs]
-    keep = [pair in set(pairs) for pair in zip(ratings["user_id"], ratings["item_id"])]
-    return ratings.index.to_numpy()[np.asarray(keep, dtype=bool)]
+    users = set(list(dict.fromkeys(ratings["user_id"]))[:n_users])
+    return ratings.index.to_numpy()[ratings["user_id"].isin(users).to_numpy()]
 
 
 # --------------------------------------------------------------------------------------------------------------------
