@@ -351,6 +351,20 @@ def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
     assert shares["n"] == replies and shares["ci_low"] < 100 * held_score / replies < shares["ci_high"]
 
 
+def test_the_highest_mean_score_carries_its_judged_users_and_a_t_interval_over_the_folds():
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    frame = at_a_glance.headlines(load_table).set_index("number")
+    row = frame.loc[frame.index.str.startswith("Highest mean serendipity score")].iloc[0]
+    chosen = row["note"].split("(")[1].split(")")[0]
+    folds = load_table("recommender_reevaluation", "serendipity_per_fold_latest-small")
+    mine = folds[folds["recommender"] == chosen]
+    assert row["n"] == mine["n_users"].sum()
+    assert row["default_judge"] == pytest.approx(mine["avg_score"].mean(), rel=1e-5)
+    low, high = DescrStatsW(mine["avg_score"].to_numpy()).tconfint_mean(alpha=0.05)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), rel=1e-4)
+
+
 def test_precision_follows_n_on_the_page():
     shown = at_a_glance.headlines_shown(at_a_glance.headlines(load_table)).set_index("number")
     none = shown.loc["Pearson (%) of the judge without auxiliary data"]

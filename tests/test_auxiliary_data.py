@@ -192,3 +192,32 @@ def test_tables45_rows_name_no_best_setting_when_no_pearson_is_defined():
     rows, _ = aux.tables45_rows(table, scores, truth, users, n_splits=2, seed=0)
     best = rows.set_index("method").loc["Auxiliary Data"]
     assert best["best_setting"] == aux.UNDEFINED_BEST and np.isnan(best["pearson_pct"])
+
+
+def test_a_held_out_row_counts_the_answers_of_a_half_and_never_averages_them():
+    """Users with unequal numbers of answers give halves of unequal size: the row holds the fewest and the most."""
+    from recjudge.compendium.claims import answers_per_half
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import grid_search
+    from recjudge.serendipity import ground_truth as ser
+
+    rng = np.random.default_rng(1)
+    users = pd.Series([0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    n = len(users)
+    truth = pd.Series(rng.integers(1, 6, n).astype(float))
+    scores = pd.DataFrame({aux.NA: truth + rng.normal(0, 1, n), "Pop": rng.normal(3, 1, n)}).assign(
+        truth=truth, user_id=users)
+    table = ser.agreement_table(scores, [aux.NA, "Pop"], reference=aux.NA, n_boot=20, seed=0)
+    rows, held = aux.tables45_rows(table, scores, truth, users, n_splits=6, seed=0)
+    assert held["heldout_n"].nunique() > 1  # the fixture does what the test needs
+    row = rows.set_index("method").loc["Auxiliary Data, held out"]
+    assert (row["n"], row["n_max"]) == (held["heldout_n"].min(), held["heldout_n"].max())
+    assert rows["n"].dtype.kind == "i" and rows["n_max"].dtype.kind == "i"
+    assert answers_per_half(row) == f"{int(row['n'])}–{int(row['n_max'])}"
+
+    cells, grid = grid_search({"few-shot [NA]": scores[aux.NA]}, {"other": scores["Pop"]}, truth, agreement_pct)
+    rows5, held5 = aux.table5_rows(grid, cells, truth, users, na_cell="few-shot [NA]", n_splits=6, seed=0)
+    row5 = rows5.set_index("method").loc["Multi-LLM & Auxiliary Data, held out"]
+    assert (row5["n"], row5["n_max"]) == (held5["heldout_n"].min(), held5["heldout_n"].max())
+    single = rows5.set_index("method").loc["none (NA)"]
+    assert single["n"] == single["n_max"] == n

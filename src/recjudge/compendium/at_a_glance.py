@@ -10,6 +10,7 @@ build" and names the missing table instead of disappearing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -105,7 +106,7 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
                     f"{_pearson(none)} on n = {int(none['n'])}); the best cell on the same {int(best['n'])} "
                     f"answers ({best['cell']}) reaches {fmt(best['pearson_pct'])}%, a maximum selected in sample; "
                     "chosen on half of the users and measured on the other half "
-                    f"({claims.splits(held['cell'])}; {claims.answers_per_half(float(held['n']))} answers per half), "
+                    f"({claims.splits(held['cell'])}; {claims.answers_per_half(held)} answers per half), "
                     f"the chosen cell gives {fmt(held['pearson_pct'])}% on average, auxiliary data alone "
                     f"{fmt(data_held['pearson_pct'])}%, and no auxiliary data on the same halves "
                     f"{fmt(held_none['pearson_pct'])}%",
@@ -403,7 +404,7 @@ def _held_out_detail(load: Loader) -> Detail:
     held = named_row(load("llm_ensembles", "table5_ours"), "method", "Multi-LLM & Auxiliary Data, held out",
                      "llm_ensembles/table5_ours")
     return Detail(note="mean over splits of the cell chosen on the other half of the users "
-                       f"({claims.splits(held['cell'])}); {claims.answers_per_half(float(held['n']))} answers per half")
+                       f"({claims.splits(held['cell'])}); {claims.answers_per_half(held)} answers per half")
 
 
 def _strategy_detail(template: str) -> Callable[[Loader], Detail]:
@@ -415,8 +416,24 @@ def _recommender_score_detail(load: Loader) -> Detail:
     table3 = load("recommender_reevaluation", "table3_latest-small")
     scored = table3[table3["recommender"] != "Random"].dropna(subset=["avg_score_mean"])
     best = scored.loc[scored["avg_score_mean"].idxmax()]
-    return Detail(note=f"selected: the highest of {len(scored)} recommenders ({best['recommender']}), expected "
-                       "score on ml-latest-small; the paper's is GPT-4o-mini's on ML-1M")
+    per_fold = [int(users) for users in str(best["n_users"]).split("/")]
+    low, high = _t_interval_over_folds(float(best["avg_score_mean"]), float(best["avg_score_std"]), len(per_fold))
+    return Detail(n=sum(per_fold), ci_low=low, ci_high=high,
+                  note=f"selected: the highest of {len(scored)} recommenders ({best['recommender']}), expected "
+                       f"score on ml-latest-small; n: judged users ({len(per_fold)} folds), the interval a t interval "
+                       "over the folds' means; the paper's is GPT-4o-mini's on ML-1M")
+
+
+def _t_interval_over_folds(mean: float, sd: float, folds: int) -> tuple[float, float]:
+    """The 95% t interval of a mean over ``folds`` fold values with standard deviation ``sd`` (NaN for one fold)."""
+    from scipy import stats
+
+    if folds < 2 or not math.isfinite(sd):
+        return math.nan, math.nan
+    if sd == 0:
+        return mean, mean
+    low, high = stats.t.interval(0.95, df=folds - 1, loc=mean, scale=sd / math.sqrt(folds))
+    return float(low), float(high)
 
 
 def _recommender_replies(load: Loader) -> tuple[int, int]:

@@ -339,10 +339,10 @@ def splits(cell: str) -> str:
     return inner.group(1) if inner else cell
 
 
-def answers_per_half(mean_n: float) -> str:
-    """The answers of one held-out half, from the table's mean over splits: "6", or "5–6" for a mean of 5.5 (halves
-    of an odd number of answers); a count, never 5.5."""
-    low, high = math.floor(mean_n), math.ceil(mean_n)
+def answers_per_half(row: pd.Series) -> str:
+    """The answers of one held-out half, from a held-out row's fewest (``n``) and most (``n_max``) over the splits:
+    "6", or "5–6" (halves of an odd number of users differ); counts, never a mean such as 5.5."""
+    low, high = int(row["n"]), int(row["n_max"])
     return f"{low}" if low == high else f"{low}–{high}"
 
 
@@ -351,7 +351,7 @@ def _ensembles(load: Loader) -> Evidence:
     held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
     return Evidence(
         ours=f"tiny judges' ensemble on held-out users: {fmt(held['pearson_pct'])}% ({splits(held['cell'])}; about "
-             f"{answers_per_half(float(held['n']))} answers per held-out half)",
+             f"{answers_per_half(held)} answers per held-out half)",
         differences=(Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2"),),
         missing=NEEDS_A_CAPABLE_LLM)
 

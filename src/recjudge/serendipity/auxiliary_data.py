@@ -485,7 +485,7 @@ def readers_agreement(run: RQ2Run, rows: pd.DataFrame, settings: Sequence[str], 
     parts = []
     for label, scores in (run.reader_integers if integer else run.readers).items():
         scored = scores.assign(truth=rows["truth"], user_id=rows["user_id"])
-        parts.append(ground_truth.agreement_table(scored, list(settings), n_boot=n_boot, seed=seed,
+        parts.append(ground_truth.agreement_table(scored, list(settings), n_boot=n_boot, seed=seed, groups="user_id",
                                                   reference=NA if NA in settings else None).assign(judge=label))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["method", "judge"])
 
@@ -521,6 +521,20 @@ def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
                    if undefined else ")")
 
 
+def _held_out_counts(held: pd.DataFrame) -> dict[str, int]:
+    """The answers of a held-out half as counts: the smallest (``n``) and largest (``n_max``) over the splits (halves
+    of an odd number of users differ), never their mean."""
+    counts = held["heldout_n"].dropna()
+    return {"n": int(counts.min()), "n_max": int(counts.max())} if len(counts) else {"n": 0, "n_max": 0}
+
+
+def _with_count_range(frame: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """Rows whose ``n`` is one count get ``n_max`` equal to it; counts as integers, metrics as floats."""
+    frame = frame.assign(n_max=frame["n_max"].fillna(frame["n"]) if "n_max" in frame else frame["n"])
+    frame.insert(frame.columns.get_loc("n") + 1, "n_max", frame.pop("n_max"))
+    return frame.astype({"n": int, "n_max": int, **{m: float for m in metrics}})
+
+
 def _held_out(cells: Mapping[str, pd.Series], na_cell: str, na_scores: pd.Series, truth: pd.Series,
               users: pd.Series, n_splits: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The best of ``cells`` chosen on half of the users and reported on the other half, and NA alone on the same
@@ -547,8 +561,8 @@ def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, u
     paper does (its ``best_setting`` says which, ``UNDEFINED_BEST`` when none has a defined Pearson; a history
     length ``k=N`` is a quantity of interaction data, not a datum); "Auxiliary Data, held out", the best chosen on a
     random half of the users and reported on the other half (mean over ``n_splits`` splits); and NA on the same
-    held-out halves. Returns (rows, the held-out splits with
-    NA's held-out Pearson)."""
+    held-out halves. A held-out row's ``n`` and ``n_max`` are the fewest and most answers of a held-out half.
+    Returns (rows, the held-out splits with NA's held-out Pearson)."""
     candidates = table[table["method"] != NA]
     if candidates["pearson_pct"].notna().any():
         best = candidates.loc[candidates["pearson_pct"].idxmax()]
@@ -563,15 +577,14 @@ def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, u
             *([{"method": f"Rating{suffix}", **by.loc["Rating", metrics].to_dict(), "best_setting": ""}]
               if "Rating" in by.index else []),
             {"method": f"Auxiliary Data{suffix}", **best[metrics].to_dict(), "best_setting": str(best["method"])},
-            {"method": f"Auxiliary Data{suffix}, held out", "n": held["heldout_n"].mean(),
+            {"method": f"Auxiliary Data{suffix}, held out", **_held_out_counts(held),
              "pearson_pct": held["heldout_pearson_pct"].mean(), "mae": held["heldout_mae"].mean(),
              "rmse": held["heldout_rmse"].mean(),
              "best_setting": _held_out_note(held, n_splits)},
-            {"method": f"{NA}{suffix}, same held-out halves", "n": na_held["heldout_n"].mean(),
+            {"method": f"{NA}{suffix}, same held-out halves", **_held_out_counts(na_held),
              "pearson_pct": na_held["heldout_pearson_pct"].mean(), "mae": na_held["heldout_mae"].mean(),
              "rmse": na_held["heldout_rmse"].mean(), "best_setting": ""}]
-    frame = pd.DataFrame(rows)
-    return frame.astype({m: float for m in metrics}), held
+    return _with_count_range(pd.DataFrame(rows), ["pearson_pct", "mae", "rmse"]), held
 
 
 def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Series, users: pd.Series, *,
@@ -580,8 +593,9 @@ def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Se
     of one reading of the judges; ``suffix`` names the reading). Rows: NA (``na_cell``, the 5-shot judge alone);
     "Auxiliary Data", the best single-judge cell; "Multi-LLM & Auxiliary Data", the best cell, both chosen and
     reported on the same answers as the paper does; the best cell chosen on a random half of the users and reported
-    on the other half (mean over ``n_splits`` splits); and NA on the same held-out halves. Returns (rows with the
-    chosen cell, the held-out splits with NA's held-out values)."""
+    on the other half (mean over ``n_splits`` splits); and NA on the same held-out halves (a held-out row's ``n`` and
+    ``n_max``: the fewest and most answers of a held-out half). Returns (rows with the chosen cell, the held-out
+    splits with NA's held-out values)."""
     held, na_held = _held_out(cells, na_cell, cells[na_cell], truth, users, n_splits, seed)
     for metric in ("pearson_pct", "mae", "rmse"):
         held[f"na_heldout_{metric}"] = na_held[f"heldout_{metric}"].to_numpy()
@@ -594,14 +608,14 @@ def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Se
         {"method": f"Auxiliary Data{suffix}", "cell": single["members"], **single[metrics].to_dict()},
         {"method": f"Multi-LLM & Auxiliary Data{suffix}", "cell": best["members"], **best[metrics].to_dict()},
         {"method": f"Multi-LLM & Auxiliary Data{suffix}, held out",
-         "cell": _held_out_note(held, n_splits),
-         "n": held["heldout_n"].mean(), "pearson_pct": held["heldout_pearson_pct"].mean(),
+         "cell": _held_out_note(held, n_splits), **_held_out_counts(held),
+         "pearson_pct": held["heldout_pearson_pct"].mean(),
          "mae": held["heldout_mae"].mean(), "rmse": held["heldout_rmse"].mean()},
-        {"method": f"{NA}{suffix}, same held-out halves", "cell": na_cell, "n": held["heldout_n"].mean(),
+        {"method": f"{NA}{suffix}, same held-out halves", "cell": na_cell, **_held_out_counts(held),
          "pearson_pct": held["na_heldout_pearson_pct"].mean(), "mae": held["na_heldout_mae"].mean(),
          "rmse": held["na_heldout_rmse"].mean()},
     ])
-    return rows.astype({m: float for m in metrics}), held
+    return _with_count_range(rows, ["pearson_pct", "mae", "rmse"]), held
 
 
 def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], title: str = ""):
