@@ -9,7 +9,8 @@ change a notebook's outputs:
 - the package source (``src/recjudge/**``: Python files, prompt templates, package data);
 - the files of every dataset the run declares (sha256 of each registry file found in the dataset folder; a dataset
   that is not available is recorded as ``"missing"``, so fetching it later triggers a re-run);
-- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``);
+- the LLM response store: for the book's own runs the committed ``data/llm/**`` (or ``$RECJUDGE_STORE``), for a
+  variant's runs also the reader's store ``variants/store/**`` (``recjudge.paths.store_layers``);
 - the result tables of the earlier runs it reads (``results_of``), so a summary page re-runs when a chapter's
   numbers change.
 
@@ -74,7 +75,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
+from recjudge.paths import RESULTS_ENV, book_store_dir, project_root, results_dir, store_dir, store_layers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -541,9 +542,18 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "variant": run.variant,
         "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
-        "store": _tree_digest(store_dir(), hasher),
+        "store": store_fingerprint(root, hasher),
         "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
     }
+
+
+def store_fingerprint(root: Path, hasher: Callable[[Path], str]) -> str:
+    """The response store a run stands on: for the book's own runs the committed store (or $RECJUDGE_STORE), so a
+    reader's own replies (``variants/store``) never make the book stale; for a variant's runs (tables outside
+    ``results/``) every layer it reads."""
+    if results_dir().resolve() == (root / "results").resolve():
+        return _tree_digest(book_store_dir(), hasher)
+    return "+".join(_tree_digest(folder, hasher) for folder in store_layers())
 
 
 def fingerprint_hash(components: dict[str, Any]) -> str:
