@@ -15,6 +15,8 @@ DATA_MIRROR_ENV = "RECJUDGE_DATA_MIRROR"
 HOME_ENV = "RECJUDGE_HOME"
 #: Overrides the results folder (default: <root>/results).
 RESULTS_ENV = "RECJUDGE_RESULTS"
+#: The run plan's name of the run a kernel executes (set by ``recjudge run``): its tables go to results/<name>/ only.
+RUN_NAME_ENV = "RECJUDGE_RUN_NAME"
 #: An explicit response-store folder, used for reads and writes alone (default: the layered store below).
 STORE_ENV = "RECJUDGE_STORE"
 
