@@ -118,3 +118,27 @@ def test_recjudge_help_says_where_replies_go(capsys: pytest.CaptureFixture[str])
         main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert "variants/store" in shown and "RECJUDGE_STORE=data/llm" in shown
+
+
+def test_recjudge_judge_on_a_readers_lists_leaves_the_committed_store_as_it_was(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from recjudge.cli import main
+
+    files = {"lists": pd.DataFrame({"user_id": ["u1", "u1"], "rank": [1, 2], "item_id": ["i1", "i2"]}),
+             "items": pd.DataFrame({"item_id": ["i1", "i2", "i3"], "name": ["Alpha", "Beta", "Gamma"],
+                                    "categories": ["Drama", "", "Horror"]}),
+             "history": pd.DataFrame({"user_id": ["u1"], "item_id": ["i3"], "timestamp": [1]})}
+    for name, frame in files.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    ResponseStore(project / "data" / "llm").put(reply("a1" * 32, "Score: 1"))
+    before = tree_bytes(project / "data" / "llm")
+    monkeypatch.chdir(tmp_path)  # outside the checkout
+    with MockOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = main(["judge", "lists.csv", "--items", "items.csv", "--history", "history.csv",
+                     "--judge", "openai:mock-judge", "--mode", "auto", "--out", str(tmp_path / "out")])
+    assert code == 0
+    assert tree_bytes(project / "data" / "llm") == before
+    assert len(ResponseStore(project / "variants" / "store")) == 2
