@@ -142,3 +142,13 @@ def test_recjudge_judge_on_a_readers_lists_leaves_the_committed_store_as_it_was(
     assert code == 0
     assert tree_bytes(project / "data" / "llm") == before
     assert len(ResponseStore(project / "variants" / "store")) == 2
+
+
+def test_store_info_names_every_folder_it_counts(project: Path) -> None:
+    from recjudge.llm.store_cli import store_summary
+
+    ResponseStore(project / "data" / "llm").put(reply("a1" * 32, "Score: 1"))
+    ResponseStore(paths.reader_store_dir()).put(reply("b2" * 32, "Score: 2"))
+    summary = store_summary(default_store())
+    assert summary["entries"] == 2
+    assert summary["store"] == f"{(project / 'data' / 'llm').resolve()} + {paths.reader_store_dir().resolve()}"

@@ -61,7 +61,7 @@ def store_summary(store: ResponseStore) -> dict[str, Any]:
         flags["repaired"] += bool(record.get("repairs"))
         flags["truncated"] += bool(record.get("truncated_from_chars"))
     return {
-        "store": str(store.root),
+        "store": " + ".join(str(layer.root) for layer in [*getattr(store, "beneath", []), store]),
         "shards": len(store.shards()),
         "entries": sum(sum(c.values()) for c in groups.values()),
         "repaired": flags["repaired"],
