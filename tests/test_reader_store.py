@@ -152,3 +152,35 @@ def test_store_info_names_every_folder_it_counts(project: Path) -> None:
     summary = store_summary(default_store())
     assert summary["entries"] == 2
     assert summary["store"] == f"{(project / 'data' / 'llm').resolve()} + {paths.reader_store_dir().resolve()}"
+
+
+def test_the_trust_judges_script_writes_the_books_replies_to_the_committed_store(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "ask_trust_judges.py"
+    spec = importlib.util.spec_from_file_location("ask_trust_judges", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    written_to = []
+
+    def run(judge, study, covered, **options):
+        written_to.append(open_store().root)
+        report = SimpleNamespace(n_prompts=0, n_from_store=0, n_provider_calls=0)
+        return SimpleNamespace(report=report, scores=lambda: pd.Series(dtype=float))
+
+    monkeypatch.setattr(module, "prepare_serendipity2018",
+                        lambda *a, **k: SimpleNamespace(answers=None, examples=None))
+    monkeypatch.setattr(module.judges, "coverage", lambda *a: None)
+    monkeypatch.setattr(module.judges, "by_name", lambda name: name)
+    monkeypatch.setattr(module.judges, "run", run)
+    monkeypatch.setattr(sys, "argv", ["ask_trust_judges.py", "SmolLM2-135M zero-shot"])
+    monkeypatch.delenv("RECJUDGE_LOCAL_THREADS", raising=False)
+    monkeypatch.setenv(paths.STORE_ENV, "")  # so that what the script sets is undone after the test
+    monkeypatch.delenv(paths.STORE_ENV)
+    module.main()
+    assert written_to == [(project / "data" / "llm").resolve()]
