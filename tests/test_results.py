@@ -34,3 +34,12 @@ def test_data_time_columns_are_kept(column, results_folder):
 def test_unsafe_names_are_refused():
     with pytest.raises(ValueError, match="plain file name"):
         save_table(pd.DataFrame({"a": [1]}), "../elsewhere", "table")
+
+
+def test_a_run_never_writes_another_runs_tables(results_folder, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_RUN_NAME", "normalised_surprise_full")
+    with pytest.raises(ValueError, match="NOTEBOOK = 'normalised_surprise_full'"):
+        save_table(pd.DataFrame({"n": [1]}), "normalised_surprise", "table1")
+    assert not (results_folder / "normalised_surprise").exists()
+    save_table(pd.DataFrame({"n": [1]}), "normalised_surprise_full", "table1")
+    assert (results_folder / "normalised_surprise_full" / "table1.csv").is_file()

@@ -6,12 +6,13 @@ Such figures belong in the executed notebook's output or the run log, or in a be
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 
-from recjudge.paths import project_root, results_dir
+from recjudge.paths import RUN_NAME_ENV, project_root, results_dir
 
 #: A plain file name: letters, digits, '_', '-' and '.', not starting with '.' (so never '.' or '..').
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
@@ -22,11 +23,17 @@ _RUN_MEASUREMENT = re.compile(r"(^|[_\s(])(seconds|elapsed|latency|wall[_ ]?time
 
 def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = False) -> pd.DataFrame:
     """Write ``table`` to results/<notebook>/<name>.csv and return it unchanged, so a notebook cell can end with
-    ``save_table(df, NOTEBOOK, "table2")`` and both show and persist the same object."""
+    ``save_table(df, NOTEBOOK, "table2")`` and both show and persist the same object.  Under ``recjudge run``
+    (``RECJUDGE_RUN_NAME`` set) ``notebook`` must be the run's name: a run never writes another run's tables."""
     for label, value in (("notebook", notebook), ("name", name)):
         if not _SAFE_NAME.match(value):
             raise ValueError(f"{label} {value!r} must be a plain file name (letters, digits, '_', '-', '.'; "
                              "not starting with '.')")
+    run = os.environ.get(RUN_NAME_ENV, "").strip()
+    if run and notebook != run:  # a copied chapter that kept its original's NOTEBOOK would overwrite its tables
+        raise ValueError(f"table {notebook}/{name}: this is the run {run!r}, whose tables go to results/{run}/, not "
+                         f"to results/{notebook}/ (another run's); set NOTEBOOK = {run!r} in the parameters cell, or "
+                         f"give the run the parameter NOTEBOOK: {run} in runplan.yaml")
     measured = [str(column) for column in table.columns if _RUN_MEASUREMENT.search(str(column))]
     if measured:
         raise ValueError(f"table {notebook}/{name}: column(s) {measured} measure the run (time), not the data, and "

@@ -9,7 +9,8 @@ change a notebook's outputs:
 - the package source (``src/recjudge/**``: Python files, prompt templates, package data);
 - the files of every dataset the run declares (sha256 of each registry file found in the dataset folder; a dataset
   that is not available is recorded as ``"missing"``, so fetching it later triggers a re-run);
-- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``);
+- the LLM response store: for the book's own runs the committed ``data/llm/**`` (or ``$RECJUDGE_STORE``), for a
+  variant's runs also the reader's store ``variants/store/**`` (``recjudge.paths.store_layers``);
 - the result tables of the earlier runs it reads (``results_of``), so a summary page re-runs when a chapter's
   numbers change.
 
@@ -74,7 +75,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
+from recjudge.paths import RESULTS_ENV, RUN_NAME_ENV, book_store_dir, project_root, results_dir, store_dir, store_layers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,6 +286,7 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
     _check_parameters(notebook_path, parameters, f"{where}: field 'parameters'", notebook)
+    _check_results_folder(name, notebook_path, parameters, where)
 
     datasets = entry.get("datasets") or []
     if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
@@ -311,6 +313,46 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
             raise RunPlanError(f"{where}: field {flag!r} must be true or false, got {flags[flag]!r}")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
                results_of=tuple(results_of), variant=variant, **flags)
+
+
+#: The parameter naming a chapter's results folder (``save_table(table, NOTEBOOK, name)``).
+RESULTS_FOLDER_PARAMETER = "NOTEBOOK"
+
+
+def _check_results_folder(name: str, notebook_path: Path, parameters: dict[str, Any], where: str) -> None:
+    """A run's tables go to results/<its name>/: refuse a run whose NOTEBOOK (given, or the notebook's default, as in
+    a copied chapter) names another folder, which would overwrite another run's committed tables."""
+    folder = parameters.get(RESULTS_FOLDER_PARAMETER, _literal_default(notebook_path, RESULTS_FOLDER_PARAMETER))
+    if folder is not None and folder != name:
+        raise RunPlanError(f"{where}: its tables would go to results/{folder}/, not results/{name}/ (the notebook's "
+                           f"{RESULTS_FOLDER_PARAMETER} is {folder!r}); give the run the parameter "
+                           f"{RESULTS_FOLDER_PARAMETER}: {name} (or set {RESULTS_FOLDER_PARAMETER} = {name!r} in the "
+                           "notebook's parameters cell)")
+
+
+def _literal_default(notebook_path: Path, parameter: str) -> Any:
+    """The literal value the notebook's parameters cell assigns to ``parameter``, or None (not assigned, or not a
+    literal)."""
+    import ast
+
+    try:
+        notebook = read_source_notebook(notebook_path)
+    except Exception:  # an unreadable notebook is reported where its parameters are read
+        return None
+    cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
+                None)
+    try:
+        tree = ast.parse(cell.source) if cell is not None else None
+    except SyntaxError:
+        return None
+    for statement in getattr(tree, "body", []):
+        if isinstance(statement, ast.Assign) and any(isinstance(target, ast.Name) and target.id == parameter
+                                                     for target in statement.targets):
+            try:
+                return ast.literal_eval(statement.value)
+            except ValueError:
+                return None
+    return None
 
 
 def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
@@ -541,9 +583,18 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "variant": run.variant,
         "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
-        "store": _tree_digest(store_dir(), hasher),
+        "store": store_fingerprint(root, hasher),
         "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
     }
+
+
+def store_fingerprint(root: Path, hasher: Callable[[Path], str]) -> str:
+    """The response store a run stands on: for the book's own runs the committed store (or $RECJUDGE_STORE), so a
+    reader's own replies (``variants/store``) never make the book stale; for a variant's runs (tables outside
+    ``results/``) every layer it reads."""
+    if results_dir().resolve() == (root / "results").resolve():
+        return _tree_digest(book_store_dir(), hasher)
+    return "+".join(_tree_digest(folder, hasher) for folder in store_layers())
 
 
 def fingerprint_hash(components: dict[str, Any]) -> str:
@@ -590,7 +641,7 @@ class Target:
         return self.notebooks / f"{run.name}.ipynb"
 
     def run_environment(self, run: Run) -> dict[str, str]:
-        environment = dict(self.environment)
+        environment = {**dict(self.environment), RUN_NAME_ENV: run.name}  # save_table writes results/<name>/ only
         if self.plan_logs is not None:
             from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
 
