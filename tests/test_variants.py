@@ -454,3 +454,16 @@ save_table(pd.DataFrame({"label": [judge["label"] for judge in judges]}), NOTEBO
     labels = next((book / "variants").glob("*/plan/results/summary/labels.csv"))
     assert labels.read_text() == "label\ngpt-4o-mini\nclaude-sonnet-4-6\n"
     assert committed(book) == before
+
+
+def test_a_local_judge_without_its_file_plans_and_replays_but_is_not_asked(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECJUDGE_MODELS_DIR", str(book / "no-models"))
+    judge = ["run", "--judge", "local:gemma-3-270m-q4_k_m", "--list"]
+    assert main([*judge, "--plan"]) == 0
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "replay")
+    assert main(judge) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "auto")  # auto may have to ask: then the file is needed
+    assert main(judge[:-1]) == 2
+    assert "local model 'gemma-3-270m-q4_k_m' is not fetched" in capsys.readouterr().err
