@@ -760,5 +760,6 @@ def test_a_server_that_stops_mid_run_stops_the_job_keeping_every_reply(tmp_path)
     assert after_stop < 5.0, "each prompt left would otherwise wait out its own retries (~2 s each here)"
     assert report.n_replies >= 3 and report.n_failed == 20 - report.n_replies and report.n_unparsable == 0
     assert set(report.failed_by_kind) == {"unreachable", "not_asked"} and report.failed_by_kind["unreachable"] == 1
+    assert report.n_asked == report.n_replies + 1, "the prompts never sent are not counted as asked"
     assert run.failures["error"].str.contains("refused every connection for 1 s|no connection within 1 s").all()
     assert len(list(ResponseStore(tmp_path))) == report.n_replies  # every reply that arrived is stored
