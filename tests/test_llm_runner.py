@@ -763,3 +763,18 @@ def test_a_server_that_stops_mid_run_stops_the_job_keeping_every_reply(tmp_path)
     assert report.n_asked == report.n_replies + 1, "the prompts never sent are not counted as asked"
     assert run.failures["error"].str.contains("refused every connection for 1 s|no connection within 1 s").all()
     assert len(list(ResponseStore(tmp_path))) == report.n_replies  # every reply that arrived is stored
+
+
+def test_a_reply_between_refused_connections_starts_the_unreachable_count_again(tmp_path):
+    from recjudge.llm.providers.base import UNREACHABLE
+
+    def refused_first_then_answered(prompt, count):
+        if prompt != "prompt 0" and count == 1:
+            time.sleep(0.1)  # each prompt's refusals alone stay under the limit; all of them together do not
+            raise TransientProviderError("openai cannot connect: ConnectError", kind=UNREACHABLE, configuration=True)
+        return Completion(text="Score: 3")
+
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(8), store=tmp_path,
+                    provider=ScriptedProvider(refused_first_then_answered), concurrency=1, adaptive=False,
+                    retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.02, max_unreachable_s=0.3), progress=False)
+    assert (run.report.n_replies, run.report.n_failed) == (8, 0)

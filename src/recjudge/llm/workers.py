@@ -287,9 +287,16 @@ class _OneByOne:
         self.stop.wait(pause)  # an interrupt ends the wait at once
         if deadline is not None and time.monotonic() >= deadline and self.successes == 0:
             return self._stop_throttled(exc, tries)
-        if unreachable is not None and time.monotonic() >= unreachable and self.unreachable_since is not None:
+        if unreachable is not None and self._unreachable_for_too_long():
             return self._stop_unreachable(exc, tries)
         return None
+
+    def _unreachable_for_too_long(self) -> bool:
+        """Whether the endpoint has refused every connection for ``max_unreachable_s`` (a reply that arrived during
+        the wait starts the count again)."""
+        with self.lock:
+            since = self.unreachable_since
+        return since is not None and time.monotonic() >= since + self.retry.max_unreachable_s
 
     def _throttle_deadline(self, exc: TransientProviderError) -> float | None:
         """While no reply has succeeded: when a job throttled since its first throttled reply is stopped
