@@ -13,6 +13,7 @@ import pytest
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
 
 from recjudge.cli import main
+from recjudge.compendium.results import escape_formulas
 from recjudge.llm import RetryPolicy, runner
 from recjudge.prompts.serendipity import request_key
 from recjudge.recsys import judge_cli, judging, metrics
@@ -295,7 +296,7 @@ def test_formula_looking_text_cells_are_escaped_and_numbers_are_not(tmp_path, ca
         assert all(cell[1:] in FORMULAS + ["=A1", "-5", "+x", "@y", "=z"] for cell in cells)
     scored = pd.read_csv(tmp_path / "out" / "item_scores.csv")
     assert scored["rank"].tolist() == [1, 1, 1, 1] and scored["score"].between(1, 5).all()
-    frame = judge_cli.escape_formulas(pd.DataFrame({"id": ["-1", "a"], "score": [-1.0, 2.0], "rank": [-1, 2]}))
+    frame = escape_formulas(pd.DataFrame({"id": ["-1", "a"], "score": [-1.0, 2.0], "rank": [-1, 2]}))
     assert frame["id"].tolist() == ["'-1", "a"] and frame["score"].tolist() == [-1.0, 2.0]
     assert frame["rank"].tolist() == [-1, 2]
 

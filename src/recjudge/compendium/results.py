@@ -2,7 +2,11 @@
 
 Committed results must be exactly what the code computes from the committed inputs, so a rebuild leaves them
 unchanged: ``save_table`` refuses columns that hold measurements of the run itself (seconds, latency, elapsed time).
-Such figures belong in the executed notebook's output or the run log, or in a benchmark."""
+Such figures belong in the executed notebook's output or the run log, or in a benchmark.
+
+A variant's tables carry a reader's own text (a judge's label), so their text cells are escaped against spreadsheet
+formulas (``escape_formulas``) and read back unescaped; the committed tables hold the project's own text only and
+are written as they are, so that they stay byte-identical."""
 
 from __future__ import annotations
 
@@ -19,6 +23,39 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 #: Column names that measure the run rather than the data: they would change at every build.
 _RUN_MEASUREMENT = re.compile(r"(^|[_\s(])(seconds|elapsed|latency|wall[_ ]?time|duration|executed[_ ]at)($|[_\s)])",
                               re.IGNORECASE)
+
+
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: The mark of an escaped cell: a spreadsheet shows the rest as text.  A cell that itself starts with it is escaped
+#: too, so that ``unescape_formulas`` gives back exactly what was written.
+ESCAPE = "'"
+
+
+def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text cells starting with = + - @ tab or CR (or the escape mark itself) get a leading single quote (OWASP's
+    rule against CSV injection), so a spreadsheet shows them as text instead of running them; numeric columns are
+    left as they are."""
+    escaped = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object:
+            risky = values.str.startswith((*FORMULA_STARTS, ESCAPE), na=False)
+            if risky.any():
+                escaped[column] = values.where(~risky, ESCAPE + values.astype(str))
+    return frame.assign(**escaped) if escaped else frame
+
+
+def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """The inverse of ``escape_formulas``: the leading single quote of each text cell is removed."""
+    unescaped = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object:
+            marked = values.str.startswith(ESCAPE, na=False)
+            if marked.any():
+                unescaped[column] = values.where(~marked, values.str[1:])
+    return frame.assign(**unescaped) if unescaped else frame
 
 
 def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = False) -> pd.DataFrame:
@@ -40,7 +77,7 @@ def save_table(table: pd.DataFrame, notebook: str, name: str, *, index: bool = F
                          "would differ at every build; show them in the notebook instead of saving them")
     path = results_path(notebook, name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(path, index=index, float_format="%.6g")
+    (escape_formulas(table) if in_variant() else table).to_csv(path, index=index, float_format="%.6g")
     return table
 
 
@@ -52,7 +89,8 @@ def load_table(notebook: str, name: str) -> pd.DataFrame:
     path = results_path(notebook, name)
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: run the notebook {notebook!r} first (make run)")
-    return pd.read_csv(path)
+    table = pd.read_csv(path)
+    return unescape_formulas(table) if in_variant() else table
 
 
 def committed_results_dir() -> Path:

@@ -18,6 +18,12 @@ Jupyter Book's own execution cache keys only on cell text, which is why the book
 Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its partially executed notebook in
 ``.runplan-cache/failed/`` and never overwrites the last good output.
 
+Failed judgments.  Each run's kernel gets env ``RECJUDGE_FAILURE_LOG`` (``.runplan-cache/failures/<run>.jsonl``), to
+which every judge job with failed judgments (a server that stopped, refusals, retries run out) appends a line
+(``recjudge.llm.report.log_failures``).  A run with failures is executed (its tables leave those judgments out) but
+not done: it says how many failed and of which kind, keeps no skip record (the next invocation executes it again and
+asks only what is missing), and ``recjudge run`` exits with status 4 unless ``--allow-failures`` is given.
+
 Run plan format::
 
     runs:
@@ -619,6 +625,12 @@ class RunOutcome:
     status: str  # "executed" | "skipped"
     seconds: float
     reason: str
+    #: judgments that failed while the run executed (each job's line of its failure log: judge, count, kinds)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def n_failed_judgments(self) -> int:
+        return sum(int(line["n_failed"]) for line in self.failures)
 
 
 @dataclass(frozen=True)
@@ -640,8 +652,15 @@ class Target:
     def output_path(self, run: Run) -> Path:
         return self.notebooks / f"{run.name}.ipynb"
 
+    def failure_log(self, run: Run) -> Path:
+        """Where the engine's jobs in ``run``'s kernel record failed judgments (``recjudge.llm.report``)."""
+        return self.cache / "failures" / f"{run.name}.jsonl"
+
     def run_environment(self, run: Run) -> dict[str, str]:
-        environment = {**dict(self.environment), RUN_NAME_ENV: run.name}  # save_table writes results/<name>/ only
+        from recjudge.llm.report import FAILURE_LOG_ENV
+
+        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments
+        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run))}
         if self.plan_logs is not None:
             from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
 
@@ -649,6 +668,8 @@ class Target:
         return environment
 
 
+#: Exit status of ``recjudge run`` when judgments failed (``--allow-failures``: 0), as ``recjudge judge``'s.
+EXIT_FAILED_JUDGMENTS = 4
 #: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
 MODE_ENV = "RECJUDGE_LLM_MODE"
 
@@ -813,16 +834,40 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
         log_path = plan_log_path(target.plan_logs, run.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.unlink(missing_ok=True)
+    from recjudge.llm.report import read_failure_log
+
+    failure_log = target.failure_log(run)
+    failure_log.parent.mkdir(parents=True, exist_ok=True)
+    failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
     execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+    failures = read_failure_log(failure_log)
+    seconds = time.perf_counter() - started
+    if failures:
+        # No skip record: the next invocation executes the run again and asks what failed.
+        outcome = RunOutcome(run, "executed", seconds, reason, failures)
+        log(f"[run] {run.name}: executed in {seconds:.1f} s with {_failure_summary(failures)}; its tables leave "
+            f"them out -> {_shown(output, root)}")
+        return outcome
     # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
     # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
     after = dict(before, store=fingerprint(run, root, hasher)["store"])
     cache.store(run, {"hash": fingerprint_hash(after), "components": after,
                       "output_sha256": hasher(output), "notebook": run.notebook,
                       "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    seconds = time.perf_counter() - started
     log(f"[run] {run.name}: done in {seconds:.1f} s -> {_shown(output, root)}")
     return RunOutcome(run, "executed", seconds, reason)
+
+
+def _failure_summary(failures: list[dict[str, Any]]) -> str:
+    """"3 failed judgment(s) (2 unreachable, 1 not_asked; first: why)" for the lines of one run's failure log."""
+    kinds: dict[str, int] = {}
+    for line in failures:
+        for kind, count in (line.get("failed_by_kind") or {}).items():
+            kinds[kind] = kinds.get(kind, 0) + int(count)
+    total = sum(int(line["n_failed"]) for line in failures)
+    first = next((line["first_error"] for line in failures if line.get("first_error")), None)
+    return (f"{total} failed judgment(s) ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))}"
+            + (f"; first: {str(first)[:200]}" if first else "") + ")")
 
 
 def _shown(path: Path, root: Path) -> Path:
@@ -866,6 +911,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+    parser.add_argument("--allow-failures", action="store_true",
+                        help=f"exit 0 even when judgments failed (without it: exit status {EXIT_FAILED_JUDGMENTS}); "
+                             "a chapter with failures is executed again next time either way")
     judged = parser.add_argument_group(
         "your judge, the whole book", "re-run every chapter that asks an LLM with your judge(s) and/or at another "
         "scale, into variants/<judge>-<profile>/ (git-ignored); the committed results and book are never written")
@@ -1037,12 +1085,19 @@ def run_command(args: argparse.Namespace) -> int:
     where = f" -> {_shown(invocation.folder, root)}" if invocation.folder is not None else ""
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
           f"{time.perf_counter() - started:.1f} s in all{where}")
+    with_failures = [outcome for outcome in outcomes if outcome.failures]
+    if with_failures:
+        print(f"{'warning' if args.allow_failures else 'error'}: judgments failed in "
+              f"{len(with_failures)} chapter(s): "
+              + "; ".join(f"{outcome.run.name}: {_failure_summary(outcome.failures)}" for outcome in with_failures)
+              + ". Their tables leave them out; run again to ask them (stored replies are not asked again)"
+              + ("" if args.allow_failures else "; --allow-failures exits 0"), file=sys.stderr)
     _report_batches(invocation)
     if invocation.variant is not None:
         print(f"[run] its book: `recjudge book --variant {invocation.variant}` builds "
               f"_build/variants/{invocation.variant}/html (`make book` with the same JUDGE=/PROFILE= runs and "
               "builds in one command)")
-    return 0
+    return EXIT_FAILED_JUDGMENTS if with_failures and not args.allow_failures else 0
 
 
 def _collecting_batches(invocation: _Invocation) -> bool:

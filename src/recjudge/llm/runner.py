@@ -25,6 +25,8 @@ failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted)
 reply without a usable answer; see ``recjudge.llm.providers.openai_compat`` for which are retried), "refused",
 "configuration", "quota" (the account is out of credit: OpenAI's 429 ``insufficient_quota``; the job stops at once),
 "throttled" (nothing but 429s and no reply for ``RetryPolicy.max_throttled_s_without_success``: the job stops),
+"unreachable" (a refused connection; after ``RetryPolicy.max_unreachable_s`` of nothing but refusals since the last
+reply, a server that stopped mid-run, the job stops),
 "not_asked" (the job was stopped first), "store" (the reply could not be written).
 
 Robustness rules:

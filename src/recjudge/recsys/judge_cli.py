@@ -35,6 +35,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from recjudge.compendium.results import escape_formulas
+
 EXIT_INPUT = 2
 EXIT_MISSING = 3
 EXIT_UNJUDGED = 4
@@ -47,8 +49,6 @@ MAX_RANK = 1_000_000
 OUTPUT_COLUMNS = ("item_name", "score", "status", "n_users", "n_unjudged", "list_length", "n_short_lists")
 METRICS = ("precision_ser", "ndcg_ser", "avg_score")
 OUTPUT_FILES = ("item_scores.csv", "per_user.csv", "overall.csv", "report.txt")
-#: A text cell starting with one of these is a formula to a spreadsheet (OWASP, CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
@@ -273,19 +273,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ writing
-def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text cells starting with = + - @ tab or CR get a leading single quote (OWASP's rule against CSV injection),
-    so a spreadsheet shows them as text instead of running them; numeric columns are left as they are."""
-    escaped = {}
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype == object:
-            risky = values.str.startswith(FORMULA_STARTS, na=False)
-            if risky.any():
-                escaped[column] = values.where(~risky, "'" + values.astype(str))
-    return frame.assign(**escaped) if escaped else frame
-
-
 def statuses(scores: pd.DataFrame) -> pd.Series:
     """judged / failed (no reply) / unparsable, per row of ``judging.judge_pairs``' frame."""
     return pd.Series(np.select([scores["score"].notna(), scores["error"].notna()], ["judged", "failed"],
