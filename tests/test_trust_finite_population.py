@@ -120,3 +120,12 @@ def test_each_judge_draws_its_own_labelled_samples_reproducibly():
     pd.testing.assert_series_equal(again.loc["second"], both.loc["second"])
     other_estimand = ppi.worth_table(frame.assign(share=frame["truth"]), ["second"], "share", [50], draws=20, seed=0)
     assert other_estimand["width_human_only"].iloc[0] != both.loc["second", "width_human_only"]
+
+
+def test_the_chance_of_falling_short_by_luck_alone_matches_a_simulation():
+    chance = ppi.chance_short_of_nominal(200, 0.95)
+    rng = np.random.default_rng(11)
+    simulated = [ppi.summarise_draws(coverage_draws(int(covered))).iloc[0]["coverage_ppi_against_nominal"]
+                 == "short of nominal" for covered in rng.binomial(200, 0.95, size=400)]
+    assert 0.005 < chance < 0.05
+    assert np.mean(simulated) == pytest.approx(chance, abs=0.02)

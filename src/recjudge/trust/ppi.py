@@ -205,6 +205,17 @@ def against_nominal(mc_low: float, mc_high: float, nominal: float) -> str:
     return "consistent with nominal"
 
 
+def chance_short_of_nominal(draws: int, nominal: float, mc_alpha: float = 0.05) -> float:
+    """The probability that a method whose true coverage is exactly ``nominal`` is judged "short of nominal" over
+    ``draws`` draws (the binomial chance that the Wilson interval of its coverage lies below nominal): the share of
+    cells that fall short by chance alone."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    covered = np.arange(draws + 1)
+    _, high = proportion_confint(covered, draws, alpha=mc_alpha, method="wilson")
+    return float(stats.binom.pmf(covered[np.asarray(high) < nominal], draws, nominal).sum())
+
+
 METHOD_COLUMNS = {"human only": "human_only", "PPI++": "ppi"}
 
 
