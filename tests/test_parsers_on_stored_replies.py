@@ -97,12 +97,25 @@ def test_the_strategies_read_no_number_from_an_echoed_field(parser):
     assert PARSERS[parser]("4\nUser's last movies: Heat (1995)") == 4
 
 
-def test_the_echoed_fields_are_the_strategies_user_turn():
-    from recjudge.prompts import load_template
-    from recjudge.prompts.tokutake import TEMPLATES
+def test_every_filled_field_label_of_every_template_is_an_echoed_field():
+    """A reply repeating any prompt of the package is read as an echo: every "Label: {field}" line of every
+    template's user turns, rendered with the movie domain's words, opens with a label of ``ECHOED_FIELDS``, unless
+    it is an answer slot (a solved example's score: a reply filling the slot answers)."""
+    import re
 
-    for template in TEMPLATES.values():
-        role, user_turn = load_template(template).sections[-1]
-        assert role == "user"
-        for field in prompt_strategies.ECHOED_FIELDS:
-            assert field in user_turn, (template, field)
+    from recjudge.llm.parsing import ECHOED_FIELDS
+    from recjudge.prompts import list_templates, load_template
+    from recjudge.prompts.serendipity import domain_fields
+
+    words = domain_fields("movies")
+    labels = set()
+    for name in list_templates():
+        for role, text in load_template(name).sections:
+            for line in text.splitlines() if role == "user" else ():
+                label = re.match(r"\s*(\w[^{}\n]*?(?:\{\w+_?noun\}[^{}\n]*?)*):\s*'?\{(\w+)\}", line)
+                if label and not re.search(r"score|rating|persuasiveness|transparency|accuracy|satisfaction",
+                                           label.group(2)):
+                    labels.add(label.group(1).format(**words) + ":")
+    assert labels, "the templates' field labels were not found"
+    for label in sorted(labels):
+        assert any(label.lower().startswith(field.lower().rstrip(":")) for field in ECHOED_FIELDS), label
