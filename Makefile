@@ -50,9 +50,11 @@ JUDGE   ?=
 PROFILE ?=
 VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
 
-# Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped).
+# Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped). Failed LLM
+# judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1.
+ALLOW_FAILURES ?=
 run: data
-	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS))
+	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures))
 
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.

@@ -4,6 +4,7 @@ what is stored is not asked again). The chapter only replays these replies.
     RECJUDGE_DATA_MIRROR=../shared/data python scripts/ask_trust_judges.py "SmolLM2-135M zero-shot" [--threads 1]
 
 Judge names: ``recjudge.trust.judges.LOCAL_JUDGES``. The Gemma and Qwen judges need ``recjudge models fetch`` first.
+The replies are the book's own, so they go to the committed store ``data/llm`` (``RECJUDGE_STORE`` names another).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from recjudge import paths
 from recjudge.serendipity.ground_truth import prepare_serendipity2018
 from recjudge.trust import judges
 
@@ -24,6 +26,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         os.environ["RECJUDGE_LOCAL_THREADS"] = str(args.threads)
+    # The book's own replies: written where the chapter replays them, not to a reader's store.
+    os.environ.setdefault(paths.STORE_ENV, str(paths.committed_store_dir()))
 
     # The RQ1 chapter's study (its run plan's sample size and seed), so the few-shot examples are the chapter's five.
     sample_size = 200 if args.source == "mirror" else 40

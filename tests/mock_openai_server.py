@@ -166,6 +166,7 @@ class MockOpenAIServer:
         self.successes_by_prompt: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.unauthorised = 0
+        self.stopped = False
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -185,6 +186,8 @@ class MockOpenAIServer:
         return self
 
     def stop(self) -> None:
+        # Like a server process that ends: connections kept alive are dropped too, and new ones are refused.
+        self.stopped = True
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -252,6 +255,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         mock = self.server_mock
+        if mock.stopped:
+            self._drop()
+            return
         path = self.path.split("?")[0].rstrip("/")
         parts = path.split("/")
         if "/messages/batches/" in path:
@@ -303,6 +309,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server naming)
         mock = self.server_mock
+        if mock.stopped:
+            self._drop()
+            return
         length = int(self.headers.get("Content-Length", 0))
         raw = self.rfile.read(length)
         path = self.path.split("?")[0].rstrip("/")

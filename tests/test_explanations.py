@@ -354,3 +354,29 @@ def test_the_single_aspect_sample_takes_whole_users_of_the_larger_sample():
     first = first_users(study, every_row[::-1], 1)
     assert sorted(first) == [0, 1, 2, 3]  # user 1's two pairs, both systems of each
     assert sorted(first_users(study, every_row, 5)) == sorted(every_row)
+
+
+def test_failed_judgments_are_counted_apart_from_unparsable_replies(tmp_path, monkeypatch):
+    import recjudge.llm
+    from recjudge.explanations.evaluators import run_llm_evaluators
+    from recjudge.llm import JudgeConfig
+    from recjudge.llm.providers.base import Completion, ProviderError
+
+    class HalfRefusing:
+        """Refuses the prompts of text 0 (as a server that stopped would fail them); answers the others with no
+        score."""
+
+        name = "half-refusing"
+
+        def complete(self, messages, **options):
+            if "解释0" in messages[-1]["content"]:
+                raise ProviderError("HTTP 400 refused")
+            return Completion(text="I would rather not say.")
+
+    asking = recjudge.llm.run_judge
+    monkeypatch.setattr(recjudge.llm, "run_judge",
+                        lambda *args, **kwargs: asking(*args, provider=HalfRefusing(), **kwargs))
+    config = JudgeConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+    runs = run_llm_evaluators(tiny_study(), config, [("single", "zero_shot", [0, 1])], store=tmp_path,
+                              mode="live").runs
+    assert runs.loc[0, ["n_failed", "n_unparsable"]].tolist() == [4, 4]

@@ -13,6 +13,7 @@ import pytest
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
 
 from recjudge.cli import main
+from recjudge.compendium.results import escape_formulas
 from recjudge.llm import RetryPolicy, runner
 from recjudge.prompts.serendipity import request_key
 from recjudge.recsys import judge_cli, judging, metrics
@@ -98,8 +99,8 @@ def test_a_partly_failed_job_scores_the_judged_items_only(tmp_path, capsys, monk
         per_user = pd.read_csv(tmp_path / "out" / "per_user.csv").set_index("user_id")
         u1_score = expected_score(last_user_turn("u1", "i1"))
         # u1: one judged item of two, so its precision is over one rank, not two
-        assert per_user.loc["u1", "precision_ser"] == float(u1_score >= 4)
-        assert per_user.loc["u1", "avg_score"] == u1_score and per_user.loc["u1", "n_unjudged"] == 1
+        assert per_user.loc["u1", "precision_ser@2"] == float(u1_score >= 4)
+        assert per_user.loc["u1", "avg_score@2"] == u1_score and per_user.loc["u1", "n_unjudged"] == 1
         assert per_user.loc["u2", "n_unjudged"] == 0
         assert pd.read_csv(tmp_path / "out" / "overall.csv")["n_unjudged"].tolist() == [1]
         # asked for it, the failed judgment does not change the exit code; the results are the same
@@ -295,7 +296,7 @@ def test_formula_looking_text_cells_are_escaped_and_numbers_are_not(tmp_path, ca
         assert all(cell[1:] in FORMULAS + ["=A1", "-5", "+x", "@y", "=z"] for cell in cells)
     scored = pd.read_csv(tmp_path / "out" / "item_scores.csv")
     assert scored["rank"].tolist() == [1, 1, 1, 1] and scored["score"].between(1, 5).all()
-    frame = judge_cli.escape_formulas(pd.DataFrame({"id": ["-1", "a"], "score": [-1.0, 2.0], "rank": [-1, 2]}))
+    frame = escape_formulas(pd.DataFrame({"id": ["-1", "a"], "score": [-1.0, 2.0], "rank": [-1, 2]}))
     assert frame["id"].tolist() == ["'-1", "a"] and frame["score"].tolist() == [-1.0, 2.0]
     assert frame["rank"].tolist() == [-1, 2]
 
@@ -342,3 +343,78 @@ def test_dates_in_several_formats_and_blank_lines_are_read(tmp_path):
     lists, _, history, _ = judge_cli.read_inputs(*write(tmp_path, lists="\n" + LISTS.to_csv(index=False),
                                                         history=history), k=20)
     assert len(lists) == 4 and history["timestamp"].dt.month.tolist() == [1, 2, 3]
+
+
+# ------------------------------------------------------------------ 10. what the output files say
+def test_per_user_and_overall_name_each_measure_alike(tmp_path, capsys, monkeypatch):
+    with MockOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, _ = judge(tmp_path, capsys, "--judge", "openai:mock-judge", "--mode", "auto", "--k", "2")
+    assert code == 0
+    per_user = pd.read_csv(tmp_path / "out" / "per_user.csv")
+    overall = pd.read_csv(tmp_path / "out" / "overall.csv")
+    measures = ["precision_ser@2", "ndcg_ser@2", "avg_score@2"]
+    assert set(measures) <= set(per_user.columns) and set(measures) <= set(overall.columns)
+    assert not {"precision_ser", "ndcg_ser", "avg_score"} & set(per_user.columns)
+    assert overall.loc[0, "precision_ser@2"] == pytest.approx(per_user["precision_ser@2"].mean())
+
+
+def test_lists_shorter_than_k_are_counted_and_said(tmp_path, capsys, monkeypatch):
+    lists = pd.concat([LISTS, pd.DataFrame({"recommender": "A", "user_id": ["u2"], "rank": [3], "item_id": ["i2"]})])
+    with MockOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, _ = judge(tmp_path, capsys, "--judge", "openai:mock-judge", "--mode", "auto", "--k", "3", lists=lists)
+    assert code == 0
+    per_user = pd.read_csv(tmp_path / "out" / "per_user.csv").set_index("user_id")
+    assert per_user["list_length"].to_dict() == {"u1": 2, "u2": 3}
+    assert pd.read_csv(tmp_path / "out" / "overall.csv")["n_short_lists"].tolist() == [1]
+    said = "1 of 2 lists have fewer than --k 3 items (shortest 2)"
+    assert said in (tmp_path / "out" / "report.txt").read_text()
+
+
+def test_lists_of_k_items_say_nothing_of_short_lists(tmp_path, capsys, monkeypatch):
+    with MockOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, _ = judge(tmp_path, capsys, "--judge", "openai:mock-judge", "--mode", "auto", "--k", "2")
+    assert code == 0 and "fewer than --k" not in (tmp_path / "out" / "report.txt").read_text()
+    assert pd.read_csv(tmp_path / "out" / "overall.csv")["n_short_lists"].tolist() == [0]
+
+
+def test_item_scores_name_each_item_and_the_report_says_what_a_score_is(tmp_path, capsys, monkeypatch):
+    with MockOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, _ = judge(tmp_path, capsys, "--judge", "openai:mock-judge", "--mode", "auto")
+    assert code == 0
+    per_item = pd.read_csv(tmp_path / "out" / "item_scores.csv")
+    names = ITEMS.set_index("item_id")["name"]
+    assert per_item["item_name"].tolist() == per_item["item_id"].map(names).tolist()
+    assert judge_cli.SCORE_MEANING["generate"] in (tmp_path / "out" / "report.txt").read_text()
+
+
+def test_help_says_what_an_expected_score_is(capsys):
+    with pytest.raises(SystemExit):
+        main(["judge", "--help"])
+    assert "expected score" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_input_error_leaves_no_output_folder(tmp_path, capsys):
+    bad_history = HISTORY.assign(timestamp=["soon", "1", "2"])
+    code, err = judge(tmp_path, capsys, "--judge", "openai:mock-judge", "--mode", "replay", history=bad_history,
+                      out="new/out")
+    assert code == 2 and "timestamp" in one_error_line(err)
+    assert not (tmp_path / "new").exists()
+
+
+def test_the_default_output_folder_is_git_ignored():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    default = judge_cli.argparse.ArgumentParser()
+    judge_cli.add_arguments(default)
+    out = default.parse_args(["l.csv", "--items", "i", "--history", "h", "--judge", "openai:m"]).out
+    checked = subprocess.run(["git", "check-ignore", "-q", f"{out}/overall.csv"], cwd=root)
+    assert checked.returncode == 0, f"{out}/ is not git-ignored"

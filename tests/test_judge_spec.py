@@ -146,11 +146,20 @@ def test_missing_key_is_a_problem_only_for_a_live_run(monkeypatch: pytest.Monkey
 
 def test_a_local_model_that_cannot_be_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RECJUDGE_LOCAL_GGUF", raising=False)
-    (problem,) = parse_judge(f"local:{tmp_path / 'absent.gguf'}").readiness_problems(live=False)
+    (problem,) = parse_judge(f"local:{tmp_path / 'absent.gguf'}").readiness_problems(live=True)
     assert problem.startswith(f"--judge local:{tmp_path / 'absent.gguf'}: local model file not found")
     present = tmp_path / "present.gguf"
     present.write_bytes(b"GGUF")
     assert parse_judge(f"local:{present}").readiness_problems() == []
+
+
+def test_a_plan_or_a_replay_needs_no_local_model_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECJUDGE_MODELS_DIR", str(tmp_path / "empty"))
+    monkeypatch.delenv("RECJUDGE_LOCAL_GGUF", raising=False)
+    for model in ("gemma-3-270m-q4_k_m", str(tmp_path / "absent.gguf")):
+        assert parse_judge(f"local:{model}").readiness_problems(live=False) == []
+    (problem,) = parse_judge("local:gemma-3-270m-q4_k_m").readiness_problems(live=True)
+    assert "is not fetched" in problem and "recjudge models fetch gemma-3-270m-q4_k_m" in problem
 
 
 def test_judge_configs_put_each_judge_into_a_chapter_role() -> None:

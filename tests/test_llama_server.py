@@ -206,3 +206,33 @@ def test_a_server_that_does_not_come_up_is_stopped_and_reported_with_its_log(lla
     with pytest.raises(ServerError, match=expected):
         server.start()
     assert server.process is None and (tmp_path / "server.log").is_file()
+
+
+def test_serve_stop_with_an_ended_pid_says_no_server_was_running(tmp_path):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    state = tmp_path / "server.json"
+    state.write_text(f'{{"pid": {int(ended.stdout)}, "base_url": "http://127.0.0.1:1/v1"}}')
+    done = serve("stop", "--state", str(state), tmp_path=tmp_path)
+    assert done.returncode == 0 and "no server was running" in done.stderr and "stale state" in done.stderr
+    assert "stopped the server" not in done.stderr and not state.exists()
+
+
+def test_serve_start_with_a_pid_of_another_program_says_so_instead_of_pointing_at_stop(tmp_path):
+    state = tmp_path / "server.json"
+    state.write_text(f'{{"pid": {os.getpid()}, "base_url": "http://127.0.0.1:1/v1"}}')
+    done = serve("start", "--state", str(state), tmp_path=tmp_path)
+    assert done.returncode == 1 and f"names process {os.getpid()}, which is not a llama.cpp server" in done.stderr
+    assert "already runs" not in done.stderr and "serve stop" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and state.exists()
+
+
+def test_serve_start_never_deletes_a_file_it_did_not_write_beside_its_state(tmp_path):
+    notes = tmp_path / "notes.log"
+    notes.write_text("my own notes\n")
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 12)
+    done = serve("start", "--state", str(tmp_path / "notes.txt"), "--model", str(fake), "--timeout", "5",
+                 tmp_path=tmp_path)
+    assert notes.read_text() == "my own notes\n"
+    assert done.returncode == 2 and f"{notes} exists and was not written by recjudge serve" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "notes.txt").exists()

@@ -739,3 +739,42 @@ def test_each_reply_gets_its_own_seed_so_the_kth_runs_of_prompts_are_independent
     run_judge(config.with_(temperature=0.0, seed=None), make_requests(2), store=tmp_path / "none",
               provider=SeedRecorder(), progress=False, concurrency=1)
     assert set(seeds.values()) == {None}
+
+
+def test_a_server_that_stops_mid_run_stops_the_job_keeping_every_reply(tmp_path):
+    requests = make_requests(20)
+    with MockOpenAIServer(latency_s=0.02) as server:
+        stopped_at = []
+
+        def stop_after_three_replies():
+            while sum(server.successes_by_prompt.values()) < 3:
+                time.sleep(0.005)
+            server.stop()
+            stopped_at.append(time.perf_counter())
+
+        threading.Thread(target=stop_after_three_replies, daemon=True).start()
+        run = run_judge(mock_config(server), requests, store=tmp_path, concurrency=1, adaptive=False,
+                        retry=RetryPolicy(base_delay_s=0.2, max_unreachable_s=1.0), progress=False)
+        after_stop = time.perf_counter() - stopped_at[0]
+    report = run.report
+    assert after_stop < 5.0, "each prompt left would otherwise wait out its own retries (~2 s each here)"
+    assert report.n_replies >= 3 and report.n_failed == 20 - report.n_replies and report.n_unparsable == 0
+    assert set(report.failed_by_kind) == {"unreachable", "not_asked"} and report.failed_by_kind["unreachable"] == 1
+    assert report.n_asked == report.n_replies + 1, "the prompts never sent are not counted as asked"
+    assert run.failures["error"].str.contains("refused every connection for 1 s|no connection within 1 s").all()
+    assert len(list(ResponseStore(tmp_path))) == report.n_replies  # every reply that arrived is stored
+
+
+def test_a_reply_between_refused_connections_starts_the_unreachable_count_again(tmp_path):
+    from recjudge.llm.providers.base import UNREACHABLE
+
+    def refused_first_then_answered(prompt, count):
+        if prompt != "prompt 0" and count == 1:
+            time.sleep(0.1)  # each prompt's refusals alone stay under the limit; all of them together do not
+            raise TransientProviderError("openai cannot connect: ConnectError", kind=UNREACHABLE, configuration=True)
+        return Completion(text="Score: 3")
+
+    run = run_judge(JudgeConfig(provider="openai", model="m"), make_requests(8), store=tmp_path,
+                    provider=ScriptedProvider(refused_first_then_answered), concurrency=1, adaptive=False,
+                    retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.02, max_unreachable_s=0.3), progress=False)
+    assert (run.report.n_replies, run.report.n_failed) == (8, 0)

@@ -20,9 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recjudge.llm import ResponseStore, parse_likert
+from recjudge.llm import ResponseStore, parse_likert, shapes
 from recjudge.metamorphic.recommender import parse_titles
 from recjudge.prompts import explanations as explanation_prompts
+from recjudge.prompts.output_shapes import output_shape
 from recjudge.serendipity import prompt_strategies
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +42,16 @@ def _read_aspects(parser):
     return read
 
 
+def _shaped(template):
+    """The answer parser of a constrained run of ``template`` (its declared output shape)."""
+    parser = shapes.answer_parser(output_shape(template))
+
+    def read(text):
+        value = parser(text)
+        return _read_aspects(lambda _: value)(text) if isinstance(value, dict) else _one_score(lambda _: value)(text)
+    return read
+
+
 def _titles(text):
     parsed = parse_titles(text)
     return " | ".join(parsed.titles) if parsed.is_list else None
@@ -53,12 +64,16 @@ PARSERS = {
                                                                   strategy=strategy))
        for strategy in ("base", "ls", "cot", "ltm")},
     **{f"step[{step}]": _one_score(functools.partial(prompt_strategies.parse_step, step=step))
-       for step in ("relevance", "unexpectedness")},
+       for step in ("relevance", "unexpectedness", "serendipity")},
     "explanation_aspects": _read_aspects(explanation_prompts.parser_for("multi")),
     "zhang_authors[multi]": _read_aspects(explanation_prompts.authors_parser("multi")),
     "zhang_authors[single]": _one_score(explanation_prompts.authors_parser("single")),
     "zhang_authors_by_name[multi]": _read_aspects(explanation_prompts.names_parser("multi")),
     "list_titles": _titles,
+    # the constrained runs' readers (judge robustness, prompt strategies): one per answer shape the chapters ask for
+    **{f"shape[{template}]": _shaped(template) for template in ("kang_basic", "tokutake_base", "tokutake_cot",
+                                                                "tokutake_ltm", "tokutake_ltm_step2",
+                                                                "zhang_multi_zero_shot", "zhang_single_zero_shot")},
 }
 
 
@@ -97,12 +112,74 @@ def test_the_strategies_read_no_number_from_an_echoed_field(parser):
     assert PARSERS[parser]("4\nUser's last movies: Heat (1995)") == 4
 
 
-def test_the_echoed_fields_are_the_strategies_user_turn():
-    from recjudge.prompts import load_template
-    from recjudge.prompts.tokutake import TEMPLATES
+def test_every_filled_field_label_of_every_template_is_an_echoed_field():
+    """A reply repeating any prompt of the package is read as an echo: every "Label: {field}" line of every
+    template's user turns, rendered with the movie domain's words, opens with a label of ``ECHOED_FIELDS``, unless
+    it is an answer slot (a solved example's score: a reply filling the slot answers)."""
+    import re
 
-    for template in TEMPLATES.values():
-        role, user_turn = load_template(template).sections[-1]
-        assert role == "user"
-        for field in prompt_strategies.ECHOED_FIELDS:
-            assert field in user_turn, (template, field)
+    from recjudge.llm.parsing import ECHOED_FIELDS
+    from recjudge.prompts import list_templates, load_template
+    from recjudge.prompts.serendipity import domain_fields
+
+    words = domain_fields("movies")
+    labels = set()
+    for name in list_templates():
+        for role, text in load_template(name).sections:
+            for line in text.splitlines() if role == "user" else ():
+                label = re.match(r"\s*(\w[^{}\n]*?(?:\{\w+_?noun\}[^{}\n]*?)*):\s*'?\{(\w+)\}", line)
+                if label and not re.search(r"score|rating|persuasiveness|transparency|accuracy|satisfaction",
+                                           label.group(2)):
+                    labels.add(label.group(1).format(**words) + ":")
+    assert labels, "the templates' field labels were not found"
+    for label in sorted(labels):
+        assert any(label.lower().startswith(field.lower().rstrip(":")) for field in ECHOED_FIELDS), label
+
+
+_LONE_NUMBER_READERS = ("parse_likert", "serendipity[base]", "serendipity[ls]", "serendipity[ltm]")
+#: echoes of the prompt found in the store, and the parsers that read a score out of them before echoes were refused
+#: (the authors' last-digit rule of Zhang et al. still reads the last digit of a reply that is not an echoed field)
+ECHOES = [
+    ("Your behavior history: 1 – “", (*_LONE_NUMBER_READERS, "zhang_authors[single]")),  # an echoed field
+    ("Your behavior history: Ice Age 2", (*_LONE_NUMBER_READERS, "zhang_authors[single]")),  # and a title in it
+    ("Your behavior history:\n1. Judgment", _LONE_NUMBER_READERS),  # the field, then its list numbered
+    ('1. The movie "Secret in Their', _LONE_NUMBER_READERS),  # a list number, not a score
+    ("1. The user interacted with this movie", _LONE_NUMBER_READERS),
+    ("Ice Age 2", _LONE_NUMBER_READERS),  # the number of a title
+    ("You will get 5 recommendations.", _LONE_NUMBER_READERS),  # a count from another prompt
+    ("Movie: 钢铁侠 Iron Man\nExplanation: 3", (*_LONE_NUMBER_READERS, "zhang_authors[single]")),
+    ("User's last movies: T o y S t o r y 3 ( 2 0 1 0", ("parse_likert",)),
+    ("The user's rated movies, oldest to newest: Babe (1995) (rated 4/5)", ("parse_likert", "zhang_authors[single]")),
+    ("1. Conjuring (2013) 5/5", ("parse_likert",)),  # an echoed "Title (year) rating/5" list item
+    ("Explanation: 这部电影的 accuracy 2 分", ("explanation_aspects",)),  # an aspect's name inside the echoed text
+    ("Explanation: 1 2 3 4", ("zhang_authors[multi]",)),
+]
+
+
+@pytest.mark.parametrize("echo, parser", [(echo, parser) for echo, parsers in ECHOES for parser in parsers])
+def test_no_parser_reads_a_score_from_an_echo_of_the_prompt(echo, parser):
+    assert PARSERS[parser](echo) is None
+
+
+#: genuine replies (parser name prefix -> reply -> what it reads), kept by the echo rules
+GENUINE = [
+    ("parse_likert", "4", "4.0"), ("parse_likert", "Score: 4", "4.0"), ("parse_likert", "I would rate it 4", "4.0"),
+    ("parse_likert", "4/5", "4.0"), ("parse_likert", "On a scale of 1 to 5, I'd say 4", "4.0"),
+    ("parse_likert", "The answer is 2.", "2.0"), ("parse_likert", "Your serendipity rating: 3", "3.0"),
+    ("parse_likert", "Your behavior history: Heat (1995)\nRecommended item: Alien (1979)\nYour serendipity rating:\n5",
+     "5.0"),
+    ("parse_likert", "1. Persuasiveness: 2\n2. Transparency: 3", "2.0"),  # the list number is no score
+    ("serendipity[base]", "Serendipity: 4", "4.0"), ("serendipity[base]", "4", "4.0"),
+    ("serendipity[ls]", "User's last movies: Heat (1995)\nSerendipity: 2", "2.0"),
+    ("serendipity[ltm]", "I'd say 3", "3.0"),
+    ("step[relevance]", "User's last movies: Seven (1995)\n\nRelevance: 5", "5.0"),
+    ("zhang_authors[single]", "Persuasiveness: 4\nSo I summarise: 4", "4.0"),
+    ("zhang_authors[multi]", "Movie: Heat\nSummary: 4 3 4 5", "persuasiveness=4; transparency=3; accuracy=4; "
+                                                               "satisfaction=5"),
+    ("explanation_aspects", "Movie: 钢铁侠 Iron Man\nPersuasiveness: 3", "persuasiveness=3"),
+]
+
+
+@pytest.mark.parametrize("parser, reply, read", GENUINE)
+def test_the_echo_rules_keep_genuine_replies(parser, reply, read):
+    assert str(PARSERS[parser](reply)) == read

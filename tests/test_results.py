@@ -34,3 +34,30 @@ def test_data_time_columns_are_kept(column, results_folder):
 def test_unsafe_names_are_refused():
     with pytest.raises(ValueError, match="plain file name"):
         save_table(pd.DataFrame({"a": [1]}), "../elsewhere", "table")
+
+
+def test_a_run_never_writes_another_runs_tables(results_folder, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_RUN_NAME", "normalised_surprise_full")
+    with pytest.raises(ValueError, match="NOTEBOOK = 'normalised_surprise_full'"):
+        save_table(pd.DataFrame({"n": [1]}), "normalised_surprise", "table1")
+    assert not (results_folder / "normalised_surprise").exists()
+    save_table(pd.DataFrame({"n": [1]}), "normalised_surprise_full", "table1")
+    assert (results_folder / "normalised_surprise_full" / "table1.csv").is_file()
+
+
+def test_a_variant_table_escapes_formula_labels_and_reads_them_back(results_folder):
+    # A reader's judge label lands in a variant's tables; a spreadsheet must not run it.
+    labels = ["=HYPERLINK(\"http://x\")", "+1", "-cmd", "@SUM(A1)", "'quoted", "plain"]
+    table = pd.DataFrame({"judge": labels, "pearson_pct": [-1.5, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    save_table(table, "chapter", "judges")
+    written = pd.read_csv(results_folder / "chapter" / "judges.csv", dtype=str)
+    assert written["judge"].tolist() == ["'" + label for label in labels[:5]] + ["plain"]
+    assert written["pearson_pct"].tolist()[0] == "-1.5"
+    pd.testing.assert_frame_equal(load_table("chapter", "judges"), table)
+
+
+def test_committed_tables_are_written_as_they_are(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_HOME", str(tmp_path))
+    monkeypatch.delenv("RECJUDGE_RESULTS", raising=False)
+    save_table(pd.DataFrame({"interval": ["-0.55 / 0.52"]}), "chapter", "rows")
+    assert (tmp_path / "results" / "chapter" / "rows.csv").read_text().splitlines()[1] == "-0.55 / 0.52"

@@ -308,7 +308,8 @@ def test_every_parameter_of_every_notebook_is_accepted(notebook: str, tmp_path: 
     assert namespace, f"{notebook}: empty parameters cell"
     parameters = json.loads(json.dumps(namespace, default=list))  # tuples -> lists, as YAML would give them
     plan = tmp_path / "runplan.yaml"
-    plan.write_text(yaml.safe_dump({"runs": [{"name": "probe", "notebook": f"notebooks/{notebook}",
+    name = namespace.get("NOTEBOOK", "probe")  # a run's tables go to results/<its name>/
+    plan.write_text(yaml.safe_dump({"runs": [{"name": name, "notebook": f"notebooks/{notebook}",
                                               "parameters": parameters}]}))
     (run,) = load_runplan(plan, root=root, known_datasets=set())
     assert set(run.parameters) == set(namespace)
@@ -358,3 +359,38 @@ def test_every_chapter_that_asks_an_llm_takes_the_readers_judges_and_defaults_to
     for notebook in sorted({run.notebook for run in asking}):
         # [] in the committed book: a reader's judge goes beside the chapter's own, never in its place
         assert _parameters_cell_namespace(root / notebook)[JUDGES_PARAMETER] == [], notebook
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A run's tables go to results/<its name>/ only
+
+
+def test_a_copied_chapter_that_keeps_its_originals_results_folder_is_refused(project: Path) -> None:
+    write_notebook(project / "notebooks" / "copy.ipynb", "print(NOTEBOOK)", parameters='NOTEBOOK = "original"')
+    write_plan(project, "runs:\n  - name: copy\n    notebook: notebooks/copy.ipynb\n")
+    with pytest.raises(RunPlanError, match=r"results/original/.*NOTEBOOK: copy"):
+        load_runplan(root=project)
+    write_plan(project, "runs:\n  - name: copy\n    notebook: notebooks/copy.ipynb\n"
+                        "    parameters: {NOTEBOOK: copy}\n")
+    assert load_runplan(root=project)[0].parameters == {"NOTEBOOK": "copy"}
+
+
+def test_a_runs_kernel_is_told_the_runs_name(project: Path) -> None:
+    run = Run("copy", "notebooks/copy.ipynb", {}, (), 60)
+    assert runplan.Target.book(project).run_environment(run)["RECJUDGE_RUN_NAME"] == "copy"
+
+
+def test_the_reproducibility_pages_full_run_example_is_a_valid_run(project: Path) -> None:
+    import re
+
+    import yaml
+
+    repository = Path(__file__).resolve().parents[1]
+    page = (repository / "book" / "reproducibility.md").read_text(encoding="utf-8")
+    example = next(block for block in re.findall(r"```yaml\n(.*?)```", page, re.S) if "_full" in block)
+    (project / "notebooks" / "normalised_surprise.md").write_bytes(
+        (repository / "notebooks" / "normalised_surprise.md").read_bytes())
+    (run,) = yaml.safe_load(example)["runs"]
+    write_plan(project, yaml.safe_dump({"runs": [run]}))
+    (loaded,) = load_runplan(root=project, known_datasets=set(run.get("datasets", [])))
+    assert loaded.parameters.get("NOTEBOOK") == loaded.name

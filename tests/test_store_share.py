@@ -256,3 +256,26 @@ def test_disk_and_path_problems_end_in_one_line_naming_the_path(source, tmp_path
     export_entries(source, tmp_path / "all.jsonl")
     err = one_line_error(["store", "import", str(tmp_path / "all.jsonl"), "--store", str(a_file / "store")])
     assert f"the response store at {a_file / 'store'} cannot be written" in err
+
+
+def test_an_over_long_line_is_named_and_never_read_whole(source, tmp_path, monkeypatch):
+    import tracemalloc
+
+    from recjudge.llm import store_share
+
+    monkeypatch.setattr(store_share, "MAX_LINE_BYTES", 64 * 1024, raising=False)
+    valid = source.shard_path("openai", "m", "f1" * 32).read_bytes().splitlines(keepends=True)[0]
+    huge = b'{"key": "' + b"x" * (24 * 1024 * 1024) + b'"}\n'  # a gzip of a few KB holding 24 MB on one line
+    packed = tmp_path / "huge.jsonl.gz"
+    packed.write_bytes(gzip.compress(valid + huge + valid, compresslevel=1))
+    del huge
+    target = ResponseStore(tmp_path / "target")
+    tracemalloc.start()
+    try:
+        report = import_entries(target, packed)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
+    assert report.added == 1 and [line for line, _ in report.malformed] == [2]
+    assert "longer than 65,536 bytes" in report.malformed[0][1]

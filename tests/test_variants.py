@@ -454,3 +454,49 @@ save_table(pd.DataFrame({"label": [judge["label"] for judge in judges]}), NOTEBO
     labels = next((book / "variants").glob("*/plan/results/summary/labels.csv"))
     assert labels.read_text() == "label\ngpt-4o-mini\nclaude-sonnet-4-6\n"
     assert committed(book) == before
+
+
+def test_a_local_judge_without_its_file_plans_and_replays_but_is_not_asked(
+        book: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECJUDGE_MODELS_DIR", str(book / "no-models"))
+    judge = ["run", "--judge", "local:gemma-3-270m-q4_k_m", "--list"]
+    assert main([*judge, "--plan"]) == 0
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "replay")
+    assert main(judge) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "auto")  # auto may have to ask: then the file is needed
+    assert main(judge[:-1]) == 2
+    assert "local model 'gemma-3-270m-q4_k_m' is not fetched" in capsys.readouterr().err
+
+
+REFUSED_CELL = """
+from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
+from recjudge.llm.providers.base import ProviderError
+
+
+class Refusing:
+    name = "refusing"
+
+    def complete(self, messages, **options):
+        raise ProviderError("HTTP 400 this server refuses every prompt")
+
+
+config = JudgeConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+requests = [JudgeRequest(f"k{i}", [{"role": "user", "content": f"film {i}"}]) for i in range(sample_size)]
+run = run_judge(config, requests, provider=Refusing(), progress=False)
+"""
+
+
+def test_a_chapter_whose_judgments_failed_is_not_done(book: Path, capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECJUDGE_LLM_MODE", raising=False)
+    write_notebook(book / "notebooks" / "judged.ipynb", REFUSED_CELL,
+                   'NOTEBOOK = "judged"\nsample_size = 3\njudges = []')
+    assert main(["run", "--only", "judged"]) == 4
+    err = capsys.readouterr().err
+    assert "error: judgments failed in 1 chapter(s): judged: 3 failed judgment(s) (3 refused; first: refused: " \
+           "HTTP 400" in err and "--allow-failures exits 0" in err
+    assert main(["run", "--only", "judged", "--allow-failures"]) == 0  # executed again: no skip record was kept
+    captured = capsys.readouterr()
+    assert "judged: executed in" in captured.out and "judged: up to date" not in captured.out
+    assert "warning: judgments failed in 1 chapter(s)" in captured.err

@@ -26,9 +26,14 @@ SUBCOMMANDS = {
     "serve": ("recjudge.llm.serve_local", "start or stop llama-cpp-python's OpenAI-compatible server on 127.0.0.1"),
 }
 
+#: Where LLM replies are read and written (``recjudge.paths.store_layers``), said by ``recjudge --help``.
+STORE_NOTE = ("LLM replies: the book's committed ones in data/llm are read, never written; every new reply goes to "
+              "variants/store (git-ignored), read with them. RECJUDGE_STORE=DIR names one store used alone for reads "
+              "and writes (RECJUDGE_STORE=data/llm regenerates the book's committed replies).")
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="recjudge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="recjudge", description=__doc__.splitlines()[0], epilog=STORE_NOTE)
     sub = parser.add_subparsers(dest="command", required=True)
     modules = {}
     for name, (module_name, help_text) in SUBCOMMANDS.items():

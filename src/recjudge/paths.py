@@ -15,7 +15,9 @@ DATA_MIRROR_ENV = "RECJUDGE_DATA_MIRROR"
 HOME_ENV = "RECJUDGE_HOME"
 #: Overrides the results folder (default: <root>/results).
 RESULTS_ENV = "RECJUDGE_RESULTS"
-#: Overrides the response-store folder (default: <root>/data/llm).
+#: The run plan's name of the run a kernel executes (set by ``recjudge run``): its tables go to results/<name>/ only.
+RUN_NAME_ENV = "RECJUDGE_RUN_NAME"
+#: An explicit response-store folder, used for reads and writes alone (default: the layered store below).
 STORE_ENV = "RECJUDGE_STORE"
 
 
@@ -48,11 +50,39 @@ def sample_data_dir() -> Path:
     return project_root() / "data" / "sample"
 
 
-def store_dir() -> Path:
-    """The LLM response store (committed for the default configurations)."""
-    if os.environ.get(STORE_ENV):
-        return Path(os.environ[STORE_ENV]).resolve()
+def committed_store_dir() -> Path:
+    """The book's committed response store (``data/llm``): the replies the book replays."""
     return project_root() / "data" / "llm"
+
+
+def reader_store_dir() -> Path:
+    """Where replies that are not the book's committed ones go by default: ``variants/store`` (git-ignored), so
+    judging a reader's own model or lists never changes a tracked file."""
+    return project_root() / "variants" / "store"
+
+
+def explicit_store_dir() -> Path | None:
+    """$RECJUDGE_STORE, or None when it is unset or empty."""
+    value = os.environ.get(STORE_ENV, "").strip()
+    return Path(value).expanduser().resolve() if value else None
+
+
+def store_dir() -> Path:
+    """The response store replies are written to: $RECJUDGE_STORE when set (a maintainer regenerating the book's
+    replies sets it to data/llm), else the reader's store (``reader_store_dir``)."""
+    return explicit_store_dir() or reader_store_dir()
+
+
+def store_layers() -> list[Path]:
+    """The response stores read, lowest first: $RECJUDGE_STORE alone when set, else the committed store and the
+    reader's store above it (the one written)."""
+    explicit = explicit_store_dir()
+    return [explicit] if explicit else [committed_store_dir(), reader_store_dir()]
+
+
+def book_store_dir() -> Path:
+    """The store whose replies the book's own runs stand on: $RECJUDGE_STORE when set, else the committed one."""
+    return explicit_store_dir() or committed_store_dir()
 
 
 def results_dir() -> Path:

@@ -9,13 +9,20 @@ change a notebook's outputs:
 - the package source (``src/recjudge/**``: Python files, prompt templates, package data);
 - the files of every dataset the run declares (sha256 of each registry file found in the dataset folder; a dataset
   that is not available is recorded as ``"missing"``, so fetching it later triggers a re-run);
-- the LLM response store (``data/llm/**``, or ``$RECJUDGE_STORE``);
+- the LLM response store: for the book's own runs the committed ``data/llm/**`` (or ``$RECJUDGE_STORE``), for a
+  variant's runs also the reader's store ``variants/store/**`` (``recjudge.paths.store_layers``);
 - the result tables of the earlier runs it reads (``results_of``), so a summary page re-runs when a chapter's
   numbers change.
 
 Jupyter Book's own execution cache keys only on cell text, which is why the book does not execute notebooks itself.
 Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its partially executed notebook in
 ``.runplan-cache/failed/`` and never overwrites the last good output.
+
+Failed judgments.  Each run's kernel gets env ``RECJUDGE_FAILURE_LOG`` (``.runplan-cache/failures/<run>.jsonl``), to
+which every judge job with failed judgments (a server that stopped, refusals, retries run out) appends a line
+(``recjudge.llm.report.log_failures``).  A run with failures is executed (its tables leave those judgments out) but
+not done: it says how many failed and of which kind, keeps no skip record (the next invocation executes it again and
+asks only what is missing), and ``recjudge run`` exits with status 4 unless ``--allow-failures`` is given.
 
 Run plan format::
 
@@ -74,7 +81,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 import yaml
 
 from recjudge.compendium.kernels import use_common_numeric_kernels
-from recjudge.paths import RESULTS_ENV, project_root, results_dir, store_dir
+from recjudge.paths import RESULTS_ENV, RUN_NAME_ENV, book_store_dir, project_root, results_dir, store_dir, store_layers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,6 +292,7 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
     _check_parameters(notebook_path, parameters, f"{where}: field 'parameters'", notebook)
+    _check_results_folder(name, notebook_path, parameters, where)
 
     datasets = entry.get("datasets") or []
     if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
@@ -311,6 +319,46 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
             raise RunPlanError(f"{where}: field {flag!r} must be true or false, got {flags[flag]!r}")
     return Run(name=name, notebook=notebook, parameters=dict(parameters), datasets=tuple(datasets), timeout=timeout,
                results_of=tuple(results_of), variant=variant, **flags)
+
+
+#: The parameter naming a chapter's results folder (``save_table(table, NOTEBOOK, name)``).
+RESULTS_FOLDER_PARAMETER = "NOTEBOOK"
+
+
+def _check_results_folder(name: str, notebook_path: Path, parameters: dict[str, Any], where: str) -> None:
+    """A run's tables go to results/<its name>/: refuse a run whose NOTEBOOK (given, or the notebook's default, as in
+    a copied chapter) names another folder, which would overwrite another run's committed tables."""
+    folder = parameters.get(RESULTS_FOLDER_PARAMETER, _literal_default(notebook_path, RESULTS_FOLDER_PARAMETER))
+    if folder is not None and folder != name:
+        raise RunPlanError(f"{where}: its tables would go to results/{folder}/, not results/{name}/ (the notebook's "
+                           f"{RESULTS_FOLDER_PARAMETER} is {folder!r}); give the run the parameter "
+                           f"{RESULTS_FOLDER_PARAMETER}: {name} (or set {RESULTS_FOLDER_PARAMETER} = {name!r} in the "
+                           "notebook's parameters cell)")
+
+
+def _literal_default(notebook_path: Path, parameter: str) -> Any:
+    """The literal value the notebook's parameters cell assigns to ``parameter``, or None (not assigned, or not a
+    literal)."""
+    import ast
+
+    try:
+        notebook = read_source_notebook(notebook_path)
+    except Exception:  # an unreadable notebook is reported where its parameters are read
+        return None
+    cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
+                None)
+    try:
+        tree = ast.parse(cell.source) if cell is not None else None
+    except SyntaxError:
+        return None
+    for statement in getattr(tree, "body", []):
+        if isinstance(statement, ast.Assign) and any(isinstance(target, ast.Name) and target.id == parameter
+                                                     for target in statement.targets):
+            try:
+                return ast.literal_eval(statement.value)
+            except ValueError:
+                return None
+    return None
 
 
 def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
@@ -541,9 +589,18 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "variant": run.variant,
         "package": _tree_digest(root / "src" / "recjudge", hasher, _PACKAGE_SUFFIXES),
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
-        "store": _tree_digest(store_dir(), hasher),
+        "store": store_fingerprint(root, hasher),
         "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
     }
+
+
+def store_fingerprint(root: Path, hasher: Callable[[Path], str]) -> str:
+    """The response store a run stands on: for the book's own runs the committed store (or $RECJUDGE_STORE), so a
+    reader's own replies (``variants/store``) never make the book stale; for a variant's runs (tables outside
+    ``results/``) every layer it reads."""
+    if results_dir().resolve() == (root / "results").resolve():
+        return _tree_digest(book_store_dir(), hasher)
+    return "+".join(_tree_digest(folder, hasher) for folder in store_layers())
 
 
 def fingerprint_hash(components: dict[str, Any]) -> str:
@@ -568,6 +625,12 @@ class RunOutcome:
     status: str  # "executed" | "skipped"
     seconds: float
     reason: str
+    #: judgments that failed while the run executed (each job's line of its failure log: judge, count, kinds)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def n_failed_judgments(self) -> int:
+        return sum(int(line["n_failed"]) for line in self.failures)
 
 
 @dataclass(frozen=True)
@@ -589,8 +652,15 @@ class Target:
     def output_path(self, run: Run) -> Path:
         return self.notebooks / f"{run.name}.ipynb"
 
+    def failure_log(self, run: Run) -> Path:
+        """Where the engine's jobs in ``run``'s kernel record failed judgments (``recjudge.llm.report``)."""
+        return self.cache / "failures" / f"{run.name}.jsonl"
+
     def run_environment(self, run: Run) -> dict[str, str]:
-        environment = dict(self.environment)
+        from recjudge.llm.report import FAILURE_LOG_ENV
+
+        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments
+        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run))}
         if self.plan_logs is not None:
             from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
 
@@ -598,6 +668,8 @@ class Target:
         return environment
 
 
+#: Exit status of ``recjudge run`` when judgments failed (``--allow-failures``: 0), as ``recjudge judge``'s.
+EXIT_FAILED_JUDGMENTS = 4
 #: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
 MODE_ENV = "RECJUDGE_LLM_MODE"
 
@@ -762,16 +834,40 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
         log_path = plan_log_path(target.plan_logs, run.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.unlink(missing_ok=True)
+    from recjudge.llm.report import read_failure_log
+
+    failure_log = target.failure_log(run)
+    failure_log.parent.mkdir(parents=True, exist_ok=True)
+    failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
     execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+    failures = read_failure_log(failure_log)
+    seconds = time.perf_counter() - started
+    if failures:
+        # No skip record: the next invocation executes the run again and asks what failed.
+        outcome = RunOutcome(run, "executed", seconds, reason, failures)
+        log(f"[run] {run.name}: executed in {seconds:.1f} s with {_failure_summary(failures)}; its tables leave "
+            f"them out -> {_shown(output, root)}")
+        return outcome
     # A run in live/auto mode may add replies to the store: record the store as the run left it, so the
     # next invocation does not re-run for its own additions. Other inputs are taken from before the run.
     after = dict(before, store=fingerprint(run, root, hasher)["store"])
     cache.store(run, {"hash": fingerprint_hash(after), "components": after,
                       "output_sha256": hasher(output), "notebook": run.notebook,
                       "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    seconds = time.perf_counter() - started
     log(f"[run] {run.name}: done in {seconds:.1f} s -> {_shown(output, root)}")
     return RunOutcome(run, "executed", seconds, reason)
+
+
+def _failure_summary(failures: list[dict[str, Any]]) -> str:
+    """"3 failed judgment(s) (2 unreachable, 1 not_asked; first: why)" for the lines of one run's failure log."""
+    kinds: dict[str, int] = {}
+    for line in failures:
+        for kind, count in (line.get("failed_by_kind") or {}).items():
+            kinds[kind] = kinds.get(kind, 0) + int(count)
+    total = sum(int(line["n_failed"]) for line in failures)
+    first = next((line["first_error"] for line in failures if line.get("first_error")), None)
+    return (f"{total} failed judgment(s) ({', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))}"
+            + (f"; first: {str(first)[:200]}" if first else "") + ")")
 
 
 def _shown(path: Path, root: Path) -> Path:
@@ -815,6 +911,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+    parser.add_argument("--allow-failures", action="store_true",
+                        help=f"exit 0 even when judgments failed (without it: exit status {EXIT_FAILED_JUDGMENTS}); "
+                             "a chapter with failures is executed again next time either way")
     judged = parser.add_argument_group(
         "your judge, the whole book", "re-run every chapter that asks an LLM with your judge(s) and/or at another "
         "scale, into variants/<judge>-<profile>/ (git-ignored); the committed results and book are never written")
@@ -986,12 +1085,19 @@ def run_command(args: argparse.Namespace) -> int:
     where = f" -> {_shown(invocation.folder, root)}" if invocation.folder is not None else ""
     print(f"[run] {executed} executed, {len(outcomes) - executed} up to date, "
           f"{time.perf_counter() - started:.1f} s in all{where}")
+    with_failures = [outcome for outcome in outcomes if outcome.failures]
+    if with_failures:
+        print(f"{'warning' if args.allow_failures else 'error'}: judgments failed in "
+              f"{len(with_failures)} chapter(s): "
+              + "; ".join(f"{outcome.run.name}: {_failure_summary(outcome.failures)}" for outcome in with_failures)
+              + ". Their tables leave them out; run again to ask them (stored replies are not asked again)"
+              + ("" if args.allow_failures else "; --allow-failures exits 0"), file=sys.stderr)
     _report_batches(invocation)
     if invocation.variant is not None:
         print(f"[run] its book: `recjudge book --variant {invocation.variant}` builds "
               f"_build/variants/{invocation.variant}/html (`make book` with the same JUDGE=/PROFILE= runs and "
               "builds in one command)")
-    return 0
+    return EXIT_FAILED_JUDGMENTS if with_failures and not args.allow_failures else 0
 
 
 def _collecting_batches(invocation: _Invocation) -> bool:

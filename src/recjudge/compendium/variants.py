@@ -12,11 +12,12 @@ configurations of one model never share a folder: ``JudgeSpec.slug``)::
       variant.json                  what the variant is: profile, judges, the LLM runs left out
       plan/                         the last --plan: logs/<run>.jsonl, and the plan pass's own results and notebooks
 
-The committed ``results/`` and ``book/notebooks/`` are never written; replies still go to the one response store,
-so a second run replays what the first paid for.  With ``--judge`` only the runs that ask an LLM and take the
-``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``), and the pages that
-read their tables (``results_of``: the at-a-glance page; ``runplan.with_summaries``), which read the committed
-tables of the chapters the variant did not run (``results.load_table_or_committed``); a profile alone executes
+The committed ``results/``, ``book/notebooks/`` and ``data/llm/`` are never written; the reader's replies go to the
+reader's response store, ``variants/store/`` (git-ignored; ``recjudge.paths.store_dir``), read together with the
+committed one, so a second run replays what the first paid for.  With ``--judge`` only the runs that ask an LLM
+and take the ``judges`` parameter execute (a judge changes nothing in the others; ``runplan.with_judges``), and the
+pages that read their tables (``results_of``: the at-a-glance page; ``runplan.with_summaries``), which read the
+committed tables of the chapters the variant did not run (``results.load_table_or_committed``); a profile alone executes
 every run.  ``recjudge book --variant NAME`` then builds the variant's own book into ``_build/variants/NAME/html``
 (``compendium.variant_book``); ``make book JUDGE=SPEC PROFILE=P`` runs and builds it in one command.
 

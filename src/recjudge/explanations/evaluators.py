@@ -320,7 +320,8 @@ class LLMEvaluation:
 
     scores:   long scores (row_id, evaluator, aspect, score); NaN where a reply could not be read.
     runs:     one row per (aspect mode, setting): evaluator, template, model label, n_texts, n_prompts, n_replies,
-              n_from_store, n_unparsable (replies with at least one unreadable aspect), n_skipped (texts without an
+              n_from_store, n_unparsable (replies with at least one unreadable aspect), n_failed (judgments without a
+              reply: a server that stopped, refusals; not counted as unparsable), n_skipped (texts without an
               eligible example), input_tokens, output_tokens, tokens_per_text, cost_usd (job cost at the model's
               price), seconds.
     replies:  the engine's tables, concatenated, with evaluator and template columns (for inspecting replies).
@@ -378,12 +379,14 @@ def run_llm_evaluators(
         reply_parts.append(table)
         n_texts = len({r.meta["row_id"] for r in built.requests})
         tokens = int(table["input_tokens"].fillna(0).sum() + table["output_tokens"].fillna(0).sum())
-        unreadable = (~table["parsed_ok"].astype(bool)).sum()
+        failed = table["error"].notna()
+        unreadable = (~table["parsed_ok"].astype(bool) & ~failed).sum()
         report = run.report
         run_rows.append({
             "evaluator": name, "template": built.template, "model": config.label.split("/")[0],
             "n_texts": n_texts, "n_prompts": len(built.requests), "n_replies": report.n_replies,
-            "n_from_store": report.n_from_store, "n_unparsable": int(unreadable), "n_skipped": len(built.skipped),
+            "n_from_store": report.n_from_store, "n_unparsable": int(unreadable), "n_failed": int(failed.sum()),
+            "n_skipped": len(built.skipped),
             "input_tokens": int(table["input_tokens"].fillna(0).sum()),
             "output_tokens": int(table["output_tokens"].fillna(0).sum()),
             "tokens_per_text": tokens / n_texts if n_texts else float("nan"),

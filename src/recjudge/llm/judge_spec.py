@@ -173,15 +173,16 @@ class JudgeSpec:
 
     # ------------------------------------------------------------------------------------------------ the machine
     def readiness_problems(self, *, live: bool = True) -> list[str]:
-        """What stops this judge on this machine, each message naming the option: the API key a live run needs
-        (``live``; a plan or a replay needs none), a local model that cannot be found."""
+        """What stops this judge on this machine, each message naming the option: the API key and the local model
+        file a live run needs (``live``; a plan or a replay needs neither: it reads the response store, whose keys
+        hold the model's name, not its file)."""
         problems = []
         key = KEY_ENV.get(self.provider) if self._hosted() else None
         if live and key and not (os.environ.get(key) or "").strip():
             problems.append(f"{self.source or 'the judge'}: provider {self.provider!r} needs the environment variable "
                             f"{key} to ask (it is read from the environment only). `--plan` needs no key, and "
                             "RECJUDGE_LLM_MODE=replay rebuilds from the response store without one")
-        if self.provider == "local":
+        if live and self.provider == "local":
             try:
                 from .providers.local import resolve_model_path
 

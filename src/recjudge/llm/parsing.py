@@ -3,7 +3,19 @@
 Nothing here ever invents a score: a reply the rules cannot read gives NaN, and the runner counts it.  The paper
 convention "unparsable -> 0" exists only as the named option ``JudgeRun.scores(fill_unparsable=0.0)``.
 
-``parse_likert`` rules, in order (all case-insensitive, after removing Markdown emphasis ``* ` #`` and word-edge ``_``):
+An *echo* of the prompt holds no score (``without_echo``, used by every score parser of the package): tiny models
+often repeat their prompt instead of answering, and a number in the repeated text is part of a history, a title or a
+list, not a rating.  Before any rule below looks for a number,
+
+* a line opening with a field label of the package's prompt templates (``ECHOED_FIELDS``: "Your behavior history:",
+  "User's last movies:", "Recommended movie:", "Movie:", "Explanation:", ...) is blanked to its end ("Your behavior
+  history: Ice Age 2" holds no score); the answer slots ("Your serendipity rating:", "Serendipity:", an aspect's
+  name) are no such labels;
+* list numbers are blanked: "1." or "1)" opening a line and followed by text on it ("1. The movie ...": the 1 numbers
+  the item), and an inline "2) Transparency".
+
+``parse_likert`` rules, in order (all case-insensitive, after removing Markdown emphasis ``* ` #`` and word-edge ``_``
+and the echo above):
 
 1. A *labelled* score: the first number following one of the words score, rating, rate, rated, grade (at most 20
    non-digit characters in between, same line), e.g. "Score: 4", "I would rate it 4", "Rating - 3.5".
@@ -12,6 +24,10 @@ convention "unparsable -> 0" exists only as the named option ``JudgeRun.scores(f
    (so "On a scale of 1 to 5, I'd say 4" gives 4) and what cannot hold a bare score (``outside_brackets``): a
    bracketed aside ("(1999)", "[2]") and everything after an opening bracket that is never closed, which is what a
    reply looks like when it echoes a title and is cut inside its year ("... Christine (2" holds no score).
+The fraction and the bare number must stand where a score stands (``in_score_position``): first in the reply, or
+after a colon, an equals sign or one of the words is, was, be, say, said, give(s), gave, it, a, with, answer
+("The answer is 4", "I'd give it a 4"), so the number of a title ("Ice Age 2", "Toy Story 3", "Conjuring (2013)
+5/5") or of a count ("Give me back 5 recommendations") is not read.
 The chosen number (integer or decimal, e.g. 4.5) must lie in [low, high]; otherwise the result is NaN - the rules do
 not go looking for another number.  Numbers spelled as words are not read.
 """
@@ -34,12 +50,55 @@ _LIST_MARKER = re.compile(r"(?<![(\w.])\d+\)\s*(?=[^\W\d])")
 SCALE_MENTION = re.compile(rf"(?<![\w.]){NUMBER}\s*(?:-|–|to|and)\s*{NUMBER}(?![\w]|\.\d)", re.IGNORECASE)
 
 
+#: The labels of the fields the package's prompt templates fill in (histories, items, explanations, a user's profile
+#: and auxiliary data), with the domain words of the book's movie prompts. A reply line opening with one repeats the
+#: prompt. Answer slots ("Your serendipity rating:", "Serendipity:", an aspect's name) are not listed: a reply that
+#: repeats one and fills it in answers.
+ECHOED_FIELDS = (
+    # Kang et al. (kang_basic, kang_fewshot, kang_fewshot_aux and their auxiliary lines)
+    "Your behavior history:", "Recommended item:", "Popularity of the recommended movie:",
+    "Similarity to your history:", "Your long-term profile:", "Your short-term profile:",
+    # the reconstructed prompts compared with Kang et al.'s, the profile summariser and the generic prompt
+    "A user interacted with the following", "The recommender system then recommended this", "Candidate movie:",
+    "Candidate item:", "Here is a user's history of", "The user's rated movies, oldest to newest:",
+    "The user previously liked:",
+    # Tokutake et al.'s strategies
+    "User's last movies:", "Recommended movie:",
+    # Zhang et al. (reconstructed and the authors' prompts, with the authors' user profile)
+    "Movie:", "Explanation:", "You are a user of this type:", "Your gender is", "Your interest in movies is",
+    "Number of movies you watch per year is", "The total number of films you've watched is around",
+)
+_ECHO_LINE = re.compile(r"^[ \t>\-•\"'“]*(?:" + "|".join(re.escape(field) for field in ECHOED_FIELDS) + r").*$",
+                        re.IGNORECASE | re.MULTILINE)
+# "1. The ...", "2) Alien": numbers of a list's items at the start of a line (repeated: "1. 1. The")
+_LINE_LIST_MARKERS = re.compile(r"^([ \t]*)(?:\d+[.)][ \t]+(?=\S))+", re.MULTILINE)
+
+
+def without_echo(text: str) -> str:
+    """``text`` with what echoes the prompt blanked (the module docstring): lines opening with an echoed field and
+    list numbers. Blanked parts become spaces, so the lines stay where they were."""
+    if ":" in text or "'" in text:  # every echoed field has one
+        text = _ECHO_LINE.sub(" ", text)
+    text = _LINE_LIST_MARKERS.sub(r"\1 ", text)
+    return _LIST_MARKER.sub(" ", text) if ")" in text else text
+
+
+_SCORE_POSITION = re.compile(r"(?:^|[:=]|\b(?:is|was|be|say|said|give|gives|gave|it|a|with|answer))[\s\"'“”]*$",
+                             re.IGNORECASE)
+
+
+def in_score_position(text: str, start: int) -> bool:
+    """Whether a number starting at ``start`` of ``text`` stands where a score stands: first in the text, or after a
+    colon, an equals sign or a word that introduces an answer (the module docstring)."""
+    return _SCORE_POSITION.search(text, max(0, start - 40), start) is not None
+
+
 def _clean(text: object) -> str | None:
     if not isinstance(text, str):
         return None
     if "*" in text or "`" in text or "#" in text or "_" in text:  # four scans in C beat one regex pass
         text = _EMPHASIS.sub("", text)
-    return text.strip()
+    return without_echo(text).strip()
 
 
 _BRACKETED = re.compile(r"\([^()\n]*\)|\[[^\[\]\n]*\]")
@@ -75,10 +134,10 @@ def parse_likert(text: str | None, low: float = 1, high: float = 5) -> float:
         rf"(?<![\w.])({NUMBER})\s*(?:/|out of)\s*{re.escape(high_text)}(?:\.0+)?(?![\w]|\.\d)", cleaned, re.IGNORECASE
     )
     if fraction:
-        return _in_range(fraction.group(1), low, high)
+        return _in_range(fraction.group(1), low, high) if in_score_position(cleaned, fraction.start()) else math.nan
     without_scale = SCALE_MENTION.sub(" ", outside_brackets(cleaned))
     first = _STANDALONE.search(without_scale)
-    if first:
+    if first and in_score_position(without_scale, first.start()):
         return _in_range(first.group(1), low, high)
     return math.nan
 

@@ -5,10 +5,13 @@ unparsable and out-of-shape replies, tokens and cost), assembled by ``assemble``
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
@@ -25,6 +28,13 @@ if TYPE_CHECKING:
     from .job import JudgeJob
 
 Parser = Callable[[str], "float | Mapping[str, float]"]
+
+#: Environment variable: the JSON-lines file each run with failed judgments appends one line to (``log_failures``),
+#: so that a driver of many notebooks (``recjudge run``) tells a chapter whose judgments failed from one that is done.
+FAILURE_LOG_ENV = "RECJUDGE_FAILURE_LOG"
+#: Failure kinds that no asking again within the run could have avoided and that are reported elsewhere: a batch
+#: still running at the provider (the command names the pending batches) and a key absent from recorded judgments.
+NOT_LOGGED_KINDS = frozenset({"batch_pending", "not_recorded"})
 
 
 @dataclass
@@ -242,7 +252,45 @@ def assemble(job: JudgeJob, mode: str, parser: Parser, started: float, *, batch:
         score_columns = ["score"]
     violated = _mark_shape_violations(job, table, replies.texts)
     report = _report(job, mode, table, violated, n_no_logprobs, started, batch, per_aspect=replies.per_aspect)
+    log_failures(report, job.errors.values())
     return JudgeRun(config=job.config, table=table, report=report, score_columns=score_columns)
+
+
+def log_failures(report: RunReport, errors: Any = ()) -> Path | None:
+    """Append one line (judge, failed count, failures by kind, the first error) to the file named by env
+    RECJUDGE_FAILURE_LOG when judgments failed; None, and nothing written, when none did or it is unset."""
+    name = os.environ.get(FAILURE_LOG_ENV, "").strip()
+    kinds = {kind: n for kind, n in report.failed_by_kind.items() if kind not in NOT_LOGGED_KINDS}
+    if not name or not kinds:
+        return None
+    first = next((why for why, kind in errors if kind in kinds), None)
+    line = {"judge": report.config_label, "n_failed": sum(kinds.values()), "failed_by_kind": kinds,
+            "first_error": first}
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:  # one short line per write: concurrent writers do not interleave
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_failure_log(path: Path) -> list[dict[str, Any]]:
+    """The lines ``log_failures`` appended to ``path`` (none when it does not exist; an unreadable line is kept as
+    one failure whose error says so, so that it is never taken for success)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    lines = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        try:
+            line = json.loads(raw)
+            if not isinstance(line, dict) or not isinstance(line.get("n_failed"), int):
+                raise ValueError("not a failure line")
+        except ValueError as exc:
+            line = {"judge": "?", "n_failed": 1, "failed_by_kind": {"unreadable": 1},
+                    "first_error": f"{path}:{number}: unreadable failure line ({exc})"}
+        lines.append(line)
+    return lines
 
 
 def _table_columns(score_columns: list[str], expected: bool) -> list[str]:
@@ -379,7 +427,9 @@ def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray,
     has_reply = table["error"].isna()
     failed_by_kind = _failed_by_kind(job)
     n_planned = failed_by_kind.pop(PLANNED, 0)
-    n_asked = 0 if mode == PLAN else len(job.to_ask) - int(counters.get("other_process", 0))
+    # A prompt the job was stopped before asking (an interrupt, a server that stopped) was not asked.
+    n_asked = 0 if mode == PLAN else (len(job.to_ask) - int(counters.get("other_process", 0))
+                                      - failed_by_kind.get("not_asked", 0))
     n_calls = int(counters.get("calls", 0))
     report = RunReport(
         config_label=config.label, mode=mode, store=str(job.store.root) if job.store is not None else "(none)",

@@ -26,6 +26,9 @@ class RetryPolicy:
     A job whose requests have been throttled for ``max_throttled_s_without_success`` seconds without a single reply
     (a server that answers nothing but 429: an account out of quota whatever its error says, or a limit of zero)
     is stopped then, whatever the budgets: no wait goes past that time.
+
+    Likewise a job whose endpoint has refused every connection for ``max_unreachable_s`` seconds since its last reply
+    (a server that stopped mid-run) is stopped then: the prompts left are not asked, each after its own retries.
     """
 
     max_attempts: int = 6
@@ -34,6 +37,7 @@ class RetryPolicy:
     max_delay_s: float = 60.0
     max_retry_after_s: float = 300.0
     max_throttled_s_without_success: float = 120.0
+    max_unreachable_s: float = 30.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None and retry_after >= 0:

@@ -25,6 +25,8 @@ failures by kind (``RunReport.failed_by_kind``): "transient" (retries exhausted)
 reply without a usable answer; see ``recjudge.llm.providers.openai_compat`` for which are retried), "refused",
 "configuration", "quota" (the account is out of credit: OpenAI's 429 ``insufficient_quota``; the job stops at once),
 "throttled" (nothing but 429s and no reply for ``RetryPolicy.max_throttled_s_without_success``: the job stops),
+"unreachable" (a refused connection; after ``RetryPolicy.max_unreachable_s`` of nothing but refusals since the last
+reply, a server that stopped mid-run, the job stops),
 "not_asked" (the job was stopped first), "store" (the reply could not be written).
 
 Robustness rules:
@@ -54,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from ..paths import store_dir
+from ..paths import store_layers
 from . import batch as batch_api
 from . import shapes
 from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, PLAN, AskOptions
@@ -68,7 +70,7 @@ from .providers import get_provider
 from .providers.base import Provider, ProviderError
 from .report import JudgeRun, Parser, RunReport, assemble
 from .retry import RateLimiter, RetryPolicy
-from .store import MissingReplies, ResponseStore
+from .store import MissingReplies, ResponseStore, default_store
 from .workers import ask_one_by_one
 
 __all__ = ["JudgeInterrupted", "JudgeRequest", "estimate_job", "open_store", "run_judge"]
@@ -96,8 +98,8 @@ ADAPTIVE_BINARY_INCREASE = True
 def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
                  store: "ResponseStore | str | os.PathLike[str] | None" = None, *, concurrency: int | None = None,
                  rate_limit_per_minute: float | None = None, batch: bool = False) -> JobEstimate:
-    """Before a live job: how many replies are not yet in ``store`` (default: the process's store for
-    ``store_dir()``), their estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
+    """Before a live job: how many replies are not yet in ``store`` (default: ``open_store()``), their
+    estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
     requests = list(requests)
     validate(requests)
     if not isinstance(store, ResponseStore):
@@ -116,14 +118,21 @@ def _estimate(job: JudgeJob, ask: AskOptions) -> JobEstimate:
                         batch=ask.uses_batch(provider, job.config.model))
 
 
-_open_stores: dict[Path, ResponseStore] = {}
+_open_stores: dict[Path | tuple[Path, ...], ResponseStore] = {}
 _open_stores_lock = threading.Lock()
 
 
 def open_store(root: str | os.PathLike[str] | None = None) -> ResponseStore:
-    """The process-wide ResponseStore for a folder (default ``store_dir()``), so that a notebook calling
-    ``run_judge`` many times reads each shard once and afterwards only what was appended."""
-    path = Path(root if root is not None else store_dir()).resolve()
+    """The process-wide ResponseStore for a folder, so that a notebook calling ``run_judge`` many times reads each
+    shard once and afterwards only what was appended.  Default: the layered store (``store.default_store``: the
+    committed replies read, the reader's store written; ``$RECJUDGE_STORE`` alone when set)."""
+    if root is None:
+        layers = tuple(folder.resolve() for folder in store_layers())
+        with _open_stores_lock:
+            if layers not in _open_stores:
+                _open_stores[layers] = default_store()
+            return _open_stores[layers]
+    path = Path(root).resolve()
     with _open_stores_lock:
         if path not in _open_stores:
             _open_stores[path] = ResponseStore(path)
@@ -164,7 +173,7 @@ def run_judge(
 
     parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5), or for a constrained
             configuration the answer of its output shape (``shapes.answer_parser``).
-    store: a ResponseStore or folder; default ``recjudge.paths.store_dir()``.
+    store: a ResponseStore or folder; default ``open_store()`` (committed replies read, the reader's store written).
     provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
         something has to be asked).
     ask: how to ask (``AskOptions``; default: every option at its default).  Each of its fields may also be given

@@ -11,9 +11,12 @@ the one way the project starts that server::
 ``start`` launches ``python -m llama_cpp.server`` on 127.0.0.1 in a session of its own (so it outlives the
 command), waits until ``GET /v1/models`` lists the model, writes a state file (pid, base URL, served name, log
 file) and prints the base URL on standard output; the judge's arguments go to standard error.  A server that exits
-or is not ready within ``--timeout`` seconds is stopped and reported with the tail of its log.  ``stop`` ends the
-process the state file names (SIGTERM, SIGKILL after ``STOP_GRACE_S``) and removes the file; with no state file it
-says there is nothing to stop and exits 0.
+or is not ready within ``--timeout`` seconds is stopped and reported with the tail of its log.  The log is the state
+file's name with ``.log``; a file of that name that ``start`` did not write (``LOG_HEADER``) is never replaced: the
+command stops first and names it.  A state file whose pid now belongs to another program is named as such, never
+taken for a running server.  ``stop`` ends the process the state file names (SIGTERM, SIGKILL after
+``STOP_GRACE_S``) and removes the file; with no state file it says there is nothing to stop, and with a pid that has
+ended it says no server was running and removes the stale file (both exit 0).
 
 What is served: the GGUF of a local model name (``recjudge.llm.providers.local.resolve_model_path``: SmolLM2 by
 default, an optional model, a path or ``RECJUDGE_LOCAL_GGUF``) under its name (``--model_alias``; a path: the file
@@ -63,6 +66,9 @@ STOP_GRACE_S = 10.0
 #: Lines of the server's log shown when it fails to start.
 LOG_TAIL_LINES = 25
 SERVER_MODULE = "llama_cpp.server"
+#: The first line ``recjudge serve start`` writes to the log beside its state file: a later start replaces a log
+#: that begins with it (its own, from an earlier server) and refuses to touch any other file of that name.
+LOG_HEADER = b"# recjudge serve: llama.cpp server log\n"
 
 
 class ServerError(RuntimeError):
@@ -310,15 +316,24 @@ def _start_command(args: argparse.Namespace, state: Path) -> int:
     _check_state_path(state)
     running = _read_state(state)
     if running and _alive(running.get("pid")):
-        raise ServerError(f"a server already runs at {running.get('base_url')} (pid {running.get('pid')}, state "
+        pid = running.get("pid")
+        if not _is_server(pid):
+            raise ServerError(f"state file {state} names process {pid}, which is not a llama.cpp server (the server "
+                              "ended and its pid was reused?); nothing was started: remove that file and start "
+                              "again, or give another --state")
+        raise ServerError(f"a server already runs at {running.get('base_url')} (pid {pid}, state "
                           f"{state}); `recjudge serve stop{_state_option(args.state)}` first, or give another --state")
+    log = _log_path(state)
+    if log.exists() and not _written_by_serve(log):
+        raise StatePathError(f"--state {state}: {log} exists and was not written by recjudge serve (the server's "
+                             "log goes beside its state file); move it, or give another --state")
     try:
         server = LocalServer(args.model, port=args.port or None, threads=args.threads,
-                             log=state.with_suffix(".log"), timeout_s=args.timeout, detach=True)
+                             log=log, timeout_s=args.timeout, detach=True)
     except ProviderError as error:
         raise ServerError(f"--model {args.model}: {error}" if args.model else str(error)) from None
     state.parent.mkdir(parents=True, exist_ok=True)
-    server.log.unlink(missing_ok=True)
+    log.write_bytes(LOG_HEADER)  # a new log, or this command's own from an earlier server (checked above)
     server.start()
     _write_state(state, {"pid": server.process.pid, "base_url": server.base_url, "served_model": server.served_model,
                          "identity": server.identity, "gguf": str(server.gguf), "log": str(server.log)})
@@ -333,7 +348,7 @@ def _start_command(args: argparse.Namespace, state: Path) -> int:
 def _check_state_path(state: Path) -> None:
     """StatePathError naming the path when the state file or its log cannot be written there (a folder in its
     place, a file among its parents, a read-only folder): found before a server is started that nothing could stop."""
-    for path in (state, state.with_suffix(".log")):
+    for path in (state, _log_path(state)):
         if path.is_dir():
             raise StatePathError(f"--state {state}: {path} is a folder; give the path of a file")
     try:
@@ -346,6 +361,18 @@ def _check_state_path(state: Path) -> None:
                              f"{exc.strerror or type(exc).__name__}") from None
 
 
+def _log_path(state: Path) -> Path:
+    return state.with_suffix(".log")
+
+
+def _written_by_serve(log: Path) -> bool:
+    try:
+        with log.open("rb") as handle:
+            return handle.read(len(LOG_HEADER)) == LOG_HEADER
+    except OSError:
+        return False
+
+
 def _stop_command(state: Path) -> int:
     running = _read_state(state)
     if running is None:
@@ -354,16 +381,20 @@ def _stop_command(state: Path) -> int:
     pid = running.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         raise ServerError(f"state file {state}: no valid pid ({pid!r}); remove the file")
+    if not _alive(pid):
+        state.unlink(missing_ok=True)
+        print(f"recjudge serve stop: no server was running (pid {pid} had ended; stale state {state} removed)",
+              file=sys.stderr)
+        return 0
+    if not _is_server(pid):
+        raise ServerError(f"state file {state}: process {pid} is not a llama.cpp server (the server ended and "
+                          "its pid was reused?); nothing was signalled; remove the file")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
     if _alive(pid):
-        if not _is_server(pid):
-            raise ServerError(f"state file {state}: process {pid} is not a llama.cpp server (the server ended and "
-                              "its pid was reused?); nothing was signalled; remove the file")
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
     state.unlink(missing_ok=True)
     print(f"recjudge serve stop: stopped the server at {running.get('base_url')} (pid {pid})", file=sys.stderr)
     return 0

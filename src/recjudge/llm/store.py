@@ -1,6 +1,11 @@
 """The response store: every LLM reply the project has ever received, content-addressed and never expiring.
 
-Layout (a folder, by default ``recjudge.paths.store_dir()``)::
+Layers.  By default (``default_store``) a run reads two stores and writes one: the book's committed replies
+(``data/llm``) beneath, the reader's own (``variants/store``, git-ignored) on top, where new replies go
+(``LayeredStore``; ``recjudge.paths.store_layers``).  ``RECJUDGE_STORE`` names one store used alone for reads and
+writes (how the book's own replies are regenerated into ``data/llm``).
+
+Layout (a folder)::
 
     <root>/<provider>/<model-slug>/<h>.jsonl     16 shards per model, <h> = first hex digit of the key
     <root>/.locks/                               lock files (git-ignored by the .gitignore the store writes)
@@ -288,11 +293,15 @@ class ResponseStore:
         self._loaded = False
         self._prepared: set[Path] = set()  # shard folders known to exist (see _prepare_dirs)
         self._file_locks: dict[Path, FileLock] = {}
-        #: Lines that are not usable entries (torn writes, hand edits, wrong field types), with shard and line.
-        self.skipped_lines: list[SkippedLine] = []
+        self._skipped: list[SkippedLine] = []
 
     def __repr__(self) -> str:
         return f"ResponseStore({str(self.root)!r})"
+
+    @property
+    def skipped_lines(self) -> list[SkippedLine]:
+        """Lines that are not usable entries (torn writes, hand edits, wrong field types), with shard and line."""
+        return self._skipped
 
     # ----------------------------------------------------------------------------------------------- reading
     def shard_path(self, provider: str, model: str, key: str) -> Path:
@@ -383,7 +392,7 @@ class ResponseStore:
     def _forget(self, shard: Path) -> None:
         """Drop what was read from ``shard`` (entries, skipped lines, position): it was removed or replaced."""
         self._shards.pop(shard, None)
-        self.skipped_lines = [line for line in self.skipped_lines if line.shard != shard]
+        self._skipped = [line for line in self._skipped if line.shard != shard]
         stale = [key for key, entry in self._index.items()
                  if self.shard_path(entry["provider"], entry["model"], key) == shard]
         for key in stale:
@@ -427,7 +436,7 @@ class ResponseStore:
                     index[record["key"]] = record
                     count += 1
                 else:
-                    self.skipped_lines.append(SkippedLine(shard, number, offset, problem))
+                    self._skipped.append(SkippedLine(shard, number, offset, problem))
             offset += len(raw) + 1
         return count
 
@@ -585,7 +594,7 @@ class ResponseStore:
             self._index.clear()
             self._shards.clear()
             self._loaded = False
-            self.skipped_lines.clear()
+            self._skipped.clear()
         return {"entries": kept, "dropped_lines": dropped, "quarantined": quarantined}
 
     # ------------------------------------------------------------------------------------------------ claims
@@ -657,6 +666,102 @@ class ResponseStore:
             self.claim_path(key).unlink()
         except FileNotFoundError:
             pass
+
+
+class LayeredStore(ResponseStore):
+    """A store read through several folders and written to one: the book's committed replies beneath, a reader's
+    own replies on top (``recjudge.paths.store_layers``).  Reads see every layer (a key in two layers is served from
+    the upper one, the newer reply); writes, claims, locks, batch ledgers and ``compact`` touch the top layer
+    (``root``) only, so the folders beneath are never written."""
+
+    def __init__(self, root: str | os.PathLike[str], beneath: Sequence[str | os.PathLike[str]]):
+        super().__init__(root)
+        top = self.root.resolve()
+        self.beneath = [ResponseStore(folder) for folder in beneath if Path(folder).resolve() != top]
+
+    def __repr__(self) -> str:
+        return f"LayeredStore({str(self.root)!r}, beneath={[str(layer.root) for layer in self.beneath]!r})"
+
+    @property
+    def layers(self) -> list[ResponseStore]:
+        """Every layer read, lowest first (this store's own folder last)."""
+        return [*self.beneath, _Top(self)]
+
+    @property
+    def skipped_lines(self) -> list[SkippedLine]:
+        return [line for layer in self.beneath for line in layer.skipped_lines] + self._skipped
+
+    def shards(self) -> list[Path]:
+        return [shard for layer in self.beneath for shard in layer.shards()] + super().shards()
+
+    def refresh(self, provider: str | None = None, model: str | None = None) -> int:
+        return sum(layer.refresh(provider, model) for layer in self.beneath) + super().refresh(provider, model)
+
+    def _ensure_loaded(self) -> None:
+        for layer in self.beneath:
+            layer._ensure_loaded()
+        super()._ensure_loaded()
+
+    def peek(self, key: str) -> dict[str, Any] | None:
+        for layer in (_Top(self), *reversed(self.beneath)):
+            record = layer.peek(key)
+            if record is not None:
+                return record
+        return None
+
+    def peek_many(self, keys: Iterable[str]) -> dict[str, Mapping[str, Any]]:
+        keys = list(keys)
+        found: dict[str, Mapping[str, Any]] = {}
+        for layer in self.layers:  # lowest first, so an upper layer's reply replaces a lower one's
+            found.update(layer.peek_many(keys))
+        return found
+
+    def _merged(self) -> dict[str, Any]:
+        self._ensure_loaded()
+        merged: dict[str, Any] = {}
+        for layer in self.beneath:
+            merged.update(layer._index)
+        merged.update(self._index)
+        return merged
+
+    def get_record(self, key: str) -> dict[str, Any] | None:
+        self._ensure_loaded()
+        return self.peek(key)
+
+    def __contains__(self, key: object) -> bool:
+        self._ensure_loaded()
+        return any(key in layer._index for layer in (*self.beneath, _Top(self)))
+
+    def __len__(self) -> int:
+        return len(self._merged())
+
+    def __iter__(self) -> Iterator[StoredReply]:
+        for record in list(self._merged().values()):
+            yield StoredReply.from_json(record)
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(map(_as_dict, self._merged().values()))
+
+
+class _Top:
+    """The own folder of a ``LayeredStore`` read as a plain ``ResponseStore`` (its index and peeks only)."""
+
+    def __init__(self, store: LayeredStore):
+        self._index = store._index
+        self._store = store
+
+    def peek(self, key: str) -> dict[str, Any] | None:
+        return ResponseStore.peek(self._store, key)
+
+    def peek_many(self, keys: Iterable[str]) -> dict[str, Mapping[str, Any]]:
+        return ResponseStore.peek_many(self._store, keys)
+
+
+def default_store() -> ResponseStore:
+    """The store a run uses when given none: ``recjudge.paths.store_layers`` read, ``recjudge.paths.store_dir``
+    written (the committed ``data/llm`` is read, never written, unless ``RECJUDGE_STORE`` names it)."""
+    *beneath, top = paths.store_layers()
+    return LayeredStore(top, beneath) if beneath else ResponseStore(top)
 
 
 def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:

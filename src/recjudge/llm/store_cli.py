@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
 
-from .store import ResponseStore
+from .store import ResponseStore, default_store
 
 
 def describe_provenance(record: Mapping[str, Any]) -> str:
@@ -61,7 +61,7 @@ def store_summary(store: ResponseStore) -> dict[str, Any]:
         flags["repaired"] += bool(record.get("repairs"))
         flags["truncated"] += bool(record.get("truncated_from_chars"))
     return {
-        "store": str(store.root),
+        "store": " + ".join(str(layer.root) for layer in [*getattr(store, "beneath", []), store]),
         "shards": len(store.shards()),
         "entries": sum(sum(c.values()) for c in groups.values()),
         "repaired": flags["repaired"],
@@ -69,7 +69,8 @@ def store_summary(store: ResponseStore) -> dict[str, Any]:
         "models": [{"provider": provider, "model": model, "entries": sum(counts.values()),
                     "provenance": [{"provenance": text, "entries": n} for text, n in counts.most_common()]}
                    for (provider, model), counts in sorted(groups.items())],
-        "unusable_lines": [{"shard": str(line.shard.relative_to(store.root)), "line": line.line,
+        "unusable_lines": [{"shard": str(line.shard.relative_to(store.root) if line.shard.is_relative_to(store.root)
+                                      else line.shard), "line": line.line,
                             "reason": line.reason} for line in store.skipped_lines],
     }
 
@@ -88,7 +89,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_STORE_HELP = "store folder (default: env RECJUDGE_STORE, else data/llm)"
+_STORE_HELP = ("store folder (default: env RECJUDGE_STORE, else the committed data/llm and your own variants/store "
+               "read together; import writes to variants/store)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,10 +109,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    store = ResponseStore(args.store)
+    store = ResponseStore(args.store) if args.store is not None else default_store()
     if args.store_command == "import":
         return _import(store, args.file)
-    if not store.root.is_dir():
+    if not any(layer.root.is_dir() for layer in getattr(store, "beneath", [])) and not store.root.is_dir():
         print(f"error: no response store at {store.root}", file=sys.stderr)
         return 2
     if args.store_command == "export":

@@ -29,7 +29,9 @@ imported.  The header is optional (a store shard imports too), but when present 
 key version, the number of entries it announces must follow it (exports joined with ``cat`` import too: each
 header counts the lines up to the next), and an entry of a provider or model it does not announce is refused
 (reported by line, not imported).  A local model's entry made with other weights (``provenance.gguf_sha256``) than
-those its name stands for here is refused too: it would stop the local judge from adding replies.
+those its name stands for here is refused too: it would stop the local judge from adding replies.  A line longer
+than ``MAX_LINE_BYTES`` is reported and ends the reading (the entries before it are imported): memory stays bounded
+whatever the file.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ REPLY_FIELDS = ("provider", "model", "sample", "text", "logprobs")
 #: Secret values shorter than this are not looked for (a placeholder such as "EMPTY" is no key, and would match
 #: ordinary reply text).
 _MIN_SECRET_CHARS = 16
+#: Longest line an import reads (bytes, newline excluded): far beyond any entry (a reply's text is cut at the
+#: stored-text limit), and the bound on what one line of a file costs in memory.  A longer line ends the import's
+#: reading there (reported by line number; the entries before it are imported): it is never read whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_MARK = f'"{HEADER_FIELD}"'.encode()
 
@@ -325,7 +331,12 @@ def _numbered_lines(path: Path, report: ImportReport) -> Iterator[tuple[int, byt
     number = 0
     with (gzip.open(path, "rb") if compressed else open(path, "rb")) as lines:
         try:
-            for number, raw in enumerate(lines, start=1):
+            while raw := lines.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    report.malformed.append((number, f"the line is longer than {MAX_LINE_BYTES:,} bytes (no entry "
+                                                     "is); it and the lines after it are not read"))
+                    return
                 yield number, raw
         except (EOFError, OSError, zlib.error) as exc:
             report.malformed.append((number + 1, f"the gzip data is cut short or damaged ({exc}); the lines "

@@ -21,7 +21,7 @@ from .concurrency import NEUTRAL, SUCCESS, THROTTLED, ConcurrencyLimit
 from .entry import max_stored_chars, reply_entry
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, Terminated, sigterm_raises_interrupt
 from .providers._common import redact
-from .providers.base import Completion, Provider, ProviderError, ProviderRequest, TransientProviderError
+from .providers.base import UNREACHABLE, Completion, Provider, ProviderError, ProviderRequest, TransientProviderError
 from .retry import RateLimiter, RetryPolicy
 
 #: Stop a job early when this many provider refusals (non-transient errors) arrive before any success: a wrong key
@@ -79,6 +79,8 @@ class _OneByOne:
         self.successes = self.refusals = 0
         #: when the first throttled reply of a job that has had no success arrived (monotonic), else None
         self.throttled_since: float | None = None
+        #: when the endpoint first refused a connection since the last reply (monotonic), else None
+        self.unreachable_since: float | None = None
         self.abort_reason: str | None = None  # why the job was stopped early (set once)
         self.stop = threading.Event()
         self.waiting_said = threading.Event()
@@ -266,6 +268,9 @@ class _OneByOne:
         deadline = self._throttle_deadline(exc)
         if deadline is not None and time.monotonic() >= deadline:
             return self._stop_throttled(exc, tries)
+        unreachable = self._unreachable_deadline(exc)
+        if unreachable is not None and time.monotonic() >= unreachable:
+            return self._stop_unreachable(exc, tries)
         if exc.throttled and self.gate.adaptive:
             tries.throttles += 1
             exhausted = tries.throttles >= retry.max_throttled_attempts
@@ -276,12 +281,22 @@ class _OneByOne:
             return _Outcome(None, f"gave up after {tries.attempts} attempts: {redact(exc)}", tries.attempts, exc.kind)
         with self.lock:
             pause = retry.delay(tries.attempts, exc.retry_after, self.rng)
-        if deadline is not None:  # no wait goes past the time a job may be throttled without any reply
-            pause = min(pause, max(0.0, deadline - time.monotonic()))
+        for limit in (deadline, unreachable):  # no wait goes past the time a job may go without any reply
+            if limit is not None:
+                pause = min(pause, max(0.0, limit - time.monotonic()))
         self.stop.wait(pause)  # an interrupt ends the wait at once
         if deadline is not None and time.monotonic() >= deadline and self.successes == 0:
             return self._stop_throttled(exc, tries)
+        if unreachable is not None and self._unreachable_for_too_long():
+            return self._stop_unreachable(exc, tries)
         return None
+
+    def _unreachable_for_too_long(self) -> bool:
+        """Whether the endpoint has refused every connection for ``max_unreachable_s`` (a reply that arrived during
+        the wait starts the count again)."""
+        with self.lock:
+            since = self.unreachable_since
+        return since is not None and time.monotonic() >= since + self.retry.max_unreachable_s
 
     def _throttle_deadline(self, exc: TransientProviderError) -> float | None:
         """While no reply has succeeded: when a job throttled since its first throttled reply is stopped
@@ -294,6 +309,23 @@ class _OneByOne:
             if self.throttled_since is None:
                 return None
             return self.throttled_since + self.retry.max_throttled_s_without_success
+
+    def _unreachable_deadline(self, exc: TransientProviderError) -> float | None:
+        """For a refused connection: when the job is stopped if no reply arrives meanwhile
+        (``RetryPolicy.max_unreachable_s`` after the first refusal since the last reply); else None."""
+        if exc.kind != UNREACHABLE:
+            return None
+        with self.lock:
+            if self.unreachable_since is None:
+                self.unreachable_since = time.monotonic()
+            return self.unreachable_since + self.retry.max_unreachable_s
+
+    def _stop_unreachable(self, exc: TransientProviderError, tries: _Tries) -> _Outcome:
+        waited = self.retry.max_unreachable_s
+        self._stop_job(f"the endpoint has refused every connection for {waited:.0f} s since the last reply (the "
+                       f"server stopped?); the replies received are stored; run again once it answers: {redact(exc)}")
+        return _Outcome(None, f"unreachable: no connection within {waited:.0f} s: {redact(exc)}", tries.attempts,
+                        UNREACHABLE)
 
     def _stop_throttled(self, exc: TransientProviderError, tries: _Tries) -> _Outcome:
         waited = self.retry.max_throttled_s_without_success
@@ -328,4 +360,5 @@ class _OneByOne:
                             "store")
         with self.lock:
             self.successes += 1
+            self.unreachable_since = None
         return _Outcome(record, None, attempts)

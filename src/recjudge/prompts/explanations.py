@@ -45,7 +45,7 @@ import pandas as pd
 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.llm import JudgeRequest, parse_aspect_scores, parse_likert
-from recjudge.llm.parsing import SCALE_MENTION
+from recjudge.llm.parsing import SCALE_MENTION, without_echo
 from recjudge.prompts import render
 
 __all__ = [
@@ -400,16 +400,17 @@ def parse_authors_reply(text: str | None, aspect_mode: str) -> dict[str, float] 
     """The authors' reading of a reply: "multi", the first four digits separated by single whitespace characters
     ("Summary: 4 3 4 5"), one per aspect in their order; "single", the last digit of the reply. Stricter than
     theirs where their rule reads what is no score: a digit must stand alone (not part of 2019 or 3.5) and lie in
-    1-5 (a run of four with a 0 or 6-9 in it, such as a spaced-out year, is skipped); the single-aspect rule
-    ignores list numbers, scales ("1-5") and denominators ("out of 5") echoed from the prompt."""
+    1-5 (a run of four with a 0 or 6-9 in it, such as a spaced-out year, is skipped); neither rule reads what echoes
+    the prompt (``recjudge.llm.parsing.without_echo``: a "Movie:" or "Explanation:" line, list numbers), and the
+    single-aspect rule ignores scales ("1-5") and denominators ("out of 5") echoed from the prompt."""
     if aspect_mode == "multi":
-        for match in _FOUR_DIGITS.finditer(text or ""):
+        for match in _FOUR_DIGITS.finditer(without_echo(text or "")):
             values = [int(v) for v in match.groups()]
             if all(1 <= v <= 5 for v in values):
                 return {a: float(v) for a, v in zip(ASPECTS, values)}
         return {a: math.nan for a in ASPECTS}
     if aspect_mode == "single":
-        cleaned = text or ""
+        cleaned = without_echo(text or "")
         for pattern in _NOT_A_SCORE:
             cleaned = pattern.sub(" ", cleaned)
         digits = _LONE_DIGIT.findall(cleaned)

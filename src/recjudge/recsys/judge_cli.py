@@ -7,9 +7,12 @@
 LISTS.csv: user_id, rank, item_id (one row per recommended item; extra columns such as recommender are kept as
 groups).  ITEMS.csv: item_id, name, categories ("A|B").  HISTORY.csv: user_id, item_id, timestamp (each listed
 user's earlier interactions; the last ``--history-k`` go into the prompt).  Writes to DIR (default
-``judge_out``): ``item_scores.csv`` (per recommended item: score and status judged / failed / unparsable),
-``per_user.csv`` and ``overall.csv`` (Precision_ser@k, NDCG_ser@k, Avg@k over the judged items, n_unjudged) and
-``report.txt`` (calls, store hits, unparsable, tokens, cost, and the cost at GPT-4o-mini list price).  Every reply
+``judge_out``, git-ignored in the project; created only when the results are written): ``item_scores.csv`` (per
+recommended item: its name, score and status judged / failed / unparsable; ``SCORE_MEANING`` says what a score is),
+``per_user.csv`` and ``overall.csv`` (precision_ser@k, ndcg_ser@k, avg_score@k over the judged items, n_unjudged,
+under the same names in both; ``list_length`` per user and ``n_short_lists`` overall count the lists shorter than k,
+which are measured at k all the same: their missing ranks are no hits) and ``report.txt`` (calls, store hits,
+unparsable, tokens, cost, the cost at GPT-4o-mini list price, and the lists shorter than k).  Every reply
 is stored the moment it arrives (``recjudge.llm``), so an interrupted run loses nothing already judged.  Text cells
 of the CSVs that a spreadsheet would run as a formula get a leading single quote.
 
@@ -32,6 +35,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from recjudge.compendium.results import escape_formulas
+
 EXIT_INPUT = 2
 EXIT_MISSING = 3
 EXIT_UNJUDGED = 4
@@ -41,11 +46,9 @@ EXIT_INTERRUPTED = 130
 #: Largest rank (and --k) accepted: far beyond any list judged, and exact as a float and an int64.
 MAX_RANK = 1_000_000
 #: Columns the output files write; a grouping column of LISTS.csv may not take these names.
-OUTPUT_COLUMNS = ("score", "status", "n_users", "n_unjudged")
+OUTPUT_COLUMNS = ("item_name", "score", "status", "n_users", "n_unjudged", "list_length", "n_short_lists")
 METRICS = ("precision_ser", "ndcg_ser", "avg_score")
 OUTPUT_FILES = ("item_scores.csv", "per_user.csv", "overall.csv", "report.txt")
-#: A text cell starting with one of these is a formula to a spreadsheet (OWASP, CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
@@ -224,13 +227,17 @@ def check_environment(mode: str | None) -> str:
 
 
 def prepare_out(path: str) -> Path:
-    """The output folder, created and proven writable before anything is asked."""
+    """The output folder, proven writable before anything is asked, but not created: a run that ends before its
+    results leaves no empty folder behind (``write_outputs`` creates it).  The probe writes a temporary file in the
+    folder, or in its nearest existing parent when the folder is not there yet, and removes it."""
     out = Path(path)
+    existing = next((folder for folder in (out, *out.absolute().parents) if folder.exists()), None)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
+    if existing is None or not existing.is_dir():
+        raise InputError(f"--out {out}: cannot write there ({existing} is not a folder)")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
@@ -241,36 +248,31 @@ def prepare_out(path: str) -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (f"Writes item_scores.csv, per_user.csv, overall.csv and report.txt to --out. In item_scores.csv, "
+                     f"{SCORE_MEANING['generate']} (openai, anthropic judges); {SCORE_MEANING['expected']} (local "
+                     "judges). Replies are stored in the response store (see --store), never in the book's data/llm.")
     parser.add_argument("lists", metavar="LISTS.csv", help="user_id, rank, item_id (+ grouping columns)")
     parser.add_argument("--items", required=True, metavar="ITEMS.csv", help="item_id, name, categories (A|B)")
     parser.add_argument("--history", required=True, metavar="HISTORY.csv", help="user_id, item_id, timestamp")
     parser.add_argument("--judge", required=True, metavar="PROVIDER:MODEL")
     parser.add_argument("--prompt", default="kang_basic", help="prompt template (default kang_basic)")
-    parser.add_argument("--k", type=int, default=20, help="list length evaluated (default 20)")
-    parser.add_argument("--out", default="judge_out", help="output folder (default judge_out)")
+    parser.add_argument("--k", type=int, default=20,
+                        help="list length evaluated (default 20); a shorter list is measured at k all the same (its "
+                             "missing ranks are no hits), counted in list_length, n_short_lists and report.txt")
+    parser.add_argument("--out", default="judge_out",
+                        help="output folder, created when the results are written (default judge_out)")
     parser.add_argument("--mode", choices=("replay", "live", "auto"), default=None,
                         help="store use (default env RECJUDGE_LLM_MODE, else auto)")
     parser.add_argument("--history-k", type=int, default=10, help="history items in the prompt, >= 1 (default 10)")
     parser.add_argument("--domain", default="movies", help="prompt wording: movies or ecommerce")
-    parser.add_argument("--store", default=None, help="response store folder (default the project's data/llm)")
+    parser.add_argument("--store", default=None,
+                        help="response store folder, read and written (default: the book's committed replies read, "
+                             "new replies written to variants/store, git-ignored; env RECJUDGE_STORE)")
     parser.add_argument("--allow-failures", action="store_true",
                         help="exit 0 even when judgments failed or were unparsable (they are left out either way)")
 
 
 # ------------------------------------------------------------------------------------------------ writing
-def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text cells starting with = + - @ tab or CR get a leading single quote (OWASP's rule against CSV injection),
-    so a spreadsheet shows them as text instead of running them; numeric columns are left as they are."""
-    escaped = {}
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype == object:
-            risky = values.str.startswith(FORMULA_STARTS, na=False)
-            if risky.any():
-                escaped[column] = values.where(~risky, "'" + values.astype(str))
-    return frame.assign(**escaped) if escaped else frame
-
-
 def statuses(scores: pd.DataFrame) -> pd.Series:
     """judged / failed (no reply) / unparsable, per row of ``judging.judge_pairs``' frame."""
     return pd.Series(np.select([scores["score"].notna(), scores["error"].notna()], ["judged", "failed"],
@@ -284,21 +286,46 @@ def metric_tables(top: pd.DataFrame, scores: pd.DataFrame, groups: list[str], k:
     per_user, overall = [], []
     for key, group in (top.groupby(groups, sort=True) if groups else [((), top)]):
         key = key if isinstance(key, tuple) else (key,)
-        per = serendipity_per_user(group[["user_id", "rank", "item_id"]], scores, k).reset_index()
+        per = serendipity_per_user(group[["user_id", "rank", "item_id"]], scores, k)
+        # One name per measure in every file: the cut-off is part of it.
+        per = per.rename(columns={m: f"{m}@{k}" for m in METRICS})
+        per["list_length"] = group.groupby("user_id").size().reindex(per.index)
+        per = per.reset_index()
         for column, value in zip(groups, key):
             per.insert(0, column, value)
         per_user.append(per)
         overall.append({**dict(zip(groups, key)), "n_users": len(per),
-                        **{f"{m}@{k}": per[m].mean() for m in METRICS}, "n_unjudged": int(per["n_unjudged"].sum())})
+                        **{f"{m}@{k}": per[f"{m}@{k}"].mean() for m in METRICS},
+                        "n_unjudged": int(per["n_unjudged"].sum()),
+                        "n_short_lists": int((per["list_length"] < k).sum())})
     return pd.concat(per_user, ignore_index=True), pd.DataFrame(overall)
 
 
 def write_outputs(out: Path, item_scores: pd.DataFrame, per_user: pd.DataFrame, overall: pd.DataFrame,
                   report: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     for name, frame in (("item_scores.csv", item_scores), ("per_user.csv", per_user), ("overall.csv", overall)):
         # CRLF line ends (RFC 4180) make the csv writer quote a cell holding a bare CR, which would end the row
         escape_formulas(frame).to_csv(out / name, index=False, lineterminator="\r\n")
     (out / "report.txt").write_text(report, encoding="utf-8")
+
+
+#: What the score column of item_scores.csv holds, by the judge's scoring mode (``JudgeConfig.scoring``).
+SCORE_MEANING = {
+    "generate": "score: the 1-5 rating parsed from the judge's reply text",
+    "expected": "score: the judge's expected score, the mean of the ratings 1-5 weighted by the probabilities the "
+                "model gives their tokens as its first reply token (not a whole number)",
+}
+
+
+def short_lists_message(per_user: pd.DataFrame, k: int) -> str:
+    """'' when every list has k items, else how many are shorter and how they are measured."""
+    short = per_user["list_length"] < k
+    if not short.any():
+        return ""
+    return (f"{int(short.sum())} of {len(per_user)} lists have fewer than --k {k} items (shortest "
+            f"{int(per_user['list_length'].min())}): their measures @{k} count the missing ranks as no hits "
+            "(avg_score is over the items they have); list_length in per_user.csv, n_short_lists in overall.csv")
 
 
 def unjudged_message(scores: pd.DataFrame, status: pd.Series) -> str:
@@ -352,14 +379,20 @@ def run_command(args: argparse.Namespace) -> int:
     except JudgeInterrupted:
         return _error("interrupted; every reply received is in the store, run again to go on", EXIT_INTERRUPTED)
     status = statuses(scores)
+    names = items.set_index("item_id")["name"]
     item_scores = top.merge(scores[["user_id", "item_id", "score"]].assign(status=status),
                             on=["user_id", "item_id"], how="left")
+    item_scores.insert(item_scores.columns.get_loc("item_id") + 1, "item_name", item_scores["item_id"].map(names))
     per_user, overall = metric_tables(top, scores, groups, args.k)
     report = run.report
     paper_cost = judging.paper_judge_cost(report.input_tokens + sum(scores["input_tokens"][scores["from_store"]]),
                                           len(scores))
     text = (f"{report}\nUnique judgments: {len(scores)}. At GPT-4o-mini list price these prompts would cost about "
-            f"${paper_cost:.4f} (input tokens as counted by this judge's tokenizer, one output token each).\n")
+            f"${paper_cost:.4f} (input tokens as counted by this judge's tokenizer, one output token each).\n"
+            f"In item_scores.csv, {SCORE_MEANING[config.scoring]}.\n")
+    short = short_lists_message(per_user, args.k)
+    if short:
+        text += short + ".\n"
     unjudged = status != "judged"
     if unjudged.any():
         text += unjudged_message(scores, status) + ".\n"

@@ -32,18 +32,20 @@ serendipity = the example's g.
 
 Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by explicit rules, NaN when they find none:
 
-1. Markdown emphasis and step numbers ("Step 3") are removed. A *labelled* score is a number after the word
+1. Markdown emphasis, step numbers ("Step 3") and what echoes the prompt (``recjudge.llm.parsing.without_echo``: a
+   line from the field of a prompt it repeats, "User's last movies:", "Recommended movie:", on; list numbers, "1. The
+   ...") are removed. A *labelled* score is a number after the word
    "serendipity" on the same line (at
    most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last** labelled score counts
    (CoT states relevance and unexpectedness first; a reply may restate its answer). A labelled *range* ("3-4",
    "3 to 4", "3 or 4") gives NaN.
 2. Without a label: ``cot`` gives NaN (the first number of a CoT reply is the relevance step, not the answer).
    ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone numbers
-   after removing scale mentions ("1 to 5", "1-5", "between 1 and 5"): exactly one distinct number → it; a range
-   or several distinct numbers → NaN. An echo of the prompt is not read: the text from the first field of the
-   prompt's user turn the reply repeats ("User's last movies:", ``ECHOED_FIELDS``) on, bracketed asides, and
-   everything after an opening bracket that is never closed (``recjudge.llm.parsing.outside_brackets``: a reply cut
-   inside an echoed title's year, "The (2", holds no score).
+   after removing scale mentions ("1 to 5", "1-5", "between 1 and 5"): exactly one distinct number, standing where
+   a score stands (``recjudge.llm.parsing.in_score_position``: first in the reply or after a colon, "is", "say", ...;
+   not the number of a title, "Ice Age 2") → it; a range or several distinct numbers → NaN. Bracketed asides and
+   everything after an opening bracket that is never closed are not read (``recjudge.llm.parsing.outside_brackets``:
+   a reply cut inside an echoed title's year, "The (2", holds no score).
 3. The number must lie in [1, 5]; otherwise NaN.
 
 Metrics: MAE and three-class accuracy (negative < 3, neutral = 3, positive > 3) of predicted vs g with seeded
@@ -64,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from recjudge import papers
-from recjudge.llm.parsing import outside_brackets
+from recjudge.llm.parsing import in_score_position, outside_brackets, without_echo
 from recjudge.prompts.tokutake import (
     LTM_STEPS,
     RECONSTRUCTED,
@@ -282,19 +284,14 @@ def _in_range(value: str) -> float:
     return number if 1 <= number <= 5 else math.nan
 
 
-#: The fields of the strategies' user turn; a reply that repeats one is echoing the prompt from there on.
-ECHOED_FIELDS = ("User's last movies:", "Recommended movie:")
-_ECHO = re.compile("|".join(re.escape(field) for field in ECHOED_FIELDS), re.IGNORECASE)
-
-
 def _lone_number(text: str) -> float:
-    without_scale = _SCALE.sub(" ", outside_brackets(_ECHO.split(text, maxsplit=1)[0]))
+    without_scale = _SCALE.sub(" ", outside_brackets(text)).strip()
     if _RANGE.search(without_scale):
         return math.nan
-    numbers = {float(m) for m in _STANDALONE.findall(without_scale)}
-    if len(numbers) != 1:
+    found = list(_STANDALONE.finditer(without_scale))
+    if len({float(m.group(1)) for m in found}) != 1 or not in_score_position(without_scale, found[0].start()):
         return math.nan
-    return _in_range(_format(numbers.pop()))
+    return _in_range(_format(float(found[0].group(1))))
 
 
 def _format(number: float) -> str:
@@ -309,7 +306,7 @@ def parse_serendipity(text: str | None, strategy: str = "base") -> float:
     _check_strategy(strategy)
     if not isinstance(text, str) or not text.strip():
         return math.nan
-    cleaned = _STEP_NUMBER.sub("step", _EMPHASIS.sub("", text))
+    cleaned = without_echo(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)))
     labelled = list(_LABEL.finditer(cleaned))
     if labelled:
         last = labelled[-1]
@@ -327,7 +324,7 @@ def parse_step(text: str | None, step: str) -> float:
         raise ValueError(f"unknown step {step!r}; known: {STEP_NAMES}")
     if not isinstance(text, str):
         return math.nan
-    found = _STEP_LABEL[step].findall(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)))
+    found = _STEP_LABEL[step].findall(without_echo(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text))))
     return _in_range(found[-1]) if found else math.nan
 
 

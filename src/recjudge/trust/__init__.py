@@ -2,7 +2,8 @@
 
 - ``calibration``  maps from a judge's score to the human 1–5 scale, fitted out of fold by user (isotonic, ordinal)
 - ``ppi``          prediction-powered inference (PPI++ through ``ppi-python``): intervals from a few human labels plus
-  many judge scores, coverage over repeated draws, and the human labels a judge is worth
+  many judge scores (with the finite-population correction when the labels are a large share of the answers),
+  coverage over repeated draws with its Monte Carlo interval, and the human labels a judge is worth
 - ``audits``       reliability across prompts and models (Krippendorff's α) and bias: what a judge's score follows
   besides the human rating (popularity, release year, title length, history length)
 - ``population``   every covered answer with its human rating, the properties a judge might follow, and every

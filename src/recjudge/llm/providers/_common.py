@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import ProviderError, TransientProviderError
+from .base import UNREACHABLE, ProviderError, TransientProviderError
 
 #: Environment variables whose values must never leave the process (store, tables, logs, error texts).
 #: The key sent to an OpenAI-compatible server other than OpenAI's own (OPENAI_API_KEY goes to OpenAI only).
@@ -140,7 +140,7 @@ def sdk_errors(sdk: ModuleType, label: str, endpoint: str | None = None) -> Iter
             cause = next(c for c in causes if isinstance(c, refused))
             where = f" to {endpoint} (is the server running there? check the base URL)" if endpoint else ""
             raise TransientProviderError(f"{label} cannot connect{where}: {redact(short_error(cause))}",
-                                         configuration=True) from None
+                                         kind=UNREACHABLE, configuration=True) from None
         raise TransientProviderError(f"{label} connection: {redact(short_error(exc))}") from None
     except transport as exc:  # while reading a streamed body: timeout, connection cut
         raise TransientProviderError(f"{label} connection while reading the reply: {redact(short_error(exc))}") \

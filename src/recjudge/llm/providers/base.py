@@ -46,6 +46,10 @@ class ProviderError(Exception):
         self.configuration = configuration
 
 
+#: Failure kind of a refused connection (nothing listens at the endpoint: a server not started, or stopped).
+UNREACHABLE = "unreachable"
+
+
 class TransientProviderError(ProviderError):
     """Worth retrying: rate limit (429), server error (5xx), timeout, dropped connection, unreadable body.
 
