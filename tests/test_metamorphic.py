@@ -346,11 +346,25 @@ def test_robustness_summary_by_hand():
                            "original": [1.0, 3.0, 4.0, 5.0, np.nan], "perturbed": [1.0, 3.4, 2.0, 4.0, 2.0],
                            "truth": [1.0, 2.0, 4.0, 5.0, 3.0]})
     row = judges.robustness(scores).iloc[0]
-    assert row["cases"] == 5 and row["filtered"] == 1
+    assert row["cases"] == 5 and row["filtered"] == 1 and row["scored"] == 4
     assert row["mean_abs_change"] == pytest.approx((0 + 0.4 + 2 + 1) / 4)
-    assert row["share_changed"] == pytest.approx(3 / 4)
     assert row["verdict_flip_rate"] == pytest.approx(1 / 4)  # 4 -> 2 flips; 3 -> 3.4 rounds to 3; 5 -> 4 stays > 3
+    assert "share_changed" not in row.index  # a move that keeps the verdict is no flip, and no column of its own
     assert list(judges.verdict([2.4, 2.5, 3.49, 3.5])) == [-1, 0, 0, 1]
+
+
+def test_a_verdict_flip_is_a_change_of_side_of_the_midpoint_not_any_move():
+    # by hand: 1.2 -> 2.4 both below 3 (no flip); 2.4 -> 2.6 crosses to the midpoint's point 3 (flip);
+    # 3.4 -> 3.6 crosses from 3 to above (flip); 4 -> 5 both above (no flip); 2 -> 4 below to above (flip);
+    # 3 -> 3.01 stays at 3 (no flip)
+    original = [1.2, 2.4, 3.4, 4.0, 2.0, 3.0]
+    perturbed = [2.4, 2.6, 3.6, 5.0, 4.0, 3.01]
+    assert list(judges.verdict_flips(original, perturbed)) == [False, True, True, False, True, False]
+    scores = pd.DataFrame({"judge": "j", "relation": "r", "case": list("abcdef"), "original": original,
+                           "perturbed": perturbed})
+    row = judges.robustness(scores).iloc[0]
+    assert row["verdict_flip_rate"] == pytest.approx(3 / 6)
+    assert row["mean_abs_change"] == pytest.approx((1.2 + 0.2 + 0.2 + 1 + 2 + 0.01) / 6)
 
 
 def test_a_constrained_twin_asks_the_templates_shape_and_reads_its_answer():

@@ -199,35 +199,40 @@ def lima_surprise(load: Loader) -> dict[str, str]:
     }
 
 
-#: The judges of the robustness chapter, by the table each writes.
-ROBUSTNESS_TABLES = ("kang_basic", "tokutake_cot", "explanation_zhang")
+#: The judges of the robustness chapter, by the table each writes (synthetic survey, Serendipity-2018, Lu et al.).
+ROBUSTNESS_TABLES = ("kang_basic", "tokutake_cot", "kang_basic_serendipity_2018", "tokutake_cot_serendipity_2018",
+                     "explanation_zhang")
+#: The robustness chapter's Kang basic judge on real answers: its label and the data it ran on, as its table names them.
+ROBUSTNESS_REAL_JUDGE = "Kang basic (Serendipity-2018)"
+ROBUSTNESS_REAL_DATA = "Serendipity-2018 (mirror)"
 
 
 def khirbat_metamorphic(load: Loader) -> dict[str, str]:
     parsing = load("metamorphic_recommender", "reply_parsing")
     robust = pd.concat([load("judge_robustness", f"robustness_{judge}") for judge in ROBUSTNESS_TABLES],
                        ignore_index=True)
-    kang = robust[robust["judge"] == "Kang basic"]
+    kang = robust[(robust["judge"] == ROBUSTNESS_REAL_JUDGE) & (robust["data"] == ROBUSTNESS_REAL_DATA)]
     if kang.empty:
-        raise KeyError("judge_robustness/robustness_kang_basic: no rows of the judge 'Kang basic'")
-    change = kang["mean_abs_change"].dropna()
-    flips = kang["verdict_flip_rate"].dropna()
+        raise KeyError(f"judge_robustness/robustness_kang_basic_serendipity_2018: no rows of the judge "
+                       f"{ROBUSTNESS_REAL_JUDGE!r} on {ROBUSTNESS_REAL_DATA!r}")
+    scored = kang.dropna(subset=["verdict_flip_rate"])
+    change, flips = scored["mean_abs_change"], scored["verdict_flip_rate"]
     flipped = ("no verdict flips" if flips.max() == 0 else
                f"verdicts flip in {fmt(100 * flips.min(), 0)}–{fmt(100 * flips.max(), 0)}% of the cases")
-    if "data" in robust.columns:
-        per_judge = robust.drop_duplicates("judge")
-        on = " (" + "; ".join(f"{judge} on {data}" for judge, data in zip(per_judge["judge"], per_judge["data"])) + ")"
-    else:
-        on = ""
+    per_judge = robust.drop_duplicates("judge")
+    on = " (" + "; ".join(f"{judge} on {data}" for judge, data in zip(per_judge["judge"], per_judge["data"])) + ")"
+    n = (f"n = {int(scored['scored'].min())}" if scored["scored"].nunique() == 1 else
+         f"n = {int(scored['scored'].min())}–{int(scored['scored'].max())}")
     return {
         "here": f"the paper's prompt and relations with SmolLM2-135M ({int(parsing['replies'].sum())} replies); "
                 f"{robust['relation'].nunique()} relations applied to {robust['judge'].nunique()} of this book's "
                 f"judges{on}",
         "measured": f"{int(parsing['not_a_list'].sum())} of {int(parsing['replies'].sum())} replies of the tiny "
                     "model are not a list of titles, so list similarity is 0 or undefined; this book's extension to "
-                    f"its own judges: under relations that should not matter the Kang basic judge's scores move by "
-                    f"{fmt(change.min(), 2)}–{fmt(change.max(), 2)} on average on the 1–5 scale ({flipped}; "
-                    f"{int(kang['cases'].max())} cases per relation)",
+                    f"its own judges: under relations that should not matter the Kang basic judge's scores on a "
+                    f"sample of Serendipity-2018 answers move by {fmt(change.min(), 2)}–{fmt(change.max(), 2)} on "
+                    f"average on the 1–5 scale ({flipped}; {n} scored answers per relation, {len(scored)} "
+                    "relations; SmolLM2-135M's replies)",
     }
 
 

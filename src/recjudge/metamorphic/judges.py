@@ -10,10 +10,12 @@ prompt holds the user's history (markers around it). ``perturb`` applies one rel
 - ``paraphrase``: the instruction reworded by the judge's own sentence replacements.
 
 A relation that does not apply to a judge (no history list, no ratings) is reported as not applicable, never run.
-``robustness`` compares original and perturbed scores per (judge, relation): cases run and filtered (a NaN on
-either side), mean absolute change, the share whose three-class verdict (< 3, = 3, > 3, on the score rounded to the
-nearest scale point) flips, the share of scores that change at all (by more than 0.01), Spearman's rank
-correlation between original and perturbed scores, and the change in Pearson agreement with the ground truth.
+``robustness`` compares original and perturbed scores per (judge, relation): cases run, filtered (a NaN on either
+side) and scored (the n of every measure), the mean absolute change of the score, the share of verdict flips
+(``verdict_flips``: the one definition of a flip), Spearman's rank correlation between original and perturbed
+scores, and the change in Pearson agreement with the ground truth. A move of the score that leaves the verdict
+alone is not counted as a flip: on a 1–5 scale a change of 0.02 is no change of judgement, and the mean absolute
+change already says how far the scores move.
 The judge list is a parameter of the chapter; a new judge is one more ``JudgeUnderTest`` (builders here: Kang et al.'s
 basic prompt, Tokutake et al.'s single-call templates, the explanation judge of Zhang et al.).  ``constrained`` gives
 a generating judge's twin whose replies are held to its template's output shape, and ``shape_effect`` sets the two
@@ -197,9 +199,21 @@ def judge_slug(label: str) -> str:
     return slug
 
 
+#: The midpoint of the 1–5 scale every judge here scores on: a verdict is the side of it a score falls on.
+SCALE_MIDPOINT = 3
+
+
 def verdict(scores: pd.Series | np.ndarray) -> np.ndarray:
-    """Three-class verdict of scores rounded to the nearest scale point: -1 (< 3), 0 (= 3), 1 (> 3)."""
-    return np.sign(np.floor(np.asarray(scores, dtype=float) + 0.5) - 3)
+    """The verdict of each score: the side of the scale's midpoint its nearest scale point (half up) falls on,
+    -1 (below 3), 0 (at 3) or 1 (above 3). A generated integer score is its own nearest point; an expected score
+    (Kang's, from log-probabilities) is rounded first, so 2.6 and 3.4 are both the midpoint's verdict."""
+    return np.sign(np.floor(np.asarray(scores, dtype=float) + 0.5) - SCALE_MIDPOINT)
+
+
+def verdict_flips(original: pd.Series | np.ndarray, perturbed: pd.Series | np.ndarray) -> np.ndarray:
+    """Whether each pair of scores (both present) has a different ``verdict``: the one definition of a verdict flip
+    in this package; a move within one side of the midpoint is not a flip."""
+    return verdict(original) != verdict(perturbed)
 
 
 def robustness(scores: pd.DataFrame) -> pd.DataFrame:
@@ -209,9 +223,8 @@ def robustness(scores: pd.DataFrame) -> pd.DataFrame:
         both = group.dropna(subset=["original", "perturbed"])
         change = (both["perturbed"] - both["original"]).abs()
         row = {"judge": judge, "relation": relation, "cases": len(group), "filtered": len(group) - len(both),
-               "mean_abs_change": change.mean() if len(both) else math.nan,
-               "share_changed": (change > 0.01).mean() if len(both) else math.nan,
-               "verdict_flip_rate": (verdict(both["original"]) != verdict(both["perturbed"])).mean()
+               "scored": len(both), "mean_abs_change": change.mean() if len(both) else math.nan,
+               "verdict_flip_rate": verdict_flips(both["original"], both["perturbed"]).mean()
                if len(both) else math.nan,
                "spearman": math.nan, "delta_pearson_truth": math.nan}
         if len(both) > 2 and both["original"].nunique() > 1 and both["perturbed"].nunique() > 1:
@@ -268,9 +281,10 @@ def shape_effect(table: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS",
-           "RELATION_NAMES", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE", "applicable", "constrained",
+           "RELATION_NAMES", "SCALE_MIDPOINT", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE", "applicable",
+           "constrained",
            "explanation_judge", "for_readers", "judge_slug", "kang_basic_judge", "perturb", "robustness",
-           "run_relations", "shape_effect", "tokutake_judge", "verdict"]
+           "run_relations", "shape_effect", "tokutake_judge", "verdict", "verdict_flips"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:
