@@ -276,5 +276,15 @@ def test_a_book_judged_by_a_readers_model_does_not_say_no_capable_llm_judged_any
     scaled = Variant("default-paper", tmp_path, "paper", ())
     assert "No capable LLM judged anything here" in intro
     assert "No capable LLM judged anything here" not in intro_text(intro, judged)
+    assert "No capable LLM runs offline" in intro and "No capable LLM" not in intro_text(intro, judged)
+    assert "verdicts say whose numbers they read" in intro_text(intro, judged)
     assert "- **What is checked**" in intro_text(intro, judged)
     assert intro_text(intro, scaled) == intro
+
+
+def test_a_chapters_caveat_under_a_readers_judge_does_not_say_every_judge_is_tiny() -> None:
+    from recjudge.compendium.pages import capable_judge_advice
+
+    assert "`recjudge run --judge SPEC`" in capable_judge_advice([])
+    yours = capable_judge_advice([{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}])
+    assert "gpt-4o-mini" in yours and "Run the book with a capable judge" not in yours
