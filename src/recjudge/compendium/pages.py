@@ -55,6 +55,17 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def judges_in(names: Iterable[str], judges: Mapping[str, Iterable[str]]) -> str:
+    """The judges whose rows or columns a table holds, for its caption: each judge of ``judges`` (its label -> the
+    names its rows or columns go by) with a name among ``names``, in order ("SmolLM2-135M and gpt-4o-mini"), so a
+    caption never names a judge the table lacks nor leaves out one it holds."""
+    held = set(names)
+    found = [label for label, own in judges.items() if held & set(own)]
+    if not found:
+        return "no LLM judge"
+    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+
 def capable_judge_advice(judges: Sequence[Mapping[str, object]]) -> str:
     """The end of a chapter's caveat on its tiny judge: how to test the paper's claim with a capable one, or, in a
     variant that ran a reader's ``judges`` (the chapter's parameter), where their rows are."""
