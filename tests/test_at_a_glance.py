@@ -417,3 +417,10 @@ def test_precision_follows_n_on_the_page():
     assert none["n"] == "12" and "." not in none["default_judge"]  # no decimals on 12 answers
     sog = shown.loc["Pearson (%) of the SOG proxy with users, all answers"]
     assert sog["n"] == "2,130" and sog["default_judge"].count(".") == 3  # one decimal each on 2,130 answers
+
+
+def test_the_pages_caveat_under_a_readers_judge_says_where_its_numbers_are():
+    book = at_a_glance.caveat()
+    yours = at_a_glance.caveat([parse_judge("openai:gpt-4o-mini")])
+    assert "could not be tested offline" in book and "your judge" not in book
+    assert yours.startswith(book) and "your judge's numbers stand in the last table" in yours

@@ -285,6 +285,18 @@ ROWS = (
 )
 
 
+def caveat(readers: Sequence[JudgeSpec] = ()) -> str:
+    """The page's caveat: the book's claims rest on a tiny judge; under a reader's judges (``readers``), where theirs
+    stand instead of a statement that nothing capable judged here."""
+    text = ("SmolLM2-135M judges near noise level: wherever a claim of a paper is about what a capable LLM can do, "
+            "this book says it could not be tested offline rather than reporting the tiny model's numbers as a "
+            "replication.")
+    if readers:
+        text += (" The claims below are the committed book's; your judge's numbers stand in the last table, each with "
+                 "its n and 95% interval, and its chapters' verdicts say whose numbers they read.")
+    return text
+
+
 def findings(load: Loader = load_table) -> pd.DataFrame:
     """The page's table: one row per paper and question (columns ``COLUMNS``), its verdicts those of its claims in
     the registry, each "claim: verdict"."""
