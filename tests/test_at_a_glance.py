@@ -235,9 +235,12 @@ def variant_tables(reader: JudgeSpec, book_judge: str = "SmolLM2-135M zero-shot"
         "judge": ["local:smollm2-135m-instruct-q4_1/kang_basic", f"{asks}/kang_basic", f"{asks}/llm4seren"]})
     tables[("proxy_vs_llm", "agreement_sample")] = pd.DataFrame({
         "method": ["SOG", book_judge, f"{you} zero-shot", f"{you} LLM4Seren"],
-        "pearson_pct": [40.0, 33.0, 18.0, 27.5]})
+        "pearson_pct": [40.0, 33.0, 18.0, 27.5], "n": [200, 200, 200, 5],
+        "pearson_ci_low": [30.0, 20.0, 4.0, -60.0], "pearson_ci_high": [50.0, 45.0, 31.0, 90.0]})
     tables[("auxiliary_data", "agreement_by_setting")] = pd.DataFrame({
         "method": ["none (NA)", "Pop", "k=1"] * 2, "pearson_pct": [48.0, 60.0, 10.0, 21.0, 19.0, 35.0],
+        "n": [12] * 3 + [40] * 3, "pearson_ci_low": [-20.0, -5.0, -50.0, -10.0, -12.0, 4.0],
+        "pearson_ci_high": [80.0, 88.0, 63.0, 48.0, 46.0, 59.0],
         "judge": ["SmolLM2-135M 5-shot"] * 3 + [you] * 3})
     tables[("auxiliary_data", "tables45_vs_paper")] = pd.DataFrame({
         "method": ["none (NA)", "Auxiliary Data"], "pearson_pct": [48.0, 60.0], "paper_pearson_pct": [11.5, 20.2]})
@@ -245,8 +248,14 @@ def variant_tables(reader: JudgeSpec, book_judge: str = "SmolLM2-135M zero-shot"
         "n": [1, 1, 2],
         "members": ["SmolLM2 zero-shot", f"{you} few-shot (5)", f"SmolLM2 zero-shot + {you} few-shot (5)"]})
     tables[("llm_ensembles", "table5_ours")] = pd.DataFrame({
-        "method": ["Auxiliary Data", "Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [30.0, 41.0]})
+        "method": ["Auxiliary Data", "Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [30.0, 41.0],
+        "n": [12, 5.5], "cell": ["few-shot [k=1]", "few-shot [k=1] ×20"]})
     tables[("prompt_strategies", "table1_vs_paper")][f"mae_{you}"] = [0.7, 0.8, float("nan"), 0.95]
+    tables[("prompt_strategies", "metrics")] = pd.DataFrame({
+        "judge": ["SmolLM2-135M"] * 4 + [you] * 4, "template": ["Base", "LS", "CoT", "LtM"] * 2,
+        "n": [12, 0, 15, 11, 30, 30, 0, 30], "mae": [1.4, float("nan"), 0.9, 1.0, 0.7, 0.8, float("nan"), 0.95],
+        "mae_ci_low": [1.0, float("nan"), 0.5, 0.5, 0.5, 0.6, float("nan"), 0.7],
+        "mae_ci_high": [1.8, float("nan"), 1.3, 1.8, 0.9, 1.0, float("nan"), 1.2]})
     tables[("recommender_reevaluation", "table3_latest-small")] = pd.DataFrame({
         "recommender": ["BPRMF", "Random", "BPRMF", "Random"], "avg_score_mean": [2.9, 3.5, 2.2, 4.1],
         "judge": ["smollm2-135m-instruct-q4_1", "smollm2-135m-instruct-q4_1", you, you]})
@@ -267,7 +276,8 @@ def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
     frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
     you = at_a_glance.your_judge_column(reader)
-    assert list(frame.columns) == [*at_a_glance.HEADLINE_COLUMNS, you] and you == "gpt-4o-mini"
+    assert list(frame.columns) == [*at_a_glance.HEADLINE_COLUMNS, you, *at_a_glance.interval_columns(you)]
+    assert you == "gpt-4o-mini"
     assert len(frame) == len(at_a_glance.HEADLINES)
     sog = headline(frame, "Pearson (%) of the SOG proxy")
     assert (sog["paper_value"], sog["default_judge"]) == (5.72, 9.3) and pd.isna(sog[you]), "a proxy is no judge"
@@ -297,14 +307,15 @@ def test_each_readers_judge_has_its_own_column_and_a_judge_without_rows_is_absen
     tables = variant_tables(first)
     del tables[("prompt_strategies", "table1_vs_paper")]  # a variant that did not run that chapter
     frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(tables), [first, second])
-    assert list(frame.columns)[-2:] == ["gpt-4o-mini", "claude-sonnet-4-6"]
+    assert [column for column in frame.columns[len(at_a_glance.HEADLINE_COLUMNS):] if f"{column}_n" in frame.columns
+            ] == ["gpt-4o-mini", "claude-sonnet-4-6"]
     assert headline(frame, "Pearson (%) of the best LLM judge")["gpt-4o-mini"] == 27.5
     numbers = frame.set_index("number")
     mae = numbers[numbers.index.str.startswith("MAE of the")]
     assert mae[["gpt-4o-mini", "claude-sonnet-4-6"]].isna().all().all(), "a chapter not run: absent, not zeros"
     assert numbers["claude-sonnet-4-6"].isna().all(), "a judge with no rows of its own (nor in the pool) has none"
     labels = at_a_glance.headline_labels([first, second])
-    assert labels["claude-sonnet-4-6"] == "Your judge: claude-sonnet-4-6"
+    assert labels["claude-sonnet-4-6"] == "Your judge: claude-sonnet-4-6 [95% CI]"
 
 
 def test_a_readers_judge_named_like_a_column_of_the_table_is_refused():
@@ -332,6 +343,55 @@ def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
     assert variant[at_a_glance.THIS_VARIANT].isna().all(), "a variant without tables has no value, not zeros"
     html = format_table(variant, labels=at_a_glance.headline_labels(), lift_constant=False).to_html()
     assert "This book" in html and "This variant" in html
+
+
+def test_a_readers_judge_has_n_and_an_interval_like_the_books():
+    reader = parse_judge("openai:gpt-4o-mini")
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    you = at_a_glance.your_judge_column(reader)
+    n, low, high = at_a_glance.interval_columns(you)
+    none = headline(frame, "Pearson (%) of the judge without auxiliary data")
+    assert (none[n], none[low], none[high]) == (40, -10.0, 48.0), "its own row's n and interval, not the book's"
+    best = headline(frame, "Pearson (%) with the best auxiliary data")
+    assert (best[n], best[low], best[high]) == (40, 4.0, 59.0), "the n and interval of its selected setting"
+    judge = headline(frame, "Pearson (%) of the best LLM judge")
+    assert (judge[n], judge[low]) == (5, -60.0), "the n and interval of its best run"
+    assert headline(frame, "MAE of the Base prompt")[n] == 30
+    assert headline(frame, "Pearson (%) of the ensemble")[n] == 5.5, "the mean answers per held-out half"
+    shares = headline(frame, "Replies of the LLM evaluators")
+    assert shares[n] == 40 and shares[low] < 90.0 < shares[high]
+    recommender = headline(frame, "Replies of the LLM recommender")
+    assert recommender[n] == 20 and recommender[low] < 75.0 < recommender[high]
+    shown = at_a_glance.headlines_shown(frame).set_index("number")
+    assert "ci_low" not in shown.columns and low not in shown.columns and shown[n].notna().all()
+    row = shown.loc["Pearson (%) of the judge without auxiliary data"]
+    assert (row[you], row[n]) == ("21 [−10, 48]", "40")
+    html = format_table(at_a_glance.headlines_shown(frame), labels=at_a_glance.headline_labels([reader]),
+                        lift_constant=False).to_html()
+    assert "Your judge: gpt-4o-mini [95% CI]" in html and "n (gpt-4o-mini)" in html
+
+
+def test_numbers_on_too_few_answers_are_not_shown_as_numbers():
+    reader = parse_judge("openai:gpt-4o-mini")
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    shown = at_a_glance.headlines_shown(frame)
+    you = at_a_glance.your_judge_column(reader)
+    judge = headline(shown, "Pearson (%) of the best LLM judge")
+    assert judge[you] == "too few answers (5)", "27.5 on 5 answers is no number to read"
+    assert headline(shown, "Pearson (%) of the ensemble")[you] == "too few answers (5–6)"
+    assert headline(shown, "MAE of the CoT prompt")[you] == "too few answers (0)"
+    assert headline(shown, "MAE of the Base prompt")[you].startswith("0.7")
+    # the book's own column follows the same threshold
+    row = {column: float("nan") for column in at_a_glance.HEADLINE_COLUMNS}
+    row.update(paper="p", number="Pearson (%) of x", note="", default_judge=12.3,
+               n=at_a_glance.MIN_ANSWERS - 1)
+    few = at_a_glance.headlines_shown(pd.DataFrame([row], columns=at_a_glance.HEADLINE_COLUMNS)).iloc[0]
+    assert few["default_judge"] == f"too few answers ({at_a_glance.MIN_ANSWERS - 1})"
+    row["n"] = at_a_glance.MIN_ANSWERS
+    enough = at_a_glance.headlines_shown(pd.DataFrame([row], columns=at_a_glance.HEADLINE_COLUMNS)).iloc[0]
+    assert enough["default_judge"] == "12"
 
 
 def test_a_readers_best_auxiliary_data_is_chosen_as_the_chapter_chooses_the_books():
@@ -369,7 +429,7 @@ def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
     judge = frame.loc[frame.index.str.startswith("Pearson (%) of the best LLM judge")].iloc[0]
     assert judge["note"].startswith("selected") and judge["n"] == 200
     held_out = frame.loc["Pearson (%) of the ensemble with auxiliary data, on held-out users"]
-    assert pd.isna(held_out["n"]) and "5–6 answers per half" in held_out["note"]
+    assert held_out["n"] == 5.5 and "5–6 answers per half" in held_out["note"]
     shares = frame.loc["Replies of the LLM evaluators that held a score (%; every run)"]
     held_score, replies = at_a_glance.claims.evaluator_replies(load_table)
     assert shares["n"] == replies and shares["ci_low"] < 100 * held_score / replies < shares["ci_high"]
@@ -395,3 +455,10 @@ def test_precision_follows_n_on_the_page():
     assert none["n"] == "12" and "." not in none["default_judge"]  # no decimals on 12 answers
     sog = shown.loc["Pearson (%) of the SOG proxy with users, all answers"]
     assert sog["n"] == "2,130" and sog["default_judge"].count(".") == 3  # one decimal each on 2,130 answers
+
+
+def test_the_pages_caveat_under_a_readers_judge_says_where_its_numbers_are():
+    book = at_a_glance.caveat()
+    yours = at_a_glance.caveat([parse_judge("openai:gpt-4o-mini")])
+    assert "could not be tested offline" in book and "your judge" not in book
+    assert yours.startswith(book) and "your judge's numbers stand in the last table" in yours

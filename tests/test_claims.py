@@ -189,7 +189,10 @@ def test_every_chapter_that_examines_a_claim_opens_its_verdict_with_the_registry
     source = (project_root() / "notebooks" / f"{chapter}.md").read_text(encoding="utf-8")
     box = source[source.index("{admonition} Verdict"):]
     assert box.index("{glue:md} claims_checked") < box.index("\n````\n")
-    assert 'glue("claims_checked", claims.chapter_verdicts(NOTEBOOK), display=False)' in source
+    # a chapter that takes a reader's judges hands them on, so its verdicts say whose numbers they read
+    call = ("claims.chapter_verdicts(NOTEBOOK, judges=judges)" if "\njudges = " in source else
+            "claims.chapter_verdicts(NOTEBOOK)")
+    assert f'glue("claims_checked", {call}, display=False)' in source
 
 
 def test_a_chapters_verdicts_are_its_claims_records():
@@ -204,3 +207,54 @@ def test_a_variants_chapter_names_a_lacking_row_instead_of_failing():
     without = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f[f["method"] != "DESR"])
     found = claims.record(proxies, without, strict=False)
     assert found["verdict"] == claims.NOT_RUN and "DESR" in found["reason"]
+
+
+def reader_variant(reader) -> claims.Loader:
+    """The committed tables as a variant that ran ``reader`` beside the book's judge writes them: the reader's rows
+    beside the book's judge's, with other numbers."""
+    you, asks = reader.display_label, f"{reader.provider}:{reader.model}"
+
+    def load(chapter: str, table: str) -> pd.DataFrame:
+        frame = load_table(chapter, table)
+        if (chapter, table) == ("prompt_strategies", "metrics"):
+            frame = pd.concat([frame, frame.assign(judge=you, mae=0.1, n=30, n_unparsable=0)], ignore_index=True)
+        if (chapter, table) == ("prompt_strategies", "judge_runs"):
+            frame = pd.concat([frame, frame.assign(judge=you, items=20, unparsable=[1, 0, 2, 0])], ignore_index=True)
+        if (chapter, table) == ("explanation_evaluators", "llm_runs"):
+            frame = pd.concat([frame, frame.assign(model=asks, n_replies=10, n_unparsable=0)], ignore_index=True)
+        return frame
+    return load
+
+
+def test_a_variants_verdicts_name_the_judge_they_read_and_the_readers_unparsable_share():
+    from recjudge.llm.judge_spec import parse_judge
+
+    reader = parse_judge("openai:gpt-4o-mini")
+    load = reader_variant(reader)
+    book = claims.chapter_verdicts("prompt_strategies", load_table).data
+    variant = claims.chapter_verdicts("prompt_strategies", load, [reader.to_parameter()]).data
+    strategies = next(line for line in variant.splitlines() if "Chain-of-thought" in line)
+    assert f"read from {claims.BOOK_JUDGE_NUMBERS} numbers in this variant's tables, not your judge's" in strategies
+    assert "gpt-4o-mini, 3 of 80 replies unparsable (3.8%)" in strategies
+    # the claim reads the book's judge's rows only: the reader's MAE of 0.1 is not in its evidence
+    ours = claims.for_chapter("prompt_strategies", load).set_index("claim")["ours"]
+    assert ours.equals(claims.for_chapter("prompt_strategies", load_table).set_index("claim")["ours"])
+    ground_truth = next(line for line in variant.splitlines() if "ground truth" in line)
+    assert "read from no LLM judge's numbers" in ground_truth
+    assert "Verdict read" not in book, "the committed book names no reader's judge"
+    assert claims.NEEDS_A_CAPABLE_LLM in book and claims.NEEDS_A_CAPABLE_LLM not in variant, \
+        "a variant that ran a reader's judge does not say every judge here is tiny"
+    zhang = claims.chapter_verdicts("explanation_evaluators", reader_variant(reader), [reader]).data
+    evaluators = next(line for line in zhang.splitlines() if "as well as or better" in line)
+    assert "gpt-4o-mini, 0 of 40 replies unparsable (0.0%)" in evaluators
+    ours = claims.for_chapter("explanation_evaluators", reader_variant(reader)).set_index("claim")["ours"]
+    assert ours.equals(claims.for_chapter("explanation_evaluators", load_table).set_index("claim")["ours"]), \
+        "the book's judge's replies only: the reader's are counted in its own statement"
+
+
+def test_a_readers_judge_whose_replies_a_chapter_does_not_count_is_said_so():
+    from recjudge.llm.judge_spec import parse_judge
+
+    reader = parse_judge("openai:gpt-4o-mini")
+    assert claims.replies_of("recommender_reevaluation", reader) == "this chapter's tables do not count its replies"
+    assert claims.replies_of("proxy_vs_llm", reader).startswith("no replies counted (proxy_vs_llm/judge_runs: no run")

@@ -276,5 +276,41 @@ def test_a_book_judged_by_a_readers_model_does_not_say_no_capable_llm_judged_any
     scaled = Variant("default-paper", tmp_path, "paper", ())
     assert "No capable LLM judged anything here" in intro
     assert "No capable LLM judged anything here" not in intro_text(intro, judged)
+    assert "No capable LLM runs offline" in intro and "No capable LLM" not in intro_text(intro, judged)
+    assert "verdicts say whose numbers they read" in intro_text(intro, judged)
     assert "- **What is checked**" in intro_text(intro, judged)
     assert intro_text(intro, scaled) == intro
+
+
+def test_a_caption_names_the_judges_its_table_holds() -> None:
+    from recjudge.compendium.pages import judges_in
+
+    judges = {"SmolLM2-135M": ["SmolLM2-135M zero-shot", "SmolLM2-135M few-shot (5)"],
+              "gemma-3-270m": ["gemma-3-270m zero-shot"], "gpt-4o-mini": ["gpt-4o-mini zero-shot"]}
+    assert judges_in(["SOG", "gemma-3-270m zero-shot", "SmolLM2-135M zero-shot"], judges) == \
+        "SmolLM2-135M and gemma-3-270m"
+    assert judges_in(["gemma-3-270m zero-shot"], judges) == "gemma-3-270m", "no judge the table lacks"
+    assert judges_in(["SOG"], judges) == "no LLM judge"
+    assert judges_in([*judges["SmolLM2-135M"], *judges["gemma-3-270m"], *judges["gpt-4o-mini"]], judges) == \
+        "SmolLM2-135M, gemma-3-270m and gpt-4o-mini"
+
+
+@pytest.mark.parametrize(("chapter", "caption"), [
+    ("proxy_vs_llm", "Pearson (%) under each ground-truth definition"),
+    ("judge_robustness", "Metamorphic robustness of the judges"),
+])
+def test_captions_of_tables_that_hold_a_readers_judge_are_glued_from_the_judges_in_them(chapter: str,
+                                                                                       caption: str) -> None:
+    from recjudge.paths import project_root
+
+    source = (project_root() / "notebooks" / f"{chapter}.md").read_text(encoding="utf-8")
+    text = source[source.index(caption):][:200]
+    assert "pages.judges_in(" in text, f"{chapter}: the caption names its judges from the table"
+
+
+def test_a_chapters_caveat_under_a_readers_judge_does_not_say_every_judge_is_tiny() -> None:
+    from recjudge.compendium.pages import capable_judge_advice
+
+    assert "`recjudge run --judge SPEC`" in capable_judge_advice([])
+    yours = capable_judge_advice([{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}])
+    assert "gpt-4o-mini" in yours and "Run the book with a capable judge" not in yours

@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 import pandas as pd
 
@@ -24,6 +25,7 @@ from recjudge.compendium.results import load_table
 from recjudge.llm.judge_spec import JudgeSpec
 
 Loader = Callable[[str, str], pd.DataFrame]
+T = TypeVar("T")
 COLUMNS = ["paper", "question", "here", "verdicts", "measured"]
 #: Where a row has no claim of a paper in the registry (a question of this book's own).
 NO_CLAIM = "– (a question of this book, no claim of a paper)"
@@ -289,6 +291,18 @@ ROWS = (
 )
 
 
+def caveat(readers: Sequence[JudgeSpec] = ()) -> str:
+    """The page's caveat: the book's claims rest on a tiny judge; under a reader's judges (``readers``), where theirs
+    stand instead of a statement that nothing capable judged here."""
+    text = ("SmolLM2-135M judges near noise level: wherever a claim of a paper is about what a capable LLM can do, "
+            "this book says it could not be tested offline rather than reporting the tiny model's numbers as a "
+            "replication.")
+    if readers:
+        text += (" The claims below are the committed book's; your judge's numbers stand in the last table, each with "
+                 "its n and 95% interval, and its chapters' verdicts say whose numbers they read.")
+    return text
+
+
 def findings(load: Loader = load_table) -> pd.DataFrame:
     """The page's table: one row per paper and question (columns ``COLUMNS``), its verdicts those of its claims in
     the registry, each "claim: verdict"."""
@@ -307,16 +321,22 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
 #: ``this_variant``: the variant's build of the same rows.
 HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "n", "ci_low", "ci_high", "note"]
 THIS_VARIANT = "this_variant"
+#: This book's own threshold (no paper states one): a number measured on fewer answers than this is shown as "too few
+#: answers (n)" instead of a number, in the book's column and in every reader's judge's alike.
+MIN_ANSWERS = 10
 _LLM_FAMILIES = ("LLM zero-shot", "LLM few-shot")
-#: Reads one reader's judge's number from a variant's tables: its rows, columns or pool, named by the judge.
+#: Reads one reader's judge's number (or its :class:`Detail`) from a variant's tables: its rows, columns or pool,
+#: named by the judge.
 ReaderNumber = Callable[[Loader, JudgeSpec], float]
+ReaderDetail = Callable[[Loader, JudgeSpec], "Detail"]
 
 
 @dataclass(frozen=True)
 class Headline:
     """One number of a finding: ``ours`` reads it from a build's tables (by name), ``printed`` from the chapter's
     copy of the paper's table (None: the paper prints no such number), ``yours`` a reader's judge's from a variant's
-    tables (None: not a judge's number, e.g. a proxy's)."""
+    tables (None: not a judge's number, e.g. a proxy's); ``detail`` and ``your_detail`` the n and 95% interval of
+    the book's number and of a reader's judge's, read the same way."""
 
     paper: str
     number: str
@@ -324,12 +344,14 @@ class Headline:
     printed: Callable[[Loader], float] | None = None
     yours: ReaderNumber | None = None
     detail: Callable[[Loader], Detail] | None = None
+    your_detail: ReaderDetail | None = None
 
 
 @dataclass(frozen=True)
 class Detail:
-    """Beside the book's number: its n (a count; NaN where it is no single count), its 95% interval, and a note on
-    how it was chosen or read (a maximum selected on the same answers says so, with its held-out value)."""
+    """Beside a number: its n (a count of answers or replies; on held-out halves the mean count per half; NaN where
+    it is no single count), its 95% interval, and a note on how it was chosen or read (a maximum selected on the same
+    answers says so, with its held-out value)."""
 
     n: float = float("nan")
     ci_low: float = float("nan")
@@ -337,8 +359,8 @@ class Detail:
     note: str = ""
 
 
-def _detail(read: Callable[[Loader], Detail] | None, load: Loader) -> Detail:
-    if read is None:
+def _detail(read: Callable[[Loader], Detail] | None, load: Loader | None) -> Detail:
+    if read is None or load is None:
         return Detail()
     try:
         return read(load)
@@ -363,15 +385,19 @@ def _with_resampling(note: str, table: pd.DataFrame) -> str:
     return "; ".join(part for part in (note, f"the interval resamples {claims.resampled(table)}") if part)
 
 
-def _share_detail(count: Callable[[Loader], tuple[int, int]], note: str = "") -> Callable[[Loader], Detail]:
-    """n and the Wilson 95% interval (in %) of a share of ``count``'s (part, whole)."""
+def _wilson(part: int, whole: int, note: str = "") -> Detail:
+    """n and the Wilson 95% interval (in %) of the share ``part`` of ``whole``."""
     from statsmodels.stats.proportion import proportion_confint
 
-    def read(load: Loader) -> Detail:
-        part, whole = count(load)
-        low, high = proportion_confint(part, whole, alpha=0.05, method="wilson")
-        return Detail(float(whole), 100 * low, 100 * high, note)
-    return read
+    if whole == 0:
+        raise KeyError("no replies")
+    low, high = proportion_confint(part, whole, alpha=0.05, method="wilson")
+    return Detail(float(whole), 100 * low, 100 * high, note)
+
+
+def _share_detail(count: Callable[[Loader], tuple[int, int]], note: str = "") -> Callable[[Loader], Detail]:
+    """n and the Wilson 95% interval (in %) of a share of ``count``'s (part, whole)."""
+    return lambda load: _wilson(*count(load), note)
 
 
 def _best_judge_detail(load: Loader) -> Detail:
@@ -408,7 +434,7 @@ def _best_auxiliary_detail(load: Loader) -> Detail:
 def _held_out_detail(load: Loader) -> Detail:
     held = named_row(load("llm_ensembles", "table5_ours"), "method", "Multi-LLM & Auxiliary Data, held out",
                      "llm_ensembles/table5_ours")
-    return Detail(note="mean over splits of the cell chosen on the other half of the users "
+    return Detail(float(held["n"]), note="mean over splits of the cell chosen on the other half of the users "
                        f"({claims.splits(held['cell'])}); {claims.answers_per_half(held)} answers per half")
 
 
@@ -470,13 +496,23 @@ def _column(chapter: str, table: str, column: str, key: str, value: object) -> C
     return lambda load: named_row(load(chapter, table), key, value, f"{chapter}/{table}")[column]
 
 
-def _best_pearson(load: Loader, methods: set[str]) -> float:
-    """The highest Pearson (%) with users among ``methods`` on the RQ1 chapter's sample."""
+def _best_pearson_row(load: Loader, methods: set[str]) -> pd.Series:
+    """The row of the highest Pearson (%) with users among ``methods`` on the RQ1 chapter's sample."""
     sample = load("proxy_vs_llm", "agreement_sample")
-    judged = sample[sample["method"].isin(methods)]["pearson_pct"].dropna()
+    judged = sample[sample["method"].isin(methods)].dropna(subset=["pearson_pct"])
     if judged.empty:
         raise KeyError("proxy_vs_llm/agreement_sample: no Pearson of an LLM judge")
-    return float(judged.max())
+    return judged.loc[judged["pearson_pct"].idxmax()]
+
+
+def _best_pearson(load: Loader, methods: set[str]) -> float:
+    """The highest Pearson (%) with users among ``methods`` on the RQ1 chapter's sample."""
+    return float(_best_pearson_row(load, methods)["pearson_pct"])
+
+
+def _pearson_detail(row: pd.Series) -> Detail:
+    """n and the 95% interval of the Pearson of a row of an agreement table."""
+    return Detail(float(row["n"]), float(row["pearson_ci_low"]), float(row["pearson_ci_high"]))
 
 
 def _best_llm_judge(load: Loader) -> float:
@@ -490,10 +526,15 @@ def _asks_as(judge: JudgeSpec) -> str:
     return f"{judge.provider}:{judge.model}"
 
 
-def _your_best_llm_judge(load: Loader, judge: JudgeSpec) -> float:
-    """The highest Pearson (%) with users of the reader's judge over the RQ1 prompts (its runs in judge_runs)."""
+def _your_best_llm_judge_row(load: Loader, judge: JudgeSpec) -> pd.Series:
+    """The row of the highest Pearson (%) with users of the reader's judge over the RQ1 prompts (its runs in
+    judge_runs)."""
     runs = load("proxy_vs_llm", "judge_runs")
-    return _best_pearson(load, set(runs.loc[runs["judge"].str.startswith(f"{_asks_as(judge)}/"), "method"]))
+    return _best_pearson_row(load, set(runs.loc[runs["judge"].str.startswith(f"{_asks_as(judge)}/"), "method"]))
+
+
+def _your_best_llm_judge(load: Loader, judge: JudgeSpec) -> float:
+    return float(_your_best_llm_judge_row(load, judge)["pearson_pct"])
 
 
 def _your_settings(load: Loader, judge: JudgeSpec) -> pd.DataFrame:
@@ -501,25 +542,43 @@ def _your_settings(load: Loader, judge: JudgeSpec) -> pd.DataFrame:
     return table[table["judge"] == judge.display_label]
 
 
+def _your_setting_row(load: Loader, judge: JudgeSpec, setting: str) -> pd.Series:
+    return named_row(_your_settings(load, judge), "method", setting,
+                     f"auxiliary_data/agreement_by_setting ({judge.display_label})")
+
+
 def _your_setting(setting: str) -> ReaderNumber:
-    return lambda load, judge: named_row(_your_settings(load, judge), "method", setting,
-                                         f"auxiliary_data/agreement_by_setting ({judge.display_label})")["pearson_pct"]
+    return lambda load, judge: _your_setting_row(load, judge, setting)["pearson_pct"]
+
+
+def _your_best_auxiliary_row(load: Loader, judge: JudgeSpec) -> pd.Series:
+    """The reader's judge's "Auxiliary Data" (Tables 4-5): its row of the highest Pearson among the settings other
+    than NA, chosen on the answers it is reported on, as the chapter chooses the book's judge's."""
+    others = _your_settings(load, judge).query("method != 'none (NA)'").dropna(subset=["pearson_pct"])
+    if others.empty:
+        raise KeyError(f"auxiliary_data/agreement_by_setting: no Pearson of {judge.display_label} with auxiliary data")
+    return others.loc[others["pearson_pct"].idxmax()]
 
 
 def _your_best_auxiliary_data(load: Loader, judge: JudgeSpec) -> float:
-    """The reader's judge's "Auxiliary Data" (Tables 4-5): its highest Pearson among the settings other than NA,
-    chosen on the answers it is reported on, as the chapter chooses the book's judge's."""
-    others = _your_settings(load, judge).query("method != 'none (NA)'")["pearson_pct"].dropna()
-    if others.empty:
-        raise KeyError(f"auxiliary_data/agreement_by_setting: no Pearson of {judge.display_label} with auxiliary data")
-    return float(others.max())
+    return float(_your_best_auxiliary_row(load, judge)["pearson_pct"])
 
 
-def _if_in_your_pool(read: Callable[[Loader], float]) -> ReaderNumber:
+def _your_strategy_detail(template: str) -> ReaderDetail:
+    """n and the 95% interval of the reader's judge's MAE with ``template`` (its rows of the chapter's metrics)."""
+    def read(load: Loader, judge: JudgeSpec) -> Detail:
+        metrics = load("prompt_strategies", "metrics")
+        row = named_row(metrics[metrics["judge"] == judge.display_label], "template", template,
+                        f"prompt_strategies/metrics ({judge.display_label})")
+        return Detail(float(row["n"]), float(row["mae_ci_low"]), float(row["mae_ci_high"]))
+    return read
+
+
+def _if_in_your_pool(read: Callable[[Loader], T]) -> Callable[[Loader, JudgeSpec], T]:
     """``read`` (a number of a variant's RQ3 tables, computed over a pool of judges) when the reader's judge is in
     that pool (a judge of the pool on its own, in every_ensemble, is named "<label> <its prompt>"); KeyError
     otherwise (a judge without log-probabilities, for one, is left out of the ensembles)."""
-    def yours(load: Loader, judge: JudgeSpec) -> float:
+    def yours(load: Loader, judge: JudgeSpec) -> T:
         ensembles = load("llm_ensembles", "every_ensemble")
         alone = ensembles.loc[ensembles["n"] == 1, "members"].astype(str)
         if not alone.str.startswith(f"{judge.display_label} ").any():
@@ -575,10 +634,24 @@ def _your_evaluators_share(load: Loader, judge: JudgeSpec) -> float:
                      f"explanation_evaluators/llm_runs ({judge.display_label})")
 
 
+def _your_evaluator_replies(load: Loader, judge: JudgeSpec) -> tuple[int, int]:
+    """(replies that held a score, replies) of the reader's judge's evaluator runs."""
+    runs = load("explanation_evaluators", "llm_runs")
+    mine = runs[runs["model"] == _asks_as(judge)]
+    return int(mine["n_replies"].sum()) - int(mine["n_unparsable"].sum()), int(mine["n_replies"].sum())
+
+
 def _your_recommender_share(load: Loader, judge: JudgeSpec) -> float:
     parsing = load("metamorphic_recommender", "reader_reply_parsing")
     return _share_of(parsing[parsing["recommender"] == judge.display_label], "not_a_list", "replies",
                      f"metamorphic_recommender/reader_reply_parsing ({judge.display_label})")
+
+
+def _your_recommender_replies(load: Loader, judge: JudgeSpec) -> tuple[int, int]:
+    """(replies that are a list of titles, replies) of the reader's judge as the LLM recommender."""
+    parsing = load("metamorphic_recommender", "reader_reply_parsing")
+    mine = parsing[parsing["recommender"] == judge.display_label]
+    return int(mine["replies"].sum()) - int(mine["not_a_list"].sum()), int(mine["replies"].sum())
 
 
 def _labels_worth_at_100(load: Loader, judge_prefix: str | None = None) -> float:
@@ -600,23 +673,27 @@ HEADLINES = (
              detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG")),
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
              "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed, _your_best_llm_judge,
-             detail=_best_judge_detail),
+             detail=_best_judge_detail,
+             your_detail=lambda load, judge: _pearson_detail(_your_best_llm_judge_row(load, judge))),
     Headline("Kang et al. 2025, RQ2", "Pearson (%) of the judge without auxiliary data",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "none (NA)"),
              _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "none (NA)"),
-             _your_setting("none (NA)"), detail=_no_auxiliary_detail),
+             _your_setting("none (NA)"), detail=_no_auxiliary_detail,
+             your_detail=lambda load, judge: _pearson_detail(_your_setting_row(load, judge, "none (NA)"))),
     Headline("Kang et al. 2025, RQ2", "Pearson (%) with the best auxiliary data (selected in sample)",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "Auxiliary Data"),
              _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data"),
-             _your_best_auxiliary_data, detail=_best_auxiliary_detail),
+             _your_best_auxiliary_data, detail=_best_auxiliary_detail,
+             your_detail=lambda load, judge: _pearson_detail(_your_best_auxiliary_row(load, judge))),
     Headline("Kang et al. 2025, RQ3", "Pearson (%) of the ensemble with auxiliary data, on held-out users",
-             _RQ3_HELD_OUT, yours=_if_in_your_pool(_RQ3_HELD_OUT), detail=_held_out_detail),
+             _RQ3_HELD_OUT, yours=_if_in_your_pool(_RQ3_HELD_OUT), detail=_held_out_detail,
+             your_detail=_if_in_your_pool(_held_out_detail)),
     *(Headline("Tokutake et al. 2025", f"MAE of the {template} prompt (paper: GPT-4o-mini)",
                _column("prompt_strategies", "table1_vs_paper", "mae_ours", "template", template),
                _column("prompt_strategies", "table1_vs_paper", "mae_gpt", "template", template),
                lambda load, judge, template=template: _column(
                    "prompt_strategies", "table1_vs_paper", f"mae_{judge.display_label}", "template", template)(load),
-               detail=_strategy_detail(template))
+               detail=_strategy_detail(template), your_detail=_your_strategy_detail(template))
       for template in claims.STRATEGIES),
     Headline("Tokutake et al. 2025, re-evaluation", "Highest mean serendipity score of a recommender (1–5)",
              _best_recommender_score, _best_recommender_printed,
@@ -624,13 +701,16 @@ HEADLINES = (
              detail=_recommender_score_detail),
     Headline("Zhang et al. 2024", "Replies of the LLM evaluators that held a score (%; every run)",
              lambda load: 100 * _ratio(claims.evaluator_replies(load)), yours=_your_evaluators_share,
-             detail=_share_detail(claims.evaluator_replies, "Wilson interval")),
+             detail=_share_detail(claims.evaluator_replies, "Wilson interval"),
+             your_detail=lambda load, judge: _wilson(*_your_evaluator_replies(load, judge))),
     Headline("Khirbat et al. 2024", "Replies of the LLM recommender that are a list of titles (%)",
              lambda load: 100 * _ratio(_recommender_replies(load)), yours=_your_recommender_share,
-             detail=_share_detail(_recommender_replies, "Wilson interval")),
+             detail=_share_detail(_recommender_replies, "Wilson interval"),
+             your_detail=lambda load, judge: _wilson(*_your_recommender_replies(load, judge))),
     Headline("Beyond the papers: part V", "Human labels that 100 labels and the most useful predictor are worth "
              "(PPI++)", _labels_worth_at_100, yours=lambda load, judge: _labels_worth_at_100(
-                 load, f"{judge.display_label} "), detail=_labels_worth_detail),
+                 load, f"{judge.display_label} "), detail=_labels_worth_detail,
+             your_detail=lambda load, judge: Detail(100.0)),
 )
 
 
@@ -639,16 +719,25 @@ def your_judge_column(judge: JudgeSpec) -> str:
     return judge.display_label
 
 
+def interval_columns(column: str) -> tuple[str, str, str]:
+    """The columns of the n and 95% interval of a reader's judge's (or the variant's) number ``column``."""
+    return f"{column}_n", f"{column}_ci_low", f"{column}_ci_high"
+
+
+def _interval_values(column: str, detail: Detail) -> dict[str, float]:
+    return dict(zip(interval_columns(column), (detail.n, detail.ci_low, detail.ci_high)))
+
+
 def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[JudgeSpec] = ()) -> pd.DataFrame:
     """One row per headline number (``HEADLINES``): the paper's (from the default build's copy of its table) and the
     default build's; in a variant (``variant``: its tables), one column per reader's judge of ``judges``
     (``your_judge_column``) with that judge's own number, or without judges (a scale profile alone)
-    ``this_variant``, the variant's build of the same rows. A number a build does not have is NaN, shown as
-    absent."""
+    ``this_variant``, the variant's build of the same rows; each such column is followed by its n and 95% interval
+    (``interval_columns``), read as the book's are. A number a build does not have is NaN, shown as absent."""
     if variant is None and judges:
         raise ValueError("headlines: a reader's judges' numbers are read from a variant's tables; none given")
-    columns = [*HEADLINE_COLUMNS, *([your_judge_column(judge) for judge in judges] if judges else
-                                    [THIS_VARIANT] if variant is not None else [])]
+    beside = [your_judge_column(judge) for judge in judges] if judges else [THIS_VARIANT] if variant else []
+    columns = [*HEADLINE_COLUMNS, *(name for column in beside for name in (column, *interval_columns(column)))]
     clashing = sorted(set(HEADLINE_COLUMNS) & set(columns[len(HEADLINE_COLUMNS):]))
     if clashing:
         raise ValueError(f"headlines: a reader's judge is labelled {clashing}, a column of the table; relabel it")
@@ -659,9 +748,13 @@ def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[J
                "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default),
                "n": detail.n, "ci_low": detail.ci_low, "ci_high": detail.ci_high, "note": detail.note}
         for judge in judges:
-            row[your_judge_column(judge)] = _value(headline.yours and partial(headline.yours, judge=judge), variant)
+            column = your_judge_column(judge)
+            row[column] = _value(headline.yours and partial(headline.yours, judge=judge), variant)
+            row.update(_interval_values(column, _detail(headline.your_detail and partial(headline.your_detail,
+                                                                                         judge=judge), variant)))
         if variant is not None and not judges:
             row[THIS_VARIANT] = _value(headline.ours, variant)
+            row.update(_interval_values(THIS_VARIANT, _detail(headline.detail, variant)))
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
 
@@ -671,8 +764,9 @@ def headline_labels(judges: Sequence[JudgeSpec] = ()) -> dict[str, str]:
     judge's, or the variant's build."""
     return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value", "default_judge": "This book [95% CI]",
             "n": "n", "note": "How chosen or read",
-            THIS_VARIANT: "This variant",
-            **{your_judge_column(judge): f"Your judge: {judge.display_label}" for judge in judges}}
+            THIS_VARIANT: "This variant [95% CI]", f"{THIS_VARIANT}_n": "n (this variant)",
+            **{your_judge_column(judge): f"Your judge: {judge.display_label} [95% CI]" for judge in judges},
+            **{interval_columns(your_judge_column(judge))[0]: f"n ({judge.display_label})" for judge in judges}}
 
 
 def _decimals(n: float, number: str) -> int:
@@ -684,19 +778,39 @@ def _decimals(n: float, number: str) -> int:
     return (1 if many else 0) if "%" in number else (2 if many else 1)
 
 
+def _count(n: float) -> str:
+    """n as the page shows it: a count, or for a mean over held-out halves the counts it lies between ("5–6")."""
+    if pd.isna(n):
+        return "–"
+    return f"{int(n):,}" if float(n).is_integer() else claims.answers_per_half(float(n))
+
+
+def _shown_number(value: float, n: float, low: float, high: float, number: str) -> str:
+    """A number with its interval at the precision its n allows; "too few answers (n)" below ``MIN_ANSWERS``."""
+    if pd.notna(n) and n < MIN_ANSWERS:
+        return f"too few answers ({_count(n)})"
+    if pd.isna(value):
+        return "–"
+    return with_interval(value, low, high, _decimals(n, number))
+
+
 def headlines_shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """The headline table as the page shows it: the book's number with its interval in one cell, at the precision
-    its n allows, n as a count, and the other columns (the paper's value as printed, a reader's judge's) as text."""
+    """The headline table as the page shows it: each build's or judge's number with its interval in one cell, at the
+    precision its n allows (or "too few answers (n)" below ``MIN_ANSWERS``), n as a count, and the paper's value as
+    printed."""
+    beside = [column for column in frame.columns[len(HEADLINE_COLUMNS):] if f"{column}_n" in frame.columns]
     rows = []
     for row in frame.to_dict("records"):
-        places = _decimals(row["n"], row["number"])
         shown = {"paper": row["paper"], "number": row["number"],
                  "paper_value": "–" if pd.isna(row["paper_value"]) else fmt(row["paper_value"], 3 if "MAE" in
                                                                             row["number"] else 2),
-                 "default_judge": "–" if pd.isna(row["default_judge"]) else
-                 with_interval(row["default_judge"], row["ci_low"], row["ci_high"], places),
-                 "n": "–" if pd.isna(row["n"]) else f"{int(row['n']):,}", "note": row["note"] or "–"}
-        for column in frame.columns[len(HEADLINE_COLUMNS):]:
-            shown[column] = "–" if pd.isna(row[column]) else fmt(row[column], places)
+                 "default_judge": _shown_number(row["default_judge"], row["n"], row["ci_low"], row["ci_high"],
+                                                row["number"]),
+                 "n": _count(row["n"]), "note": row["note"] or "–"}
+        for column in beside:
+            n, low, high = (row[name] for name in interval_columns(column))
+            shown[column] = _shown_number(row[column], n, low, high, row["number"])
+            shown[f"{column}_n"] = _count(n)
         rows.append(shown)
-    return pd.DataFrame(rows, columns=[c for c in frame.columns if c not in ("ci_low", "ci_high")])
+    hidden = {"ci_low", "ci_high", *(name for column in beside for name in interval_columns(column)[1:])}
+    return pd.DataFrame(rows, columns=[c for c in frame.columns if c not in hidden])

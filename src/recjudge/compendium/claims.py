@@ -23,6 +23,7 @@ from IPython.display import Markdown
 
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import in_variant, load_table
+from recjudge.llm.judge_spec import JudgeSpec
 
 Loader = Callable[[str, str], pd.DataFrame]
 
@@ -38,6 +39,9 @@ VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, CONTRADICTED, NOT_COMPARABLE, NO
 
 #: What this build lacks for any claim about what a capable LLM can do.
 NEEDS_A_CAPABLE_LLM = "a capable LLM (the judges here are tiny local models)"
+#: The same, in a variant that ran a reader's judge beside the book's (it is not true there that every judge is tiny).
+NEEDS_A_CAPABLE_LLM_BESIDE_YOURS = ("a capable LLM's numbers in the claim's reading (it reads the book's tiny local "
+                                    "judge; your judge's rows stand beside them in this chapter)")
 #: This book's own thresholds (no paper states one): |Pearson| below this (in %) is called weak agreement ...
 WEAK_PEARSON_PCT = 20.0
 #: ... a printed cell counts as recomputed when ours is within this many points (Zhang et al.'s Table 1, in %) ...
@@ -48,6 +52,25 @@ NON_NEGLIGIBLE_CV_PCT = 10.0
 ABOUT_100_PCT = (75.0, 125.0)
 #: Tokutake et al. tuned every recommender with this many TPE trials per fold.
 PAPER_TRIALS = 100
+
+#: The book's own LLM judge, as the chapters' tables name it: in its label, in a run table, and by its model. A
+#: variant's tables hold a reader's judge's rows beside it; a claim reads the book's judge's rows only.
+BOOK_JUDGE = "SmolLM2-135M"
+BOOK_JUDGE_MODEL = "smollm2-135m-instruct-q4_1"
+BOOK_JUDGE_RUNS = f"local:{BOOK_JUDGE_MODEL}"
+#: Whose numbers a claim reads (``Claim.numbers_of``).
+BOOK_JUDGE_NUMBERS = f"{BOOK_JUDGE}'s (the book's own judge)"
+POOL_NUMBERS = "the pool of LLM judges' (the book's and, where it joins the pool, yours)"
+NO_JUDGE_NUMBERS = ""
+
+
+def _book_judge_rows(table: pd.DataFrame, column: str, name: str, *, prefix: bool = False) -> pd.DataFrame:
+    """The rows of the book's own judge (``column`` equal to ``name``, or starting with it when ``prefix``); a table
+    without ``column`` holds no other judge's rows."""
+    if column not in table.columns:
+        return table
+    values = table[column].astype(str)
+    return table[values.str.startswith(name) if prefix else values == name]
 
 
 def named_row(table: pd.DataFrame, column: str, value: object, table_name: str) -> pd.Series:
@@ -148,7 +171,8 @@ def reason(evidence: Evidence) -> str:
 @dataclass(frozen=True)
 class Claim:
     """A claim of a paper that a chapter examines; ``read`` turns a build's tables into its evidence. ``finding``
-    names the at-a-glance row (paper and question) it belongs to."""
+    names the at-a-glance row (paper and question) it belongs to; ``numbers_of`` whose LLM judge's numbers it reads
+    (``NO_JUDGE_NUMBERS``: none, e.g. proxies or the paper's own numbers)."""
 
     paper: str
     section: str
@@ -157,6 +181,7 @@ class Claim:
     chapter: str
     table: str
     read: Callable[[Loader], Evidence] = field(repr=False)
+    numbers_of: str = NO_JUDGE_NUMBERS
 
     def evidence(self, load: Loader, *, strict: bool = True) -> Evidence:
         """The claim's evidence in a build; a table the build did not write makes it "not run". ``strict=False``
@@ -315,7 +340,7 @@ def _gain_over_sog(load: Loader) -> Evidence:
 
 
 def _auxiliary_data(load: Loader) -> Evidence:
-    settings = load("auxiliary_data", "agreement_by_setting")
+    settings = _book_judge_rows(load("auxiliary_data", "agreement_by_setting"), "judge", BOOK_JUDGE, prefix=True)
     versus = load("auxiliary_data", "tables45_vs_paper")
     none = named_row(versus, "method", "none (NA)", "auxiliary_data/tables45_vs_paper")
     best = named_row(versus, "method", "Auxiliary Data", "auxiliary_data/tables45_vs_paper")
@@ -370,7 +395,7 @@ def _g_distribution(load: Loader) -> Evidence:
 def _avg_score_vs_g(load: Loader) -> Evidence:
     alignment = load("recommender_reevaluation", "paper_claim_avg_score_vs_g").sort_values(["dataset", "recommender"])
     g_mean = float(alignment["g_mean"].iloc[0])
-    table3 = load("recommender_reevaluation", "table3_latest-small")
+    table3 = _book_judge_rows(load("recommender_reevaluation", "table3_latest-small"), "judge", BOOK_JUDGE_MODEL)
     ours = table3[table3["recommender"] != "Random"]["avg_score_mean"]
     return Evidence(
         paper_numbers=f"Avg. Score@20 {fmt(alignment['avg_score'].min(), 3)}–{fmt(alignment['avg_score'].max(), 3)} "
@@ -383,7 +408,8 @@ def _avg_score_vs_g(load: Loader) -> Evidence:
 
 
 def _strategies(load: Loader) -> Evidence:
-    metrics = in_order(load("prompt_strategies", "metrics"), "template", STRATEGIES)
+    metrics = in_order(_book_judge_rows(load("prompt_strategies", "metrics"), "judge", BOOK_JUDGE), "template",
+                       STRATEGIES)
     parsed = metrics[metrics["n"] > 0]
     return Evidence(
         paper_numbers="GPT-4o-mini's MAE: CoT lowest",
@@ -394,7 +420,7 @@ def _strategies(load: Loader) -> Evidence:
 
 
 def _serendipity_ranking(load: Loader) -> Evidence:
-    table3 = load("recommender_reevaluation", "table3_latest-small")
+    table3 = _book_judge_rows(load("recommender_reevaluation", "table3_latest-small"), "judge", BOOK_JUDGE_MODEL)
     scores = table3[table3["recommender"] != "Random"]["avg_score_mean"]
     return Evidence(
         paper_numbers="GPT-4o-mini's Precision/NDCG_ser@20 and Avg. Score@20 by recommender",
@@ -442,9 +468,10 @@ def _zhang_rows(names: tuple[str, ...]) -> Callable[[Loader], Evidence]:
 
 
 def evaluator_replies(load: Loader) -> tuple[int, int]:
-    """Zhang et al.'s chapter: (replies that held a score, replies) of every LLM evaluator run, with our
-    reconstructed prompts and with the authors' own."""
-    runs = pd.concat([load("explanation_evaluators", "llm_runs"), load("explanation_evaluators", "authors_runs")],
+    """Zhang et al.'s chapter: (replies that held a score, replies) of every LLM evaluator run of the book's own
+    judge, with our reconstructed prompts and with the authors' own."""
+    runs = pd.concat([_book_judge_rows(load("explanation_evaluators", "llm_runs"), "model", BOOK_JUDGE_RUNS),
+                      _book_judge_rows(load("explanation_evaluators", "authors_runs"), "model", BOOK_JUDGE_RUNS)],
                      ignore_index=True)
     total = int(runs["n_replies"].sum())
     return total - int(runs["n_unparsable"].sum()), total
@@ -515,26 +542,26 @@ CLAIMS = (
     Claim(KANG, "section 5.1", "Zero-shot LLM judges beat the best proxy (SOG) by about 100% in Pearson", KANG_RQ1,
           "proxy_vs_llm", "paper_claim_gain_over_sog", _gain_over_sog),
     Claim(KANG, "RQ2, Tables 4–5", "Auxiliary data in the prompt makes the judge agree better with users",
-          KANG_RQ23, "auxiliary_data", "agreement_by_setting", _auxiliary_data),
+          KANG_RQ23, "auxiliary_data", "agreement_by_setting", _auxiliary_data, BOOK_JUDGE_NUMBERS),
     Claim(KANG, "RQ3, Table 5", "Averaging several LLM judges agrees better with users than one", KANG_RQ23,
-          "llm_ensembles", "table5_ours", _ensembles),
+          "llm_ensembles", "table5_ours", _ensembles, POOL_NUMBERS),
     Claim(TOKUTAKE, "section 4.1", "The ground truth g has the printed distribution", TOKUTAKE,
           "prompt_strategies", "ground_truth_search", _g_distribution),
     Claim(TOKUTAKE, "Table 1", "Chain-of-thought makes the best serendipity judge", TOKUTAKE,
-          "prompt_strategies", "metrics", _strategies),
+          "prompt_strategies", "metrics", _strategies, BOOK_JUDGE_NUMBERS),
     Claim(TOKUTAKE, "Table 3", "The six recommenders rank by accuracy on ML-1M as printed", TOKUTAKE_REEVAL,
           "recommender_reevaluation", "order_vs_paper_1m", _accuracy_order),
     Claim(TOKUTAKE, "Table 3", "An LLM judge ranks the recommenders' serendipity as printed", TOKUTAKE_REEVAL,
-          "recommender_reevaluation", "table3_latest-small", _serendipity_ranking),
+          "recommender_reevaluation", "table3_latest-small", _serendipity_ranking, BOOK_JUDGE_NUMBERS),
     Claim(TOKUTAKE, "section 5, finding (3)", "An Avg. Score@20 of 2.1–2.4 aligns with g, so the judge reflects "
           "real users' serendipity", TOKUTAKE_REEVAL, "recommender_reevaluation", "paper_claim_avg_score_vs_g",
-          _avg_score_vs_g),
+          _avg_score_vs_g, BOOK_JUDGE_NUMBERS),
     Claim(ZHANG, "Table 1", "The annotator rows", ZHANG, "explanation_evaluators", "table1_agreement_by_row",
           _zhang_rows(("Annotator-1", "Annotator-2", "Average"))),
     Claim(ZHANG, "Table 1", "The BLEU and ROUGE rows", ZHANG, "explanation_evaluators", "table1_agreement_by_row",
           _zhang_rows(("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"))),
     Claim(ZHANG, "Table 1", "LLMs evaluate explanations as well as or better than the reference metrics", ZHANG,
-          "explanation_evaluators", "llm_runs", _llm_evaluators),
+          "explanation_evaluators", "llm_runs", _llm_evaluators, BOOK_JUDGE_NUMBERS),
     Claim(LIMA, "Table 2", "Normalised surprise orders MSI ≥ kNN ≥ LSI", LIMA, "normalised_surprise",
           "ordering_check", _surprise_order),
     Claim(LIMA, "Table 2", "The magnitudes of normalised surprise on MovieLens-1M with movie descriptions", LIMA,
@@ -543,7 +570,7 @@ CLAIMS = (
           "variation 13.6%, 29.9%, 13.8%, 20.7%)", LIMA, "normalised_surprise",
           "paper_claim_coefficients_of_variation", _coefficients_of_variation),
     Claim(KHIRBAT, "Tables 2–4", "An LLM recommender's lists move under semantics-preserving prompt changes",
-          KHIRBAT, "metamorphic_recommender", "reply_parsing", _metamorphic_lists),
+          KHIRBAT, "metamorphic_recommender", "reply_parsing", _metamorphic_lists, BOOK_JUDGE_NUMBERS),
 )
 
 
@@ -558,12 +585,93 @@ def verdict_bullets(records: pd.DataFrame) -> list[str]:
             for row in records.itertuples(index=False)]
 
 
-def chapter_verdicts(chapter: str, load: Loader = load_table) -> Markdown:
+@dataclass(frozen=True)
+class ReplyCount:
+    """Where a chapter counts a judge's replies: ``table`` has one row per run, the judge named in ``column`` (by
+    ``name(judge)``; ``prefix``: the name starts the cell), with ``replies`` and ``unusable`` (unparsable, or for a
+    recommender not a list of titles) counts; ``once``: rows repeating a run (another reading of the same replies)
+    are counted once."""
+
+    table: str
+    column: str
+    name: Callable[[JudgeSpec], str]
+    replies: str
+    unusable: str
+    prefix: bool = False
+    once: bool = False
+    what: str = "unparsable"
+
+    def counts(self, chapter: str, load: Loader, judge: JudgeSpec) -> tuple[int, int]:
+        """(unusable replies, replies) of ``judge``; KeyError when the table has no run of it."""
+        table = load(chapter, self.table)
+        cells = table[self.column].astype(str)
+        mine = table[cells.str.startswith(self.name(judge)) if self.prefix else cells == self.name(judge)]
+        if self.once:
+            mine = mine.drop_duplicates(self.column)
+        if mine.empty:
+            raise KeyError(f"{chapter}/{self.table}: no run of {judge.display_label}")
+        return int(mine[self.unusable].sum()), int(mine[self.replies].sum())
+
+
+def _asks_as(judge: JudgeSpec) -> str:
+    return f"{judge.provider}:{judge.model}"
+
+
+#: Per chapter, where its tables count a reader's judge's replies (the runs' reports).
+REPLY_COUNTS = {
+    "proxy_vs_llm": ReplyCount("judge_runs", "judge", lambda judge: f"{_asks_as(judge)}/", "prompts", "unparsable",
+                               prefix=True, once=True),
+    "auxiliary_data": ReplyCount("judge_runs", "judge", lambda judge: judge.display_label, "prompts", "unparsable"),
+    "prompt_strategies": ReplyCount("judge_runs", "judge", lambda judge: judge.display_label, "items",
+                                    "unparsable"),
+    "explanation_evaluators": ReplyCount("llm_runs", "model", _asks_as, "n_replies", "n_unparsable"),
+    "metamorphic_recommender": ReplyCount("reader_reply_parsing", "recommender", lambda judge: judge.display_label,
+                                          "replies", "not_a_list", what="not a list of titles"),
+}
+
+
+def replies_of(chapter: str, judge: JudgeSpec, load: Loader = load_table) -> str:
+    """"3 of 40 replies unparsable (7.5%)": the share of ``judge``'s replies in ``chapter`` that held no answer, or
+    why it is not known here."""
+    count = REPLY_COUNTS.get(chapter)
+    if count is None:
+        return "this chapter's tables do not count its replies"
+    try:
+        unusable, replies = count.counts(chapter, load, judge)
+    except (FileNotFoundError, KeyError) as missing:
+        return f"no replies counted ({str(missing).strip(chr(39) + chr(34))})"
+    if replies == 0:
+        return "no replies"
+    return f"{unusable:,} of {replies:,} replies {count.what} ({fmt(100 * unusable / replies, 1)}%)"
+
+
+def judges_statement(numbers_of: str, chapter: str, judges: Sequence[JudgeSpec], load: Loader = load_table) -> str:
+    """What a verdict of a variant with reader's judges rests on: whose numbers the claim read, and each reader's
+    judge with the share of its replies in this chapter that held no answer."""
+    if not judges:
+        return ""
+    yours = "; ".join(f"{judge.display_label}, {replies_of(chapter, judge, load)}" for judge in judges)
+    read = (f"read from {numbers_of} numbers, not yours alone" if numbers_of == POOL_NUMBERS else
+            f"read from {numbers_of} numbers in this variant's tables, not your judge's" if numbers_of else
+            "read from no LLM judge's numbers")
+    return f"Verdict {read}; your judge in this chapter: {yours}."
+
+
+def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[dict | JudgeSpec] = ()) -> Markdown:
     """The verdicts of the claims a chapter examines, as the bullets that open its verdict box (glued as
     ``claims_checked``); a chapter that examines none (a demonstration run) gets none. In a variant, whose tables
-    are of another scale or judge, a claim whose rows its tables lack says "not run in this build" and why."""
-    records = for_chapter(chapter, load, strict=not in_variant())
-    return Markdown("\n".join(f"- {bullet}" for bullet in verdict_bullets(records)))
+    are of another scale or judge, a claim whose rows its tables lack says "not run in this build" and why; with a
+    reader's ``judges`` (the chapter's ``judges`` parameter), each verdict says whose numbers it read and what share
+    of each reader's judge's replies held no answer."""
+    specs = [judge if isinstance(judge, JudgeSpec) else JudgeSpec.from_parameter(judge) for judge in judges]
+    chosen = [claim for claim in CLAIMS if claim.chapter == chapter]
+    records = registry(load, chosen, strict=not in_variant())
+    if specs:
+        records["reason"] = records["reason"].str.replace(NEEDS_A_CAPABLE_LLM, NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
+                                                          regex=False)
+    bullets = [" ".join(part for part in (bullet, judges_statement(claim.numbers_of, chapter, specs, load)) if part)
+               for bullet, claim in zip(verdict_bullets(records), chosen)]
+    return Markdown("\n".join(f"- {bullet}" for bullet in bullets))
 
 
 def matrix_markdown(records: pd.DataFrame) -> str:

@@ -55,6 +55,28 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
+def judges_in(names: Iterable[str], judges: Mapping[str, Iterable[str]]) -> str:
+    """The judges whose rows or columns a table holds, for its caption: each judge of ``judges`` (its label -> the
+    names its rows or columns go by) with a name among ``names``, in order ("SmolLM2-135M and gpt-4o-mini"), so a
+    caption never names a judge the table lacks nor leaves out one it holds."""
+    held = set(names)
+    found = [label for label, own in judges.items() if held & set(own)]
+    if not found:
+        return "no LLM judge"
+    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+
+def capable_judge_advice(judges: Sequence[Mapping[str, object]]) -> str:
+    """The end of a chapter's caveat on its tiny judge: how to test the paper's claim with a capable one, or, in a
+    variant that ran a reader's ``judges`` (the chapter's parameter), where their rows are."""
+    if not judges:
+        return "Run the book with a capable judge (`recjudge run --judge SPEC`) to test the paper's claim."
+    names = ", ".join(str(judge.get("label") or judge.get("model")) for judge in judges)
+    return (f"This variant ran your judge{'s' if len(judges) > 1 else ''} ({names}) beside it: "
+            f"{'their' if len(judges) > 1 else 'its'} rows, with their n and 95% intervals, are the ones that "
+            "speak to the paper's claim.")
+
+
 def span(low: float, high: float, decimals: int = 2) -> str:
     """A range for prose, "0.12–0.48", or the one value when both ends print the same ("0.00", not "0.00–0.00")."""
     a, b = fmt(low, decimals), fmt(high, decimals)

@@ -234,12 +234,20 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
 #: reader's judge ran (it ends where the next bullet of its box begins).
 OFFLINE_JUDGES_BULLET = re.compile(r"^- \*\*No capable LLM judged anything here\.\*\*.*?(?=^- \*\*)",
                                    re.MULTILINE | re.DOTALL)
+#: The intro's sentence saying that no LLM-judge claim is tested because no capable LLM runs (a sentence that may
+#: wrap over lines), and what a book a reader's judge ran says instead.
+OFFLINE_CLAIMS_SENTENCE = re.compile(r"No capable LLM runs offline, so no LLM-judge claim of the\s+papers is tested "
+                                     r"in this build:[^.]*\.")
+CLAIMS_BESIDE_YOUR_JUDGE = ("In this variant each chapter's verdicts say whose numbers they read and what share of "
+                            "your judge's replies held no answer.")
 
 
 def intro_text(text: str, variant: Variant) -> str:
-    """The committed intro as a variant's book shows it: without the bullet on the book's offline judges when the
-    variant ran a reader's judge."""
-    return OFFLINE_JUDGES_BULLET.sub("", text) if variant.judges else text
+    """The committed intro as a variant's book shows it: when the variant ran a reader's judge, without the bullet
+    and the sentence saying that no capable LLM judged anything here."""
+    if not variant.judges:
+        return text
+    return OFFLINE_CLAIMS_SENTENCE.sub(CLAIMS_BESIDE_YOUR_JUDGE, OFFLINE_JUDGES_BULLET.sub("", text))
 
 
 def _after_title(text: str, note: str) -> str:
