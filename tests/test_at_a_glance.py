@@ -249,7 +249,7 @@ def variant_tables(reader: JudgeSpec, book_judge: str = "SmolLM2-135M zero-shot"
         "members": ["SmolLM2 zero-shot", f"{you} few-shot (5)", f"SmolLM2 zero-shot + {you} few-shot (5)"]})
     tables[("llm_ensembles", "table5_ours")] = pd.DataFrame({
         "method": ["Auxiliary Data", "Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [30.0, 41.0],
-        "n": [12, 5.5], "cell": ["few-shot [k=1]", "few-shot [k=1] ×20"]})
+        "n": [12, 5], "n_max": [12, 6], "cell": ["few-shot [k=1]", "few-shot [k=1] ×20"]})
     tables[("prompt_strategies", "table1_vs_paper")][f"mae_{you}"] = [0.7, 0.8, float("nan"), 0.95]
     tables[("prompt_strategies", "metrics")] = pd.DataFrame({
         "judge": ["SmolLM2-135M"] * 4 + [you] * 4, "template": ["Base", "LS", "CoT", "LtM"] * 2,
@@ -358,7 +358,7 @@ def test_a_readers_judge_has_n_and_an_interval_like_the_books():
     judge = headline(frame, "Pearson (%) of the best LLM judge")
     assert (judge[n], judge[low]) == (5, -60.0), "the n and interval of its best run"
     assert headline(frame, "MAE of the Base prompt")[n] == 30
-    assert headline(frame, "Pearson (%) of the ensemble")[n] == 5.5, "the mean answers per held-out half"
+    assert headline(frame, "Pearson (%) of the ensemble")[n] == 5, "the answers of the smaller held-out half"
     shares = headline(frame, "Replies of the LLM evaluators")
     assert shares[n] == 40 and shares[low] < 90.0 < shares[high]
     recommender = headline(frame, "Replies of the LLM recommender")
@@ -380,7 +380,7 @@ def test_numbers_on_too_few_answers_are_not_shown_as_numbers():
     you = at_a_glance.your_judge_column(reader)
     judge = headline(shown, "Pearson (%) of the best LLM judge")
     assert judge[you] == "too few answers (5)", "27.5 on 5 answers is no number to read"
-    assert headline(shown, "Pearson (%) of the ensemble")[you] == "too few answers (5–6)"
+    assert headline(shown, "Pearson (%) of the ensemble")[you] == "too few answers (5)"
     assert headline(shown, "MAE of the CoT prompt")[you] == "too few answers (0)"
     assert headline(shown, "MAE of the Base prompt")[you].startswith("0.7")
     # the book's own column follows the same threshold
@@ -411,7 +411,8 @@ def test_the_committed_headlines_are_what_the_page_shows():
     computed = at_a_glance.headlines(load_table)
     assert shown["number"].tolist() == computed["number"].tolist()
     pd.testing.assert_frame_equal(shown.drop(columns=["paper", "number"]),
-                                  computed.drop(columns=["paper", "number"]), rtol=1e-5)
+                                  computed.drop(columns=["paper", "number"]), rtol=1e-5, check_dtype=False)
+    assert computed["n"].dtype == "Int64"  # a count, never 5.5
 
 
 def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
@@ -429,7 +430,7 @@ def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
     judge = frame.loc[frame.index.str.startswith("Pearson (%) of the best LLM judge")].iloc[0]
     assert judge["note"].startswith("selected") and judge["n"] == 200
     held_out = frame.loc["Pearson (%) of the ensemble with auxiliary data, on held-out users"]
-    assert held_out["n"] == 5.5 and "5–6 answers per half" in held_out["note"]
+    assert held_out["n"] == 5 and "5–6 answers per half" in held_out["note"]
     shares = frame.loc["Replies of the LLM evaluators that held a score (%; every run)"]
     held_score, replies = at_a_glance.claims.evaluator_replies(load_table)
     assert shares["n"] == replies and shares["ci_low"] < 100 * held_score / replies < shares["ci_high"]

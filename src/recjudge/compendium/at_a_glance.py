@@ -756,7 +756,9 @@ def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[J
             row[THIS_VARIANT] = _value(headline.ours, variant)
             row.update(_interval_values(THIS_VARIANT, _detail(headline.detail, variant)))
         rows.append(row)
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    counts = ["n", *(interval_columns(column)[0] for column in beside)]
+    return frame.astype({column: "Int64" for column in counts})  # n is a count, never 5.5
 
 
 def headline_labels(judges: Sequence[JudgeSpec] = ()) -> dict[str, str]:
@@ -779,10 +781,8 @@ def _decimals(n: float, number: str) -> int:
 
 
 def _count(n: float) -> str:
-    """n as the page shows it: a count, or for a mean over held-out halves the counts it lies between ("5–6")."""
-    if pd.isna(n):
-        return "–"
-    return f"{int(n):,}" if float(n).is_integer() else claims.answers_per_half(float(n))
+    """n as the page shows it: a count."""
+    return "–" if pd.isna(n) else f"{int(n):,}"
 
 
 def _shown_number(value: float, n: float, low: float, high: float, number: str) -> str:
