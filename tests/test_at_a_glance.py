@@ -271,10 +271,15 @@ def variant_tables(reader: JudgeSpec, book_judge: str = "SmolLM2-135M zero-shot"
     return tables
 
 
-def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
+def readers_headlines() -> tuple[JudgeSpec, pd.DataFrame]:
+    """A reader's judge and the headlines of a variant it judged (fixture tables)."""
     reader = parse_judge("openai:gpt-4o-mini")
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    return reader, at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+
+
+def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
+    reader, frame = readers_headlines()
     you = at_a_glance.your_judge_column(reader)
     assert list(frame.columns) == [*at_a_glance.HEADLINE_COLUMNS, you, *at_a_glance.interval_columns(you)]
     assert you == "gpt-4o-mini"
@@ -346,9 +351,7 @@ def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
 
 
 def test_a_readers_judge_has_n_and_an_interval_like_the_books():
-    reader = parse_judge("openai:gpt-4o-mini")
-    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    reader, frame = readers_headlines()
     you = at_a_glance.your_judge_column(reader)
     n, low, high = at_a_glance.interval_columns(you)
     none = headline(frame, "Pearson (%) of the judge without auxiliary data")
@@ -373,9 +376,7 @@ def test_a_readers_judge_has_n_and_an_interval_like_the_books():
 
 
 def test_numbers_on_too_few_answers_are_not_shown_as_numbers():
-    reader = parse_judge("openai:gpt-4o-mini")
-    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    reader, frame = readers_headlines()
     shown = at_a_glance.headlines_shown(frame)
     you = at_a_glance.your_judge_column(reader)
     judge = headline(shown, "Pearson (%) of the best LLM judge")

@@ -521,16 +521,11 @@ def _best_llm_judge(load: Loader) -> float:
     return _best_pearson(load, set(load("proxy_vs_llm", "judge_runs")["method"]))
 
 
-def _asks_as(judge: JudgeSpec) -> str:
-    """How the chapters' run tables name a judge's requests: ``<provider>:<model>`` (``JudgeConfig.label``'s head)."""
-    return f"{judge.provider}:{judge.model}"
-
-
 def _your_best_llm_judge_row(load: Loader, judge: JudgeSpec) -> pd.Series:
     """The row of the highest Pearson (%) with users of the reader's judge over the RQ1 prompts (its runs in
     judge_runs)."""
     runs = load("proxy_vs_llm", "judge_runs")
-    return _best_pearson_row(load, set(runs.loc[runs["judge"].str.startswith(f"{_asks_as(judge)}/"), "method"]))
+    return _best_pearson_row(load, set(runs.loc[runs["judge"].str.startswith(f"{claims.asks_as(judge)}/"), "method"]))
 
 
 def _your_best_llm_judge(load: Loader, judge: JudgeSpec) -> float:
@@ -630,14 +625,14 @@ def _share_of(frame: pd.DataFrame, part: str, whole: str, where: str) -> float:
 
 def _your_evaluators_share(load: Loader, judge: JudgeSpec) -> float:
     runs = load("explanation_evaluators", "llm_runs")
-    return _share_of(runs[runs["model"] == _asks_as(judge)], "n_unparsable", "n_replies",
+    return _share_of(runs[runs["model"] == claims.asks_as(judge)], "n_unparsable", "n_replies",
                      f"explanation_evaluators/llm_runs ({judge.display_label})")
 
 
 def _your_evaluator_replies(load: Loader, judge: JudgeSpec) -> tuple[int, int]:
     """(replies that held a score, replies) of the reader's judge's evaluator runs."""
     runs = load("explanation_evaluators", "llm_runs")
-    mine = runs[runs["model"] == _asks_as(judge)]
+    mine = runs[runs["model"] == claims.asks_as(judge)]
     return int(mine["n_replies"].sum()) - int(mine["n_unparsable"].sum()), int(mine["n_replies"].sum())
 
 

@@ -613,18 +613,19 @@ class ReplyCount:
         return int(mine[self.unusable].sum()), int(mine[self.replies].sum())
 
 
-def _asks_as(judge: JudgeSpec) -> str:
+def asks_as(judge: JudgeSpec) -> str:
+    """How the chapters' run tables name a judge's requests: ``<provider>:<model>`` (``JudgeConfig.label``'s head)."""
     return f"{judge.provider}:{judge.model}"
 
 
 #: Per chapter, where its tables count a reader's judge's replies (the runs' reports).
 REPLY_COUNTS = {
-    "proxy_vs_llm": ReplyCount("judge_runs", "judge", lambda judge: f"{_asks_as(judge)}/", "prompts", "unparsable",
+    "proxy_vs_llm": ReplyCount("judge_runs", "judge", lambda judge: f"{asks_as(judge)}/", "prompts", "unparsable",
                                prefix=True, once=True),
     "auxiliary_data": ReplyCount("judge_runs", "judge", lambda judge: judge.display_label, "prompts", "unparsable"),
     "prompt_strategies": ReplyCount("judge_runs", "judge", lambda judge: judge.display_label, "items",
                                     "unparsable"),
-    "explanation_evaluators": ReplyCount("llm_runs", "model", _asks_as, "n_replies", "n_unparsable"),
+    "explanation_evaluators": ReplyCount("llm_runs", "model", asks_as, "n_replies", "n_unparsable"),
     "metamorphic_recommender": ReplyCount("reader_reply_parsing", "recommender", lambda judge: judge.display_label,
                                           "replies", "not_a_list", what="not a list of titles"),
 }
