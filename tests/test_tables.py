@@ -297,3 +297,42 @@ def test_a_chapter_numbers_its_captioned_tables_in_the_order_it_shows_them():
     assert shown_again == second_html  # shown twice, numbered once
     assert "caption-number" not in uncaptioned._repr_html_() and uncaptioned.number is None
     assert "caption-number" not in format_table(df, caption="Plain").to_html()  # only what a notebook shows
+
+
+def test_tables_of_a_numbered_chapter_carry_its_number_like_its_figures(monkeypatch, tmp_path):
+    from recjudge.compendium import book, tables
+    from recjudge.paths import RUN_NAME_ENV
+
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: book/intro\nparts:\n"
+                   "  - caption: About\n    chapters:\n      - file: book/notebooks/at_a_glance\n"
+                   "  - caption: Data\n    numbered: true\n    chapters:\n      - file: book/notebooks/data_tour\n"
+                   "  - caption: I\n    numbered: true\n    chapters:\n      - file: book/notebooks/first\n"
+                   "      - file: book/notebooks/second\n", encoding="utf-8")
+    assert book.chapter_numbers(toc) == {"book/notebooks/data_tour": 1, "book/notebooks/first": 2,
+                                         "book/notebooks/second": 3}
+    monkeypatch.setattr("recjudge.paths.project_root", lambda: tmp_path)
+    monkeypatch.setenv(RUN_NAME_ENV, "second")
+    tables.chapter_number.cache_clear()
+    try:
+        html_text = format_table(pd.DataFrame({"a": [1]}), caption="Sizes")._repr_html_()
+        assert re.search(r"Table 3\.\d+\. </span>Sizes", html_text)
+        monkeypatch.setenv(RUN_NAME_ENV, "at_a_glance")  # an unnumbered page keeps plain numbers
+        tables.chapter_number.cache_clear()
+        assert re.search(r"Table \d+\. </span>Sizes", format_table(pd.DataFrame({"a": [1]}), caption="Sizes")
+                         ._repr_html_())
+    finally:
+        tables.chapter_number.cache_clear()
+
+
+def test_an_audit_table_is_collapsed_under_its_caption_and_takes_no_number():
+    df = pd.DataFrame({"fold": [1, 2], "users": [10, 12]})
+    audit = format_table(df, caption="Fold sizes", full_table=("chapter", "folds"), audit=True)
+    html_text = audit._repr_html_()
+    assert html_text.count("<details") == 1 and "<summary>Fold sizes</summary>" in html_text
+    assert "caption-number" not in html_text and audit.number is None
+    assert html_text.index("<table") > html_text.index("<summary>") and html_text.rstrip().endswith("</details>")
+    assert 'href="../../results/chapter/folds.csv"' in html_text  # the full table stays linked
+    shown = paper_beside_ours(pd.DataFrame({"k": ["a"], "m": [1.0]}), pd.DataFrame({"k": ["a"], "m": [2.0]}), "k",
+                              ["m"], caption="Beside", audit=True)._repr_html_()
+    assert "<summary>Beside</summary>" in shown and "caption-number" not in shown

@@ -182,6 +182,22 @@ def toc_files(toc_path: Path) -> list[str]:
     return found
 
 
+def chapter_numbers(toc_path: Path) -> dict[str, int]:
+    """The number Jupyter Book gives each chapter (``file:`` -> 1, 2, ...): the chapters of the parts marked
+    ``numbered: true``, counted in order across those parts, as the built book numbers them ("6." and "Fig. 6.1")."""
+    try:
+        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
+    numbers: dict[str, int] = {}
+    for part in (toc or {}).get("parts", []) or []:
+        if isinstance(part, dict) and part.get("numbered"):
+            for chapter in part.get("chapters", []) or []:
+                if isinstance(chapter, dict) and isinstance(chapter.get("file"), str):
+                    numbers[chapter["file"]] = len(numbers) + 1
+    return numbers
+
+
 def check_toc_against_runplan(root: Path) -> list[str]:
     """Problems between ``_toc.yml`` and the run plan: runs missing from the toc, notebook chapters that no run
     produces, and executed notebooks not written yet. Empty when all is consistent."""

@@ -27,10 +27,12 @@ consoles, and ``.data``, the formatted cells as a DataFrame of strings.
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import math
 import numbers
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -240,13 +242,17 @@ class Table:
     #: The CSV holding the table in full, relative to the project root ("results/<chapter>/<name>.csv"); the book
     #: publishes ``results/`` beside its pages, so the note links to it.
     full_table: str | None = None
-    #: Its number in the chapter ("Table 3."), given the first time a notebook displays a captioned table: a chapter
-    #: runs in a kernel of its own, so its tables are numbered 1, 2, ... in the order the reader meets them.
-    number: int | None = field(default=None, compare=False)
+    #: Its number in the chapter ("Table 6.3." in chapter 6), given the first time a notebook displays a captioned
+    #: table: a chapter runs in a kernel of its own, so its tables are numbered in the order the reader meets them.
+    number: str | None = field(default=None, compare=False)
+    #: An audit table (tuned values, fold sizes, variants of a computation): shown collapsed under its caption,
+    #: unnumbered, so the page keeps the tables a reader needs to follow the argument.
+    collapsed: bool = False
 
     def _repr_html_(self) -> str:
-        if self.caption and self.number is None:
-            self.number = next(_TABLE_NUMBERS)
+        if self.caption and self.number is None and not self.collapsed:
+            chapter = chapter_number()
+            self.number = f"{chapter}.{next(_TABLE_NUMBERS)}" if chapter else str(next(_TABLE_NUMBERS))
         return _to_html(self)
 
     def to_html(self) -> str:
@@ -280,11 +286,27 @@ _CSS = (
     f"p.{TABLE_CLASS}-note{{font-size:0.8em;margin:0 0 1em;opacity:0.8}}"
     # A table wider than a phone's screen scrolls in its own box, not the whole page.
     f"div.{TABLE_CLASS}-scroll{{overflow-x:auto;max-width:100%}}"
+    f"details.{TABLE_CLASS}-audit{{margin:0.4em 0 0.8em}}"
+    f"details.{TABLE_CLASS}-audit>summary{{cursor:pointer;font-size:0.9em}}"
     "</style>"
 )
 
 
 _TABLE_NUMBERS = itertools.count(1)
+
+
+@functools.cache
+def chapter_number() -> int | None:
+    """The number of the chapter this kernel runs (``RECJUDGE_RUN_NAME`` under ``recjudge run``) in the book's table
+    of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"); None outside a numbered chapter."""
+    from recjudge.compendium.book import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_numbers
+    from recjudge.paths import RUN_NAME_ENV, project_root
+
+    run = os.environ.get(RUN_NAME_ENV, "").strip()
+    toc = project_root() / TOC_FILE
+    if not run or not toc.is_file():
+        return None
+    return chapter_numbers(toc).get(NOTEBOOK_CHAPTERS + run)
 #: From a chapter's page (book/notebooks/<chapter>.html) to the book's root, where ``results/`` is published.
 PAGE_TO_ROOT = "../../"
 
@@ -292,8 +314,11 @@ PAGE_TO_ROOT = "../../"
 def _to_html(table: Table) -> str:
     data = table.data
     escape = html.escape
-    out = [_CSS, f'<div class="{TABLE_CLASS}-scroll"><table class="{" ".join(table.classes)}">']
-    if table.caption:
+    out = [_CSS]
+    if table.collapsed:
+        out.append(f'<details class="{TABLE_CLASS}-audit"><summary>{escape(table.caption or "Audit table")}</summary>')
+    out.append(f'<div class="{TABLE_CLASS}-scroll"><table class="{" ".join(table.classes)}">')
+    if table.caption and not table.collapsed:
         number = f'<span class="caption-number">Table {table.number}. </span>' if table.number else ""
         out.append(f"<caption>{number}{escape(table.caption)}</caption>")
     out.append("<thead>")
@@ -338,6 +363,8 @@ def _to_html(table: Table) -> str:
             path = escape(table.full_table)
             note = note.replace(path, f'<a href="{PAGE_TO_ROOT}{path}">{path}</a>')
         out.append(f'<p class="{TABLE_CLASS}-note">{note}</p>')
+    if table.collapsed:
+        out.append("</details>")
     return "".join(out)
 
 
@@ -350,13 +377,14 @@ PAPER, OURS, DIFFERENCE = "paper", "ours", "Δ"
 def format_table(df: pd.DataFrame, formats: Mapping[str, FormatLike] | None = None, *,
                  labels: Mapping[str, str] | None = None, caption: str | None = None,
                  full_table: tuple[str, str] | str | None = None, max_rows: int | None = None,
-                 lift_constant: bool = True) -> Table:
+                 lift_constant: bool = True, audit: bool = False) -> Table:
     """Any table, formatted by column: ``formats`` maps a column to a :class:`Format` or a kind's name.
 
     Columns without a format: integers are counts, other numbers have 2 decimals, the rest is text. The index is
     dropped (reset it first if it holds data). ``labels`` overrides headers; a text column with one value in every
     row (of several) goes into the caption; ``max_rows`` cuts the table shown, and ``full_table`` names the CSV
-    holding it in full ("full table: results/<chapter>/<name>.csv")."""
+    holding it in full ("full table: results/<chapter>/<name>.csv"). ``audit``: a table kept for the record rather
+    than the argument (tuned values, fold sizes, variants of a computation), shown collapsed and unnumbered."""
     formats = dict(formats or {})
     unknown = sorted(set(formats) - set(map(str, df.columns)))
     if unknown:
@@ -384,7 +412,7 @@ def format_table(df: pd.DataFrame, formats: Mapping[str, FormatLike] | None = No
             numeric.add(header)
     data = pd.DataFrame(cells, index=range(len(shown)))
     return Table(data, _caption(caption, lifted), _note(full_table, len(shown), total), frozenset(numeric),
-                 full_table=_full_table_path(full_table))
+                 full_table=_full_table_path(full_table), collapsed=audit)
 
 
 def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[str] | str,
@@ -393,7 +421,7 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
                       caption: str | None = None, full_table: tuple[str, str] | str | None = None,
                       max_rows: int | None = None, long: tuple[str, str] | None = None,
                       order: Literal["paper", "ours"] = "paper", names: tuple[str, str] = (PAPER, OURS),
-                      lift_constant: bool = True) -> Table:
+                      lift_constant: bool = True, audit: bool = False) -> Table:
     """The paper's numbers beside ours, joined on ``keys``: for each metric, paper | ours (| Δ = ours - paper).
 
     ``ours`` and ``paper`` are wide (one column per metric) or long (``long=("metric", "value")``: one row per key
@@ -403,7 +431,7 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
     only one side has gets only that side's column.
     ``difference`` adds Δ for every numeric metric (``True``) or for the metrics named (never for p-values or
     text). Headers, caption, ``full_table`` and ``max_rows`` as in :func:`format_table`; ``names`` are the
-    sub-headers of the two sides."""
+    sub-headers of the two sides; ``audit`` as in :func:`format_table`."""
     keys = [keys] if isinstance(keys, str) else list(keys)
     if not keys:
         raise ValueError("paper_beside_ours needs at least one key column to join on")
@@ -481,7 +509,7 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
     data = pd.DataFrame({k: v.to_numpy() for k, v in columns.items()}, index=range(len(rows)))
     data.columns = pd.MultiIndex.from_tuples(list(columns))
     return Table(data, _caption(caption, lifted), _note(full_table, len(rows), total), frozenset(numeric),
-                 (TABLE_CLASS, PAPER_BESIDE_OURS_CLASS), full_table=_full_table_path(full_table))
+                 (TABLE_CLASS, PAPER_BESIDE_OURS_CLASS), full_table=_full_table_path(full_table), collapsed=audit)
 
 
 # ---------------------------------------------------------------------------------------------------------------
