@@ -130,3 +130,53 @@ def test_a_figure_not_drawn_still_resolves_with_its_reason(monkeypatch):
     assert glued["fig-genres"]._repr_markdown_() == "*`movielens-latest-2018-movies` is not in this build.*"
     assert "Not drawn" in glued["fig-genres" + figures.CAPTION_SUFFIX]._repr_markdown_()
 
+
+
+def _labelled(ax):
+    ax.set_xlabel("Rank")
+    ax.set_ylabel("Score")
+    return ax
+
+
+def test_a_panel_without_data_must_say_why():
+    fig, (drawn, empty) = plt.subplots(1, 2)
+    drawn.plot([1, 2], [1, 2])
+    empty.axhline(3, linestyle=":")  # a reference line is not data
+    for ax in (drawn, _labelled(empty)):
+        _labelled(ax)
+    assert any("panel 2" in p and "no data" in p for p in figures.check_figure(fig))
+    empty.text(0.5, 0.5, "no parsable reply (n = 0)", transform=empty.transAxes, ha="center")
+    assert figures.check_figure(fig) == []
+
+
+def test_labels_written_over_each_other_are_flagged():
+    fig, ax = plt.subplots()
+    _labelled(ax).scatter([0.0, 5.0, 5.05, 10.0], [1.80, 1.90, 1.901, 2.0])  # two points close on a wide axis
+    ax.annotate("KFN + popularity", (5.0, 1.90))
+    ax.annotate("Popularity", (5.05, 1.901))
+    assert any("'KFN + popularity' and 'Popularity' overlap" in p for p in figures.check_figure(fig))
+
+
+def test_a_legend_over_data_points_is_flagged_and_one_beside_them_is_not():
+    fig, ax = plt.subplots()
+    x = [i / 10 for i in range(11)]
+    _labelled(ax).plot(x, [0.5] * 11, label="flat")
+    ax.legend(loc="center")
+    assert any("legend covers" in p for p in figures.check_figure(fig))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    assert figures.check_figure(fig) == []
+
+
+def test_log_ticks_written_as_powers_of_ten_are_flagged():
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    fig, ax = plt.subplots()
+    _labelled(ax).plot([25, 1000], [0.7, 0.08])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    assert any("mantissa times a power of ten" in p for p in figures.check_figure(fig))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    assert figures.check_figure(fig) == []

@@ -177,7 +177,57 @@ def check_figure(fig: Figure, *, max_series: int = MAX_SERIES, min_font_pt: floa
                     problems.append(f"{name}: the {axis} axis has no label")
                 elif "_" in label and not label.strip().startswith("$"):
                     problems.append(f"{name}: the {axis} axis label {label!r} is a column name, not words")
+        problems += [f"{name}: {problem}" for problem in _panel_problems(ax)]
     return problems
+
+
+def _panel_problems(ax) -> list[str]:
+    """What hides a panel's data or misreads its scale: no data and no word why, labels written over each other, a
+    legend drawn over data points, log ticks written as powers of ten times a mantissa (6×10⁻¹)."""
+    renderer = ax.figure.canvas.get_renderer()
+    problems = []
+    points = _data_points(ax)
+    texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    if not len(points) and not texts:
+        problems.append("shows no data and says nothing about why (write the reason in the panel with ax.text)")
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    for i, (text, box) in enumerate(boxes):
+        for other, other_box in boxes[i + 1:]:
+            if box.overlaps(other_box):
+                problems.append(f"the labels {text!r} and {other!r} overlap")
+    legend = ax.get_legend()
+    if legend is not None and legend.get_visible() and len(points):
+        box = legend.get_window_extent(renderer)
+        covered = int(((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1)
+                       & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)).sum())
+        if covered:
+            problems.append(f"the legend covers {covered} data point(s): place it outside the panel or where there "
+                            "are none")
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() == "log":
+            labels = [t.get_text() for t in axis.get_ticklabels(minor=True) + axis.get_ticklabels()]
+            if any("times" in label for label in labels):
+                problems.append(f"the log {axis.axis_name} axis writes ticks as a mantissa times a power of ten: "
+                                "use plain numbers (matplotlib.ticker.ScalarFormatter or FixedLocator)")
+    return problems
+
+
+def _data_points(ax):
+    """The display coordinates of a panel's data: the vertices of its lines (reference lines spanning the axes, such
+    as ``axhline``, excluded) and the offsets of its scatter plots."""
+    import numpy as np
+    from matplotlib.collections import PathCollection
+
+    points = []
+    for line in ax.get_lines():
+        if not line.get_visible() or line.get_transform() is not ax.transData:
+            continue  # axhline/axvline are drawn in blended axes coordinates: a reference, not data
+        xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+        points.append(ax.transData.transform(xy[np.isfinite(xy).all(axis=1)]))
+    for collection in ax.collections:
+        if isinstance(collection, PathCollection) and collection.get_visible() and len(collection.get_offsets()):
+            points.append(collection.get_offset_transform().transform(np.asarray(collection.get_offsets(), float)))
+    return np.vstack(points) if points else np.empty((0, 2))
 
 
 def series_of(ax) -> list[str]:
