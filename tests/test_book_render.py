@@ -376,10 +376,24 @@ const faint = [...article.querySelectorAll('p, li, figcaption, caption, td, th, 
   .filter((el) => el.textContent.trim() && el.offsetParent !== null)
   .map((el) => ({text: el.textContent.replace(/\s+/g, ' ').trim().slice(0, 60), ratio: contrast(el)}))
   .filter((item) => item.ratio < 4.5);
+// Cut off: a table, caption or code line running past the screen's edge with no box of its own to scroll it into view.
+const scrolls = (el) => {
+  for (let node = el.parentElement; node && node !== document.body; node = node.parentElement) {
+    const overflowX = getComputedStyle(node).overflowX;
+    if ((overflowX === 'auto' || overflowX === 'scroll') && node.scrollWidth > node.clientWidth) return true;
+  }
+  return false;
+};
+const clipped = [...article.querySelectorAll('table, caption, pre, figcaption')]
+  .filter((el) => el.offsetParent !== null && el.getBoundingClientRect().right > window.innerWidth + 1)
+  .filter((el) => !(getComputedStyle(el).overflowX === 'auto' && el.scrollWidth > el.clientWidth) && !scrolls(el))
+  .map((el) => `<${el.tagName.toLowerCase()}> "${el.textContent.replace(/\s+/g, ' ').trim().slice(0, 60)}"`);
 return {
   overflow: document.documentElement.scrollWidth - window.innerWidth,
   faint: faint.slice(0, 5),
   n_faint: faint.length,
+  clipped: clipped.slice(0, 5),
+  n_clipped: clipped.length,
 };
 """
 
@@ -412,6 +426,23 @@ def test_a_phone_reads_the_page_without_scrolling_sideways(reading, page: str) -
     facts = reading(page, PHONE)
     assert facts["overflow"] <= 1, (f"{page}: at {PHONE[0]} px wide the page is {facts['overflow']} px wider than "
                                     "the screen (wide tables and figures scroll in their own box)")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", pages())
+def test_a_phone_sees_every_table_and_command_whole_or_in_a_box_that_scrolls(reading, page: str) -> None:
+    facts = reading(page, PHONE)
+    assert not facts["n_clipped"], (f"{page}: at {PHONE[0]} px wide {facts['n_clipped']} table(s), caption(s) or "
+                                    f"code block(s) run past the screen's edge with nothing to scroll them: "
+                                    f"{facts['clipped']}")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", pages())
+def test_text_and_captions_are_readable_in_light_mode(reading, page: str) -> None:
+    facts = reading(page, LAPTOP)
+    assert not facts["n_faint"], (f"{page}: {facts['n_faint']} text element(s) below a 4.5:1 contrast, "
+                                  f"e.g. {facts['faint']}")
 
 
 @pytest.mark.browser
