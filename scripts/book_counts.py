@@ -1,0 +1,77 @@
+"""Prints, for every executed chapter (book/notebooks/*.ipynb), what its page holds: tables shown (numbered) and
+collapsed (audit tables), figures, lines of code and of prose, their ratio, the median code cell, and how many code
+cells the page shows; then the book's totals. Counts the executed notebooks, so run it after `make book`.
+
+    python scripts/book_counts.py
+
+Code lines are the non-blank source lines of every code cell but the parameters cell; prose lines the non-blank lines
+of markdown cells. A cell tagged remove-input or remove-cell (or hide-input) is not shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+
+from recjudge.paths import project_root
+
+NUMBERED_TABLE = re.compile(r'caption-number">Table')
+AUDIT_TABLE = re.compile(r'<details class="recjudge-table-audit"')
+FIGURE = re.compile(r"```\{glue:figure\}")
+HIDDEN = {"remove-input", "remove-cell", "hide-input"}
+
+
+def lines(source: str | list[str]) -> list[str]:
+    text = "".join(source) if isinstance(source, list) else source
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def chapter_counts(path) -> dict:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    shown_tables = audit_tables = figures = prose = 0
+    code_cells = []
+    shown_cells = 0
+    for cell in notebook["cells"]:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell["cell_type"] == "markdown":
+            body = lines(cell["source"])
+            figures += sum(bool(FIGURE.search(line)) for line in body)
+            prose += sum(1 for line in body if not line.startswith(("```", ":", "{glue", "+++", "#")))
+            continue
+        if cell["cell_type"] != "code" or "parameters" in tags or "injected-parameters" in tags:
+            continue
+        code_cells.append(len(lines(cell["source"])))
+        shown_cells += not (tags & HIDDEN)
+        for output in cell.get("outputs", []):
+            html = output.get("data", {}).get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            shown_tables += len(NUMBERED_TABLE.findall(html))
+            audit_tables += len(AUDIT_TABLE.findall(html))
+    code = sum(code_cells)
+    return {"tables": shown_tables, "audit": audit_tables, "figures": figures, "code": code, "prose": prose,
+            "ratio": code / prose if prose else float("nan"),
+            "median_cell": statistics.median(code_cells) if code_cells else 0, "cells_shown": shown_cells,
+            "cells": code_cells}
+
+
+def main() -> None:
+    paths = sorted((project_root() / "book" / "notebooks").glob("[!.]*.ipynb"))
+    if not paths:
+        raise SystemExit("no executed chapter: run `make book` first")
+    header = f"{'chapter':34} {'tables':>6} {'audit':>5} {'figs':>4} {'code':>5} {'prose':>5} {'code:prose':>10} " \
+             f"{'median cell':>11} {'cells shown':>11}"
+    print(header)
+    rows = {path.stem: chapter_counts(path) for path in paths}
+    for name, row in rows.items():
+        print(f"{name:34} {row['tables']:6d} {row['audit']:5d} {row['figures']:4d} {row['code']:5d} "
+              f"{row['prose']:5d} {row['ratio']:10.2f} {row['median_cell']:11.1f} {row['cells_shown']:11d}")
+    all_cells = [n for row in rows.values() for n in row["cells"]]
+    code, prose = sum(r["code"] for r in rows.values()), sum(r["prose"] for r in rows.values())
+    print(f"{'book':34} {sum(r['tables'] for r in rows.values()):6d} {sum(r['audit'] for r in rows.values()):5d} "
+          f"{sum(r['figures'] for r in rows.values()):4d} {code:5d} {prose:5d} {code / prose:10.2f} "
+          f"{statistics.median(all_cells):11.1f} {sum(r['cells_shown'] for r in rows.values()):11d}")
+
+
+if __name__ == "__main__":
+    main()
