@@ -5,7 +5,8 @@ cells the page shows; then the book's totals. Counts the executed notebooks, so 
     python scripts/book_counts.py
 
 Code lines are the non-blank source lines of every code cell but the parameters cell; prose lines the non-blank lines
-of markdown cells. A cell tagged remove-input or remove-cell (or hide-input) is not shown.
+of markdown cells (headings and directive lines excepted) and of the markdown a cell computes (glued findings, run
+boxes). A cell tagged remove-input or remove-cell (or hide-input) is not shown.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def chapter_counts(path) -> dict:
         code_cells.append(len(lines(cell["source"])))
         shown_cells += not (tags & HIDDEN)
         for output in cell.get("outputs", []):
+            for kind, value in output.get("data", {}).items():
+                if kind.endswith("text/markdown"):  # computed prose: glued findings, run boxes
+                    prose += len(lines(value))
             html = output.get("data", {}).get("text/html", "")
             html = "".join(html) if isinstance(html, list) else html
             shown_tables += len(NUMBERED_TABLE.findall(html))
