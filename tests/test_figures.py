@@ -180,3 +180,19 @@ def test_log_ticks_written_as_powers_of_ten_are_flagged():
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     assert figures.check_figure(fig) == []
+
+
+def test_bars_are_data_and_a_legend_over_a_bar_is_flagged():
+    fig, ax = plt.subplots()
+    _labelled(ax).bar([0, 1, 2], [5, 5, 5], label="users")
+    assert figures.check_figure(fig) == []
+    ax.legend(loc="upper center")  # over the middle bar's top
+    assert any("legend covers" in p for p in figures.check_figure(fig))
+
+
+def test_the_size_table_plot_keeps_its_legend_off_the_data():
+    import pandas as pd
+
+    table = pd.DataFrame({"metric": ["pearson"] * 3, "n": [1, 2, 3], "mean": [0.1, 0.2, 0.25],
+                          "best": [0.3, 0.3, 0.25], "worst": [-0.1, 0.1, 0.25]})
+    assert figures.check_figure(figures.plot_size_table(table, ["pearson"], {"pearson": "Pearson"})) == []

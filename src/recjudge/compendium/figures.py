@@ -217,6 +217,7 @@ def _data_points(ax):
     as ``axhline``, excluded) and the offsets of its scatter plots."""
     import numpy as np
     from matplotlib.collections import PathCollection
+    from matplotlib.patches import Rectangle
 
     points = []
     for line in ax.get_lines():
@@ -227,6 +228,11 @@ def _data_points(ax):
     for collection in ax.collections:
         if isinstance(collection, PathCollection) and collection.get_visible() and len(collection.get_offsets()):
             points.append(collection.get_offset_transform().transform(np.asarray(collection.get_offsets(), float)))
+    for patch in ax.patches:  # bars: the middle of the top edge, where the value is read
+        if patch.get_visible() and isinstance(patch, Rectangle) and patch.get_transform().contains_branch(ax.transData):
+            box = patch.get_window_extent()
+            if box.width > 0 and box.height > 0:
+                points.append(np.array([[(box.x0 + box.x1) / 2, box.y1]]))
     return np.vstack(points) if points else np.empty((0, 2))
 
 
@@ -344,7 +350,7 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
             ax.plot(part["n"], part[column], marker=marker, color=colour, label=name)
         label = (labels or {}).get(metric, metric)
         ax.set(xlabel="Ensemble size", ylabel=label, title=label, xticks=sorted(part["n"].unique()))
-    axes.flat[0].legend(frameon=False)
+    axes.flat[0].legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=3)
     fig.tight_layout()
     return fig
 
