@@ -402,8 +402,11 @@ return {
 def reading(html_dir: Path):
     """reading(name, window, dark): what READING_SCRIPT finds on the chapter page ``name``."""
     drivers: dict[tuple[int, int], object] = {}
+    cache: dict[tuple, dict] = {}  # each page is loaded once per window and mode, whatever the checks that read it
     with pytest.MonkeyPatch.context() as monkeypatch, contextlib.ExitStack() as stack:
         def facts(name: str, window: tuple[int, int], dark: bool = False) -> dict:
+            if (name, window, dark) in cache:
+                return cache[(name, window, dark)]
             if window not in drivers:
                 drivers[window] = stack.enter_context(chromium(monkeypatch, window))
             driver = drivers[window]
@@ -415,7 +418,8 @@ def reading(html_dir: Path):
             driver.execute_script(f"localStorage.setItem('theme', '{'dark' if dark else 'light'}');"
                                   f"document.documentElement.dataset.theme = '{'dark' if dark else 'light'}';"
                                   f"document.documentElement.dataset.mode = '{'dark' if dark else 'light'}';")
-            return driver.execute_script(READING_SCRIPT)
+            cache[(name, window, dark)] = driver.execute_script(READING_SCRIPT)
+            return cache[(name, window, dark)]
 
         yield facts
 
