@@ -10,9 +10,9 @@ take trials from it until it holds the budget of COMPLETE trials, and a run that
 A worker records a heartbeat while its trial runs; a RUNNING trial whose heartbeat is older than the grace period
 (its worker was killed) is marked FAIL by the next worker that looks, and its parameters are queued once more
 (Optuna's ``RetryHeartbeatStaleTrialCallback``), so the trial is neither lost nor counted.  ``RDBStorage`` has the
-heartbeat built in; Optuna's ``JournalStorage`` has none, so ``JournalHeartbeatStorage`` adds it through Optuna's
-heartbeat interface, keeping the beat as a trial system attribute (the clocks of the machines sharing a journal file
-must agree to within the grace period).
+heartbeat built in; Optuna's ``JournalStorage`` has none (up to 5.0 at least), so ``JournalHeartbeatStorage`` adds
+it through Optuna's heartbeat interface (as named since Optuna 4.9), keeping the beat as a trial system attribute
+(the clocks of the machines sharing a journal file must agree to within the grace period).
 """
 
 from __future__ import annotations
@@ -232,12 +232,12 @@ def run_worker(storage_url: str, name: str, n_trials: int, objective: Callable[[
         except BaseException:
             stop.set()
             beat.join()
-            study.tell(trial, state=TrialState.FAIL)
+            study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
             raise
         stop.set()
         beat.join()
-        study.tell(trial, value)
-        done_here += 1
+        # A worker stalled beyond the grace period finds its trial already failed (and retried elsewhere): not counted.
+        done_here += study.tell(trial, value, skip_if_finished=True).state == TrialState.COMPLETE
 
 
 def optimize_shared(storage_url: str, name: str, n_trials: int, objective: Callable[[optuna.Trial], float],
