@@ -45,13 +45,13 @@ def complete_params(study: optuna.Study) -> list[float]:
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
 def test_two_workers_finish_one_study_with_every_trial_recorded_once(tmp_path, kind):
     url = storages(tmp_path)[kind]
-    study = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=1)
+    study = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=5)
     trials = optuna.load_study(study_name="shared", storage=tuning.open_storage(url)).get_trials()
     assert [t.number for t in trials] == list(range(8))
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 8
     assert len(set(complete_params(study))) == 8                      # no trial drawn or run twice
     assert len({t.user_attrs["pid"] for t in trials}) == 2            # both workers took trials
-    again = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=1)
+    again = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=5)
     assert len(again.get_trials()) == 8                               # a finished study runs nothing more
 
 
