@@ -49,10 +49,14 @@ def produce_lists(folds: list[Fold], params: dict[str, dict[str, Any]], k: int =
 
 
 def tune_and_produce(folds: list[Fold], trials: dict[str, int], k: int = 20,
-                     progress: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+                     progress: Callable[[str], None] | None = None, storage: str | None = None,
+                     n_workers: int = 1, dataset: str = "") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Tune every recommender named in ``trials`` with its number of TPE trials per fold (0: its defaults) and list
     the top k of the model fitted with the chosen values (seeded with the fold number, as ``produce_lists``); the
-    lists and their configuration (``trials`` per recommender, ``params`` per fold and recommender)."""
+    lists and their configuration (``trials`` per recommender, ``params`` per fold and recommender).  With a shared
+    ``storage`` (``tuning.open_storage``), each recommender and fold is one study there (``tuning.study_name`` of
+    ``dataset``), run by ``n_workers`` processes until it holds its budget of COMPLETE trials (``tuning.tune_shared``);
+    without, each is an in-memory seeded study."""
     from . import tuning
     from .models import RECOMMENDERS
 
@@ -65,8 +69,12 @@ def tune_and_produce(folds: list[Fold], trials: dict[str, int], k: int = 20,
         for name, n in trials.items():
             if progress:
                 progress(f"fold {fold.fold}: {name}, {n} trials")
-            found, _, model = tuning.tune(name, fold, n, seed=fold.fold,
-                                          base=RECOMMENDERS[name].defaults)
+            if storage:
+                study = tuning.study_name(dataset, name, fold.fold)
+                found, _, model = tuning.tune_shared(name, fold, n, storage, study, n_workers, seed=fold.fold,
+                                                     base=RECOMMENDERS[name].defaults)
+            else:
+                found, _, model = tuning.tune(name, fold, n, seed=fold.fold, base=RECOMMENDERS[name].defaults)
             config["params"].setdefault(str(fold.fold), {})[name] = found
             frames.append(_top_lists(model, fold, name, k))
     return pd.concat(frames, ignore_index=True), config

@@ -3,13 +3,31 @@
 Tokutake et al. ran 100 trials per recommender per fold.  ``tune`` takes the trial budget as an argument; the
 lists' configuration records the budget of each recommender, and the chapter tabulates it with the chosen values
 (``tuned_values``).
+
+``tune_shared`` runs the same search as one Optuna study kept in a shared storage (a journal file, or a database URL
+such as ``sqlite:///tuning.db`` or ``postgresql://host/db``): any number of worker processes, on one machine or many,
+take trials from it until it holds the budget of COMPLETE trials, and a run that was killed resumes where it stopped.
+A worker records a heartbeat while its trial runs; a RUNNING trial whose heartbeat is older than the grace period
+(its worker was killed) is marked FAIL by the next worker that looks, and its parameters are queued once more
+(Optuna's ``RetryHeartbeatStaleTrialCallback``), so the trial is neither lost nor counted.  ``RDBStorage`` has the
+heartbeat built in; Optuna's ``JournalStorage`` has none (up to 5.0 at least), so ``JournalHeartbeatStorage`` adds
+it through Optuna's heartbeat interface (as named since Optuna 4.9), keeping the beat as a trial system attribute
+(the clocks of the machines sharing a journal file must agree to within the grace period).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import multiprocessing
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
 
+import optuna
 import pandas as pd
+from optuna.storages._heartbeat import BaseHeartbeat
+from optuna.trial import TrialState
 
 from .metrics import recall_at_k
 from .models import Recommender, in_order, make
@@ -49,8 +67,6 @@ def tune(name: str, fold: Fold, n_trials: int, seed: int = 0, base: dict[str, An
     """Best parameters (merged over ``base``), their validation Recall_acc@10 after ``n_trials`` TPE trials, and the
     model fitted with them (kept from its trial, so that lists need no second fit).  Optuna's TPE samples its first
     ten trials at random (``n_startup_trials``), so a budget of ten or fewer is a seeded random search."""
-    import optuna
-
     base = dict(base or {})
     space = SEARCH_SPACE.get(name, {})
     users = sorted(fold.valid["user_id"].unique())
@@ -90,3 +106,182 @@ def tuned_values(config: dict[str, Any], valid_recall: pd.Series, order: list[st
     rank = {name: i for i, name in enumerate(in_order(table["recommender"], order))}
     return table.sort_values(["recommender", "fold"], key=lambda c: c.map(rank) if c.name == "recommender" else c,
                              kind="stable").reset_index(drop=True)
+
+
+# ------------------------------------------------------------------ a study shared by many workers
+#: the trial system attribute holding a journal-file worker's last heartbeat (seconds since the epoch)
+HEARTBEAT_ATTR = "recjudge:heartbeat"
+
+
+class JournalHeartbeatStorage(optuna.storages.JournalStorage, BaseHeartbeat):
+    """Optuna's journal-file storage with the heartbeat that ``RDBStorage`` has: the optimise loop fails the RUNNING
+    trials whose last beat is older than ``grace_period`` seconds (default twice the interval) and hands them to
+    ``heartbeat_stale_trial_callback``."""
+
+    def __init__(self, path: str | Path, heartbeat_interval: int = 60, grace_period: int | None = None,
+                 heartbeat_stale_trial_callback: Callable | None = None) -> None:
+        path = str(path)
+        super().__init__(optuna.storages.journal.JournalFileBackend(
+            path, lock_obj=optuna.storages.journal.JournalFileOpenLock(path)))
+        self.heartbeat_interval = heartbeat_interval
+        self.grace_period = grace_period or 2 * heartbeat_interval
+        self.heartbeat_stale_trial_callback = heartbeat_stale_trial_callback
+
+    def record_heartbeat(self, trial_id: int) -> None:
+        self.set_trial_system_attr(trial_id, HEARTBEAT_ATTR, time.time())
+
+    def _get_stale_trial_ids(self, study_id: int) -> list[int]:
+        now = time.time()
+        stale = []
+        for trial in self.get_all_trials(study_id, deepcopy=False, states=(TrialState.RUNNING,)):
+            # A retried trial inherits its predecessor's attributes, so its own start counts as a beat too.
+            last = max(float(trial.system_attrs.get(HEARTBEAT_ATTR, 0.0)),
+                       trial.datetime_start.timestamp() if trial.datetime_start else 0.0)
+            if now - last > self.grace_period:
+                stale.append(trial._trial_id)
+        return stale
+
+    def get_heartbeat_interval(self) -> int | None:
+        return self.heartbeat_interval
+
+    def get_heartbeat_stale_trial_callback(self) -> Callable | None:
+        return self.heartbeat_stale_trial_callback
+
+
+def open_storage(url: str, heartbeat_interval: int = 60, grace_period: int | None = None
+                 ) -> optuna.storages.BaseStorage:
+    """The shared storage ``url`` names, with heartbeats every ``heartbeat_interval`` seconds and a killed worker's
+    trial retried once: a database URL (``dialect[+driver]://...``, e.g. ``sqlite:///tuning.db``) opens Optuna's
+    ``RDBStorage``; anything else is the path of a journal file (created when absent, in an existing folder).
+    ValueError naming the storage when the URL is malformed, its database driver is not installed, or the journal's
+    folder does not exist."""
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning, module="optuna")
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning, module=__name__)
+    # Heartbeats are Optuna's, driven here by ask and tell so that a trial is asked for only within the budget.
+    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
+    retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)
+    if "://" in url:
+        import sqlalchemy.engine
+        import sqlalchemy.exc
+
+        try:
+            sqlalchemy.engine.make_url(url).get_dialect()
+        except (sqlalchemy.exc.ArgumentError, sqlalchemy.exc.NoSuchModuleError, ImportError) as error:
+            raise ValueError(f"storage {url!r} is not a database URL this environment can open ({error}); give e.g. "
+                             f"sqlite:///tuning.db, postgresql://user@host/db (with its driver installed) or the "
+                             f"path of a journal file") from None
+        try:
+            return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
+                                              heartbeat_stale_trial_callback=retry)
+        except Exception as error:   # the database itself refused (no such folder, host, user...)
+            raise ValueError(f"storage {url!r}: cannot open the database ({type(error).__name__}: {error})") from None
+    path = Path(url).expanduser()
+    if not path.parent.is_dir():
+        raise ValueError(f"storage {url!r}: the journal file's folder {str(path.parent)!r} does not exist (a database "
+                         f"URL looks like sqlite:///tuning.db)")
+    return JournalHeartbeatStorage(path, heartbeat_interval, grace_period, heartbeat_stale_trial_callback=retry)
+
+
+def study_name(dataset: str, name: str, fold: int) -> str:
+    """The study of one recommender on one fold of one dataset, the same for every worker."""
+    return f"recjudge/{dataset}/{name}/fold{fold}"
+
+
+def _beat(storage: BaseHeartbeat, trial_id: int, interval: float, stop: threading.Event) -> None:
+    while True:
+        storage.record_heartbeat(trial_id)
+        if stop.wait(interval):
+            return
+
+
+def run_worker(storage_url: str, name: str, n_trials: int, objective: Callable[[optuna.Trial], float],
+               heartbeat_interval: int = 60, grace_period: int | None = None, poll: float = 1.0) -> int:
+    """Take trials of the study ``name`` in the shared storage until it holds ``n_trials`` COMPLETE trials; the number
+    this worker completed.  A trial starts only while COMPLETE and RUNNING trials fall short of the budget (on a
+    journal file the check and the trial's creation are one step under a lock, so workers never overshoot; on a
+    database, workers asking at the same instant may add up to one extra trial each).  While the budget is covered
+    by running trials the worker waits (looking every ``poll`` seconds), so that it can take over the trial of a worker
+    that dies."""
+    storage = open_storage(storage_url, heartbeat_interval, grace_period)
+    study = optuna.load_study(study_name=name, storage=storage,
+                              sampler=optuna.samplers.TPESampler(constant_liar=True))
+    reserve = (optuna.storages.journal.JournalFileOpenLock(f"{storage_url}.ask")
+               if isinstance(storage, JournalHeartbeatStorage) else None)
+    done_here = 0
+    while True:
+        optuna.storages.fail_stale_trials(study)
+        if reserve:
+            reserve.acquire()
+        try:
+            states = [t.state for t in study.get_trials(deepcopy=False)]
+            complete, running = states.count(TrialState.COMPLETE), states.count(TrialState.RUNNING)
+            trial = study.ask() if complete + running < n_trials else None
+        finally:
+            if reserve:
+                reserve.release()
+        if trial is None:
+            if complete >= n_trials:
+                return done_here
+            time.sleep(poll)
+            continue
+        stop = threading.Event()
+        beat = threading.Thread(target=_beat, args=(storage, trial._trial_id, heartbeat_interval, stop), daemon=True)
+        beat.start()
+        try:
+            value = objective(trial)
+        except BaseException:
+            stop.set()
+            beat.join()
+            study.tell(trial, state=TrialState.FAIL, skip_if_finished=True)
+            raise
+        stop.set()
+        beat.join()
+        # A worker stalled beyond the grace period finds its trial already failed (and retried elsewhere): not counted.
+        done_here += study.tell(trial, value, skip_if_finished=True).state == TrialState.COMPLETE
+
+
+def optimize_shared(storage_url: str, name: str, n_trials: int, objective: Callable[[optuna.Trial], float],
+                    n_workers: int = 1, heartbeat_interval: int = 60, grace_period: int | None = None) -> optuna.Study:
+    """Create (or load) the maximising study ``name`` in the shared storage and run ``n_workers`` worker processes on
+    it (forked, so ``objective`` may be a closure) until it holds ``n_trials`` COMPLETE trials; the study.  More
+    workers may join from other machines with ``run_worker`` on the same URL."""
+    storage = open_storage(storage_url, heartbeat_interval, grace_period)
+    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True)
+    args = (storage_url, name, n_trials, objective, heartbeat_interval, grace_period)
+    if n_workers <= 1:
+        run_worker(*args)
+        return study
+    workers = [multiprocessing.get_context("fork").Process(target=run_worker, args=args) for _ in range(n_workers)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    failed = [w.exitcode for w in workers if w.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {n_workers} tuning workers of study {name!r} failed (exit codes "
+                           f"{failed}); the study keeps every finished trial, run again to resume")
+    return study
+
+
+def tune_shared(name: str, fold: Fold, n_trials: int, storage_url: str, study: str, n_workers: int = 1,
+                seed: int = 0, base: dict[str, Any] | None = None, heartbeat_interval: int = 60
+                ) -> tuple[dict[str, Any], float, Recommender]:
+    """As ``tune``, with the trials in the study ``study`` of a shared storage run by ``n_workers`` processes until it
+    holds ``n_trials`` COMPLETE trials; the model is refitted (seeded with ``seed``, as in every trial) with the best
+    trial's values.  The workers' samplers are not seeded (the order in which parallel trials finish is not
+    reproducible anyway, and equal seeds would make workers draw the same values), so the study, not the seed,
+    records what was tried."""
+    base = dict(base or {})
+    space = SEARCH_SPACE.get(name, {})
+    users = sorted(fold.valid["user_id"].unique())
+    if not space or n_trials < 1:
+        return tune(name, fold, 0, seed=seed, base=base)
+
+    def objective(trial) -> float:
+        model = make(name, seed=seed, **{**base, **_suggest(trial, space)}).fit(fold.train)
+        return recall_at_k(model.recommend(users, 10), fold.valid, 10)
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    best = optimize_shared(storage_url, study, n_trials, objective, n_workers, heartbeat_interval).best_trial
+    params = {**base, **best.params}
+    return params, float(best.value), make(name, seed=seed, **params).fit(fold.train)

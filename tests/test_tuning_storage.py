@@ -1,0 +1,127 @@
+"""recjudge.recsys.tuning with a shared Optuna storage: worker processes sharing a journal file (or a SQLite
+database) finish one study with every trial recorded once, a worker killed mid-trial leaves the study resumable, and
+the lists come from the study's best trial.  The objectives are cheap stand-ins, or ItemKNN on a tiny synthetic
+fold."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pandas as pd
+import pytest
+from optuna.trial import TrialState
+
+from recjudge.recsys import lists as recsys_lists
+from recjudge.recsys import split, tuning
+from recjudge.recsys.models import RECOMMENDERS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def quick_objective(trial: optuna.Trial) -> float:
+    """A stand-in for fitting a recommender: a float parameter (so repeated draws would show), a short pause (so that
+    two workers overlap) and the worker's process id."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    trial.set_user_attr("pid", os.getpid())
+    time.sleep(0.2)
+    return -(x - 0.3) ** 2
+
+
+def storages(tmp_path: Path) -> dict[str, str]:
+    return {"journal": str(tmp_path / "study.log"), "sqlite": f"sqlite:///{tmp_path / 'study.db'}"}
+
+
+def complete_params(study: optuna.Study) -> list[float]:
+    return [t.params["x"] for t in study.get_trials(states=(TrialState.COMPLETE,))]
+
+
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_two_workers_finish_one_study_with_every_trial_recorded_once(tmp_path, kind):
+    url = storages(tmp_path)[kind]
+    study = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=5)
+    trials = optuna.load_study(study_name="shared", storage=tuning.open_storage(url)).get_trials()
+    assert [t.number for t in trials] == list(range(8))
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 8
+    assert len(set(complete_params(study))) == 8                      # no trial drawn or run twice
+    assert len({t.user_attrs["pid"] for t in trials}) == 2            # both workers took trials
+    again = tuning.optimize_shared(url, "shared", 8, quick_objective, n_workers=2, heartbeat_interval=5)
+    assert len(again.get_trials()) == 8                               # a finished study runs nothing more
+
+
+def doomed_objective(marker: Path):
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        if trial.number == 2:
+            marker.write_text(str(x))
+            time.sleep(120)                                           # killed here
+        return quick_objective(trial)
+    return objective
+
+
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_a_worker_killed_mid_trial_leaves_the_study_resumable(tmp_path, kind):
+    url, marker = storages(tmp_path)[kind], tmp_path / "in-trial-2"
+    optuna.create_study(study_name="killed", storage=tuning.open_storage(url), direction="maximize")
+    worker = multiprocessing.get_context("fork").Process(
+        target=tuning.run_worker, args=(url, "killed", 6, doomed_objective(marker), 1, 2))
+    worker.start()
+    for _ in range(600):
+        if marker.exists():
+            break
+        time.sleep(0.05)
+    assert marker.exists(), "the first worker never reached trial 2"
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.join()
+    storage = tuning.open_storage(url)
+    before = optuna.load_study(study_name="killed", storage=storage).get_trials()
+    assert [t.state for t in before] == [TrialState.COMPLETE, TrialState.COMPLETE, TrialState.RUNNING]
+
+    done_here = tuning.run_worker(url, "killed", 6, quick_objective, heartbeat_interval=1, grace_period=2, poll=0.2)
+    trials = optuna.load_study(study_name="killed", storage=tuning.open_storage(url)).get_trials()
+    states = [t.state for t in trials]
+    assert states.count(TrialState.COMPLETE) == 6 and done_here == 4
+    assert trials[2].state == TrialState.FAIL                         # the killed trial: failed, not counted
+    assert states.count(TrialState.RUNNING) == 0 and len(trials) == 7
+    retried = [t for t in trials if optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == 2]
+    assert len(retried) == 1 and retried[0].state == TrialState.COMPLETE
+    assert retried[0].params == trials[2].params                      # its values were tried again, once
+    study = optuna.load_study(study_name="killed", storage=tuning.open_storage(url))
+    assert len(set(complete_params(study))) == 6                      # no COMPLETE trial repeated
+
+
+def tiny_fold() -> split.Fold:
+    """Synthetic: 30 users in two taste groups over 20 items; two users' next items are the validation targets."""
+    rows = [(user, (user % 2) * 10 + (user + step) % 10, user * 6 + step) for user in range(30) for step in range(6)]
+    train = pd.DataFrame(rows, columns=["user_id", "item_id", "timestamp"])
+    valid = pd.DataFrame({"user_id": [0, 1], "item_id": [9, 19], "timestamp": [999, 999]})
+    return split.Fold(0, train, valid, valid.assign(timestamp=1000))
+
+
+def test_lists_come_from_the_best_trial_of_the_shared_study(tmp_path):
+    fold, url = tiny_fold(), str(tmp_path / "lists.log")
+    lists, config = recsys_lists.tune_and_produce([fold], {"ItemKNN": 4, "Popularity": 0}, k=5, storage=url,
+                                                  n_workers=2, dataset="synthetic")
+    study = optuna.load_study(study_name=tuning.study_name("synthetic", "ItemKNN", 0),
+                              storage=tuning.open_storage(url))
+    assert [t.state for t in study.get_trials()].count(TrialState.COMPLETE) == 4
+    assert config["params"]["0"]["ItemKNN"] == {**RECOMMENDERS["ItemKNN"].defaults, **study.best_params}
+    again = recsys_lists.produce_lists([fold], config["params"]["0"], k=5)
+    assert lists.reset_index(drop=True).equals(again.reset_index(drop=True))
+
+
+def test_a_bad_storage_is_named(tmp_path):
+    with pytest.raises(ValueError, match="storage 'postgres://h/db' is not a database URL"):
+        tuning.open_storage("postgres://h/db")                        # SQLAlchemy's name is postgresql
+    with pytest.raises(ValueError, match="does not exist"):
+        tuning.open_storage(str(tmp_path / "no-such-folder" / "study.log"))
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "recsys_lists.py"), "latest-small", "--storage",
+                          str(tmp_path / "missing" / "s.log")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert run.returncode == 2 and "--storage: storage" in run.stderr and "does not exist" in run.stderr
