@@ -30,3 +30,32 @@ def test_style_is_registered_for_sphinxcontrib_bibtex():
     labels = list(style.format_labels([entry(["Li, Pan", "Chen, Z", "Tuzhilin, A"], "2020"),
                                        entry(["Li, Pan", "Wang, M", "Tuzhilin, A"], "2020")]))
     assert labels == ["Li et al., 2020a", "Li et al., 2020b"]
+
+
+def test_two_works_of_the_same_authors_and_year_are_cited_as_listed(tmp_path):
+    """In the text as in the reference list: 2023a and 2023b, not 2023 twice (a Sphinx build of one page)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "refs.bib").write_text(
+        "@article{one, author = {Angelopoulos, A. and Bates, S. and Zrnic, T.}, title = {One}, journal = {J}, "
+        "year = {2023}}\n@article{two, author = {Angelopoulos, A. and Duchi, J. and Zrnic, T.}, title = {Two}, "
+        "journal = {J}, year = {2023}}\n@article{kang, author = {Kang, L.}, title = {Three}, journal = {J}, "
+        "year = {2025}}\n")
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinxcontrib.bibtex", "recjudge.compendium.book"]\n'
+        'bibtex_bibfiles = ["refs.bib"]\nbibtex_reference_style = "recjudge_author_year"\n'
+        'bibtex_default_style = "recjudge_author_year"\n')
+    (tmp_path / "index.md").write_text("# Page\n\nFirst {cite:p}`one`, second {cite:p}`two`, textual {cite:t}`two`, "
+                                       "single {cite:p}`kang`.\n\n```{bibliography}\n```\n")
+    source = Path(__file__).resolve().parents[1] / "src"
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(tmp_path),
+                            str(tmp_path / "_build")], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONPATH": str(source)})
+    assert built.returncode == 0, built.stderr
+    text = re.sub(r"<[^>]+>", "", (tmp_path / "_build" / "index.html").read_text())
+    assert ("First [Angelopoulos et al., 2023a], second [Angelopoulos et al., 2023b], textual Angelopoulos et al. "
+            "[2023b], single [Kang, 2025].") in text

@@ -365,14 +365,16 @@ def test_every_chapter_that_asks_an_llm_takes_the_readers_judges_and_defaults_to
 # A run's tables go to results/<its name>/ only
 
 
-def test_a_copied_chapter_that_keeps_its_originals_results_folder_is_refused(project: Path) -> None:
+def test_a_copied_chapter_is_given_its_runs_name_as_its_results_folder(project: Path) -> None:
     write_notebook(project / "notebooks" / "copy.ipynb", "print(NOTEBOOK)", parameters='NOTEBOOK = "original"')
     write_plan(project, "runs:\n  - name: copy\n    notebook: notebooks/copy.ipynb\n")
+    assert load_runplan(root=project)[0].parameters == {"NOTEBOOK": "copy"}
+    write_plan(project, "runs:\n  - name: original\n    notebook: notebooks/copy.ipynb\n")
+    assert load_runplan(root=project)[0].parameters == {}  # the chapter's own run: nothing injected
+    write_plan(project, "runs:\n  - name: copy\n    notebook: notebooks/copy.ipynb\n"
+                        "    parameters: {NOTEBOOK: original}\n")
     with pytest.raises(RunPlanError, match=r"results/original/.*NOTEBOOK: copy"):
         load_runplan(root=project)
-    write_plan(project, "runs:\n  - name: copy\n    notebook: notebooks/copy.ipynb\n"
-                        "    parameters: {NOTEBOOK: copy}\n")
-    assert load_runplan(root=project)[0].parameters == {"NOTEBOOK": "copy"}
 
 
 def test_a_runs_kernel_is_told_the_runs_name(project: Path) -> None:
@@ -394,3 +396,62 @@ def test_the_reproducibility_pages_full_run_example_is_a_valid_run(project: Path
     write_plan(project, yaml.safe_dump({"runs": [run]}))
     (loaded,) = load_runplan(root=project, known_datasets=set(run.get("datasets", [])))
     assert loaded.parameters.get("NOTEBOOK") == loaded.name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parameter values have the type of the notebook's default
+
+
+TYPED_PARAMETERS = '''N = 20
+RATE = 0.5
+FLAG = True
+NAMES = ["a", "b"]
+SIZES = (6, 9)
+LIMIT = None
+DATASET = "small"   # "small" (default) or "large"
+LABEL = "x"         # any text, e.g. "y"
+'''
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ('"20"', r"parameter 'N': '20' is str, but the notebook's default 20 makes it a whole number \(int\) "
+             r"\(write it without quotes\)"),
+    ("true", r"parameter 'N': True is bool"),
+    ("2.5", r"parameter 'N': 2.5 is float"),
+])
+def test_a_value_of_another_type_is_refused_naming_the_parameter_and_type(project: Path, value: str,
+                                                                          expected: str) -> None:
+    write_notebook(project / "notebooks" / "typed.ipynb", "pass", parameters=TYPED_PARAMETERS)
+    write_plan(project, f"runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        f"    parameters: {{N: {value}}}\n")
+    with pytest.raises(RunPlanError, match=expected):
+        load_runplan(root=project)
+
+
+def test_values_of_the_defaults_type_none_and_lists_for_tuples_are_accepted(project: Path) -> None:
+    write_notebook(project / "notebooks" / "typed.ipynb", "pass", parameters=TYPED_PARAMETERS)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n    parameters: {N: 3, RATE: 1, "
+                        "FLAG: false, NAMES: [c], SIZES: [1, 2, 3], LIMIT: 7, DATASET: large, LABEL: z}\n")
+    assert load_runplan(root=project)[0].parameters["SIZES"] == [1, 2, 3]
+
+
+def test_list_items_and_declared_values_are_checked(project: Path) -> None:
+    write_notebook(project / "notebooks" / "typed.ipynb", "pass", parameters=TYPED_PARAMETERS)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        "    parameters: {SIZES: [1, '2']}\n")
+    with pytest.raises(RunPlanError, match=r"'SIZES': item 2: '2' is str.*int"):
+        load_runplan(root=project)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        "    parameters: {DATASET: huge}\n")
+    with pytest.raises(RunPlanError, match=r"'DATASET': 'huge' is not one of the values the notebook allows: "
+                                           r"'small', 'large'"):
+        load_runplan(root=project)
+
+
+def test_a_profile_value_of_another_type_is_refused_naming_the_profile(project: Path) -> None:
+    write_notebook(project / "notebooks" / "typed.ipynb", "pass", parameters=TYPED_PARAMETERS)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        "profiles:\n  smoke:\n    typed: {RATE: fast}\n")
+    load_runplan(root=project)
+    with pytest.raises(RunPlanError, match=r"profile 'smoke', run 'typed', parameter 'RATE': 'fast' is str.*float"):
+        load_runplan(root=project, profile="smoke")

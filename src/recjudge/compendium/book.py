@@ -324,6 +324,64 @@ def _register_bibliography_style() -> None:
 
     register_plugin("pybtex.style.labels", BIBLIOGRAPHY_STYLE, AuthorYearLabels, force=True)
     register_plugin("pybtex.style.formatting", BIBLIOGRAPHY_STYLE, AuthorYearStyle, force=True)
+    _register_reference_style()
+
+
+def _register_reference_style() -> None:
+    """The citations in the text (``bibtex_reference_style``): sphinxcontrib-bibtex's author-year style with the
+    year as the reference list labels it, so that two works of the same authors and year are cited as 2023a and
+    2023b, as listed, not both as 2023."""
+    from dataclasses import dataclass
+
+    from pybtex.richtext import Text
+    from sphinxcontrib.bibtex.plugin import register_plugin
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+    from sphinxcontrib.bibtex.style.referencing.basic_author_year import (
+        BasicAuthorYearParentheticalReferenceStyle,
+        BasicAuthorYearTextualReferenceStyle,
+    )
+    from sphinxcontrib.bibtex.style.template import join, join2, node, post_text, pre_text, reference
+
+    @node
+    def listed_year(children, data):  # noqa: ANN001, ANN202 (pybtex's template interface)
+        """The year of the entry's label in the reference list ("Kang et al., 2025a" -> "2025a")."""
+        assert not children
+        return Text(data["formatted_entry"].label.rsplit(", ", 1)[-1])
+
+    @dataclass
+    class Parenthetical(BasicAuthorYearParentheticalReferenceStyle):
+        def inner(self, role_name: str):  # noqa: ANN202 (pybtex's template interface)
+            return join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[
+                pre_text,
+                reference[join(sep=self.author_year_sep)[
+                    self.person.author_or_editor_or_title(full="s" in role_name), listed_year]],
+                post_text,
+            ]
+
+    @dataclass
+    class Textual(BasicAuthorYearTextualReferenceStyle):
+        def inner(self, role_name: str):  # noqa: ANN202 (pybtex's template interface)
+            return join(sep=self.text_reference_sep)[
+                self.person.author_or_editor_or_title(full="s" in role_name),
+                join[self.bracket.left,
+                     join2(sep1=self.pre_text_sep, sep2=self.post_text_sep)[pre_text, reference[listed_year],
+                                                                            post_text],
+                     self.bracket.right],
+            ]
+
+    @dataclass
+    class ListedYearStyle(AuthorYearReferenceStyle):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            for position, style in enumerate(self.styles):
+                own = {BasicAuthorYearParentheticalReferenceStyle: Parenthetical,
+                       BasicAuthorYearTextualReferenceStyle: Textual}.get(type(style))
+                if own is not None:
+                    self.styles[position] = own(**{name: getattr(style, name)
+                                                   for name in style.__dataclass_fields__})
+                    self.role_style.update((role, self.styles[position]) for role in own.role_names(style))
+
+    register_plugin("sphinxcontrib.bibtex.style.referencing", BIBLIOGRAPHY_STYLE, ListedYearStyle, force=True)
 
 
 def _publish_results(app, exception) -> None:  # noqa: ANN001 (Sphinx event signature)
@@ -359,11 +417,21 @@ def _set_repository_buttons(app, config) -> None:  # noqa: ANN001 (Sphinx event 
     config.html_theme_options = repository_buttons(book_config, dict(config.html_theme_options or {}))
 
 
+def _relabel_run(app, docname: str, source: list[str]) -> None:  # noqa: ANN001 (Sphinx event signature)
+    """An executed chapter's labels are its run's (``recjudge.compendium.labels``): a copied chapter's figures do
+    not collide with its original's."""
+    if docname.startswith(NOTEBOOK_CHAPTERS) and str(app.env.doc2path(docname)).endswith(".ipynb"):
+        from recjudge.compendium.labels import relabel_notebook_text
+
+        source[0] = relabel_notebook_text(source[0], docname[len(NOTEBOOK_CHAPTERS):])
+
+
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables
     beside the pages; register the bibliography's author-year label style; show the repository and download
-    buttons when ``_config.yml`` names the repository."""
+    buttons when ``_config.yml`` names the repository; give each executed chapter its run's labels."""
     app.connect("config-inited", _set_repository_buttons)
+    app.connect("source-read", _relabel_run)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("build-finished", _publish_results)
     _register_bibliography_style()

@@ -120,9 +120,12 @@ def downloads(chapter: str, notebook: str | None = None) -> Markdown:
     # A chapter's source is MyST markdown text (read with jupytext) or a Jupyter notebook.
     text_source = (project_root() / "notebooks" / f"{notebook}.md").is_file()
     source = f"{notebook}.md" if text_source else f"{notebook}.ipynb"
-    how = "jupytext --to ipynb, then papermill" if text_source else "papermill"
-    lines = [f"- {{download}}`The parameterised notebook <../../notebooks/{source}>` "
-             f"(copy it, change its parameters cell, run it with {how} or add it to `runplan.yaml`)"]
+    # Commands in code spans: in prose, "--" would be typeset as a dash. The notebook is written outside the
+    # checkout, which stays clean.
+    alone = (f"`jupytext --to ipynb -o /tmp/{notebook}.ipynb notebooks/{source}`, then papermill"
+             if text_source else "papermill")
+    lines = [f"- {{download}}`The parameterised notebook <../../notebooks/{source}>`: to adapt it, copy it under a "
+             f"new name ({{doc}}`../adapt_chapter`); to run it alone, {alone}"]
     folder = results_dir() / chapter
     tables = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if tables:

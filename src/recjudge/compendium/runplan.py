@@ -292,7 +292,7 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
     if not isinstance(parameters, dict) or not all(isinstance(key, str) for key in parameters):
         raise RunPlanError(f"{where}: field 'parameters' must be a mapping of parameter names to values")
     _check_parameters(notebook_path, parameters, f"{where}: field 'parameters'", notebook)
-    _check_results_folder(name, notebook_path, parameters, where)
+    parameters = _with_results_folder(name, notebook_path, parameters, where)
 
     datasets = entry.get("datasets") or []
     if not isinstance(datasets, list) or not all(isinstance(item, str) for item in datasets):
@@ -325,44 +325,133 @@ def _parse_entry(entry: Any, where: str, root: Path, known: set[str] | None) -> 
 RESULTS_FOLDER_PARAMETER = "NOTEBOOK"
 
 
-def _check_results_folder(name: str, notebook_path: Path, parameters: dict[str, Any], where: str) -> None:
-    """A run's tables go to results/<its name>/: refuse a run whose NOTEBOOK (given, or the notebook's default, as in
-    a copied chapter) names another folder, which would overwrite another run's committed tables."""
-    folder = parameters.get(RESULTS_FOLDER_PARAMETER, _literal_default(notebook_path, RESULTS_FOLDER_PARAMETER))
-    if folder is not None and folder != name:
-        raise RunPlanError(f"{where}: its tables would go to results/{folder}/, not results/{name}/ (the notebook's "
-                           f"{RESULTS_FOLDER_PARAMETER} is {folder!r}); give the run the parameter "
-                           f"{RESULTS_FOLDER_PARAMETER}: {name} (or set {RESULTS_FOLDER_PARAMETER} = {name!r} in the "
-                           "notebook's parameters cell)")
+def _with_results_folder(name: str, notebook_path: Path, parameters: dict[str, Any], where: str) -> dict[str, Any]:
+    """A run's tables go to results/<its name>/: a run whose notebook's NOTEBOOK default names another folder (a
+    copied chapter, or another run of the same notebook) is given ``NOTEBOOK: <its name>``, so that copying a chapter
+    needs no edit of its parameters cell; a NOTEBOOK given in the run plan that names another folder is refused,
+    since it would overwrite another run's committed tables."""
+    given = parameters.get(RESULTS_FOLDER_PARAMETER)
+    if given is not None and given != name:
+        raise RunPlanError(f"{where}: its tables would go to results/{given}/, not results/{name}/ (its parameter "
+                           f"{RESULTS_FOLDER_PARAMETER} is {given!r}); give {RESULTS_FOLDER_PARAMETER}: {name}, or "
+                           "leave it out (the run's name is passed)")
+    default = _literal_default(notebook_path, RESULTS_FOLDER_PARAMETER)
+    if given is None and default is not None and default != name:
+        return {**parameters, RESULTS_FOLDER_PARAMETER: name}
+    return parameters
 
 
 def _literal_default(notebook_path: Path, parameter: str) -> Any:
     """The literal value the notebook's parameters cell assigns to ``parameter``, or None (not assigned, or not a
     literal)."""
+    default = declared_defaults(notebook_path).get(parameter)
+    return default.value if default is not None else None
+
+
+@dataclass(frozen=True)
+class DeclaredDefault:
+    """A parameter's literal default in a notebook's parameters cell, and the values its comment allows: a text
+    default whose comment quotes it among other quoted texts (``DATASET = "100k"  # "100k" or "1m"``) allows those
+    texts only."""
+
+    value: Any
+    allowed: tuple[str, ...] = ()
+
+
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'")
+
+
+def declared_defaults(notebook_path: Path) -> dict[str, DeclaredDefault]:
+    """The parameters the notebook's parameters cell assigns a Python literal (a default computed by an expression
+    is left out: its type is not known before the cell runs); empty when the notebook or its cell cannot be read
+    (that is reported where its parameters are read)."""
     import ast
+    import io
+    import tokenize
 
     try:
         notebook = read_source_notebook(notebook_path)
-    except Exception:  # an unreadable notebook is reported where its parameters are read
-        return None
+    except Exception:
+        return {}
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
                 None)
+    if cell is None:
+        return {}
     try:
-        tree = ast.parse(cell.source) if cell is not None else None
-    except SyntaxError:
+        tree = ast.parse(cell.source)
+        tokens = tokenize.generate_tokens(io.StringIO(cell.source).readline)
+        comments = {token.start[0]: token.string for token in tokens if token.type == tokenize.COMMENT}
+    except (SyntaxError, tokenize.TokenError):
+        return {}
+    defaults: dict[str, DeclaredDefault] = {}
+    for statement in tree.body:
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+            continue
+        try:
+            value = ast.literal_eval(statement.value)
+        except ValueError:
+            continue
+        allowed: tuple[str, ...] = ()
+        if isinstance(value, str):
+            quoted = [a or b for a, b in _QUOTED.findall(comments.get(statement.end_lineno, ""))]
+            if value in quoted and len(set(quoted)) > 1:
+                allowed = tuple(dict.fromkeys(quoted))
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                defaults.setdefault(target.id, DeclaredDefault(value, allowed))
+    return defaults
+
+
+def _expected_kind(default: Any) -> tuple[tuple[type, ...], str] | None:
+    """The types a value may have where the notebook's default is ``default``, and their name for a message; None
+    when any value goes (a default of None means "not set", which the notebook decides how to read)."""
+    if default is None:
         return None
-    for statement in getattr(tree, "body", []):
-        if isinstance(statement, ast.Assign) and any(isinstance(target, ast.Name) and target.id == parameter
-                                                     for target in statement.targets):
-            try:
-                return ast.literal_eval(statement.value)
-            except ValueError:
-                return None
+    if isinstance(default, bool):
+        return (bool,), "true or false (bool)"
+    if isinstance(default, int):
+        return (int,), "a whole number (int)"
+    if isinstance(default, float):
+        return (int, float), "a number (float)"
+    if isinstance(default, str):
+        return (str,), "text (str)"
+    if isinstance(default, (list, tuple)):
+        return (list, tuple), "a list"
+    if isinstance(default, dict):
+        return (dict,), "a mapping"
+    return None
+
+
+def parameter_problem(value: Any, default: DeclaredDefault) -> str | None:
+    """Why ``value`` does not fit a parameter whose notebook default is ``default`` (its type, the type of every
+    element of a list whose default's elements share one, and the allowed values), or None when it fits. None is
+    always accepted."""
+    if value is None:
+        return None
+    kind = _expected_kind(default.value)
+    if kind is not None:
+        types, name = kind
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            hint = " (write it without quotes)" if isinstance(value, str) and int in types else ""
+            return (f"{value!r} is {type(value).__name__}, but the notebook's default {default.value!r} makes it "
+                    f"{name}{hint}")
+        if isinstance(default.value, (list, tuple)) and default.value:
+            element_types = {type(item) for item in default.value}
+            if len(element_types) == 1 and not isinstance(default.value[0], (list, tuple, dict)):
+                for position, item in enumerate(value):
+                    problem = parameter_problem(item, DeclaredDefault(default.value[0]))
+                    if problem:
+                        return f"item {position + 1}: {problem}"
+    if default.allowed and value not in default.allowed:
+        return f"{value!r} is not one of the values the notebook allows: {', '.join(map(repr, default.allowed))}"
     return None
 
 
 def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: str, notebook: str) -> None:
-    """Parameter values papermill can write, under names the notebook's parameters cell declares."""
+    """Parameter values papermill can write, under names the notebook's parameters cell declares, of the type of
+    the default it gives them (``parameter_problem``), so that a wrong value is answered here with the parameter's
+    name rather than by an error deep in a cell."""
     for key, value in parameters.items():
         problem = _uninjectable(value)
         if problem:
@@ -375,6 +464,11 @@ def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: st
         if undeclared:
             raise RunPlanError(f"{where}: {undeclared} not in the parameters cell of {notebook} "
                                f"(it declares {sorted(declared) or 'nothing'})")
+        defaults = declared_defaults(notebook_path)
+        for key, value in parameters.items():
+            problem = parameter_problem(value, defaults[key]) if key in defaults else None
+            if problem:
+                raise RunPlanError(f"{where}, parameter {key!r}: {problem}")
 
 
 class JudgedRuns(NamedTuple):

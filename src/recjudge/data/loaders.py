@@ -413,13 +413,17 @@ def _ml100k(folder: Path) -> MovieLens:
     return MovieLens("100k", ratings, items, None, users, "complete", note, folder)
 
 
+#: First and last timestamp (Unix seconds, UTC) of the ML-1M ratings of 1-3 that the partial copy lacks.
+ML1M_MISSING_SPAN = (956703932, 975768738)
+# The copy's status ("partial") is said beside this note where it is shown, so the note does not repeat it.
 ML1M_PARTIAL_NOTE = (
-    "PARTIAL: ratings.dat is missing. The ratings hold 663,062 of the 1,000,209 ML-1M ratings: every rating of the "
-    "latest 20% by time (global temporal split; split 'val' and 'test', 100,021 each) and the earlier ratings of 4 "
-    "or 5 (split 'train_pos', 463,020). Missing: the 337,147 earlier ratings of 1, 2 or 3 (timestamps "
-    "956703932–975768738; 45,338 ones, 84,619 twos, 207,190 threes), so rating means and distributions are biased "
-    "upwards. All 1,000,209 (user, item) pairs are in `pairs`. Use for implicit-feedback or positives-only work, "
-    "not as explicit ratings or full per-user histories."
+    "ratings.dat is missing. The ratings hold 663,062 of the 1,000,209 ML-1M ratings: every rating of the latest "
+    "20% by time (global temporal split; split 'val' and 'test', 100,021 each) and the earlier ratings of 4 or 5 "
+    "(split 'train_pos', 463,020). Missing: the 337,147 earlier ratings of 1, 2 or 3 (rated from "
+    + " to ".join(pd.Timestamp(second, unit="s").strftime("%Y-%m-%d") for second in ML1M_MISSING_SPAN)
+    + "; 45,338 ones, 84,619 twos, 207,190 threes), so rating means and distributions are biased upwards. All "
+    "1,000,209 (user, item) pairs are in `pairs`. Use for implicit-feedback or positives-only work, not as explicit "
+    "ratings or full per-user histories."
 )
 
 

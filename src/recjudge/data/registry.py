@@ -243,8 +243,8 @@ _SPECS: tuple[DatasetSpec, ...] = (
         citation=MOVIELENS_CITATION,
         notes=("The archive md5 is the publisher's; its sha256 is as quoted by public loaders. The mirror copy is "
                "PARTIAL: ratings.dat is missing. derived-partial/ holds all 1,000,209 (user, movie) pairs and "
-               "663,062 full rating rows; the 337,147 train-period ratings with values 1-3 (timestamps "
-               "956703932-975768738) are missing. Fit only for implicit-feedback or positives-only experiments."),
+               "663,062 full rating rows; the 337,147 train-period ratings with values 1-3 (rated from 2000-04-25 to "
+               "2000-12-02) are missing. Fit only for implicit-feedback or positives-only experiments."),
     ),
     DatasetSpec(
         name="movielens-latest-small",
