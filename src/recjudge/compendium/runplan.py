@@ -737,6 +737,10 @@ class Target:
     cache: Path
     environment: tuple[tuple[str, str], ...] = ()
     plan_logs: Path | None = None
+    #: the profile of the runs, and the runs whose parameters it changes: whether a run's local judges reuse the
+    #: prompt prefix depends on both (``recjudge.llm.prefix_reuse.reuses_prefix``)
+    profile: str = DEFAULT_PROFILE
+    rescaled: frozenset[str] = frozenset()
 
     @classmethod
     def book(cls, root: Path) -> "Target":
@@ -751,10 +755,14 @@ class Target:
         return self.cache / "failures" / f"{run.name}.jsonl"
 
     def run_environment(self, run: Run) -> dict[str, str]:
+        from recjudge.llm.prefix_reuse import PREFIX_REUSE_ENV, reuses_prefix
         from recjudge.llm.report import FAILURE_LOG_ENV
 
         # save_table writes results/<name>/ only; the engine's jobs log their failed judgments
         environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run))}
+        # "0" too, so that a value in the calling shell never decides a run's store keys
+        environment[PREFIX_REUSE_ENV] = "1" if reuses_prefix(run.name, self.profile,
+                                                             rescaled=run.name in self.rescaled) else "0"
         if self.plan_logs is not None:
             from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
 
@@ -1041,6 +1049,9 @@ class _Invocation:
     left_out: list[Run]
     variant: str | None  # None: the committed book
     folder: Path | None
+    profile: str = DEFAULT_PROFILE
+    #: runs whose parameters the profile changes
+    rescaled: frozenset[str] = frozenset()
 
     def paid(self) -> bool:
         """True when a judge costs money (not a local model, not the reader's own server)."""
@@ -1055,7 +1066,8 @@ class _Invocation:
         environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False)]
         if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
             environment.append((CONFIRM_COST_ENV, "1"))
-        return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment))
+        return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment), profile=self.profile,
+                      rescaled=self.rescaled)
 
     def plan_target(self, root: Path) -> Target:
         """The plan pass: its own notebooks, tables and skip records, so it never stands in for a real run."""
@@ -1063,7 +1075,8 @@ class _Invocation:
 
         folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
         environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True))
-        return Target(folder / "notebooks", folder / CACHE_DIR, environment, plan_logs=folder / "logs")
+        return Target(folder / "notebooks", folder / CACHE_DIR, environment, plan_logs=folder / "logs",
+                      profile=self.profile, rescaled=self.rescaled)
 
 
 def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
@@ -1083,6 +1096,7 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
     runs = load_runplan(args.runplan, root=root, profile=args.profile)
     every_run = {run.name for run in runs}
+    rescaled = rescaled_runs(runs, load_runplan(args.runplan, root=root))
     left_out: list[Run] = []
     without_logprobs: dict[str, list[str]] = {}
     if judges:
@@ -1121,8 +1135,14 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
         invocation = _Invocation(runs, judges, left_out, None, None)
     else:
         name = variant_name(judges, args.profile)
-        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name))
+        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name), args.profile, rescaled)
     return invocation
+
+
+def rescaled_runs(runs: Iterable[Run], default_runs: Iterable[Run]) -> frozenset[str]:
+    """Names of the runs of a profile (``runs``) whose parameters differ from the default profile's."""
+    default = {run.name: run.parameters for run in default_runs}
+    return frozenset(run.name for run in runs if run.parameters != default.get(run.name))
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -136,7 +136,8 @@ class JudgeSpec:
     def to_config(self, **chapter: Any) -> JudgeConfig:
         """The ``JudgeConfig`` of this judge in one chapter role: ``chapter`` gives the role's fields (prompt,
         scoring, max_tokens, runs, temperature, options, ...); the spec's identity, endpoint and the sampling values
-        it sets take precedence (its options are merged over the role's)."""
+        it sets take precedence (its options are merged over the role's).  A local judge that sets no ``n_batch``
+        is asked at ``recjudge.llm.prefix_reuse.PREFIX_BATCH``, which reuses the prompts' shared prefix."""
         if chapter.get("scoring") == "expected" and not self.gives_logprobs():
             raise JudgeSpecError(
                 f"judge {self.display_label!r} cannot play this chapter's role: it reads expected scores from token "
@@ -150,7 +151,10 @@ class JudgeSpec:
             chapter["temperature"] = self.temperature
         if self.seed is not None:
             chapter["seed"] = self.seed
-        return JudgeConfig(**chapter)
+        from .prefix_reuse import local_judge_config
+
+        # A reader's local judge has no committed replies: it reuses the shared prompt prefix (unless it sets n_batch).
+        return local_judge_config(JudgeConfig(**chapter), reuse=True)
 
     def to_parameter(self) -> dict[str, Any]:
         """The plain-data form a notebook receives in its ``judges`` parameter: ``label``, ``provider``, ``model``,

@@ -66,6 +66,7 @@ from .estimate import JobEstimate, check_cost, job_estimate, paid
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, sigterm_raises_interrupt, validate
 from .parsing import parse_likert
 from .plan import plan
+from .prefix_reuse import local_judge_config
 from .providers import get_provider
 from .providers.base import Provider, ProviderError
 from .report import JudgeRun, Parser, RunReport, assemble
@@ -102,6 +103,7 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
     estimated tokens, cost and time (see ``JobEstimate``).  Nothing is asked."""
     requests = list(requests)
     validate(requests)
+    config = local_judge_config(config)
     if not isinstance(store, ResponseStore):
         store = open_store(store)
     job = JudgeJob.open(config, requests, store)
@@ -188,6 +190,7 @@ def run_judge(
     """
     started = time.perf_counter()
     ask = AskOptions.of(ask, **options)
+    config = local_judge_config(config)  # the batch size a local judge is asked at (recjudge.llm.prefix_reuse)
     parser = parser or (parse_likert if config.shape is None else shapes.answer_parser(config.shape))
     mode = ask.resolved_mode()
     if config.provider == "recorded":

@@ -348,6 +348,7 @@ def _error(message: object, code: int) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     from recjudge.llm import CostLimitExceeded, MissingReplies
+    from recjudge.llm.prefix_reuse import local_judge_config
     from recjudge.llm.providers.base import ProviderError
     from recjudge.llm.runner import JudgeInterrupted
     from recjudge.llm.store import StoreNotWritable
@@ -367,8 +368,10 @@ def run_command(args: argparse.Namespace) -> int:
         return _error(exc, EXIT_INPUT)
     del lists
     local = provider == "local"
-    config = JudgeConfig(provider=provider, model=model, prompt=args.prompt, temperature=0.0, seed=0,
-                         scoring="expected" if local else "generate", max_tokens=1 if local else 16)
+    # A local judge reuses the prompts' shared prefix (recjudge.llm.prefix_reuse: its replies are never committed).
+    config = local_judge_config(JudgeConfig(provider=provider, model=model, prompt=args.prompt, temperature=0.0,
+                                            seed=0, scoring="expected" if local else "generate",
+                                            max_tokens=1 if local else 16), reuse=True)
     try:
         scores, run = judging.judge_pairs(top, history, items, config, domain=args.domain, history_k=args.history_k,
                                           mode=mode, store=args.store, progress=True)

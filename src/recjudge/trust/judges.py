@@ -9,9 +9,10 @@ sample the RQ1 chapter judges. This module names those judges once (the chapter 
 - for a judge too slow for every answer on a CPU, a seeded simple random sample of those rows (``rows_for``), so that
   it still estimates the population's figures without bias.
 
-The local judges set the llama.cpp batch size ``n_batch`` so that the shared instructions and few-shot examples of
-consecutive prompts are reused from the prompt cache (``recjudge.llm.providers.local``); the batch size enters the
-store key, so these entries never mix with the RQ1 chapter's replies of the same prompts at the default batch size.
+The local judges set the llama.cpp batch size ``n_batch`` to ``recjudge.llm.prefix_reuse.PREFIX_BATCH`` so that the
+shared instructions and few-shot examples of consecutive prompts are reused from the prompt cache
+(``recjudge.llm.providers.local``); the batch size enters the store key, so these entries never mix with the RQ1
+chapter's replies of the same prompts at the default batch size.
 """
 
 from __future__ import annotations
@@ -21,10 +22,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from recjudge.llm import JudgeConfig, JudgeRequest, JudgeRun, run_judge
+from recjudge.llm.prefix_reuse import PREFIX_BATCH
 from recjudge.serendipity import ground_truth
-
-#: Batch size of the local judges here: prompt tokens are reused from the cache in whole batches of this size.
-PREFIX_BATCH = 64
 
 
 @dataclass(frozen=True)

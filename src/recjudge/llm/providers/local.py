@@ -28,6 +28,14 @@ re-evaluation of every prompt (a speed option of the provider object only: given
 enter the store key although it changes no reply).  The runner asks a job's prompts sorted by their
 text, so prompts sharing a prefix come one after another.
 
+Which batch size.  At llama.cpp's default ``n_batch`` (512) the aligned prefix of a few-shot prompt is usually 0
+tokens, so every prompt is evaluated from its first token; at a small one the shared instructions and examples are
+reused (``benchmarks/bench_prefix_batch.py`` measures both beside llama-cpp-python called directly).  ``n_batch``
+changes the logits slightly, so it is part of the store key: a local judge whose replies are committed keeps the
+batch size it was asked at, and every other one (a reader's local judge, a new chapter, a profile whose replies are
+not committed) is asked at ``recjudge.llm.prefix_reuse.PREFIX_BATCH``; that module holds the rule
+(``local_judge_config``), which the runner applies to every configuration.
+
 Provenance: every reply records what produced it (``Completion.provenance``, stored with the entry): the
 llama-cpp-python version, its CPU backend (``llama_cpp.llama_print_system_info()`` condensed to the features that are
 on), the build flags when the environment has a ``llama-cpp-build-flags.txt`` in ``sys.prefix`` (written by the
