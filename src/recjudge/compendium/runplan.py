@@ -591,6 +591,9 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
         "store": store_fingerprint(root, hasher),
         "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
+        # Which judges are asked (a reader's judge alone, or with the book's): only when limited, so the book's
+        # own records keep matching
+        **({"asks_only": asks_only} if (asks_only := os.environ.get(ASK_ONLY_ENV, "").strip()) else {}),
     }
 
 
@@ -656,11 +659,16 @@ class Target:
         """Where the engine's jobs in ``run``'s kernel record failed judgments (``recjudge.llm.report``)."""
         return self.cache / "failures" / f"{run.name}.jsonl"
 
-    def run_environment(self, run: Run) -> dict[str, str]:
-        from recjudge.llm.report import FAILURE_LOG_ENV
+    def job_log(self, run: Run) -> Path:
+        """Where the engine's jobs in ``run``'s kernel write their summary lines (``recjudge.llm.report.log_job``)."""
+        return job_log_path(self.cache, run.name)
 
-        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments
-        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run))}
+    def run_environment(self, run: Run) -> dict[str, str]:
+        from recjudge.llm.report import FAILURE_LOG_ENV, JOB_LOG_ENV
+
+        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments and their summaries
+        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run)),
+                       JOB_LOG_ENV: str(self.job_log(run))}
         if self.plan_logs is not None:
             from recjudge.compendium.variants import PLAN_LOG_ENV, PLAN_MODE, plan_log_path
 
@@ -668,10 +676,17 @@ class Target:
         return environment
 
 
+def job_log_path(cache: Path, run_name: str) -> Path:
+    """The job summaries of a run's last execution, under a target's skip-record folder (``Target.job_log``)."""
+    return Path(cache) / "jobs" / f"{run_name}.jsonl"
+
+
 #: Exit status of ``recjudge run`` when judgments failed (``--allow-failures``: 0), as ``recjudge judge``'s.
 EXIT_FAILED_JUDGMENTS = 4
 #: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
 MODE_ENV = "RECJUDGE_LLM_MODE"
+#: The engine's variable naming the only judges asked (``recjudge.llm.ask_options.ASK_ONLY_ENV``), likewise.
+ASK_ONLY_ENV = "RECJUDGE_LLM_ASK_ONLY"
 
 
 @contextmanager
@@ -839,6 +854,7 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
     failure_log = target.failure_log(run)
     failure_log.parent.mkdir(parents=True, exist_ok=True)
     failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
+    target.job_log(run).unlink(missing_ok=True)  # and this execution's job summaries
     execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
     failures = read_failure_log(failure_log)
     seconds = time.perf_counter() - started
@@ -927,6 +943,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judged.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
                         help="scale: default (the committed book), paper (the papers' populations), smoke (a few "
                              "prompts per chapter); defined in the run plan")
+    judged.add_argument("--with-book-judges", action="store_true",
+                        help="with --judge and a profile other than default, ask the chapters' own judges too (by "
+                             "default only your judges are asked; the book's replay what the store holds and their "
+                             "missing rows are left out, named on each page)")
     judged.add_argument("--plan", action="store_true",
                         help="ask nothing: execute the chapters with the engine in its dry-run mode and print, per "
                              "chapter and in total, the missing judgments, tokens, cost and time")
@@ -947,6 +967,11 @@ class _Invocation:
     left_out: list[Run]
     variant: str | None  # None: the committed book
     folder: Path | None
+    #: the only judges asked (``provider:model``): a reader's judges at a profile other than default; () asks all
+    ask_only: tuple[str, ...] = ()
+
+    def judge_environment(self) -> tuple[tuple[str, str], ...]:
+        return ((ASK_ONLY_ENV, ",".join(self.ask_only)),) if self.ask_only else ()
 
     def paid(self) -> bool:
         """True when a judge costs money (not a local model, not the reader's own server)."""
@@ -958,7 +983,8 @@ class _Invocation:
         from recjudge.compendium.variants import batch_environment
         from recjudge.llm.estimate import CONFIRM_COST_ENV
 
-        environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False)]
+        environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False),
+                       *self.judge_environment()]
         if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
             environment.append((CONFIRM_COST_ENV, "1"))
         return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment))
@@ -968,7 +994,8 @@ class _Invocation:
         from recjudge.compendium.variants import batch_environment, variant_folder, variant_name
 
         folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
-        environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True))
+        environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True),
+                       *self.judge_environment())
         return Target(folder / "notebooks", folder / CACHE_DIR, environment, plan_logs=folder / "logs")
 
 
@@ -983,7 +1010,8 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     except ValueError as error:
         raise _UsageError(str(error)) from None
     given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
-                                          ("--batch", args.batch)) if value]
+                                          ("--batch", args.batch), ("--with-book-judges", args.with_book_judges))
+             if value]
     if given and not args.judge:
         raise _UsageError(f"{', '.join(given)} describe(s) a judge: give it with --judge provider:model")
     judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
@@ -1027,7 +1055,10 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
         invocation = _Invocation(runs, judges, left_out, None, None)
     else:
         name = variant_name(judges, args.profile)
-        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name))
+        # A reader's judge at another scale is asked alone unless the book's judges are wanted too
+        ask_only = (tuple(dict.fromkeys(f"{judge.provider}:{judge.model}" for judge in judges))
+                    if judges and args.profile != DEFAULT_PROFILE and not args.with_book_judges else ())
+        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name), ask_only)
     return invocation
 
 
@@ -1062,8 +1093,13 @@ def run_command(args: argparse.Namespace) -> int:
             from recjudge.compendium.variants import format_plan
 
             print(format_plan(table))
-            print("\nThe same plan by judge (the chapters' own judges run beside the reader's, at the same scale):")
+            print("\nThe same plan by judge (a judge not asked: what asking it too would take):")
             print(format_plan(by_judge))
+            from recjudge.compendium.variants import left_out_line, not_fetched_line
+
+            for line in (left_out_line(by_judge), not_fetched_line(by_judge)):
+                if line:
+                    print(line)
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -1093,11 +1129,37 @@ def run_command(args: argparse.Namespace) -> int:
               + ". Their tables leave them out; run again to ask them (stored replies are not asked again)"
               + ("" if args.allow_failures else "; --allow-failures exits 0"), file=sys.stderr)
     _report_batches(invocation)
+    summary = judge_summary(outcomes, invocation.target(root))
+    if summary:
+        print("[run] judges, this run's executed chapters:\n" + summary)
     if invocation.variant is not None:
         print(f"[run] its book: `recjudge book --variant {invocation.variant}` builds "
               f"_build/variants/{invocation.variant}/html (`make book` with the same JUDGE=/PROFILE= runs and "
               "builds in one command)")
     return EXIT_FAILED_JUDGMENTS if with_failures and not args.allow_failures else 0
+
+
+#: The job-summary counts ``recjudge run`` prints per judge, and their headings.
+SUMMARY_COUNTS = {"n_replies_wanted": "judgments", "n_asked": "asked", "n_from_store": "from store",
+                  "n_failed": "failed", "n_unparsable": "unparsable", "n_shape_violations": "out of shape",
+                  "n_left_out": "left out"}
+
+
+def judge_summary(outcomes: list[RunOutcome], target: Target) -> str:
+    """One line per judge summed over the executed runs' job logs (``recjudge.llm.report.log_job``): judgments
+    wanted, asked, from the store, failed, unparsable, out of shape, left out; empty when no judge was asked."""
+    import pandas as pd
+
+    from recjudge.llm.report import read_job_log
+
+    lines = [line for outcome in outcomes if outcome.status == "executed"
+             for line in read_job_log(target.job_log(outcome.run))]
+    if not lines:
+        return ""
+    frame = pd.DataFrame(lines)
+    frame["judge"] = frame["provider"] + ":" + frame["model"]
+    table = frame.groupby("judge", sort=False)[list(SUMMARY_COUNTS)].sum().reset_index()
+    return table.rename(columns=SUMMARY_COUNTS).to_string(index=False)
 
 
 def _collecting_batches(invocation: _Invocation) -> bool:
