@@ -332,6 +332,7 @@ def test_a_profile_alone_is_a_variant_too(book: Path) -> None:
         (["--judge", "openai:gpt-4o-mini", "--plan", "--only", "plain"],
          "--only ['plain'] with --judge: these chapters ask no LLM"),
         (["--judge", "local:smollm2-135m-instruct-q4_1", "--batch"], "--batch needs a provider with a batch API"),
+        (["--with-book-judges", "--plan"], "--with-book-judges asks the book's judges beside yours: give yours"),
     ],
 )
 def test_bad_input_stops_before_anything_runs(book: Path, capsys: pytest.CaptureFixture,

@@ -52,7 +52,12 @@ ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_para
 ``provider``, ``model`` and, when set, ``served_model``, ``base_url``, ``temperature``, ``seed``, ``options``,
 ``batch``), read back with ``JudgeSpec.from_parameter`` and put into each of the chapter's LLM roles with
 ``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. A chapter asks them beside its own judge(s); the
-default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. ``recjudge run --judge SPEC``
+default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. At a profile other than
+``default`` only the reader's judges are asked: the kernels get env ``RECJUDGE_LLM_ASK_ONLY`` naming them, so the
+chapters' own judges take the store's replies and leave the rest out (``recjudge.llm.runner``; each chapter's page in
+the variant's book names them, ``variant_book.left_out_judgments``); ``--with-book-judges`` asks them too.
+Every job's summary line goes to ``<cache>/jobs/<run>.jsonl`` (env ``RECJUDGE_JOB_LOG``), which ``recjudge run``
+sums per judge when it ends (``judge_summary``). ``recjudge run --judge SPEC``
 passes ``judges`` to every run that asks an LLM and whose notebook declares it (``with_judges``; every chapter of
 the book does); a run that asks an LLM but does not declare it is named and left out of the judged run (papermill
 rejects undeclared parameters, and running it would only repeat the default judge under the reader's name); a page
@@ -1010,10 +1015,12 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     except ValueError as error:
         raise _UsageError(str(error)) from None
     given = [option for option, value in (("--base-url", args.base_url), ("--served-model", args.served_model),
-                                          ("--batch", args.batch), ("--with-book-judges", args.with_book_judges))
-             if value]
+                                          ("--batch", args.batch)) if value]
     if given and not args.judge:
         raise _UsageError(f"{', '.join(given)} describe(s) a judge: give it with --judge provider:model")
+    if args.with_book_judges and not args.judge:
+        raise _UsageError("--with-book-judges asks the book's judges beside yours: give yours with --judge "
+                          "provider:model (without --judge the book's judges are the ones asked)")
     judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
     runs = load_runplan(args.runplan, root=root, profile=args.profile)
     every_run = {run.name for run in runs}

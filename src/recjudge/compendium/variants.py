@@ -23,8 +23,11 @@ every run.  ``recjudge book --variant NAME`` then builds the variant's own book 
 
 The plan.  ``--plan`` executes the chapters with the engine in its dry-run mode: env ``RECJUDGE_LLM_MODE=plan`` makes
 ``run_judge`` ask nothing and append one JSON line per judge job to the file named by ``RECJUDGE_PLAN_LOG`` (one file
-per run here), with the fields ``provider``, ``model``, ``requests``, ``missing`` and those of
-``recjudge.llm.estimate.JobEstimate``.  ``plan_table`` sums them per chapter: judgments missing from the store,
+per run here), with the fields ``provider``, ``model``, ``n_requests`` (prompts), ``n_judgments`` (replies wanted:
+prompts x runs), ``n_missing`` (of those, not in the store), ``weights_present`` (a local judge's GGUF on this
+machine), ``left_out`` (a judge not asked: the book's own beside a reader's judge at another scale) and those of
+``recjudge.llm.estimate.JobEstimate`` (a local judge's time at the median latency of its stored replies when the
+store has them, ``rate_basis`` says which).  ``plan_table`` sums them per chapter: judgments missing from the store,
 input and output tokens, cost at list price and at batch price (``recjudge.llm.pricing``; NaN, shown as unknown, when
 a model has no listed price; nothing for a reader's own server), and time.  Time adds the jobs of a chapter one after
 the other, as the chapters run them, except batch jobs, which all wait in the providers' window together (the
@@ -229,7 +232,9 @@ def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset(
 
 def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
     """The same plan summed per judge (``provider:model``) over every chapter, in order of first appearance: what the
-    reader's judge costs apart from the chapters' own (local) judges, which run beside it at the same scale."""
+    reader's judge costs apart from the chapters' own (local) judges. A judge not asked (``asked`` False: the book's
+    own beside a reader's judge at another scale) is summed with what asking it too would take; ``weights_present``
+    is False for a local judge whose weights are not on this machine, ``rate_basis`` says what its time rests on."""
     by_judge: dict[str, list[dict[str, Any]]] = {}
     for path in logs.values():
         for job in read_plan_log(path):
