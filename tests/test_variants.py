@@ -566,3 +566,27 @@ def test_make_book_takes_a_server_judge_and_the_book_judges_option() -> None:
     # The book build names the same variant: the endpoint is not part of its name
     assert "-m recjudge book --judge openai:qwen2.5-7b-instruct --profile smoke;" in commands
     assert "--base-url" not in planned("JUDGE=openai:gpt-4o-mini")
+
+
+def test_a_judge_left_out_is_named_with_what_asking_it_would_take(tmp_path: Path) -> None:
+    from recjudge.compendium.variants import left_out_line
+
+    local = {"provider": "local", "model": "smollm2-135m-instruct-q4_1", "weights_present": True}
+    logs = {"a": write_log(tmp_path / "a.jsonl", job(n_missing=3, seconds=10.0),
+                           job(**local, n_missing=5, seconds=7200.0, left_out=True,
+                               rate_basis="median latency of 200 stored replies of this model")),
+            "b": write_log(tmp_path / "b.jsonl", job(**local, n_missing=0, seconds=0.0, input_tokens=0,
+                                                     output_tokens=0))}  # nothing missing here
+    table = plan_table(logs).set_index("chapter")
+    # The chapters' totals hold what is asked; what is left out is counted apart, its time and tokens not at all
+    assert table.loc["total", ["missing", "left_out", "seconds", "input_tokens"]].tolist() == [3, 5, 10.0, 1000]
+    by_judge = plan_by_judge(logs).set_index("judge")
+    book = by_judge.loc["local:smollm2-135m-instruct-q4_1"]
+    assert (bool(book["asked"]), book["left_out"], book["seconds"]) == (False, 5, 7200.0)
+    assert book["rate_basis"] == "median latency of its stored replies"
+    assert bool(by_judge.loc["openai:gpt-4o-mini", "asked"])
+    assert left_out_line(plan_by_judge(logs)) == (
+        "book's judges (local:smollm2-135m-instruct-q4_1): 5 judgments missing from the store at this scale, not "
+        "asked (their rows are left out and named on each chapter's page; asking them would take ~2.0 h); "
+        "--with-book-judges to ask them")
+    assert "not asked" in format_plan(plan_by_judge(logs))

@@ -242,11 +242,18 @@ def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozens
     rows = []
     for judge, jobs in by_judge.items():
         present = {job.get("weights_present") for job in jobs} - {None}
-        bases = sorted({str(job.get("rate_basis") or "") for job in jobs if job["_missing"]} - {""})
-        rows.append({"judge": judge, "asked": not all(job["_left_out"] for job in jobs),
+        bases = sorted({_rate_kind(str(job.get("rate_basis") or "")) for job in jobs if job["_missing"]} - {""})
+        # The judges asked are chosen per judge (env RECJUDGE_LLM_ASK_ONLY): one job left out marks the judge (its
+        # jobs with nothing missing have no reason to say so)
+        rows.append({"judge": judge, "asked": not any(job["_left_out"] for job in jobs),
                      "weights_present": (False not in present) if present else None,
                      "rate_basis": "; ".join(bases), **_job_totals(jobs, free, with_left_out=True)})
     return pd.DataFrame(rows, columns=[*JUDGE_COLUMNS, *PLAN_COLUMNS[1:]])
+
+
+def _rate_kind(basis: str) -> str:
+    """A job's ``rate_basis`` without its count, so a judge's jobs say in one phrase what their time rests on."""
+    return "median latency of its stored replies" if basis.startswith("median latency") else basis
 
 
 def left_out_line(by_judge: pd.DataFrame) -> str | None:
