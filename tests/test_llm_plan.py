@@ -149,3 +149,9 @@ def test_a_local_judge_whose_weights_are_absent_is_said_not_fetched(tmp_path, mo
     assert line["weights_present"] is False
     message = not_fetched_line(plan_by_judge({"chapter": log}))
     assert message.startswith(f"not fetched: local:{tmp_path / 'not-here.gguf'} (5 judgments missing)")
+    # Left out (the book's judge beside a reader's), it is still said not fetched, with what it lacks
+    monkeypatch.setenv("RECJUDGE_LLM_ASK_ONLY", "openai:gpt-4o-mini")
+    log.unlink()
+    run_judge(absent, REQUESTS, store=tmp_path / "store", mode="plan", progress=False)
+    message = not_fetched_line(plan_by_judge({"chapter": log}))
+    assert message.startswith(f"not fetched: local:{tmp_path / 'not-here.gguf'} (5 judgments missing, not asked)")

@@ -274,10 +274,11 @@ def not_fetched_line(by_judge: pd.DataFrame) -> str | None:
     absent = by_judge[by_judge["weights_present"].astype("boolean").eq(False).fillna(False).astype(bool)]
     if absent.empty:
         return None
-    return ("not fetched: " + ", ".join(f"{row.judge} ({int(row.missing):,} judgments missing)"
+    return ("not fetched: " + ", ".join(f"{row.judge} ({int(row.missing + row.left_out):,} judgments missing"
+                                        + ("" if row.asked else ", not asked") + ")"
                                         for row in absent.itertuples())
             + ": their weights are not on this machine (`recjudge models fetch NAME`, `recjudge models list`); "
-            "asked as planned, these jobs would fail")
+            "asked without them, these judgments would fail")
 
 
 def _sum(values: Iterable[float]) -> float:
