@@ -45,16 +45,25 @@ data: setup
 # Your judge(s) and/or another scale for the whole book: `make book JUDGE=openai:gpt-4o-mini PROFILE=smoke` runs the
 # chapters that ask an LLM into variants/<judges>-<profile>/ and builds that variant's book into
 # _build/variants/<judges>-<profile>/html; the committed results/ and _build/html are not touched. JUDGE may list
-# several judges (separated by spaces); PROFILE is default, paper or smoke (runplan.yaml).
+# several judges (separated by spaces); PROFILE is default, paper or smoke (runplan.yaml). At a PROFILE other than
+# default only your judges are asked (the book's own replay the store; WITH_BOOK_JUDGES=1 asks them too). A judge on
+# an OpenAI-compatible server (vLLM, llama.cpp's server): BASE_URL=http://host:port/v1, and SERVED_MODEL=the name the
+# server knows the weights by when JUDGE=openai:IDENTITY names them otherwise (recjudge run --base-url/--served-model).
 JUDGE   ?=
 PROFILE ?=
+BASE_URL ?=
+SERVED_MODEL ?=
+WITH_BOOK_JUDGES ?=
 VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
+# What only the run needs (the variant's name does not depend on the endpoint, so the book build goes without)
+RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(BASE_URL)) $(if $(SERVED_MODEL),--served-model $(SERVED_MODEL)) \
+	$(if $(WITH_BOOK_JUDGES),--with-book-judges)
 
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped). Failed LLM
 # judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1.
 ALLOW_FAILURES ?=
 run: data
-	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures))
+	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(RUN_JUDGE_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures))
 
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.

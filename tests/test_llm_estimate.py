@@ -82,3 +82,21 @@ def test_a_limit_of_zero_asks_nothing_that_costs_money(tmp_path, monkeypatch):
     own = JudgeConfig(provider="openai", model="qwen-7b@my-server", base_url="http://127.0.0.1:9/v1")
     run_judge(own, requests(2), store=tmp_path, provider=provider, progress=False)
     assert provider.calls == 2
+
+
+def test_a_local_judges_time_uses_its_measured_rate_else_an_assumed_one_said_so():
+    from recjudge.llm.estimate import ASSUMED_LATENCY_S, job_estimate, measured_latency
+
+    records = [{"latency_s": value} for value in (2.0, 3.0, 4.0, 100.0, 1.0)] + [{"latency_s": None}]
+    assert measured_latency(records) == (3.0, 5)
+    assert measured_latency(records[:4]) is None  # too few to call it a rate
+    missing = [JudgeRequest(f"k{i}", [{"role": "user", "content": "Rate 1-5."}]) for i in range(10)]
+    local = JudgeConfig(provider="local", model="smollm2-135m-instruct-q4_1")
+    measured = job_estimate(local, 10, 10, missing, 1, None, measured=(3.0, 5))
+    assert (measured.seconds, measured.seconds_per_reply) == (30.0, 3.0)
+    assert measured.rate_basis == "median latency of 5 stored replies of this model"
+    assumed = job_estimate(local, 10, 10, missing, 1, None)
+    assert assumed.seconds == 10 * ASSUMED_LATENCY_S["local"] and assumed.rate_basis.startswith("assumed")
+    remote = job_estimate(JudgeConfig(provider="openai", model="gpt-4o-mini"), 10, 10, missing, 1, None,
+                          measured=(3.0, 5))
+    assert remote.rate_basis.startswith("assumed")  # a service's pace is not this machine's

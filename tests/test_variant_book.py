@@ -314,3 +314,46 @@ def test_a_chapters_caveat_under_a_readers_judge_does_not_say_every_judge_is_tin
     assert "`recjudge run --judge SPEC`" in capable_judge_advice([])
     yours = capable_judge_advice([{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}])
     assert "gpt-4o-mini" in yours and "Run the book with a capable judge" not in yours
+
+
+def test_a_chapter_page_names_the_book_judges_judgments_the_variant_left_out(project: Path) -> None:
+    from recjudge.compendium.runplan import CACHE_DIR, job_log_path
+
+    log = job_log_path(project / "variants" / NAME / CACHE_DIR, "judged")
+    log.parent.mkdir(parents=True)
+    counts = {"n_asked": 0, "n_failed": 0, "n_unparsable": 0, "n_shape_violations": 0, "n_planned": 0}
+    log.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"judge": "SmolLM2", "provider": "local", "model": "smollm2-135m-instruct-q4_1", "n_replies_wanted": 40,
+         "n_from_store": 10, "n_left_out": 30, **counts},
+        {"judge": "SmolLM2 free", "provider": "local", "model": "smollm2-135m-instruct-q4_1",
+         "n_replies_wanted": 20, "n_from_store": 15, "n_left_out": 5, **counts},
+        {"judge": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini", "n_replies_wanted": 40,
+         "n_from_store": 0, "n_left_out": 0, **{**counts, "n_asked": 40}})))
+    source = stage_variant_book(project, load_variant(project, NAME))
+    judged = staged_text(source / "book" / "notebooks" / "judged.ipynb")
+    assert "local:smollm2-135m-instruct-q4_1: 35 of 60" in judged and "--with-book-judges" in judged
+    assert "openai:gpt-4o-mini:" not in judged  # the reader's judge left nothing out
+    assert "--with-book-judges" not in staged_text(source / "book" / "notebooks" / "plain.ipynb")
+
+
+def test_a_fresh_clone_builds_the_variant_book_after_running_the_committed_chapters_it_needs(
+        project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """book/notebooks/ is not committed: on a fresh clone the chapters the variant did not run have no executed
+    notebook, and the variant's book runs them from the committed store first (replay), naming the command."""
+    from recjudge.compendium.variant_book import chapters_to_run, run_committed_chapters
+
+    source = nbformat.v4.new_notebook()
+    source.cells = [nbformat.v4.new_markdown_cell("# Plain chapter"), nbformat.v4.new_code_cell("print('no judge: 7')")]
+    nbformat.write(source, project / "notebooks" / "plain.ipynb")
+    (project / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.ipynb}\n")
+    monkeypatch.setenv("RECJUDGE_STORE", str(project / "data" / "llm"))
+    (project / "book" / "notebooks" / "plain.ipynb").unlink()  # as on a fresh clone
+    variant = load_variant(project, NAME)
+    assert chapters_to_run(project, variant) == ["plain"]
+    with pytest.raises(VariantBookError, match=r"run `RECJUDGE_LLM_MODE=replay recjudge run --only plain`"):
+        stage_variant_book(project, variant)
+    assert run_committed_chapters(project, variant) == ["plain"]
+    assert "recjudge run --only plain" in capsys.readouterr().out
+    staged = staged_text(stage_variant_book(project, variant) / "book" / "notebooks" / "plain.ipynb")
+    assert "no judge: 7" in staged and f"Not run in variant {NAME}" in staged
+    assert run_committed_chapters(project, variant) == []  # nothing left to run

@@ -27,7 +27,7 @@ from recjudge.llm.judge_spec import JudgeSpec, parse_judge
 
 def job(**fields) -> dict:
     """A job line as the engine writes it in plan mode: provider, model, requests, missing + JobEstimate fields."""
-    line = {"provider": "openai", "model": "gpt-4o-mini", "n_requests": 10, "config_label": "x",
+    line = {"provider": "openai", "model": "gpt-4o-mini", "n_requests": 10, "n_judgments": 10, "config_label": "x",
             "n_prompts": 10, "n_replies": 10, "n_missing": 10, "input_tokens": 1000, "output_tokens": 100,
             "cost_usd": 0.0, "seconds": 30.0, "batch": False}
     line.update(fields)
@@ -46,17 +46,17 @@ def write_log(path: Path, *jobs: dict) -> Path:
 
 def test_plan_table_sums_per_chapter_and_in_total(tmp_path: Path) -> None:
     logs = {
-        "rq1": write_log(tmp_path / "rq1.jsonl", job(n_missing=8, requests=10, input_tokens=2_000_000,
+        "rq1": write_log(tmp_path / "rq1.jsonl", job(n_missing=8, n_judgments=10, input_tokens=2_000_000,
                                                      output_tokens=1_000_000, seconds=60.0),
                          job(provider="local", model="smollm2-135m-instruct-q4_1", n_missing=0, input_tokens=0,
                              output_tokens=0, seconds=0.0)),
-        "rq2": write_log(tmp_path / "rq2.jsonl", job(n_missing=5, requests=5, input_tokens=1_000_000,
+        "rq2": write_log(tmp_path / "rq2.jsonl", job(n_missing=5, n_judgments=5, input_tokens=1_000_000,
                                                      output_tokens=0, seconds=100.0)),
         "no_llm": tmp_path / "absent.jsonl",  # a chapter that asked nothing writes no line
     }
     table = plan_table(logs).set_index("chapter")
     # gpt-4o-mini at $0.15 / $0.60 per million tokens, batch half price
-    assert table.loc["rq1", ["jobs", "requests", "missing"]].tolist() == [2, 20, 8]
+    assert table.loc["rq1", ["jobs", "judgments", "missing"]].tolist() == [2, 20, 8]
     assert table.loc["rq1", "cost_list_usd"] == pytest.approx(2 * 0.15 + 1 * 0.60)
     assert table.loc["rq1", "cost_batch_usd"] == pytest.approx((2 * 0.15 + 1 * 0.60) / 2)
     assert table.loc["rq1", "cost_run_usd"] == table.loc["rq1", "cost_list_usd"]  # asked without --batch
@@ -177,6 +177,7 @@ if os.environ.get("RECJUDGE_LLM_MODE") == "plan":
     with open(os.environ["RECJUDGE_PLAN_LOG"], "a") as log:
         for j in judges:
             log.write(json.dumps({"provider": j["provider"], "model": j["model"], "n_requests": sample_size,
+                                  "n_judgments": sample_size,
                                   "config_label": j["label"], "n_prompts": sample_size,
                                   "n_replies": sample_size, "n_missing": sample_size,
                                   "input_tokens": 1_000_000 * sample_size, "output_tokens": 0, "cost_usd": 0.0,
@@ -251,11 +252,13 @@ def test_plan_prints_per_chapter_and_total_and_asks_nothing(book: Path, capsys: 
     printed = capsys.readouterr().out
     assert "Plan (nothing asked): judges openai:gpt-4o-mini, profile smoke" in printed
     rows = {line.split()[0]: line for line in printed.splitlines() if line.split()[:1] in (["judged"], ["total"])}
-    # 2 missing judgments, 2M input tokens at $0.15 per million: $0.30 at list price, $0.15 through the batch API
-    assert rows["judged"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
-    assert rows["total"].split()[1:7] == ["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]
+    # 2 judgments wanted, 2 missing, none left out; 2M input tokens at $0.15 per million: $0.30 at list price,
+    # $0.15 through the batch API
+    assert rows["judged"].split()[1:9] == ["1", "2", "2", "0", "~2,000,000", "<=0", "$0.30", "$0.15"]
+    assert rows["total"].split()[1:9] == ["1", "2", "2", "0", "~2,000,000", "<=0", "$0.30", "$0.15"]
     judge_rows = [line for line in printed.splitlines() if line.split()[:1] == ["openai:gpt-4o-mini"]]
-    assert [row.split()[1:7] for row in judge_rows] == [["1", "2", "~2,000,000", "<=0", "$0.30", "$0.15"]]
+    assert [row.split()[1:9] for row in judge_rows] == [["1", "2", "2", "asked", "~2,000,000", "<=0", "$0.30",
+                                                        "$0.15"]]
     variant = book / "variants" / "openai-gpt-4o-mini-smoke"
     assert (variant / "plan" / "plan_by_chapter.csv").is_file() and (variant / "plan" / "plan_by_judge.csv").is_file()
     assert not (variant / "results").exists(), "a plan writes no variant results"
@@ -329,6 +332,7 @@ def test_a_profile_alone_is_a_variant_too(book: Path) -> None:
         (["--judge", "openai:gpt-4o-mini", "--plan", "--only", "plain"],
          "--only ['plain'] with --judge: these chapters ask no LLM"),
         (["--judge", "local:smollm2-135m-instruct-q4_1", "--batch"], "--batch needs a provider with a batch API"),
+        (["--with-book-judges", "--plan"], "--with-book-judges asks the book's judges beside yours: give yours"),
     ],
 )
 def test_bad_input_stops_before_anything_runs(book: Path, capsys: pytest.CaptureFixture,
@@ -350,7 +354,7 @@ def test_the_engines_plan_lines_are_what_the_plan_reads(tmp_path: Path, monkeypa
     run = run_judge(config, requests, mode="plan", store=tmp_path / "store", progress=False)
     assert run.report.n_planned == 3
     [line] = read_plan_log(log)
-    assert (line["_requests"], line["_missing"]) == (3, 3)
+    assert (line["_judgments"], line["_missing"]) == (3, 3)
     listed, batch, _ = job_costs(line)
     assert listed == pytest.approx(line["list_cost_usd"]) and batch == pytest.approx(line["batch_cost_usd"])
 
@@ -500,3 +504,89 @@ def test_a_chapter_whose_judgments_failed_is_not_done(book: Path, capsys: pytest
     captured = capsys.readouterr()
     assert "judged: executed in" in captured.out and "judged: up to date" not in captured.out
     assert "warning: judgments failed in 1 chapter(s)" in captured.err
+
+
+def test_a_readers_judge_at_another_scale_is_asked_alone_unless_the_book_judges_are_wanted(book: Path) -> None:
+    import argparse
+
+    from recjudge.compendium.runplan import ASK_ONLY_ENV, _prepare, add_arguments
+    from recjudge.llm import ask_options
+
+    assert ASK_ONLY_ENV == ask_options.ASK_ONLY_ENV  # one variable, named in both layers
+
+    def environment(*argv: str) -> dict[str, str]:
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        invocation = _prepare(parser.parse_args(["--plan", *argv]), book)
+        return {**dict(invocation.target(book).environment), **dict(invocation.plan_target(book).environment)}
+
+    assert environment("--judge", "openai:gpt-4o-mini", "--profile", "smoke")[ASK_ONLY_ENV] == "openai:gpt-4o-mini"
+    assert ASK_ONLY_ENV not in environment("--judge", "openai:gpt-4o-mini", "--profile", "smoke",
+                                           "--with-book-judges")
+    assert ASK_ONLY_ENV not in environment("--judge", "openai:gpt-4o-mini")  # default: the store holds the book's
+    assert ASK_ONLY_ENV not in environment("--profile", "smoke")  # no reader's judge: the book's are the judges
+
+
+def test_a_run_ends_with_a_summary_per_judge(tmp_path: Path) -> None:
+    from recjudge.compendium.runplan import Run, RunOutcome, Target, judge_summary
+
+    target = Target(tmp_path / "notebooks", tmp_path / "cache")
+    runs = [Run("a", "a.md"), Run("b", "b.md"), Run("c", "c.md")]
+    counts = dict(n_replies_wanted=10, n_asked=0, n_from_store=0, n_failed=0, n_unparsable=0, n_shape_violations=0,
+                  n_left_out=0, n_planned=0)
+    lines = {"a": [{"provider": "openai", "model": "m", **counts, "n_asked": 7, "n_from_store": 3, "n_unparsable": 2},
+                   {"provider": "local", "model": "s", **counts, "n_from_store": 4, "n_left_out": 6}],
+             "b": [{"provider": "openai", "model": "m", **counts, "n_asked": 8, "n_failed": 2}],
+             "c": [{"provider": "openai", "model": "m", **counts, "n_asked": 10}]}
+    for run in runs:
+        write_log(target.job_log(run), *({"judge": "x", **line} for line in lines[run.name]))
+    outcomes = [RunOutcome(runs[0], "executed", 1.0, ""), RunOutcome(runs[1], "executed", 1.0, ""),
+                RunOutcome(runs[2], "skipped", 0.0, "inputs unchanged")]  # a skipped run asked nothing now
+    rows = {line.split()[0]: line.split()[1:] for line in judge_summary(outcomes, target).splitlines()[1:]}
+    # judgments, asked, from store, failed, unparsable, out of shape, left out
+    assert rows == {"openai:m": ["20", "15", "3", "2", "2", "0", "0"], "local:s": ["10", "0", "4", "0", "0", "0", "6"]}
+    assert judge_summary(outcomes[2:], target) == ""
+
+
+@pytest.mark.skipif(__import__("shutil").which("make") is None, reason="make is not installed")
+def test_make_book_takes_a_server_judge_and_the_book_judges_option() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+
+    def planned(*variables: str) -> str:
+        result = subprocess.run(["make", "-n", "book", *variables], cwd=root, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return " ".join(result.stdout.split())
+
+    commands = planned("JUDGE=openai:qwen2.5-7b-instruct", "PROFILE=smoke", "BASE_URL=http://127.0.0.1:8080/v1",
+                       "SERVED_MODEL=default", "WITH_BOOK_JUDGES=1")
+    assert ("-m recjudge run --judge openai:qwen2.5-7b-instruct --profile smoke --base-url http://127.0.0.1:8080/v1 "
+            "--served-model default --with-book-judges") in commands
+    # The book build names the same variant: the endpoint is not part of its name
+    assert "-m recjudge book --judge openai:qwen2.5-7b-instruct --profile smoke;" in commands
+    assert "--base-url" not in planned("JUDGE=openai:gpt-4o-mini")
+
+
+def test_a_judge_left_out_is_named_with_what_asking_it_would_take(tmp_path: Path) -> None:
+    from recjudge.compendium.variants import left_out_line
+
+    local = {"provider": "local", "model": "smollm2-135m-instruct-q4_1", "weights_present": True}
+    logs = {"a": write_log(tmp_path / "a.jsonl", job(n_missing=3, seconds=10.0),
+                           job(**local, n_missing=5, seconds=7200.0, left_out=True,
+                               rate_basis="median latency of 200 stored replies of this model")),
+            "b": write_log(tmp_path / "b.jsonl", job(**local, n_missing=0, seconds=0.0, input_tokens=0,
+                                                     output_tokens=0))}  # nothing missing here
+    table = plan_table(logs).set_index("chapter")
+    # The chapters' totals hold what is asked; what is left out is counted apart, its time and tokens not at all
+    assert table.loc["total", ["missing", "left_out", "seconds", "input_tokens"]].tolist() == [3, 5, 10.0, 1000]
+    by_judge = plan_by_judge(logs).set_index("judge")
+    book = by_judge.loc["local:smollm2-135m-instruct-q4_1"]
+    assert (bool(book["asked"]), book["left_out"], book["seconds"]) == (False, 5, 7200.0)
+    assert book["rate_basis"] == "median latency of its stored replies"
+    assert bool(by_judge.loc["openai:gpt-4o-mini", "asked"])
+    assert left_out_line(plan_by_judge(logs)) == (
+        "book's judges (local:smollm2-135m-instruct-q4_1): 5 judgments missing from the store at this scale, not "
+        "asked (their rows are left out and named on each chapter's page; asking them would take ~2.0 h); "
+        "--with-book-judges to ask them")
+    assert "not asked" in format_plan(plan_by_judge(logs))

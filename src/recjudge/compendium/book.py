@@ -608,13 +608,15 @@ def _print_timings(timings: dict[str, float]) -> None:
 def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[str, float]) -> int:  # noqa: ANN001
     """The book of one variant (``recjudge.compendium.variant_book``): staged under ``_build/variants/<name>/``
     and built there, with the same steps and checks as the committed book."""
-    from recjudge.compendium.variant_book import VariantBookError, stage_variant_book
+    from recjudge.compendium.variant_book import VariantBookError, run_committed_chapters, stage_variant_book
 
     html = variant.html_dir(root)
     try:
         if not args.check_only:
             with _phase("mathjax", timings):
                 ensure_mathjax(root)
+            with _phase("committed chapters", timings):  # a fresh clone has executed none
+                run_committed_chapters(root, variant)
             with _phase("stage", timings):
                 source = stage_variant_book(root, variant)
             with _phase("jupyter-book build", timings):

@@ -52,7 +52,12 @@ ONE parameter, ``judges``: a list of ``recjudge.llm.judge_spec.JudgeSpec.to_para
 ``provider``, ``model`` and, when set, ``served_model``, ``base_url``, ``temperature``, ``seed``, ``options``,
 ``batch``), read back with ``JudgeSpec.from_parameter`` and put into each of the chapter's LLM roles with
 ``to_config(prompt=..., scoring=..., max_tokens=..., runs=...)``. A chapter asks them beside its own judge(s); the
-default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. ``recjudge run --judge SPEC``
+default of ``judges`` in the notebook is ``[]``, so the committed book passes nothing. At a profile other than
+``default`` only the reader's judges are asked: the kernels get env ``RECJUDGE_LLM_ASK_ONLY`` naming them, so the
+chapters' own judges take the store's replies and leave the rest out (``recjudge.llm.runner``; each chapter's page in
+the variant's book names them, ``variant_book.left_out_judgments``); ``--with-book-judges`` asks them too.
+Every job's summary line goes to ``<cache>/jobs/<run>.jsonl`` (env ``RECJUDGE_JOB_LOG``), which ``recjudge run``
+sums per judge when it ends (``judge_summary``). ``recjudge run --judge SPEC``
 passes ``judges`` to every run that asks an LLM and whose notebook declares it (``with_judges``; every chapter of
 the book does); a run that asks an LLM but does not declare it is named and left out of the judged run (papermill
 rejects undeclared parameters, and running it would only repeat the default judge under the reader's name); a page
@@ -685,6 +690,9 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
         "datasets": {name: dataset_fingerprint(name, hasher) for name in sorted(run.datasets)},
         "store": store_fingerprint(root, hasher),
         "results": {name: _tree_digest(results_dir() / name, hasher) for name in sorted(run.results_of)},
+        # Which judges are asked (a reader's judge alone, or with the book's): only when limited, so the book's
+        # own records keep matching
+        **({"asks_only": asks_only} if (asks_only := os.environ.get(ASK_ONLY_ENV, "").strip()) else {}),
     }
 
 
@@ -754,12 +762,17 @@ class Target:
         """Where the engine's jobs in ``run``'s kernel record failed judgments (``recjudge.llm.report``)."""
         return self.cache / "failures" / f"{run.name}.jsonl"
 
+    def job_log(self, run: Run) -> Path:
+        """Where the engine's jobs in ``run``'s kernel write their summary lines (``recjudge.llm.report.log_job``)."""
+        return job_log_path(self.cache, run.name)
+
     def run_environment(self, run: Run) -> dict[str, str]:
         from recjudge.llm.prefix_reuse import PREFIX_REUSE_ENV, reuses_prefix
-        from recjudge.llm.report import FAILURE_LOG_ENV
+        from recjudge.llm.report import FAILURE_LOG_ENV, JOB_LOG_ENV
 
-        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments
-        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run))}
+        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments and their summaries
+        environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run)),
+                       JOB_LOG_ENV: str(self.job_log(run))}
         # "0" too, so that a value in the calling shell never decides a run's store keys
         environment[PREFIX_REUSE_ENV] = "1" if reuses_prefix(run.name, self.profile,
                                                              rescaled=run.name in self.rescaled) else "0"
@@ -770,10 +783,17 @@ class Target:
         return environment
 
 
+def job_log_path(cache: Path, run_name: str) -> Path:
+    """The job summaries of a run's last execution, under a target's skip-record folder (``Target.job_log``)."""
+    return Path(cache) / "jobs" / f"{run_name}.jsonl"
+
+
 #: Exit status of ``recjudge run`` when judgments failed (``--allow-failures``: 0), as ``recjudge judge``'s.
 EXIT_FAILED_JUDGMENTS = 4
 #: The engine's mode variable (``recjudge.llm.runner``), named here so that importing the run plan stays light.
 MODE_ENV = "RECJUDGE_LLM_MODE"
+#: The engine's variable naming the only judges asked (``recjudge.llm.ask_options.ASK_ONLY_ENV``), likewise.
+ASK_ONLY_ENV = "RECJUDGE_LLM_ASK_ONLY"
 
 
 @contextmanager
@@ -941,6 +961,7 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
     failure_log = target.failure_log(run)
     failure_log.parent.mkdir(parents=True, exist_ok=True)
     failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
+    target.job_log(run).unlink(missing_ok=True)  # and this execution's job summaries
     execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
     failures = read_failure_log(failure_log)
     seconds = time.perf_counter() - started
@@ -1029,6 +1050,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judged.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
                         help="scale: default (the committed book), paper (the papers' populations), smoke (a few "
                              "prompts per chapter); defined in the run plan")
+    judged.add_argument("--with-book-judges", action="store_true",
+                        help="with --judge and a profile other than default, ask the chapters' own judges too (by "
+                             "default only your judges are asked; the book's replay what the store holds and their "
+                             "missing rows are left out, named on each page)")
     judged.add_argument("--plan", action="store_true",
                         help="ask nothing: execute the chapters with the engine in its dry-run mode and print, per "
                              "chapter and in total, the missing judgments, tokens, cost and time")
@@ -1052,6 +1077,11 @@ class _Invocation:
     profile: str = DEFAULT_PROFILE
     #: runs whose parameters the profile changes
     rescaled: frozenset[str] = frozenset()
+    #: the only judges asked (``provider:model``): a reader's judges at a profile other than default; () asks all
+    ask_only: tuple[str, ...] = ()
+
+    def judge_environment(self) -> tuple[tuple[str, str], ...]:
+        return ((ASK_ONLY_ENV, ",".join(self.ask_only)),) if self.ask_only else ()
 
     def paid(self) -> bool:
         """True when a judge costs money (not a local model, not the reader's own server)."""
@@ -1063,7 +1093,8 @@ class _Invocation:
         from recjudge.compendium.variants import batch_environment
         from recjudge.llm.estimate import CONFIRM_COST_ENV
 
-        environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False)]
+        environment = [(RESULTS_ENV, str(self.folder / "results")), *batch_environment(self.judges, wait=False),
+                       *self.judge_environment()]
         if confirmed:  # --yes: the chapters' jobs must not refuse what the reader confirmed for the whole run
             environment.append((CONFIRM_COST_ENV, "1"))
         return Target(self.folder / "notebooks", self.folder / CACHE_DIR, tuple(environment), profile=self.profile,
@@ -1074,7 +1105,8 @@ class _Invocation:
         from recjudge.compendium.variants import batch_environment, variant_folder, variant_name
 
         folder = (self.folder or variant_folder(root, variant_name((), DEFAULT_PROFILE))) / "plan"
-        environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True))
+        environment = ((RESULTS_ENV, str(folder / "results")), *batch_environment(self.judges, wait=True),
+                       *self.judge_environment())
         return Target(folder / "notebooks", folder / CACHE_DIR, environment, plan_logs=folder / "logs",
                       profile=self.profile, rescaled=self.rescaled)
 
@@ -1093,6 +1125,9 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
                                           ("--batch", args.batch)) if value]
     if given and not args.judge:
         raise _UsageError(f"{', '.join(given)} describe(s) a judge: give it with --judge provider:model")
+    if args.with_book_judges and not args.judge:
+        raise _UsageError("--with-book-judges asks the book's judges beside yours: give yours with --judge "
+                          "provider:model (without --judge the book's judges are the ones asked)")
     judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
     runs = load_runplan(args.runplan, root=root, profile=args.profile)
     every_run = {run.name for run in runs}
@@ -1135,7 +1170,11 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
         invocation = _Invocation(runs, judges, left_out, None, None)
     else:
         name = variant_name(judges, args.profile)
-        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name), args.profile, rescaled)
+        # A reader's judge at another scale is asked alone unless the book's judges are wanted too
+        ask_only = (tuple(dict.fromkeys(f"{judge.provider}:{judge.model}" for judge in judges))
+                    if judges and args.profile != DEFAULT_PROFILE and not args.with_book_judges else ())
+        invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name), args.profile, rescaled,
+                                 ask_only)
     return invocation
 
 
@@ -1176,8 +1215,13 @@ def run_command(args: argparse.Namespace) -> int:
             from recjudge.compendium.variants import format_plan
 
             print(format_plan(table))
-            print("\nThe same plan by judge (the chapters' own judges run beside the reader's, at the same scale):")
+            print("\nThe same plan by judge (a judge not asked: what asking it too would take):")
             print(format_plan(by_judge))
+            from recjudge.compendium.variants import left_out_line, not_fetched_line
+
+            for line in (left_out_line(by_judge), not_fetched_line(by_judge)):
+                if line:
+                    print(line)
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -1207,11 +1251,37 @@ def run_command(args: argparse.Namespace) -> int:
               + ". Their tables leave them out; run again to ask them (stored replies are not asked again)"
               + ("" if args.allow_failures else "; --allow-failures exits 0"), file=sys.stderr)
     _report_batches(invocation)
+    summary = judge_summary(outcomes, invocation.target(root))
+    if summary:
+        print("[run] judges, this run's executed chapters:\n" + summary)
     if invocation.variant is not None:
         print(f"[run] its book: `recjudge book --variant {invocation.variant}` builds "
               f"_build/variants/{invocation.variant}/html (`make book` with the same JUDGE=/PROFILE= runs and "
               "builds in one command)")
     return EXIT_FAILED_JUDGMENTS if with_failures and not args.allow_failures else 0
+
+
+#: The job-summary counts ``recjudge run`` prints per judge, and their headings.
+SUMMARY_COUNTS = {"n_replies_wanted": "judgments", "n_asked": "asked", "n_from_store": "from store",
+                  "n_failed": "failed", "n_unparsable": "unparsable", "n_shape_violations": "out of shape",
+                  "n_left_out": "left out"}
+
+
+def judge_summary(outcomes: list[RunOutcome], target: Target) -> str:
+    """One line per judge summed over the executed runs' job logs (``recjudge.llm.report.log_job``): judgments
+    wanted, asked, from the store, failed, unparsable, out of shape, left out; empty when no judge was asked."""
+    import pandas as pd
+
+    from recjudge.llm.report import read_job_log
+
+    lines = [line for outcome in outcomes if outcome.status == "executed"
+             for line in read_job_log(target.job_log(outcome.run))]
+    if not lines:
+        return ""
+    frame = pd.DataFrame(lines)
+    frame["judge"] = frame["provider"] + ":" + frame["model"]
+    table = frame.groupby("judge", sort=False)[list(SUMMARY_COUNTS)].sum().reset_index()
+    return table.rename(columns=SUMMARY_COUNTS).to_string(index=False)
 
 
 def _collecting_batches(invocation: _Invocation) -> bool:

@@ -152,13 +152,36 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
             + f"{left_out}\n:::\n")
 
 
-def chapter_note(variant: Variant, ran: bool) -> str:
-    """The box that says where a chapter of the variant's book comes from."""
+def left_out_judgments(variant: Variant, chapter: str) -> dict[str, tuple[int, int]]:
+    """Judge (``provider:model``) -> (judgments left out, judgments wanted) in the variant's last execution of
+    ``chapter``: the book's own judges, not asked at the variant's scale (``recjudge run`` without
+    ``--with-book-judges``), from the chapter's job log (``recjudge.llm.report.log_job``)."""
+    from recjudge.compendium.runplan import CACHE_DIR, job_log_path
+    from recjudge.llm.report import read_job_log
+
+    counts: dict[str, tuple[int, int]] = {}
+    for line in read_job_log(job_log_path(variant.folder / CACHE_DIR, chapter)):
+        judge = f"{line['provider']}:{line['model']}"
+        left, wanted = counts.get(judge, (0, 0))
+        counts[judge] = (left + line["n_left_out"], wanted + line["n_replies_wanted"])
+    return {judge: pair for judge, pair in counts.items() if pair[0]}
+
+
+def chapter_note(variant: Variant, ran: bool, left_out: dict[str, tuple[int, int]] | None = None) -> str:
+    """The box that says where a chapter of the variant's book comes from, and which of the book's own judges'
+    judgments it left out (``left_out_judgments``)."""
     if ran:
+        omitted = ""
+        if left_out:
+            omitted = (" Only the reader's judges were asked at this scale: the book's own judges replayed the "
+                       "response store, and the judgments it lacks are left out of this page's tables ("
+                       + "; ".join(f"{myst_text(judge)}: {left:,} of {wanted:,}"
+                                   for judge, (left, wanted) in left_out.items())
+                       + "). `recjudge run ... --with-book-judges` asks them too.")
         return (f":::{{admonition}} Run in variant {myst_text(variant.name)}\n:class: important\n"
                 f"Run with {variant.judges_text()}, profile **{myst_text(variant.profile)}**: the numbers of this page "
                 "are the variant's, not the committed book's, except where the page says it shows the committed "
-                "book's beside them.\n:::\n")
+                f"book's beside them.{omitted}\n:::\n")
     return (f":::{{admonition}} Not run in variant {myst_text(variant.name)}\n:class: warning\n"
             "This page is the committed book's (the book's own judges, profile default): the variant did not run "
             "it (with `--judge`, a chapter that asks no LLM, or does not take the judges parameter yet, is not run; "
@@ -177,6 +200,48 @@ def with_note(notebook: Any, note: str) -> Any:
     marker["id"] = NOTE_CELL_ID
     notebook.cells = cells[:title + 1] + [marker] + cells[title + 1:]
     return notebook
+
+
+def chapters_to_run(root: Path, variant: Variant) -> list[str]:
+    """The chapters of the table of contents that neither the variant nor the committed book has executed (on a
+    fresh clone: every chapter the variant did not run, since ``book/notebooks/`` is not committed)."""
+    from recjudge.compendium.book import TOC_FILE, toc_files
+
+    chapters = [Path(entry).name.removesuffix(".ipynb") for entry in toc_files(Path(root) / TOC_FILE)
+                if entry.startswith(f"{NOTEBOOKS.as_posix()}/")]
+    return [chapter for chapter in chapters if not (variant.folder / "notebooks" / f"{chapter}.ipynb").is_file()
+            and not (Path(root) / NOTEBOOKS / f"{chapter}.ipynb").is_file()]
+
+
+def run_committed_chapters(root: Path, variant: Variant, log: Any = print) -> list[str]:
+    """Execute the committed book's chapters that the variant's book needs and nobody has executed yet
+    (``chapters_to_run``), from the committed response store (replay mode: nothing is asked), as
+    ``RECJUDGE_LLM_MODE=replay recjudge run --only NAME ...`` would; returns their names. A failure is a
+    ``VariantBookError`` that names that command."""
+    from recjudge.compendium.runplan import (
+        MODE_ENV,
+        RunFailedError,
+        RunPlanError,
+        _environment,
+        execute_plan,
+        load_runplan,
+    )
+    from recjudge.paths import RESULTS_ENV
+
+    needed = chapters_to_run(root, variant)
+    if not needed:
+        return []
+    command = "RECJUDGE_LLM_MODE=replay recjudge run " + " ".join(f"--only {name}" for name in needed)
+    log(f"[book] the variant's book needs the committed book's chapters {', '.join(needed)}, not executed here yet; "
+        f"executing them from the committed store (`{command}`)")
+    try:
+        runs = [run for run in load_runplan(root=root) if run.name in set(needed)]
+        with _environment({MODE_ENV: "replay", RESULTS_ENV: str(Path(root) / "results")}):
+            execute_plan(runs, root, log=log)
+    except (RunPlanError, RunFailedError) as error:
+        raise VariantBookError(f"{error}\n(the variant's book needs these chapters; run `{command}` to see why "
+                               "they fail)") from None
+    return needed
 
 
 def stage_variant_book(root: Path, variant: Variant) -> Path:
@@ -216,11 +281,15 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
         if found is None:
             missing.append(f"{chapter} (neither {ran.relative_to(root)} nor {committed.relative_to(root)})")
             continue
-        notebook = with_note(nbformat.read(found, as_version=4), chapter_note(variant, found == ran))
+        note = chapter_note(variant, found == ran, left_out_judgments(variant, chapter) if found == ran else None)
+        notebook = with_note(nbformat.read(found, as_version=4), note)
         _write_if_changed(source / NOTEBOOKS / f"{chapter}.ipynb", nbformat.writes(notebook).encode("utf-8"))
     if missing:
-        raise VariantBookError("no executed notebook for chapter(s) " + "; ".join(missing) + ": run `recjudge run` "
-                               "(the committed book) or the variant's run first")
+        command = "RECJUDGE_LLM_MODE=replay recjudge run " + " ".join(f"--only {name}" for name in
+                                                                      chapters_to_run(root, variant))
+        raise VariantBookError("no executed notebook for chapter(s) " + "; ".join(missing) + f": run `{command}` "
+                               "(the committed book's chapters, from the committed store) or the variant's run "
+                               "first; `recjudge book --variant NAME` runs them itself")
     _stage_results(root, variant, source / "results")
     link = variant.html_dir(root)
     if not link.is_symlink():

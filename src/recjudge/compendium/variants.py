@@ -23,8 +23,11 @@ every run.  ``recjudge book --variant NAME`` then builds the variant's own book 
 
 The plan.  ``--plan`` executes the chapters with the engine in its dry-run mode: env ``RECJUDGE_LLM_MODE=plan`` makes
 ``run_judge`` ask nothing and append one JSON line per judge job to the file named by ``RECJUDGE_PLAN_LOG`` (one file
-per run here), with the fields ``provider``, ``model``, ``requests``, ``missing`` and those of
-``recjudge.llm.estimate.JobEstimate``.  ``plan_table`` sums them per chapter: judgments missing from the store,
+per run here), with the fields ``provider``, ``model``, ``n_requests`` (prompts), ``n_judgments`` (replies wanted:
+prompts x runs), ``n_missing`` (of those, not in the store), ``weights_present`` (a local judge's GGUF on this
+machine), ``left_out`` (a judge not asked: the book's own beside a reader's judge at another scale) and those of
+``recjudge.llm.estimate.JobEstimate`` (a local judge's time at the median latency of its stored replies when the
+store has them, ``rate_basis`` says which).  ``plan_table`` sums them per chapter: judgments missing from the store,
 input and output tokens, cost at list price and at batch price (``recjudge.llm.pricing``; NaN, shown as unknown, when
 a model has no listed price; nothing for a reader's own server), and time.  Time adds the jobs of a chapter one after
 the other, as the chapters run them, except batch jobs, which all wait in the providers' window together (the
@@ -67,8 +70,12 @@ DEFAULT_JUDGES = "default"
 #: Longest variant folder name kept readable; a longer one keeps the first judge and a hash of all.
 MAX_NAME = 100
 
-PLAN_COLUMNS = ["chapter", "jobs", "requests", "missing", "input_tokens", "output_tokens", "cost_list_usd",
-                "cost_batch_usd", "cost_run_usd", "seconds", "batch_window_s"]
+#: ``judgments``: the replies the jobs want (prompts x runs), of which ``missing`` are not in the store and would be
+#: asked; ``left_out``: missing replies of judges not asked (the book's own, with a reader's judge at another scale).
+PLAN_COLUMNS = ["chapter", "jobs", "judgments", "missing", "left_out", "input_tokens", "output_tokens",
+                "cost_list_usd", "cost_batch_usd", "cost_run_usd", "seconds", "batch_window_s"]
+#: The by-judge table's columns besides the totals: whether the judge is asked, and what its time rests on.
+JUDGE_COLUMNS = ["judge", "asked", "weights_present", "rate_basis"]
 
 
 class PlanLogError(ValueError):
@@ -155,7 +162,10 @@ def read_plan_log(path: Path) -> list[dict[str, Any]]:
             if not _number(job.get(name)):
                 raise PlanLogError(f"{where}: field {name!r} missing or not a number")
         job["_missing"] = _count(job, "n_missing", where)
-        job["_requests"] = _count(job, "n_requests", where)
+        job["_judgments"] = _count(job, "n_judgments", where)
+        if job["_missing"] > job["_judgments"]:
+            raise PlanLogError(f"{where}: n_missing {job['_missing']} is more than n_judgments {job['_judgments']}")
+        job["_left_out"] = job.get("left_out") is True
         jobs.append(job)
     return jobs
 
@@ -182,13 +192,20 @@ def job_costs(job: Mapping[str, Any], free: set[tuple[str, str]] = frozenset()) 
     return listed, batch, batch if job.get("batch") else listed
 
 
-def _job_totals(jobs: Sequence[Mapping[str, Any]], free: set[tuple[str, str]]) -> dict[str, Any]:
-    """Jobs summed as one chapter runs them: one after the other, except batch jobs, which wait together."""
+def _job_totals(jobs: Sequence[Mapping[str, Any]], free: set[tuple[str, str]], *,
+                with_left_out: bool = False) -> dict[str, Any]:
+    """Jobs summed as one chapter runs them: one after the other, except batch jobs, which wait together. The
+    missing replies of jobs left out (not asked) count in ``left_out`` only, and their tokens, cost and time not at
+    all, unless ``with_left_out`` (the by-judge table: what asking that judge too would take)."""
+    left_out = sum(job["_missing"] for job in jobs if job["_left_out"])
+    judgments = sum(job["_judgments"] for job in jobs)
+    if not with_left_out:
+        jobs = [job for job in jobs if not job["_left_out"]]
     costs = [job_costs(job, free) for job in jobs]
     window = max((float(job["seconds"]) for job in jobs if job.get("batch")), default=0.0)
     return {
-        "jobs": len(jobs),
-        "requests": sum(job["_requests"] for job in jobs), "missing": sum(job["_missing"] for job in jobs),
+        "jobs": len(jobs), "judgments": judgments,
+        "missing": sum(job["_missing"] for job in jobs if not job["_left_out"]), "left_out": left_out,
         "input_tokens": sum(int(job["input_tokens"]) for job in jobs),
         "output_tokens": sum(int(job["output_tokens"]) for job in jobs),
         "cost_list_usd": _sum(cost[0] for cost in costs), "cost_batch_usd": _sum(cost[1] for cost in costs),
@@ -215,13 +232,53 @@ def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset(
 
 def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
     """The same plan summed per judge (``provider:model``) over every chapter, in order of first appearance: what the
-    reader's judge costs apart from the chapters' own (local) judges, which run beside it at the same scale."""
+    reader's judge costs apart from the chapters' own (local) judges. A judge not asked (``asked`` False: the book's
+    own beside a reader's judge at another scale) is summed with what asking it too would take; ``weights_present``
+    is False for a local judge whose weights are not on this machine, ``rate_basis`` says what its time rests on."""
     by_judge: dict[str, list[dict[str, Any]]] = {}
     for path in logs.values():
         for job in read_plan_log(path):
             by_judge.setdefault(f"{job['provider']}:{job['model']}", []).append(job)
-    rows = [{"judge": judge, **_job_totals(jobs, free)} for judge, jobs in by_judge.items()]
-    return pd.DataFrame(rows, columns=["judge", *PLAN_COLUMNS[1:]])
+    rows = []
+    for judge, jobs in by_judge.items():
+        present = {job.get("weights_present") for job in jobs} - {None}
+        bases = sorted({_rate_kind(str(job.get("rate_basis") or "")) for job in jobs if job["_missing"]} - {""})
+        # The judges asked are chosen per judge (env RECJUDGE_LLM_ASK_ONLY): one job left out marks the judge (its
+        # jobs with nothing missing have no reason to say so)
+        rows.append({"judge": judge, "asked": not any(job["_left_out"] for job in jobs),
+                     "weights_present": (False not in present) if present else None,
+                     "rate_basis": "; ".join(bases), **_job_totals(jobs, free, with_left_out=True)})
+    return pd.DataFrame(rows, columns=[*JUDGE_COLUMNS, *PLAN_COLUMNS[1:]])
+
+
+def _rate_kind(basis: str) -> str:
+    """A job's ``rate_basis`` without its count, so a judge's jobs say in one phrase what their time rests on."""
+    return "median latency of its stored replies" if basis.startswith("median latency") else basis
+
+
+def left_out_line(by_judge: pd.DataFrame) -> str | None:
+    """The plan's line on the judges not asked (the book's own, with a reader's judge at another scale), or None
+    when every judge is asked."""
+    skipped = by_judge[~by_judge["asked"].astype(bool)]
+    if skipped.empty:
+        return None
+    missing = int(skipped["left_out"].sum())
+    names = ", ".join(skipped["judge"])
+    return (f"book's judges ({names}): {missing:,} judgments missing from the store at this scale, not asked (their "
+            f"rows are left out and named on each chapter's page; asking them would take "
+            f"~{duration(float(skipped['seconds'].sum()))}); --with-book-judges to ask them")
+
+
+def not_fetched_line(by_judge: pd.DataFrame) -> str | None:
+    """The plan's line on local judges whose weights are not on this machine, or None."""
+    absent = by_judge[by_judge["weights_present"].astype("boolean").eq(False).fillna(False).astype(bool)]
+    if absent.empty:
+        return None
+    return ("not fetched: " + ", ".join(f"{row.judge} ({int(row.missing + row.left_out):,} judgments missing"
+                                        + ("" if row.asked else ", not asked") + ")"
+                                        for row in absent.itertuples())
+            + ": their weights are not on this machine (`recjudge models fetch NAME`, `recjudge models list`); "
+            "asked without them, these judgments would fail")
 
 
 def _sum(values: Iterable[float]) -> float:
@@ -240,13 +297,21 @@ def format_plan(table: pd.DataFrame) -> str:
     shown = pd.DataFrame({
         first: table[first],
         "judge jobs": table["jobs"].map(lambda n: f"{int(n):,}"),
+        "judgments": table["judgments"].map(lambda n: f"{int(n):,}"),
         "missing judgments": table["missing"].map(lambda n: f"{int(n):,}"),
+        "left out": table["left_out"].map(lambda n: f"{int(n):,}"),
         "input tokens": table["input_tokens"].map(lambda n: f"~{int(n):,}"),
         "output tokens": table["output_tokens"].map(lambda n: f"<={int(n):,}"),
         "list price": table["cost_list_usd"].map(dollars),
         "batch price": table["cost_batch_usd"].map(dollars),
         "time": table["seconds"].map(lambda s: f"~{duration(float(s))}"),
     })
+    if first == "judge":  # the by-judge table also asks all of a judge's missing replies, left out or not
+        shown["missing judgments"] = (table["missing"] + table["left_out"]).map(lambda n: f"{int(n):,}")
+        shown["left out"] = [("asked" if asked else "not asked") + ("" if present is not False else ", not fetched")
+                             for asked, present in zip(table["asked"], table["weights_present"])]
+        shown = shown.rename(columns={"left out": "status"})
+        shown["time based on"] = table["rate_basis"]
     return shown.to_string(index=False)
 
 
@@ -271,5 +336,6 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
 
 __all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "batch_environment", "cost_gate",
            "describe_variant", "pending_batches",
-           "format_plan", "job_costs", "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",
+           "format_plan", "job_costs", "left_out_line", "not_fetched_line",
+           "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",
            "variant_folder", "variant_name"]

@@ -31,6 +31,23 @@ DEFAULT_CONCURRENCY = {"local": 1, "openai": 8, "anthropic": 4, "recorded": 1}
 DEFAULT_ADAPTIVE_CAP = {"local": 1, "openai": 64, "anthropic": 32, "recorded": 1}
 #: Either limit for a provider named in neither table.
 FALLBACK_CONCURRENCY = 4
+#: Environment variable: the only judges asked (``provider:model``, comma-separated; unset: every judge). Any other
+#: judge's job takes the store's replies and leaves the rest out, unasked (failure kind ``LEFT_OUT``, not a failure):
+#: ``recjudge run --judge SPEC --profile P`` asks the reader's judges only, unless ``--with-book-judges``.
+ASK_ONLY_ENV = "RECJUDGE_LLM_ASK_ONLY"
+#: Kind of a judgment left out because its judge is not among those asked (``ASK_ONLY_ENV``).
+LEFT_OUT = "left_out"
+
+
+def judge_name(provider: str, model: str) -> str:
+    """How a judge is named in ``RECJUDGE_LLM_ASK_ONLY`` (and in ``RECJUDGE_LLM_BATCH_JUDGES``)."""
+    return f"{provider}:{model}"
+
+
+def is_asked(provider: str, model: str) -> bool:
+    """False when env RECJUDGE_LLM_ASK_ONLY names judges and not this one: its missing replies are left out."""
+    names = {name.strip() for name in os.environ.get(ASK_ONLY_ENV, "").split(",") if name.strip()}
+    return not names or judge_name(provider, model) in names
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ counts what is missing from the store and asks this module for the rest."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +26,11 @@ ESTIMATE_PRINT_MIN = 20
 CHARS_PER_TOKEN = 4.0
 #: Tokens a chat message adds besides its text (role markers), for the estimate.
 TOKENS_PER_MESSAGE = 4
-#: Assumed seconds per reply for the time estimate when nothing better is known.
+#: Assumed seconds per reply for the time estimate when nothing better is known (for a local judge: when the store
+#: holds too few of its replies with a recorded latency, ``measured_latency``).
 ASSUMED_LATENCY_S = {"local": 5.0, "openai": 1.5, "anthropic": 2.0}
+#: Fewest stored replies with a recorded latency whose median is taken as a local judge's rate on this machine.
+MIN_MEASURED_REPLIES = 5
 #: The providers' batch completion window (OpenAI "24h"; Anthropic's batches end within 24 hours).
 BATCH_WINDOW_S = 24 * 3600.0
 
@@ -59,6 +63,9 @@ class JobEstimate:
     batch: bool = False
     list_cost_usd: float = math.nan
     batch_cost_usd: float = math.nan
+    #: the seconds per reply the time assumes, and where that rate comes from (``measured_latency``, or assumed)
+    seconds_per_reply: float = math.nan
+    rate_basis: str = ""
 
     def __str__(self) -> str:
         cost = "unknown cost (no price listed)" if math.isnan(self.cost_usd) else f"at most about ${self.cost_usd:.2f}"
@@ -75,14 +82,31 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def measured_latency(records: Iterable[Mapping[str, Any]]) -> tuple[float, int] | None:
+    """(median seconds per reply, number of replies) over the stored ``records`` that recorded a latency
+    (``latency_s``, written by the provider as it answered), or None when fewer than ``MIN_MEASURED_REPLIES`` did."""
+    latencies = [float(record["latency_s"]) for record in records
+                 if isinstance(record.get("latency_s"), (int, float)) and record["latency_s"] > 0]
+    if len(latencies) < MIN_MEASURED_REPLIES:
+        return None
+    return statistics.median(latencies), len(latencies)
+
+
 def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[Any],
-                 concurrency: int, rpm: float | None, *, batch: bool = False) -> JobEstimate:
-    """The estimate of asking ``missing`` (requests with ``messages``) for ``config`` (see ``JobEstimate``)."""
+                 concurrency: int, rpm: float | None, *, batch: bool = False,
+                 measured: tuple[float, int] | None = None) -> JobEstimate:
+    """The estimate of asking ``missing`` (requests with ``messages``) for ``config`` (see ``JobEstimate``).
+    ``measured``: a local judge's rate from its stored replies (``measured_latency``), used instead of the assumed
+    one."""
     chars = sum(len(m["content"]) for request in missing for m in request.messages)
     n_messages = sum(len(request.messages) for request in missing)
     input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
     output_tokens = config.max_tokens * len(missing)
-    latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
+    if measured is not None and config.provider == "local":
+        latency, basis = measured[0], f"median latency of {measured[1]:,} stored replies of this model"
+    else:
+        latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
+        basis = f"assumed {latency:g} s per reply (no measured rate)"
     seconds = len(missing) * latency / max(1, concurrency)
     if rpm:
         seconds = max(seconds, len(missing) * 60.0 / rpm)
@@ -92,7 +116,7 @@ def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: S
                                               batch=at_batch_rate) for at_batch_rate in (False, True))
     return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
                        batch_cost if batch else list_cost, seconds, batch=batch, list_cost_usd=list_cost,
-                       batch_cost_usd=batch_cost)
+                       batch_cost_usd=batch_cost, seconds_per_reply=latency, rate_basis=basis)
 
 
 def cost_limit() -> float:

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .config import JudgeConfig
 from .estimate import JobEstimate
 from .job import JudgeJob
 
@@ -42,16 +43,34 @@ def plan(job: JudgeJob, estimate: JobEstimate, *, concurrency: int, rate_limit_p
 def plan_line(job: JudgeJob, estimate: JobEstimate, *, concurrency: int,
               rate_limit_per_minute: float | None) -> dict[str, Any]:
     """One job's line of the plan log: the judge, the number of requests, the missing count, the concurrency and rate
-    limit the time assumes, and every field of the estimate (an unknown cost as null)."""
+    limit the time assumes, whether a local judge's weights are on this machine, and every field of the estimate
+    (an unknown cost as null). ``n_requests`` counts prompts, ``n_judgments`` the replies wanted (prompts x runs),
+    which ``n_missing`` is part of."""
     config = job.config
     line: dict[str, Any] = {
         "provider": config.provider, "model": config.model, "prompt": config.prompt, "runs": config.runs,
-        "n_requests": len(job.requests), "n_missing": estimate.n_missing, "concurrency": concurrency,
-        "rate_limit_per_minute": rate_limit_per_minute,
+        "n_requests": len(job.requests), "n_judgments": len(job.slots), "n_missing": estimate.n_missing,
+        "concurrency": concurrency, "rate_limit_per_minute": rate_limit_per_minute,
+        "weights_present": weights_present(config),
     }
     for name, value in dataclasses.asdict(estimate).items():
         line[name] = None if isinstance(value, float) and math.isnan(value) else value
     return line
+
+
+def weights_present(config: JudgeConfig) -> bool | None:
+    """For a local judge, whether its GGUF file is on this machine (an optional model not fetched, a path that does
+    not exist: False); None for the other providers."""
+    if config.provider != "local":
+        return None
+    from .providers.base import ProviderError
+    from .providers.local import resolve_model_path
+
+    try:
+        resolve_model_path(config.served_model or config.model)
+    except ProviderError:
+        return False
+    return True
 
 
 def log_estimate(line: dict[str, Any]) -> Path | None:

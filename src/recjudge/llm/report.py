@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import pricing, shapes
-from .ask_options import PLAN
+from .ask_options import LEFT_OUT, PLAN
 from .config import JudgeConfig
 from .parsing import expected_score, modal_score
 from .plan import PLANNED
@@ -35,6 +35,9 @@ FAILURE_LOG_ENV = "RECJUDGE_FAILURE_LOG"
 #: Failure kinds that no asking again within the run could have avoided and that are reported elsewhere: a batch
 #: still running at the provider (the command names the pending batches) and a key absent from recorded judgments.
 NOT_LOGGED_KINDS = frozenset({"batch_pending", "not_recorded"})
+#: Environment variable: the JSON-lines file every judge job appends its summary line to (``log_job``: asked, from
+#: the store, failed, unparsable, out of shape, left out), so that ``recjudge run`` ends with a summary per judge.
+JOB_LOG_ENV = "RECJUDGE_JOB_LOG"
 
 
 @dataclass
@@ -86,6 +89,8 @@ class RunReport:
     n_shape_violations: int = 0
     #: plan mode (``recjudge.llm.plan``): judgments missing from the store, planned and not asked (not failures)
     n_planned: int = 0
+    #: judgments missing from the store of a judge not among those asked (env RECJUDGE_LLM_ASK_ONLY; not failures)
+    n_left_out: int = 0
 
     @property
     def n_skipped_store_lines(self) -> int:
@@ -102,6 +107,8 @@ class RunReport:
         )
         if self.n_planned:
             text += f", {self.n_planned} planned, not asked"
+        if self.n_left_out:
+            text += f", {self.n_left_out} left out, not asked"
         if self.failed_by_kind:
             text += " (failed: " + ", ".join(f"{n} {kind}" for kind, n in sorted(self.failed_by_kind.items())) + ")"
         for count, what in ((self.n_repaired, "repaired to be storable"), (self.n_truncated, "truncated when stored"),
@@ -253,6 +260,7 @@ def assemble(job: JudgeJob, mode: str, parser: Parser, started: float, *, batch:
     violated = _mark_shape_violations(job, table, replies.texts)
     report = _report(job, mode, table, violated, n_no_logprobs, started, batch, per_aspect=replies.per_aspect)
     log_failures(report, job.errors.values())
+    log_job(job.config, report)
     return JudgeRun(config=job.config, table=table, report=report, score_columns=score_columns)
 
 
@@ -271,6 +279,47 @@ def log_failures(report: RunReport, errors: Any = ()) -> Path | None:
     with path.open("a", encoding="utf-8") as log:  # one short line per write: concurrent writers do not interleave
         log.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path
+
+
+#: The counts of a job's summary line (``log_job``), in the order ``recjudge run`` prints them.
+JOB_COUNTS = ("n_replies_wanted", "n_asked", "n_from_store", "n_failed", "n_unparsable", "n_shape_violations",
+              "n_left_out", "n_planned")
+
+
+def log_job(config: JudgeConfig, report: RunReport) -> Path | None:
+    """Append the job's summary line (judge label, provider, model and ``JOB_COUNTS``) to the file named by env
+    RECJUDGE_JOB_LOG; None, and nothing written, when it is unset."""
+    name = os.environ.get(JOB_LOG_ENV, "").strip()
+    if not name:
+        return None
+    counts = {"n_replies_wanted": report.n_replies + report.n_failed + report.n_planned + report.n_left_out,
+              "n_asked": report.n_asked, "n_from_store": report.n_from_store, "n_failed": report.n_failed,
+              "n_unparsable": report.n_unparsable, "n_shape_violations": report.n_shape_violations,
+              "n_left_out": report.n_left_out, "n_planned": report.n_planned}
+    line = {"judge": report.config_label, "provider": config.provider, "model": config.model, **counts}
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:  # one short line per write: concurrent writers do not interleave
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_job_log(path: Path) -> list[dict[str, Any]]:
+    """The lines ``log_job`` appended to ``path`` (none when it does not exist; unreadable lines are skipped: the
+    summary they feed is a report, the failures have their own log)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    lines = []
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and all(isinstance(line.get(name), int) for name in JOB_COUNTS):
+            lines.append(line)
+    return lines
 
 
 def read_failure_log(path: Path) -> list[dict[str, Any]]:
@@ -427,21 +476,23 @@ def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray,
     has_reply = table["error"].isna()
     failed_by_kind = _failed_by_kind(job)
     n_planned = failed_by_kind.pop(PLANNED, 0)
+    n_left_out = failed_by_kind.pop(LEFT_OUT, 0)
     # A prompt the job was stopped before asking (an interrupt, a server that stopped) was not asked.
     n_asked = 0 if mode == PLAN else (len(job.to_ask) - int(counters.get("other_process", 0))
-                                      - failed_by_kind.get("not_asked", 0))
+                                      - failed_by_kind.get("not_asked", 0) - n_left_out)
     n_calls = int(counters.get("calls", 0))
     report = RunReport(
         config_label=config.label, mode=mode, store=str(job.store.root) if job.store is not None else "(none)",
         n_prompts=len({request.key for request, _, _ in job.slots}), n_runs=config.runs,
         n_replies=int(has_reply.sum()), n_from_store=int(table["from_store"].sum()), n_asked=n_asked,
         n_provider_calls=n_calls, n_retries=0 if batch else max(0, n_calls - n_asked),
-        n_failed=int((~has_reply).sum()) - n_planned,
+        n_failed=int((~has_reply).sum()) - n_planned - n_left_out,
         n_unparsable=int((has_reply & ~table["parsed_ok"] & ~violated).sum()),
         n_no_logprobs=n_no_logprobs, input_tokens=new_in, output_tokens=new_out, tokens=new_in + new_out,
         cost_usd=pricing.cost_usd(config.provider, config.model, new_in, new_out, batch=batch),
         job_tokens=job_in + job_out, job_cost_usd=pricing.cost_usd(config.provider, config.model, job_in, job_out),
         seconds=0.0, notes=job.notes, failed_by_kind=failed_by_kind, n_planned=n_planned,
+        n_left_out=n_left_out,
         n_from_other_process=int(counters.get("other_process", 0)), n_shape_violations=int(violated.sum()),
     )
     _count_odd_replies(job, new_keys, report)

@@ -59,13 +59,13 @@ from typing import Sequence
 from ..paths import store_layers
 from . import batch as batch_api
 from . import shapes
-from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, PLAN, AskOptions
+from .ask_options import DEFAULT_CONCURRENCY, FALLBACK_CONCURRENCY, LEFT_OUT, PLAN, AskOptions, is_asked
 from .concurrency import ConcurrencyLimit, LimitStats
 from .config import JudgeConfig
-from .estimate import JobEstimate, check_cost, job_estimate, paid
+from .estimate import JobEstimate, check_cost, job_estimate, measured_latency, paid
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, sigterm_raises_interrupt, validate
 from .parsing import parse_likert
-from .plan import plan
+from .plan import log_estimate, plan, plan_line
 from .prefix_reuse import local_judge_config
 from .providers import get_provider
 from .providers.base import Provider, ProviderError
@@ -117,7 +117,21 @@ def _estimate(job: JudgeJob, ask: AskOptions) -> JobEstimate:
     provider = job.config.provider
     return job_estimate(job.config, len(job.requests), len(job.slots), job.unanswered(),
                         ask.concurrency_cap(provider, adaptive=False), ask.requests_per_minute(),
-                        batch=ask.uses_batch(provider, job.config.model))
+                        batch=ask.uses_batch(provider, job.config.model), measured=_local_rate(job))
+
+
+def _local_rate(job: JudgeJob) -> tuple[float, int] | None:
+    """A local judge's rate on this machine: the median recorded latency of this job's stored replies, else of
+    every stored reply of the model (``estimate.measured_latency``); None for other providers or too few replies."""
+    config = job.config
+    if config.provider != "local":
+        return None
+    measured = measured_latency(job.records.values())
+    if measured is None and job.store is not None:
+        measured = measured_latency(record for record in job.store.records()
+                                    if record.get("provider") == config.provider
+                                    and record.get("model") == config.model)
+    return measured
 
 
 _open_stores: dict[Path | tuple[Path, ...], ResponseStore] = {}
@@ -197,7 +211,11 @@ def run_judge(
         return _run_recorded(config, list(requests), parser, mode, provider, started)
     if not isinstance(store, ResponseStore):
         store = open_store(store)
-    job = JudgeJob.open(config, requests, store, read_store=mode != "live", order_prompts=ask.order_prompts)
+    asked = is_asked(config.provider, config.model)
+    job = JudgeJob.open(config, requests, store, read_store=mode != "live" or not asked,
+                        order_prompts=ask.order_prompts)
+    if job.to_ask and not asked:
+        return _leave_out(job, mode, ask, parser, started)
     if mode == "replay" and job.to_ask:
         raise MissingReplies(job.missing_slots(), label=config.label, store_root=store.root)
     if mode == PLAN:
@@ -218,6 +236,23 @@ def _plan(job: JudgeJob, ask: AskOptions, parser: Parser, started: float) -> Jud
     plan(job, estimate, concurrency=ask.concurrency_cap(job.config.provider, adaptive=False),
          rate_limit_per_minute=ask.requests_per_minute())
     return assemble(job, PLAN, parser, started)
+
+
+def _leave_out(job: JudgeJob, mode: str, ask: AskOptions, parser: Parser, started: float) -> JudgeRun:
+    """A judge not among those asked (env RECJUDGE_LLM_ASK_ONLY): the store's replies, the others left out (NaN,
+    kind ``left_out``, counted in ``RunReport.n_left_out``, not among the failures). In plan mode its estimate is
+    still logged, marked ``left_out``, so the plan says what asking it too would take."""
+    if mode == PLAN:
+        estimate = _estimate(job, ask)
+        line = plan_line(job, estimate, concurrency=ask.concurrency_cap(job.config.provider, adaptive=False),
+                         rate_limit_per_minute=ask.requests_per_minute())
+        log_estimate({**line, "left_out": True})
+    for key in job.to_ask:
+        job.fail(key, "left out: only the reader's judges are asked at this scale (--with-book-judges asks "
+                      "this one too)", LEFT_OUT)
+    job.notes.append(f"{len(job.to_ask)} judgment(s) not in the store were left out, not asked (env "
+                     "RECJUDGE_LLM_ASK_ONLY names other judges).")
+    return assemble(job, mode, parser, started)
 
 
 def _ask_one_by_one(job: JudgeJob, mode: str, provider: Provider | None, ask: AskOptions) -> ConcurrencyLimit:
