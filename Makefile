@@ -51,10 +51,12 @@ PROFILE ?=
 VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
 
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped). Failed LLM
-# judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1.
+# judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1. JOBS=N executes up
+# to N runs at once (`make book JOBS=2`), each notebook with its share of the CPUs' threads; the outputs are the same.
 ALLOW_FAILURES ?=
+JOBS ?=
 run: data
-	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures))
+	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures) $(if $(JOBS),--jobs $(JOBS)))
 
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.
