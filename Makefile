@@ -60,10 +60,13 @@ RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(BASE_URL)) $(if $(SERVED_MODEL),
 	$(if $(WITH_BOOK_JUDGES),--with-book-judges)
 
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped). Failed LLM
-# judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1.
+# judgments (a judge's server that stopped) stop here with exit status 4 unless ALLOW_FAILURES=1. JOBS=N executes up
+# to N runs at once (`make book JOBS=2`), each notebook with its share of the CPUs' threads; the outputs are the same.
 ALLOW_FAILURES ?=
+JOBS ?=
 run: data
-	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(RUN_JUDGE_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures))
+	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(RUN_JUDGE_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures) \
+	    $(if $(JOBS),--jobs $(JOBS)))
 
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.

@@ -10,6 +10,13 @@ results must not depend on the machine that built them, so ``recjudge run`` star
 - ``OPENBLAS_CORETYPE=Haswell``: OpenBLAS's AVX2 kernels, on CPUs that have AVX2.
 
 A variable the caller has already set is left as it is. The settings change speed a little, never a result's meaning.
+
+``recjudge run --jobs N`` executes N notebooks at once; each kernel's thread pools (OpenMP, which torch's intra-op
+threads follow, MKL, and llama.cpp's ``RECJUDGE_LOCAL_THREADS``) are held to its share of the CPUs,
+``max(1, cpus // N)`` (``thread_share_environment``), so that N kernels do not each start one thread per CPU. OpenBLAS
+is the exception: its LAPACK routines split their work by thread count, so ``numpy.linalg.solve`` of a 200 x 200
+system gives other last bits with 1 thread than with 2, and a kernel run beside others would no longer compute what it
+computes alone. It keeps the count it takes alone (every CPU, unless the caller set one).
 """
 
 from __future__ import annotations
@@ -20,6 +27,12 @@ from collections.abc import Callable
 #: NumPy dispatch targets every x86-64 machine this project builds on has (x86-64-v3: AVX2, FMA).
 COMMON_TARGETS = ("X86_V2", "X86_V3")
 OPENBLAS_AVX2_CORE = "Haswell"
+#: The thread pools held to a kernel's share under ``--jobs`` (torch reads ``OMP_NUM_THREADS``; llama.cpp the local
+#: provider's variable).
+SHARED_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "RECJUDGE_LOCAL_THREADS")
+OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
+#: Where OpenBLAS reads its thread count, first found first (it falls back to OpenMP's).
+OPENBLAS_THREAD_SOURCES = (OPENBLAS_THREADS, "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
 def kernel_environment() -> dict[str, str]:
@@ -46,3 +59,24 @@ def use_common_numeric_kernels() -> Callable[[], None]:
             os.environ.pop(name, None)
 
     return restore
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one, as in a container)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def thread_share_environment(jobs: int, cpus: int | None = None) -> dict[str, str]:
+    """The environment of a kernel run beside ``jobs - 1`` others: ``SHARED_THREAD_VARIABLES`` set to its share of
+    the CPUs, ``max(1, cpus // jobs)``, and OpenBLAS kept at the count it takes alone (see the module docstring).
+    A variable the caller has already set is left as it is."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    cpus = cpus or available_cpus()
+    environment = {name: str(max(1, cpus // jobs)) for name in SHARED_THREAD_VARIABLES if name not in os.environ}
+    if not any(name in os.environ for name in OPENBLAS_THREAD_SOURCES):
+        environment[OPENBLAS_THREADS] = str(cpus)  # what it would take alone, not OMP_NUM_THREADS's share
+    return environment

@@ -15,6 +15,8 @@ change a notebook's outputs:
   numbers change.
 
 Jupyter Book's own execution cache keys only on cell text, which is why the book does not execute notebooks itself.
+``recjudge run --jobs N`` executes up to N runs at once, each kernel held to its share of the CPUs' threads; a run
+that reads other runs' tables (``results_of``) starts after them. The outputs are those of an execution in order.
 Fingerprints live in ``.runplan-cache/`` (git-ignored); a failed run leaves its partially executed notebook in
 ``.runplan-cache/failed/`` and never overwrites the last good output.
 
@@ -85,7 +87,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 import yaml
 
-from recjudge.compendium.kernels import use_common_numeric_kernels
+from recjudge.compendium.kernels import thread_share_environment, use_common_numeric_kernels
 from recjudge.paths import RESULTS_ENV, RUN_NAME_ENV, book_store_dir, project_root, results_dir, store_dir, store_layers
 
 if TYPE_CHECKING:
@@ -641,6 +643,13 @@ class FileHasher:
         self._memo[key] = [stat.st_size, stat.st_mtime_ns, value]
         return value
 
+    def entries(self) -> dict[str, list[Any]]:
+        """The memo (path -> size, mtime, sha256), to hand to another hasher's :meth:`merge`."""
+        return dict(self._memo)
+
+    def merge(self, entries: dict[str, list[Any]]) -> None:
+        self._memo.update(entries)
+
     def save(self) -> None:
         if self.memo_path is not None:
             _write_json_atomic(self.memo_path, self._memo)
@@ -887,16 +896,37 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> N
 
 def _remove_injected_parameters(path: Path) -> None:
     """Tag papermill's "# Parameters" cell ``remove-cell``: it is plumbing, not part of the chapter's page (the
-    chapter's opening box says what the run is; the run plan holds its parameters)."""
+    chapter's opening box says what the run is; the run plan holds its parameters). Its random cell id becomes a
+    fixed one, so that an executed chapter is reproducible like its source's cells."""
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
     injected = [cell for cell in notebook.cells if "injected-parameters" in cell.metadata.get("tags", [])]
-    for cell in injected:
+    for position, cell in enumerate(injected):
         if "remove-cell" not in cell.metadata["tags"]:
             cell.metadata["tags"].append("remove-cell")
+        if "id" in cell:
+            cell["id"] = f"injected-parameters-{position}"
     if injected:
         nbformat.write(notebook, path)
+
+
+#: What papermill and the kernel record about an execution rather than its content: timestamps, durations and the
+#: private file names of the run (notebook metadata ``papermill``; each cell's ``execution`` and ``papermill``).
+_EXECUTION_RECORDS = ("papermill", "execution")
+
+
+def executed_content(path: Path) -> str:
+    """An executed notebook without what records its execution (``_EXECUTION_RECORDS``): its cells' sources and
+    outputs and the rest of the metadata, as nbformat writes them. Two executions that computed the same give the same
+    text (the notebooks in ``book/notebooks/`` themselves differ in their timestamps)."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    for metadata in (notebook.metadata, *(cell.metadata for cell in notebook.cells)):
+        for name in _EXECUTION_RECORDS:
+            metadata.pop(name, None)
+    return nbformat.writes(notebook)
 
 
 def _private_path(output: Path, suffix: str) -> Path:
@@ -913,22 +943,103 @@ def _keep_failed(temporary: Path, failed_copy: Path) -> None:
 
 
 def execute_plan(runs: list[Run], root: Path, *, force: bool = False, log: Callable[[str], None] = print,
-                 target: Target | None = None) -> list[RunOutcome]:
+                 target: Target | None = None, jobs: int = 1) -> list[RunOutcome]:
     """Execute (or skip) each run in order into ``target`` (default: the committed book); stop at the first failure,
-    keeping what already succeeded."""
+    keeping what already succeeded. ``jobs`` > 1: up to that many runs at once (``_execute_at_once``)."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number of at least 1, got {jobs!r}")
     target = target or Target.book(root)
     cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
     outcomes: list[RunOutcome] = []
     restore_environment = use_common_numeric_kernels()  # the same results on AVX2 and AVX-512 machines
     try:
-        for run in runs:
-            with _environment(target.run_environment(run)):
-                outcomes.append(_execute_run(run, root, target, cache, hasher, force, log))
+        if jobs > 1:
+            outcomes = _execute_at_once(runs, root, target, hasher, force, log, jobs)
+        else:
+            for run in runs:
+                with _environment(target.run_environment(run)):
+                    outcomes.append(_execute_run(run, root, target, cache, hasher, force, log))
     finally:
         hasher.save()
         restore_environment()
     return outcomes
+
+
+@dataclass
+class _RunReport:
+    """What a worker of ``_execute_at_once`` hands back: the run's outcome or its error, its log lines, and the file
+    hashes it computed (for the caller's memo)."""
+
+    outcome: RunOutcome | None
+    error: Exception | None
+    lines: list[str]
+    file_hashes: dict[str, list[Any]]
+
+
+def _execute_at_once(runs: list[Run], root: Path, target: Target, hasher: FileHasher, force: bool,
+                     log: Callable[[str], None], jobs: int) -> list[RunOutcome]:
+    """``recjudge run --jobs N``: up to ``jobs`` runs at once, each in a worker process (its own ``os.environ``, which
+    its kernel inherits), in the run plan's order as workers free up. A run that reads other runs' tables
+    (``results_of``) starts once those of them in ``runs`` have ended. Each kernel gets its share of the CPUs'
+    threads (``kernels.thread_share_environment``). A run's log lines are printed together when it ends, so runs
+    going at once do not interleave. As in order: after a failure no run starts, the runs already going finish and
+    keep their work, and the first failure is raised."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    position = {run.name: index for index, run in enumerate(runs)}
+    for run in runs:
+        later = [name for name in run.results_of if position.get(name, -1) > position[run.name]]
+        if later:
+            raise RunPlanError(f"run {run.name!r}: 'results_of' {later} must come before it in the runs executed")
+    threads = thread_share_environment(jobs)
+    waiting = list(runs)
+    ended: dict[str, RunOutcome] = {}
+    running: dict[Future, Run] = {}
+    failure: Exception | None = None
+    # "spawn": a fresh interpreter per worker; forking a process that may hold threads (the store's, papermill's) is
+    # unsafe.
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            while waiting or running:
+                ready = [run for run in waiting if all(name in ended for name in run.results_of if name in position)]
+                for run in ready[:jobs - len(running)] if failure is None else ():
+                    waiting.remove(run)
+                    log(f"[run] {run.name}: started")
+                    running[pool.submit(_execute_run_alone, run, root, target, force, threads)] = run
+                if not running:  # a failure: what has not started stays so
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda future: position[running[future].name]):
+                    run = running.pop(future)
+                    report = future.result()
+                    for line in report.lines:
+                        log(line)
+                    hasher.merge(report.file_hashes)
+                    if report.error is not None:
+                        failure = failure or report.error
+                    else:
+                        ended[run.name] = report.outcome
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    if failure is not None:
+        raise failure
+    return [ended[run.name] for run in runs]
+
+
+def _execute_run_alone(run: Run, root: Path, target: Target, force: bool, threads: dict[str, str]) -> _RunReport:
+    """One run in a worker process of ``_execute_at_once``, in its target's environment and thread share."""
+    cache = RunCache(target.cache)
+    hasher = FileHasher(cache.folder / "file-hashes.json")
+    lines: list[str] = []
+    try:
+        with _environment({**threads, **target.run_environment(run)}):
+            outcome = _execute_run(run, root, target, cache, hasher, force, lines.append)
+    except Exception as error:  # handed to the caller, which raises it as an execution in order would
+        return _RunReport(None, error, lines, hasher.entries())
+    return _RunReport(outcome, None, lines, hasher.entries())
 
 
 def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: FileHasher, force: bool,
@@ -1034,6 +1145,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
+    parser.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                        help="execute up to N runs at once (default 1), each kernel with its share of the CPUs' "
+                             "threads; a run that reads other runs' tables (results_of) starts after them")
     parser.add_argument("--allow-failures", action="store_true",
                         help=f"exit 0 even when judgments failed (without it: exit status {EXIT_FAILED_JUDGMENTS}); "
                              "a chapter with failures is executed again next time either way")
@@ -1059,6 +1173,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "chapter and in total, the missing judgments, tokens, cost and time")
     judged.add_argument("--yes", action="store_true",
                         help="confirm a live run estimated above the cost limit (env RECJUDGE_LLM_MAX_USD)")
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
 
 
 class _UsageError(ValueError):
@@ -1232,7 +1357,8 @@ def run_command(args: argparse.Namespace) -> int:
             describe_variant(invocation.folder, invocation.judges, args.profile, [run.name for run in runs],
                              [run.name for run in invocation.left_out])
         force = args.force or _collecting_batches(invocation)
-        outcomes = execute_plan(runs, root, force=force, target=invocation.target(root, confirmed=args.yes))
+        outcomes = execute_plan(runs, root, force=force, target=invocation.target(root, confirmed=args.yes),
+                                jobs=args.jobs)
     except RunFailedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
