@@ -464,3 +464,34 @@ def test_the_pages_caveat_under_a_readers_judge_says_where_its_numbers_are():
     yours = at_a_glance.caveat([parse_judge("openai:gpt-4o-mini")])
     assert "could not be tested offline" in book and "your judge" not in book
     assert yours.startswith(book) and "your judge's numbers stand in the last table" in yours
+
+
+def test_each_papers_own_answer_stands_beside_our_verdicts():
+    from recjudge.compendium.claims import NOT_RUN
+
+    glance = at_a_glance.findings(load_table).set_index("paper")
+    columns = list(at_a_glance.COLUMNS)
+    assert columns.index("paper_answer") == columns.index("verdicts") - 1
+    assert not glance["paper_answer"].str.startswith(NOT_RUN).any()
+    # the paper's printed numbers, read by name from the chapters' copies of its tables
+    assert "GPT-4 few-shot correlates 14.55%" in glance.loc["Kang et al. 2025, RQ1", "paper_answer"]
+    assert "from 11.48% to 20.25%" in glance.loc["Kang et al. 2025, RQ2–RQ3", "paper_answer"]
+    assert glance.loc["Tokutake et al. 2025", "paper_answer"].startswith("CoT: GPT-4o-mini's MAE 0.847")
+    assert "in 13 of 13" in glance.loc["Lima & Peres", "paper_answer"]
+
+
+def test_a_papers_answer_whose_table_is_missing_says_not_run():
+    def without_table1(chapter: str, table: str):
+        if table == "paper_table1":
+            raise FileNotFoundError("results/prompt_strategies/paper_table1.csv does not exist")
+        return load_table(chapter, table)
+
+    row = next(row for row in at_a_glance.ROWS if row.paper == "Tokutake et al. 2025").row(without_table1)
+    assert row["paper_answer"].startswith("not run in this build") and "paper_table1" in row["paper_answer"]
+
+
+def test_the_at_a_glance_page_does_not_describe_its_own_layout():
+    from recjudge.paths import project_root
+
+    source = (project_root() / "notebooks" / "at_a_glance.md").read_text(encoding="utf-8")
+    assert "Each paper's claims that this book examines, one by one" not in source

@@ -4,6 +4,7 @@ number flips it, and a reordered or missing table cannot put another number in a
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -198,8 +199,44 @@ def test_every_chapter_that_examines_a_claim_opens_its_verdict_with_the_registry
 def test_a_chapters_verdicts_are_its_claims_records():
     text = claims.chapter_verdicts("recommender_reevaluation", load_table).data
     records = claims.for_chapter("recommender_reevaluation", load_table)
+    # the answer to the chapter's question first, then one bullet per other claim
     assert text.count("\n- ") + 1 == len(records) == 3
-    assert f"**{claims.NOT_COMPARABLE}**, tuning budget" in text
+    assert text.startswith(f"**{claims.NOT_TESTABLE[0].upper()}{claims.NOT_TESTABLE[1:]}:** *An LLM judge ranks")
+    assert f"**{claims.NOT_COMPARABLE}**; Kendall's τ" in text and "tuning budget: 0–8 TPE trials per fold" in text
+
+
+@pytest.mark.parametrize("chapter", sorted({c.chapter for c in claims.CLAIMS}))
+def test_every_chapters_verdict_answers_first_in_at_most_four_bullets(chapter):
+    text = claims.chapter_verdicts(chapter, load_table).data
+    answer, *rest = text.split("\n")
+    answering = claims.for_chapter(chapter, load_table).set_index("claim").loc[claims.ANSWERS[chapter]]
+    # the first line is the answer: the verdict of the claim that answers the chapter's question, not a bullet
+    assert answer.startswith(f"**{answering['verdict'][0].upper()}{answering['verdict'][1:]}:** "
+                             f"*{claims.ANSWERS[chapter]}*")
+    bullets = [line for line in rest if line.startswith("- ")]
+    assert len(bullets) <= claims.MAX_VERDICT_BULLETS
+    assert all(line.startswith("- ") for line in rest if line), "nothing but bullets after the answer"
+    # no log-like counts of checks ("our numbers: 3 of 4 hold") and no table names a reader was not told
+    assert not re.search(r"\d of \d+ hold\b|failing:|\w_\w", text), text
+
+
+@pytest.mark.parametrize("chapter", sorted({c.chapter for c in claims.CLAIMS}))
+def test_a_chapters_verdict_box_holds_only_its_question_and_the_registrys_answer(chapter):
+    from recjudge.paths import project_root
+
+    source = (project_root() / "notebooks" / f"{chapter}.md").read_text(encoding="utf-8")
+    box = source[source.index("{admonition} Verdict"):]
+    box = box[:box.index("\n````\n")]
+    head, glued = box.split("```{glue:md} claims_checked\n:format: myst\n```")
+    assert not glued.strip(), "the chapter's other findings go in the collapsed details below the box"
+    question = head.split(":class: tip verdict\n", 1)[1].strip()
+    assert question.startswith("*") and question.endswith("*") and "\n- " not in question
+
+
+def test_a_chapter_with_claims_but_no_answering_claim_is_an_error(monkeypatch):
+    monkeypatch.delitem(claims.ANSWERS, "normalised_surprise")
+    with pytest.raises(KeyError, match="no claim answers"):
+        claims.chapter_verdicts("normalised_surprise", load_table)
 
 
 def test_a_variants_chapter_names_a_lacking_row_instead_of_failing():
@@ -258,3 +295,53 @@ def test_a_readers_judge_whose_replies_a_chapter_does_not_count_is_said_so():
     reader = parse_judge("openai:gpt-4o-mini")
     assert claims.replies_of("recommender_reevaluation", reader) == "this chapter's tables do not count its replies"
     assert claims.replies_of("proxy_vs_llm", reader).startswith("no replies counted (proxy_vs_llm/judge_runs: no run")
+
+
+def test_the_landing_page_opens_with_the_registrys_findings_as_committed():
+    from recjudge.paths import project_root
+
+    records = claims.registry(load_table)
+    committed = (project_root() / "results" / "at_a_glance" / claims.LANDING_FILE).read_text(encoding="utf-8")
+    assert committed == claims.landing_markdown(records)
+    intro = (project_root() / "book" / "intro.md").read_text(encoding="utf-8")
+    include = f"```{{include}} ../results/at_a_glance/{claims.LANDING_FILE}\n```"
+    assert include in intro and intro.index(include) < intro.index("{admonition}"), "findings come first"
+    bullets = committed.splitlines()
+    assert len(bullets) == len(claims.LANDING_FINDINGS) == 5
+    by_claim = records.set_index("claim")
+    for bullet, finding in zip(bullets, claims.LANDING_FINDINGS):
+        for claim_words in finding:
+            row = by_claim.loc[claim_words]
+            # the verdict the rule chose and the number behind it, never typed
+            assert f"**{row['verdict'][0].upper()}{row['verdict'][1:]}:** {claim_words[0].lower()}" in bullet
+            assert row["key_number"] in bullet
+        assert bullet.endswith(f"{{doc}}`Chapter <notebooks/{by_claim.loc[finding[0], 'chapter']}>`")
+    assert "10 of its 38 correlations are not significant" in bullets[1]
+    assert "9.3% [4.2, 14.2]" in bullets[0] and "2,130 answers" in bullets[0]
+
+
+def test_a_changed_number_changes_the_landing_finding():
+    saving = changed("trust_judges", "labels_worth", lambda f: f.assign(
+        labels_worth=f["labels_worth"].where(f["judge"] != "gpt-3.5-turbo (recorded)", f["n"] + 2.0)))
+    text = claims.landing_markdown(claims.registry(saving))
+    trust = text.splitlines()[-1]
+    assert trust.startswith(f"- **{claims.PARTLY[0].upper()}{claims.PARTLY[1:]}:** an LLM judge's scores save")
+    assert "(gpt-3.5-turbo (recorded)) is worth 102.0 labels, 2.0 more" in trust
+
+
+def test_a_landing_finding_the_registry_lacks_is_an_error():
+    records = claims.registry(load_table)
+    with pytest.raises(KeyError, match="no claim 'Normalised surprise orders"):
+        claims.landing_markdown(records[~records["claim"].str.startswith("Normalised surprise orders")])
+
+
+def test_no_llm_judge_here_saves_a_label_and_the_authors_prompt_skips_transparency():
+    found = claims.registry(load_table).set_index("claim")
+    trust = found.loc["An LLM judge's scores save human labels"]
+    assert trust["verdict"] == claims.NOT_REPRODUCED and trust["checks_holding"] == 0 and trust["n"] == 100
+    prompt = found.loc["The LLM is asked about each aspect with the users' questionnaire statement"]
+    assert prompt["verdict"] == claims.CONTRADICTED
+    assert (prompt["paper_checks_holding"], prompt["paper_checks_total"]) == (3, 4)
+    assert "never asks about transparency" in prompt["key_number"]
+    fixed = changed("explanation_evaluators", "authors_prompt_statements", lambda f: f.assign(asks_its_aspect=True))
+    assert claims.record(claim("authors_prompt_statements"), fixed)["verdict"] == claims.REPRODUCED

@@ -73,6 +73,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     executed(variant / "notebooks" / "judged.ipynb", "Judged chapter", "your judge: 0.4")
     (variant / "results" / "judged").mkdir(parents=True)
     (variant / "results" / "judged" / "table.csv").write_text("judge,r\ngpt-4o-mini,0.4\n")
+    # a prose page includes markdown a run wrote beside its tables (the landing page's findings)
+    (root / "results" / "plain" / "findings_first.md").write_text("- a finding\n")
     (variant / "variant.json").write_text(json.dumps({
         "profile": "smoke", "judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}],
         "runs": ["judged"], "llm_runs_without_judges_parameter": ["not_yet"]}))
@@ -113,6 +115,7 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
     # Each chapter's tables come from where its page comes from
     assert (source / "results" / "judged" / "table.csv").read_text() == "judge,r\ngpt-4o-mini,0.4\n"
     assert (source / "results" / "plain" / "table.csv").read_text() == "x\n7\n"
+    assert (source / "results" / "plain" / "findings_first.md").read_text() == "- a finding\n"
     config = (source / "_config.yml").read_text()
     assert f"variant {NAME}" in config and str(project / "vendor") in config
     assert (source / "book" / "own_judge.md").is_file() and (source / "_toc.yml").read_text() == TOC

@@ -26,23 +26,89 @@ from recjudge.llm.judge_spec import JudgeSpec
 
 Loader = Callable[[str, str], pd.DataFrame]
 T = TypeVar("T")
-COLUMNS = ["paper", "question", "here", "verdicts", "measured"]
+COLUMNS = ["paper", "question", "here", "paper_answer", "verdicts", "measured"]
 #: Where a row has no claim of a paper in the registry (a question of this book's own).
 NO_CLAIM = "– (a question of this book, no claim of a paper)"
 
 
 @dataclass(frozen=True)
 class GlanceRow:
+    """One paper and question: ``build`` says what this book ran and measured, ``paper_answer`` the paper's own
+    answer to the question, from the numbers it prints (the chapter's copy of its table) where it prints them."""
+
     paper: str
     question: str
     build: Callable[[Loader], dict[str, str]]
+    paper_answer: Callable[[Loader], str]
 
     def row(self, load: Loader) -> dict[str, str]:
         try:
             found = self.build(load)
         except FileNotFoundError as missing:
             found = {"here": NOT_RUN, "measured": f"{NOT_RUN}: {missing}"}
-        return {"paper": self.paper, "question": self.question, **found}
+        try:
+            answer = self.paper_answer(load)
+        except FileNotFoundError as missing:
+            answer = f"{NOT_RUN}: {missing}"
+        return {"paper": self.paper, "question": self.question, "paper_answer": answer, **found}
+
+
+# ------------------------------------------------------------------------------------------ the papers' own answers
+def kang_rq1_answer(load: Loader) -> str:
+    paper = load("proxy_vs_llm", "paper_table2")
+
+    def printed(method: str) -> str:
+        return fmt(float(named_row(paper, "method", method, "proxy_vs_llm/paper_table2")["pearson_pct"]), 2)
+
+    return (f"Yes: GPT-4 few-shot correlates {printed('GPT-4 (few-shot)')}% with users' ratings, the best proxy (SOG) "
+            f"{printed('SOG')}% (Pearson, Serendipity-2018, Table 2)")
+
+
+def kang_rq2_rq3_answer(load: Loader) -> str:
+    versus = load("auxiliary_data", "tables45_vs_paper")
+
+    def printed(method: str) -> str:
+        return fmt(float(named_row(versus, "method", method, "auxiliary_data/tables45_vs_paper")["paper_pearson_pct"]),
+                   2)
+
+    return (f"Yes: auxiliary data lifts Qwen2.5-14B few-shot from {printed('none (NA)')}% to "
+            f"{printed('Auxiliary Data')}% (Pearson, Table 4), and averaging several LLMs lifts it further (Table 5)")
+
+
+def tokutake_strategies_answer(load: Loader) -> str:
+    table1 = load("prompt_strategies", "paper_table1")
+    best = table1.loc[table1["mae_gpt"].idxmin()]
+    return (f"{best['template']}: GPT-4o-mini's MAE {fmt(best['mae_gpt'], 3)} is the lowest of the "
+            f"{len(table1)} strategies (Table 1)")
+
+
+def tokutake_reevaluation_answer(load: Loader) -> str:
+    alignment = load("recommender_reevaluation", "paper_claim_avg_score_vs_g")
+    return (f"GPT-4o-mini scores the recommenders' lists {fmt(alignment['avg_score'].min(), 2)}–"
+            f"{fmt(alignment['avg_score'].max(), 2)} (Avg. Score@20, Table 3), which the paper reads as aligned with "
+            f"the users' mean g of {fmt(float(alignment['g_mean'].iloc[0]), 2)}, so the judge reflects real users")
+
+
+def zhang_answer(load: Loader) -> str:
+    load("explanation_evaluators", "table1_agreement_by_row")
+    return "Yes: LLM evaluators agree with users and annotators as well as or better than BLEU and ROUGE (Table 1)"
+
+
+def lima_answer(load: Loader) -> str:
+    table2 = load("normalised_surprise", "table2_paper")
+    ordered = int(((table2["MSI_mean"] >= table2["kNN_mean"]) & (table2["kNN_mean"] >= table2["LSI_mean"])).sum())
+    return (f"MSI ≥ kNN ≥ LSI in {ordered} of {len(table2)} item model × distance cells (means, MovieLens-1M, "
+            "Table 2)")
+
+
+def khirbat_answer(load: Loader) -> str:
+    load("metamorphic_recommender", "table4_relations")
+    return "No: GPT-3.5-turbo's lists change under every semantics-preserving relation (p < 0.0001, Table 4)"
+
+
+def trust_answer(load: Loader) -> str:
+    load("trust_judges", "labels_worth")
+    return "– (no paper asks)"
 
 
 def _pearson(row: pd.Series) -> str:
@@ -270,24 +336,26 @@ def trust_worth(load: Loader) -> dict[str, str]:
 
 ROWS = (
     GlanceRow("Kang et al. 2025, RQ1", "Do LLM judges track users' serendipity ratings better than proxy metrics?",
-              kang_rq1),
+              kang_rq1, kang_rq1_answer),
     GlanceRow("Kang et al. 2025, RQ2–RQ3",
-              "Does auxiliary data in the prompt, or averaging several LLMs, make the judge better?", kang_rq2_rq3),
-    GlanceRow("Tokutake et al. 2025", "Which prompt strategy makes the best serendipity judge?", tokutake_strategies),
+              "Does auxiliary data in the prompt, or averaging several LLMs, make the judge better?", kang_rq2_rq3,
+              kang_rq2_rq3_answer),
+    GlanceRow("Tokutake et al. 2025", "Which prompt strategy makes the best serendipity judge?", tokutake_strategies,
+              tokutake_strategies_answer),
     GlanceRow("Tokutake et al. 2025, re-evaluation",
               "How do recommenders rank when an LLM judge scores the serendipity of their lists?",
-              tokutake_reevaluation),
+              tokutake_reevaluation, tokutake_reevaluation_answer),
     GlanceRow("Zhang et al. 2024",
               "Can LLMs evaluate recommendation explanations as users would (3-level meta-evaluation)?",
-              zhang_explanations),
+              zhang_explanations, zhang_answer),
     GlanceRow("Lima & Peres",
               "How far can a recommender's surprise go, and does normalised surprise order MSI ≥ kNN ≥ LSI?",
-              lima_surprise),
+              lima_surprise, lima_answer),
     GlanceRow("Khirbat et al. 2024",
               "Is an LLM recommender robust to semantics-preserving changes of its prompt (metamorphic testing)? "
-              "And this book's own judges?", khirbat_metamorphic),
+              "And this book's own judges?", khirbat_metamorphic, khirbat_answer),
     GlanceRow("Beyond the papers: part V", "What is an LLM judge worth in human labels, and can its number be "
-              "trusted?", trust_worth),
+              "trusted?", trust_worth, trust_answer),
 )
 
 

@@ -17,12 +17,13 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown
 
-from recjudge.compendium.pages import fmt
-from recjudge.compendium.results import in_variant, load_table
+from recjudge.compendium.pages import fmt, span
+from recjudge.compendium.results import in_variant, load_table, results_path
 from recjudge.llm.judge_spec import JudgeSpec
 
 Loader = Callable[[str, str], pd.DataFrame]
@@ -112,10 +113,13 @@ class Difference:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a build's tables say about one claim."""
+    """What a build's tables say about one claim: ``key`` is our number that answers it, in plain words (the
+    landing page and the chapters' verdicts show it; ``ours`` holds every number), ``n`` and ``interval`` its count
+    and 95% interval."""
 
     paper_numbers: str = ""
     ours: str = ""
+    key: str = ""
     n: int | None = None
     interval: tuple[float, float] | None = None
     checks: tuple[Check, ...] = ()
@@ -197,7 +201,8 @@ class Claim:
             return Evidence(not_run=str(lacking).strip("'\""))
 
 
-RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbers", "ours", "n", "ci_low",
+RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbers", "ours", "key_number", "n",
+                  "ci_low",
                   "ci_high", "checks_holding", "checks_total", "paper_checks_holding", "paper_checks_total",
                   "differences", "finding", "chapter", "table"]
 
@@ -208,7 +213,7 @@ def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> d
     low, high = evidence.interval or (math.nan, math.nan)
     return {"paper": claim.paper, "section": claim.section, "claim": claim.claim, "verdict": verdict(evidence),
             "reason": reason(evidence), "paper_numbers": evidence.paper_numbers, "ours": evidence.ours,
-            "n": evidence.n, "ci_low": low, "ci_high": high,
+            "key_number": evidence.key or evidence.ours, "n": evidence.n, "ci_low": low, "ci_high": high,
             "checks_holding": sum(check.holds() for check in evidence.checks), "checks_total": len(evidence.checks),
             "paper_checks_holding": sum(check.holds() for check in evidence.paper_checks),
             "paper_checks_total": len(evidence.paper_checks),
@@ -279,11 +284,16 @@ def _printed_pearson(load: Loader, method: str) -> float:
 def _proxies_weak(load: Loader) -> Evidence:
     agreement, ours = _proxies(load)
     printed = {name: _printed_pearson(load, name) for name in KANG_PROXIES}
+    strongest = ours.loc[ours["pearson_pct"].abs().idxmax()]
+    interval = with_interval(strongest["pearson_pct"], strongest["pearson_ci_low"], strongest["pearson_ci_high"],
+                             unit="%")
     return Evidence(
         paper_numbers="Serendipity-2018: " + ", ".join(f"{name} {fmt(v, 2)}%" for name, v in printed.items()),
         ours=", ".join(_pearson(row) for _, row in ours.iterrows())
              + f" (95% intervals resample {resampled(agreement)})",
-        n=int(ours["n"].min()),
+        key=f"the strongest proxy, {strongest['method']}, correlates {interval} "
+            f"with users on {int(strongest['n']):,} answers (Pearson; the interval resamples {resampled(agreement)})",
+        n=int(strongest["n"]), interval=(float(strongest["pearson_ci_low"]), float(strongest["pearson_ci_high"])),
         checks=tuple(Check(row["method"], abs(float(row["pearson_pct"])), high=WEAK_PEARSON_PCT)
                      for _, row in ours.iterrows()),
         paper_checks=tuple(Check(f"printed {name}", abs(v), high=WEAK_PEARSON_PCT) for name, v in printed.items()),
@@ -299,6 +309,7 @@ def _proxies_beat_random(load: Loader) -> Evidence:
     return Evidence(
         paper_numbers=f"Serendipity-2018: Random {fmt(printed_random, 2)}%; "
                       + ", ".join(f"{name} {fmt(_printed_pearson(load, name), 2)}%" for name in KANG_PROXIES),
+        key=_below_random(ours, random_pearson),
         ours=f"{_pearson(rnd)} ({int(rnd['seeds']):,} seeds); "
              + ", ".join(_pearson(row) for _, row in ours.iterrows())
              + f" (95% intervals resample {resampled(agreement)})",
@@ -308,6 +319,14 @@ def _proxies_beat_random(load: Loader) -> Evidence:
         paper_checks=tuple(Check(f"printed {name}", _printed_pearson(load, name), low=printed_random)
                            for name in KANG_PROXIES),
         differences=(_OUR_DATA,))
+
+
+def _below_random(proxies: pd.DataFrame, random_pearson: float) -> str:
+    below = proxies[proxies["pearson_pct"] < random_pearson]
+    if below.empty:
+        return f"every proxy correlates with users above Random's {fmt(random_pearson)}%"
+    return (", ".join(f"{row['method']} ({fmt(row['pearson_pct'])}%)" for _, row in below.iterrows())
+            + f" correlate{'s' if len(below) == 1 else ''} with users below Random's {fmt(random_pearson)}%")
 
 
 def _table2_significant(load: Loader) -> Evidence:
@@ -321,6 +340,7 @@ def _table2_significant(load: Loader) -> Evidence:
                       f"n = {int(rows['n'].min()):,})",
         ours=f"with the paper's own n, {failing} of {len(rows)} printed correlations are not significant at "
              "p < 0.05",
+        key=f"by the paper's own n, {failing} of its {len(rows)} correlations are not significant at p < 0.05",
         paper_checks=checks)
 
 
@@ -334,6 +354,9 @@ def _gain_over_sog(load: Loader) -> Evidence:
               + ", ".join(f"{row['judge']} {row['dataset']} +{fmt(row['gain_over_sog_pct'], 1)}%"
                           for _, row in gains.iterrows())
               + f"; 'about 100%' read as {low:.0f}–{high:.0f}%"),
+        key=f"by the paper's own Table 2 the gains over SOG are {fmt(gains['gain_over_sog_pct'].min(), 0)}% to "
+            f"{fmt(gains['gain_over_sog_pct'].max(), 0)}%, about 100% in "
+            f"{int(gains['gain_over_sog_pct'].between(low, high).sum())} of {len(gains)} cases",
         paper_checks=tuple(Check(f"{row['judge']} on {row['dataset']}", float(row["gain_over_sog_pct"]), low, high)
                            for _, row in gains.iterrows()),
         missing=NEEDS_A_CAPABLE_LLM)
@@ -375,6 +398,8 @@ def _ensembles(load: Loader) -> Evidence:
     table5 = load("llm_ensembles", "table5_ours")
     held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
     return Evidence(
+        key=f"chosen on half of the users, the tiny judges' best ensemble agrees {fmt(held['pearson_pct'])}% "
+            "(Pearson) with the other half",
         ours=f"tiny judges' ensemble on held-out users: {fmt(held['pearson_pct'])}% ({splits(held['cell'])}; about "
              f"{answers_per_half(held)} answers per held-out half)",
         differences=(Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2"),),
@@ -389,6 +414,8 @@ def _g_distribution(load: Loader) -> Evidence:
         paper_numbers="the counts of g = 1…5 printed in section 4.1",
         ours=f"{len(search):,} readings of the survey searched; the closest, {closest['candidate']}, has an L1 "
              f"distance of {distance} between its histogram and the printed one (sum of the count differences)",
+        key=f"the closest of {len(search):,} readings of the survey differs from the printed counts by {distance} "
+            "answers in all",
         checks=(Check("L1 distance of the closest reading", distance, high=0),))
 
 
@@ -437,17 +464,18 @@ def _accuracy_order(load: Loader) -> Evidence:
     six = tuned[tuned["recommender"].isin(["BPRMF", "SASRec", "KFN", "UAUM", "DESR", "PURS"])]
     trials = six.groupby("recommender")["trials"].max()
     short = trials[trials < PAPER_TRIALS]
-    budget = ", ".join(f"{name} {int(n)}" for name, n in short.items())
+    budget = span(short.min(), short.max(), 0) if len(short) else ""
     tau, p = float(order["tau"]), float(order["p"])
     # the claim is a positive association: the one-sided p-value of Kendall's two-sided test
     one_sided = p / 2 if tau > 0 else 1 - p / 2
     return Evidence(
+        key=f"Kendall's τ between our order and the paper's is {fmt(tau, 2)} ({int(order['n'])} recommenders)",
         paper_numbers=f"{order['paper_order']} (NDCG_acc@20)",
         ours=f"{order['our_order']}; Kendall's τ {fmt(order['tau'], 2)} (p {fmt(order['p'], 2)}, n = "
              f"{int(order['n'])} recommenders)",
         n=int(order["n"]),
         checks=(Check("one-sided p of τ > 0", one_sided, high=0.05),),
-        differences=(Difference("tuning budget", f"TPE trials per fold {budget}" if budget else
+        differences=(Difference("tuning budget", f"{budget} TPE trials per fold" if budget else
                                 f"at least {PAPER_TRIALS} trials", f"{PAPER_TRIALS} trials per fold",
                                 blocks=not short.empty),))
 
@@ -462,9 +490,21 @@ def _zhang_rows(names: tuple[str, ...]) -> Callable[[Loader], Evidence]:
             ours="mean gap to the printed cells: " + ", ".join(
                 f"{name} {fmt(row['mean_abs_difference'], 2)}" for name, row in rows.items())
                  + f" points (within {CLOSE_POINTS} counts as recomputed: this book's threshold)",
+            key=_gaps_in_words(rows),
             checks=tuple(Check(name, float(row["mean_abs_difference"]), high=CLOSE_POINTS)
                          for name, row in rows.items()))
     return read
+
+
+def _gaps_in_words(rows: dict[str, pd.Series]) -> str:
+    """"all 36 printed cells recomputed within 0.005 points" when every cell is within this book's threshold, else
+    the rows' mean gaps."""
+    cells = sum(int(row["cells"]) for row in rows.values())
+    largest = max(float(row["max_abs_difference"]) for row in rows.values())
+    if largest <= CLOSE_POINTS:
+        return f"all {cells} printed cells recomputed within {fmt(largest, 3)} points"
+    gaps = [float(row["mean_abs_difference"]) for row in rows.values()]
+    return f"mean gaps of {span(min(gaps), max(gaps), 1)} points to the {cells} printed cells"
 
 
 def evaluator_replies(load: Loader) -> tuple[int, int]:
@@ -492,6 +532,8 @@ def _surprise_order(load: Loader) -> Evidence:
     return Evidence(
         ours=f"{int(ordering['holds_on_means'].astype(bool).sum())} of {len(ordering)} inequalities hold on the "
              f"means ({len(cells)} model × distance cells × {ordering['inequality'].nunique()} inequalities)",
+        key=f"the order holds on the means in {int(ordering['holds_on_means'].astype(bool).sum())} of "
+            f"{len(ordering)} comparisons (every item model and distance)",
         checks=tuple(Check(f"{row['model']} {row['distance']} {row['inequality']}", float(row["mean_difference"]),
                            low=0.0) for _, row in ordering.iterrows()),
         differences=(_LATEST_SMALL,))
@@ -512,6 +554,8 @@ def _coefficients_of_variation(load: Loader) -> Evidence:
         paper_numbers=", ".join(f"{name(row)} {fmt(row['printed_cv_pct'], 1)}%" for _, row in cv.iterrows()),
         ours=", ".join(f"{name(row)} {fmt(row['cv_pct_ours'], 1)}%" for _, row in cv.iterrows())
              + f" (kNN; non-negligible read as at least {NON_NEGLIGIBLE_CV_PCT:.0f}%: this book's threshold)",
+        key=f"coefficients of variation of {fmt(cv['cv_pct_ours'].min(), 1)}% to {fmt(cv['cv_pct_ours'].max(), 1)}% "
+            "here",
         checks=tuple(Check(name(row), float(row["cv_pct_ours"]), low=NON_NEGLIGIBLE_CV_PCT)
                      for _, row in cv.iterrows()),
         paper_checks=tuple(Check(f"recomputed {name(row)}", float(row["cv_pct_paper_table"]),
@@ -527,10 +571,59 @@ def _metamorphic_lists(load: Loader) -> Evidence:
                     missing=NEEDS_A_CAPABLE_LLM)
 
 
+def _authors_prompt_aspects(load: Loader) -> Evidence:
+    statements = load("explanation_evaluators", "authors_prompt_statements").sort_values("aspect")
+    asks = statements["asks_its_aspect"].astype(bool)
+    aspect_of = dict(zip(statements["questionnaire_statement"], statements["aspect"]))
+    wrong = statements[~asks]
+    return Evidence(
+        paper_numbers=f"the authors' prompt: one line per aspect ({', '.join(statements['aspect'])})",
+        ours=(f"{int(asks.sum())} of {len(statements)} lines state their aspect's questionnaire statement"
+              + "".join(f"; the {row['line']} line states the {aspect_of.get(row['statement_asked'], 'no')} "
+                        f"statement (“{row['statement_asked']}”)" for _, row in wrong.iterrows())),
+        key=("every aspect's line asks its own questionnaire statement" if wrong.empty else
+             "; ".join(f"the prompt never asks about {row['aspect']} (its {row['line']} line repeats the "
+                       f"{aspect_of.get(row['statement_asked'], 'no')} statement, “{row['statement_asked']}”)"
+                       for _, row in wrong.iterrows())),
+        paper_checks=tuple(Check(f"{row['line']} line", float(bool(row["asks_its_aspect"])), low=1.0)
+                           for _, row in statements.iterrows()))
+
+
+#: A judge is said to save human labels when, with this many labels, PPI++ with its scores is worth at least ...
+TRUST_LABELS = 100
+#: ... this many labels more than the labels alone (this book's own threshold: one whole label).
+SAVED_LABELS = 1.0
+
+
+def _labels_saved(load: Loader) -> Evidence:
+    worth = load("trust_judges", "labels_worth")
+    kinds = dict(zip(*(load("trust_judges", "judges")[column] for column in ("judge", "kind"))))
+    mean = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == TRUST_LABELS)]
+    llms = mean[mean["judge"].map(kinds).fillna("").str.contains("LLM")].sort_values("judge")
+    if llms.empty:
+        raise KeyError(f"trust_judges/labels_worth: no LLM judge's row for the mean at n = {TRUST_LABELS}")
+    best = llms.loc[llms["labels_worth"].idxmax()]
+    gains = llms["labels_worth"] - TRUST_LABELS
+    return Evidence(
+        ours=f"with {TRUST_LABELS} human labels, PPI++ with each LLM judge's scores is worth "
+             + ", ".join(f"{row['judge']} {fmt(row['labels_worth'], 1)}" for _, row in llms.iterrows())
+             + " labels (one whole label saved counts: this book's threshold)",
+        key=(f"with {TRUST_LABELS} human labels, the most useful of {len(llms)} LLM judges here ({best['judge']}) "
+             f"is worth {fmt(best['labels_worth'], 1)} labels, {fmt(float(gains.max()), 1)} more than the labels "
+             "alone"),
+        n=TRUST_LABELS,
+        checks=tuple(Check(str(row["judge"]), float(row["labels_worth"]) - TRUST_LABELS, low=SAVED_LABELS)
+                     for _, row in llms.iterrows()),
+        differences=(Difference("model class", "tiny local models and recorded gpt-3.5-turbo",
+                                "no paper measures what its judge is worth in labels"),))
+
+
 KANG, TOKUTAKE, ZHANG, LIMA, KHIRBAT = ("Kang et al. 2025", "Tokutake et al. 2025", "Zhang et al. 2024",
                                         "Lima & Peres", "Khirbat et al. 2024")
 KANG_RQ1, KANG_RQ23 = "Kang et al. 2025, RQ1", "Kang et al. 2025, RQ2–RQ3"
 TOKUTAKE_REEVAL = "Tokutake et al. 2025, re-evaluation"
+#: The trust part asks a question of this book's own, not a paper's; its claim is the hope behind all five papers.
+THIS_BOOK, TRUST = "This book", "Beyond the papers: part V"
 
 CLAIMS = (
     Claim(KANG, "Table 2", "The proxy metrics agree only weakly with users' serendipity ratings", KANG_RQ1,
@@ -562,6 +655,8 @@ CLAIMS = (
           _zhang_rows(("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"))),
     Claim(ZHANG, "Table 1", "LLMs evaluate explanations as well as or better than the reference metrics", ZHANG,
           "explanation_evaluators", "llm_runs", _llm_evaluators, BOOK_JUDGE_NUMBERS),
+    Claim(ZHANG, "the authors' prompt", "The LLM is asked about each aspect with the users' questionnaire statement",
+          ZHANG, "explanation_evaluators", "authors_prompt_statements", _authors_prompt_aspects),
     Claim(LIMA, "Table 2", "Normalised surprise orders MSI ≥ kNN ≥ LSI", LIMA, "normalised_surprise",
           "ordering_check", _surprise_order),
     Claim(LIMA, "Table 2", "The magnitudes of normalised surprise on MovieLens-1M with movie descriptions", LIMA,
@@ -571,6 +666,8 @@ CLAIMS = (
           "paper_claim_coefficients_of_variation", _coefficients_of_variation),
     Claim(KHIRBAT, "Tables 2–4", "An LLM recommender's lists move under semantics-preserving prompt changes",
           KHIRBAT, "metamorphic_recommender", "reply_parsing", _metamorphic_lists, BOOK_JUDGE_NUMBERS),
+    Claim(THIS_BOOK, "part V", "An LLM judge's scores save human labels", TRUST, "trust_judges", "labels_worth",
+          _labels_saved, POOL_NUMBERS),
 )
 
 
@@ -579,10 +676,46 @@ def for_chapter(chapter: str, load: Loader = load_table, *, strict: bool = True)
     return registry(load, [claim for claim in CLAIMS if claim.chapter == chapter], strict=strict)
 
 
+#: Per chapter, the claim whose verdict answers the chapter's question: its verdict box opens with it.
+ANSWERS = {
+    "proxy_vs_llm": "Zero-shot LLM judges beat the best proxy (SOG) by about 100% in Pearson",
+    "auxiliary_data": "Auxiliary data in the prompt makes the judge agree better with users",
+    "llm_ensembles": "Averaging several LLM judges agrees better with users than one",
+    "prompt_strategies": "Chain-of-thought makes the best serendipity judge",
+    "recommender_reevaluation": "An LLM judge ranks the recommenders' serendipity as printed",
+    "explanation_evaluators": "LLMs evaluate explanations as well as or better than the reference metrics",
+    "normalised_surprise": "Normalised surprise orders MSI ≥ kNN ≥ LSI",
+    "metamorphic_recommender": "An LLM recommender's lists move under semantics-preserving prompt changes",
+    "trust_judges": "An LLM judge's scores save human labels",
+}
+#: A chapter's verdict box holds its answer and at most this many bullets.
+MAX_VERDICT_BULLETS = 4
+#: Verdicts whose reason (what is missing, what blocks the comparison) a reader needs beside the number.
+_REASON_NEEDED = (NOT_TESTABLE, NOT_COMPARABLE, NOT_RUN)
+
+
+def _why(row: object) -> str:
+    """A claim's number in plain words, and, where the verdict rests on it, what is missing or blocks."""
+    parts = [row.key_number] if row.key_number else []
+    if row.verdict in _REASON_NEEDED and row.reason:
+        parts.append(row.reason)
+    return "; ".join(parts)
+
+
 def verdict_bullets(records: pd.DataFrame) -> list[str]:
-    """One bullet per claim: the claim, its verdict in bold and why (for a chapter's verdict box)."""
-    return [f"*{row.claim}* ({row.paper}, {row.section}): **{row.verdict}**, {row.reason}."
+    """One bullet per claim: the claim, its verdict in bold and the number behind it (for a chapter's verdict
+    box)."""
+    return [f"*{row.claim}* ({row.paper}, {row.section}): **{row.verdict}**" + (f"; {_why(row)}." if _why(row)
+                                                                                 else ".")
             for row in records.itertuples(index=False)]
+
+
+def answer_line(row: object) -> str:
+    """The verdict box's first line: the verdict of the claim that answers the chapter's question, then the claim
+    and its number."""
+    why = _why(row)
+    return (f"**{row.verdict[0].upper()}{row.verdict[1:]}:** *{row.claim}* ({row.paper}, {row.section})"
+            + (f"; {why}." if why else "."))
 
 
 @dataclass(frozen=True)
@@ -670,9 +803,20 @@ def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[d
     if specs:
         records["reason"] = records["reason"].str.replace(NEEDS_A_CAPABLE_LLM, NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
                                                           regex=False)
-    bullets = [" ".join(part for part in (bullet, judges_statement(claim.numbers_of, chapter, specs, load)) if part)
-               for bullet, claim in zip(verdict_bullets(records), chosen)]
-    return Markdown("\n".join(f"- {bullet}" for bullet in bullets))
+    lines = [" ".join(part for part in (line, judges_statement(claim.numbers_of, chapter, specs, load)) if part)
+             for line, claim in zip(verdict_bullets(records), chosen)]
+    if not chosen:
+        return Markdown("")
+    first = next((i for i, claim in enumerate(chosen) if claim.claim == ANSWERS.get(chapter)), None)
+    if first is None:
+        raise KeyError(f"{chapter}: no claim answers the chapter's question (claims.ANSWERS)")
+    answer = " ".join(part for part in (answer_line(next(records.iloc[[first]].itertuples(index=False))),
+                                        judges_statement(chosen[first].numbers_of, chapter, specs, load)) if part)
+    bullets = [line for i, line in enumerate(lines) if i != first]
+    if len(bullets) > MAX_VERDICT_BULLETS:
+        raise ValueError(f"{chapter}: {len(bullets)} claims beside the answer, more than a verdict box holds "
+                         f"({MAX_VERDICT_BULLETS})")
+    return Markdown("\n".join([answer, "", *(f"- {bullet}" for bullet in bullets)]).rstrip())
 
 
 def matrix_markdown(records: pd.DataFrame) -> str:
@@ -687,3 +831,47 @@ def matrix_markdown(records: pd.DataFrame) -> str:
         cells = [claim, f"**{row.verdict}**: {row.reason}", evidence]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
+
+
+#: The findings the landing page opens with, in order: each one or two claims of the registry (by their words).
+LANDING_FINDINGS = (
+    ("The proxy metrics agree only weakly with users' serendipity ratings",),
+    ("Every Pearson correlation of Table 2 is significant at p < 0.05",),
+    ("The annotator rows", "The LLM is asked about each aspect with the users' questionnaire statement"),
+    ("Normalised surprise orders MSI ≥ kNN ≥ LSI",),
+    ("An LLM judge's scores save human labels",),
+)
+#: Where the at-a-glance run writes the landing page's findings (``book/intro.md`` includes it).
+LANDING_FILE = "findings_first.md"
+
+
+def landing_markdown(records: pd.DataFrame, chapters: str = "notebooks") -> str:
+    """The landing page's findings: per finding of ``LANDING_FINDINGS`` one bullet, each claim's verdict in bold
+    (chosen by the rule), the claim, its paper, the number behind it with its n, and a link to its chapter
+    (``chapters``: the chapters' folder relative to the landing page). A claim the registry lacks is a KeyError."""
+    by_claim = records.set_index("claim")
+    bullets = []
+    for finding in LANDING_FINDINGS:
+        missing = [claim for claim in finding if claim not in by_claim.index]
+        if missing:
+            raise KeyError(f"the claims registry has no claim {missing[0]!r} (claims.LANDING_FINDINGS)")
+        parts = []
+        for claim in finding:
+            row = by_claim.loc[claim]
+            number = row["key_number"] if isinstance(row["key_number"], str) else ""
+            if pd.notna(row["n"]) and f"{int(row['n']):,}" not in number:
+                number += f" (n = {int(row['n']):,})"
+            parts.append(f"**{row['verdict'][0].upper()}{row['verdict'][1:]}:** {claim[0].lower()}{claim[1:]} "
+                         f"({row['paper']}, {row['section']})" + (f": {number}" if number else ""))
+        chapter = by_claim.loc[finding[0], "chapter"]
+        bullets.append("- " + ". ".join(parts) + f". {{doc}}`Chapter <{chapters}/{chapter}>`")
+    return "\n".join(bullets) + "\n"
+
+
+def write_landing(records: pd.DataFrame, notebook: str) -> Path:
+    """Write the landing page's findings (``landing_markdown``) next to the run's tables, where ``book/intro.md``
+    includes them from; returns the file."""
+    path = results_path(notebook, "findings").parent / LANDING_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(landing_markdown(records), encoding="utf-8")
+    return path

@@ -335,8 +335,13 @@ def _config(root: Path, variant: Variant) -> str:
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 
+#: What a chapter's results folder holds that the book reads: its tables, and the markdown a run writes for a prose
+#: page to include (the landing page's findings, ``claims.LANDING_FILE``).
+STAGED_RESULTS = ("*.csv", "*.md")
+
+
 def _stage_results(root: Path, variant: Variant, target: Path) -> None:
-    """Per chapter, the variant's result tables if it wrote any, else the committed ones."""
+    """Per chapter, the variant's result tables (and included markdown) if it wrote any, else the committed ones."""
     own = variant.folder / "results"
     committed = root / "results"
     chapters = sorted({path.name for folder in (own, committed) if folder.is_dir()
@@ -344,11 +349,12 @@ def _stage_results(root: Path, variant: Variant, target: Path) -> None:
     wanted = set()
     for chapter in chapters:
         origin = own / chapter if (own / chapter).is_dir() else committed / chapter
-        for path in sorted(origin.rglob("*.csv")):
+        for path in sorted(path for pattern in STAGED_RESULTS for path in origin.rglob(pattern)):
             relative = Path(chapter) / path.relative_to(origin)
             wanted.add(relative)
             _write_if_changed(target / relative, path.read_bytes())
-    for path in sorted(target.rglob("*.csv")) if target.is_dir() else []:
+    for path in sorted(path for pattern in STAGED_RESULTS for path in target.rglob(pattern)) if target.is_dir() \
+            else []:
         if path.relative_to(target) not in wanted:
             path.unlink()
 
