@@ -291,7 +291,7 @@ def _proxies_weak(load: Loader) -> Evidence:
         paper_numbers="Serendipity-2018: " + ", ".join(f"{name} {fmt(v, 2)}%" for name, v in printed.items()),
         ours=", ".join(_pearson(row) for _, row in ours.iterrows())
              + f" (95% intervals resample {resampled(agreement)})",
-        key=f"the strongest proxy, {strongest['method']}, correlates {interval} "
+        key=f"the strongest proxy (selected among {len(ours)}), {strongest['method']}, correlates {interval} "
             f"with users on {int(strongest['n']):,} answers (Pearson; the interval resamples {resampled(agreement)})",
         n=int(strongest["n"]), interval=(float(strongest["pearson_ci_low"]), float(strongest["pearson_ci_high"])),
         checks=tuple(Check(row["method"], abs(float(row["pearson_pct"])), high=WEAK_PEARSON_PCT)
@@ -608,7 +608,8 @@ def _labels_saved(load: Loader) -> Evidence:
         ours=f"with {TRUST_LABELS} human labels, PPI++ with each LLM judge's scores is worth "
              + ", ".join(f"{row['judge']} {fmt(row['labels_worth'], 1)}" for _, row in llms.iterrows())
              + " labels (one whole label saved counts: this book's threshold)",
-        key=(f"with {TRUST_LABELS} human labels, the most useful of {len(llms)} LLM judges here ({best['judge']}) "
+        key=(f"with {TRUST_LABELS} human labels, the most useful of {len(llms)} LLM judges here (selected: "
+             f"{best['judge']}) "
              f"is worth {fmt(best['labels_worth'], 1)} labels, {fmt(float(gains.max()), 1)} more than the labels "
              "alone"),
         n=TRUST_LABELS,
