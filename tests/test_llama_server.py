@@ -13,11 +13,13 @@ import math
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from recjudge.llm import JudgeConfig, JudgeRequest, ResponseStore, run_judge
 from recjudge.llm.parsing import expected_score, parse_likert
+from recjudge.llm.providers import get_provider
 from recjudge.llm.providers.local import DEFAULT_MODEL
 from recjudge.llm.serve_local import IDENTITY_SUFFIX, free_port, identity, served_name
 from recjudge.llm.shapes import check
@@ -112,6 +114,64 @@ def test_the_server_is_refused_under_a_name_it_does_not_serve(llama_server, tmp_
                                             rf"\({DEFAULT_MODEL}\)"):
         run_judge(config, REQUESTS, store=tmp_path, progress=False)
     assert list(ResponseStore(tmp_path)) == []
+
+
+MORE_CASES = {"heat-mary-poppins": ("Heat (1995); Ronin (1998); The Town (2010)", "Mary Poppins (1964)"),
+              "notebook-terminator": ("The Notebook (2004); Titanic (1997); Ghost (1990)", "The Terminator (1984)"),
+              "shrek-seven": ("Shrek (2001); Madagascar (2005); Ice Age (2002)", "Se7en (1995)"),
+              "matrix-blade-runner": ("The Matrix (1999); Inception (2010); Dark City (1998)", "Blade Runner (1982)"),
+              "annie-hall-rocky": ("Annie Hall (1977); Manhattan (1979); Zelig (1983)", "Rocky (1976)"),
+              "psycho-frozen": ("Psycho (1960); Vertigo (1958); Rear Window (1954)", "Frozen (2013)")}
+EIGHT_REQUESTS = REQUESTS + [
+    JudgeRequest(key, render("likert_generic", aspect="serendipity", aspect_definition=DEFINITION, history=history,
+                             item=item))
+    for key, (history, item) in MORE_CASES.items()]
+
+
+class InFlight:
+    """Counts the requests a provider is answering at once (the most at any moment in ``peak``)."""
+
+    def __init__(self, provider):
+        self.complete, self.now, self.peak, self.lock = provider.complete, 0, 0, threading.Lock()
+        provider.complete = self
+
+    def __call__(self, *args, **kwargs):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        try:
+            return self.complete(*args, **kwargs)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+@pytest.mark.local_model
+def test_requests_in_flight_at_once_get_the_keys_and_replies_of_one_at_a_time(llama_server, tmp_path):
+    """Eight prompts asked with up to three requests in flight (the adaptive limit capped at 3, as
+    RECJUDGE_LLM_CONCURRENCY=3 sets it) and one at a time: every judgment succeeds, and both runs store the same
+    replies under the same keys (temperature 0), so how many requests are in flight changes nothing in the store.
+
+    llama-cpp-python's server answers one completion at a time: every request holds its model behind one lock
+    (``llama_outer_lock``/``llama_inner_lock`` in ``llama_cpp/server/app.py``), so the three requests the runner keeps
+    open wait in the server's queue. The test shows that the runner fills such a server and copes with its queue (no
+    timeout, no failure); it says nothing about speed, which only a server that batches requests (vLLM, llama.cpp's
+    ``llama-server --parallel N``) gains from concurrency."""
+    config = server_config(llama_server, max_tokens=8)
+    runs, counted = {}, {}
+    for concurrency in (1, 3):
+        provider = get_provider(config)
+        counted[concurrency] = InFlight(provider)
+        runs[concurrency] = run_judge(config, EIGHT_REQUESTS, store=tmp_path / f"c{concurrency}", provider=provider,
+                                      mode="live", concurrency=concurrency, progress=False)
+        report = runs[concurrency].report
+        assert (report.n_replies, report.n_asked, report.n_failed) == (8, 8, 0)
+        assert report.concurrency["mode"] == "adaptive" and report.concurrency["cap"] == concurrency
+    assert (counted[1].peak, counted[3].peak) == (1, 3)  # requests really open at once, not only allowed
+    stored = {concurrency: {entry.key: (entry.request_key, entry.text)
+                            for entry in ResponseStore(tmp_path / f"c{concurrency}")} for concurrency in (1, 3)}
+    assert len(stored[1]) == 8 and stored[3] == stored[1]
+    assert runs[3].table["reply"].tolist() == runs[1].table["reply"].tolist()
 
 
 # ------------------------------------------------------------------------------------------------- the commands
