@@ -372,8 +372,11 @@ const contrast = (el) => {
   const [light, dark] = [luminance(fore), luminance(back)].sort((x, y) => y - x);
   return (light + 0.05) / (dark + 0.05);
 };
+// Text a reader sees: not inside a collapsed dropdown (hidden until opened) or a closed <details>.
+const shown = (el) => el.textContent.trim() && el.offsetParent !== null
+  && getComputedStyle(el).visibility !== 'hidden' && !el.closest('details:not([open])');
 const faint = [...article.querySelectorAll('p, li, figcaption, caption, td, th, .admonition-title')]
-  .filter((el) => el.textContent.trim() && el.offsetParent !== null)
+  .filter(shown)
   .map((el) => ({text: el.textContent.replace(/\s+/g, ' ').trim().slice(0, 60), ratio: contrast(el)}))
   .filter((item) => item.ratio < 4.5);
 // Cut off: a table, caption or code line running past the screen's edge with no box of its own to scroll it into view.

@@ -326,7 +326,7 @@ def test_a_changed_number_changes_the_landing_finding():
     text = claims.landing_markdown(claims.registry(saving))
     trust = text.splitlines()[-1]
     assert trust.startswith(f"- **{claims.PARTLY[0].upper()}{claims.PARTLY[1:]}:** an LLM judge's scores save")
-    assert "(gpt-3.5-turbo (recorded)) is worth 102.0 labels, 2.0 more" in trust
+    assert "(selected: gpt-3.5-turbo (recorded)) is worth 102.0 labels, 2.0 more" in trust
 
 
 def test_a_landing_finding_the_registry_lacks_is_an_error():

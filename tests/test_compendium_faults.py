@@ -54,6 +54,7 @@ def test_run_plan_values_papermill_cannot_inject_are_refused_by_name(project, va
 
 
 def test_run_plan_values_papermill_can_inject_are_kept(project):
+    write_notebook(project / "notebooks" / "tiny.ipynb", "print('result', value)", parameters="value = {}")
     write_plan(project, "runs:\n  - name: tiny\n    notebook: notebooks/tiny.ipynb\n"
                         "    parameters:\n      value: {a: [1, 2.5, 'x', null, true]}\n")
     (run,) = load_runplan(root=project, known_datasets=set())

@@ -24,14 +24,18 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-import optuna
 import pandas as pd
-from optuna.storages._heartbeat import BaseHeartbeat
-from optuna.trial import TrialState
 
 from .metrics import recall_at_k
 from .models import Recommender, in_order, make
 from .split import Fold
+
+with warnings.catch_warnings():
+    # optuna imports tqdm.auto, which warns in a notebook kernel without ipywidgets; no progress bar is shown here
+    warnings.simplefilter("ignore")
+    import optuna
+    from optuna.storages._heartbeat import BaseHeartbeat
+    from optuna.trial import TrialState
 
 #: name -> parameter -> ("int" | "float" | "log", low, high)
 SEARCH_SPACE: dict[str, dict[str, tuple[str, float, float]]] = {
