@@ -12,6 +12,7 @@ LAYERS = (
     ("prompts", "metaeval", "papers"),
     ("compendium",),
     ("serendipity", "explanations", "surprise", "recsys", "metamorphic", "trust"),
+    ("chapters",),
     ("cli", "__main__"),
 )
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
