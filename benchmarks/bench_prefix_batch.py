@@ -15,7 +15,10 @@ family before the clock starts:
 (b) recjudge with prefix reuse: the configuration ``local_judge_config(..., reuse=True)`` gives (n_batch 64);
 (c) llama-cpp-python directly: ``llama_cpp.Llama(n_batch=64)``, ``create_chat_completion`` with one token and a
     logits processor reading the top-20 log-probabilities (what (b) reads), and llama-cpp-python's own prefix cache
-    (the whole common prefix, not cut to a batch boundary).
+    (the whole common prefix, not cut to a batch boundary: fewer tokens evaluated than (b), replies not bit-identical
+    to a fresh evaluation);
+(d) as (c) with the same reuse as (b): before each prompt the cache is cut to the common prefix rounded down to a
+    multiple of 64, so llama-cpp-python evaluates the tokens (b) evaluates.  (b) against (d) is recjudge's own cost.
 
 The replies of (b) are checked against a fresh evaluation of the same prompts at the same batch size
 (``LocalProvider(prefix_cache=False)``): same reply text and the same expected score, bit for bit.  Threads:
@@ -81,13 +84,35 @@ def reused_share(provider: LocalProvider, config: JudgeConfig) -> float:
     return share
 
 
-def direct_seconds(requests: list[JudgeRequest], warm_up: JudgeRequest) -> Clock:
-    """llama-cpp-python alone at the prefix-reuse batch size: the Clock of ``requests``, one after another."""
+def cut_cache_to_batches(llama) -> None:
+    """Make ``llama`` reuse, of the previous prompt's cache, only the common prefix rounded down to a multiple of its
+    batch size (leg (d)): its ``generate`` compares a prompt with the first ``n_tokens`` cached tokens."""
+    original = llama.generate
+
+    def generate(tokens, *args, **kwargs):
+        tokens = list(tokens)
+        cached = list(llama.input_ids[: llama.n_tokens])
+        common = 0
+        for cached_token, token in zip(cached, tokens[:-1]):
+            if cached_token != token:
+                break
+            common += 1
+        llama.n_tokens = common // llama.n_batch * llama.n_batch
+        return original(tokens, *args, **kwargs)
+
+    llama.generate = generate
+
+
+def direct_seconds(requests: list[JudgeRequest], warm_up: JudgeRequest, *, batch_aligned: bool) -> Clock:
+    """llama-cpp-python alone at the prefix-reuse batch size: the Clock of ``requests``, one after another; its own
+    prefix cache, cut to whole batches when ``batch_aligned``."""
     import llama_cpp
 
     threads = int(os.environ["RECJUDGE_LOCAL_THREADS"])
     llama = llama_cpp.Llama(model_path=str(resolve_model_path(DEFAULT_MODEL)), n_ctx=4096, n_batch=PREFIX_BATCH,
                             n_threads=threads, n_threads_batch=threads, verbose=False)
+    if batch_aligned:
+        cut_cache_to_batches(llama)
 
     read: list[np.ndarray] = []
 
@@ -123,15 +148,16 @@ def bench_family(label: str, prompt: str, requests: list[JudgeRequest], args) ->
     a_share = reused_share(provider, committed)
     b_s, b_run = judge(reusing, requests, provider)
     b_share = reused_share(provider, reusing)
-    c_s = direct_seconds(requests, warm_up)
+    c_s = direct_seconds(requests, warm_up, batch_aligned=False)
+    d_s = direct_seconds(requests, warm_up, batch_aligned=True)
     _, fresh_run = judge(reusing, requests[: args.fresh], LocalProvider(DEFAULT_MODEL, prefix_cache=False))
     identical = same(b_run.table.head(args.fresh), fresh_run.table)
     assert identical, "prefix reuse changed a reply"
     n = len(requests)
     tokens = int(a_run.table["input_tokens"].mean())
     return {"family": label, "prompt tokens": tokens, "a": a_s.cpu / n, "a reuse": a_share, "b": b_s.cpu / n,
-            "b reuse": b_share, "c": c_s.cpu / n, "a wall": a_s.wall / n, "b wall": b_s.wall / n,
-            "c wall": c_s.wall / n, "identical": identical}
+            "b reuse": b_share, "c": c_s.cpu / n, "d": d_s.cpu / n, "a wall": a_s.wall / n,
+            "b wall": b_s.wall / n, "c wall": c_s.wall / n, "d wall": d_s.wall / n, "identical": identical}
 
 
 def main() -> None:
@@ -149,17 +175,21 @@ def main() -> None:
     print(f"{'prompt tokens (mean)':<55}" + "".join(f"{row['prompt tokens']:>30d}" for row in rows))
     legs = [("(a) recjudge, default n_batch (committed)", "a", "a reuse"),
             (f"(b) recjudge, n_batch {PREFIX_BATCH} (prefix reuse)", "b", "b reuse"),
-            (f"(c) llama-cpp-python directly, n_batch {PREFIX_BATCH}", "c", None)]
+            (f"(c) llama-cpp-python directly, n_batch {PREFIX_BATCH}, whole prefix", "c", None),
+            (f"(d) llama-cpp-python directly, n_batch {PREFIX_BATCH}, same reuse as (b)", "d", None)]
     for name, column, share in legs:
         cells = "".join(f"{row[column]:>17.3f} s" + (f" ({100 * row[share]:3.0f}% cached)" if share else " " * 12)
                         for row in rows)
         print(f"{name:<55}{cells}")
     print(f"{'(a) / (b): speed-up of prefix reuse':<55}" + "".join(f"{row['a'] / row['b']:>17.2f} x" + " " * 11
                                                                      for row in rows))
-    print(f"{'(b) / (c) - 1: recjudge over llama-cpp-python (<= 10%)':<55}"
+    print(f"{'(b) / (d) - 1: recjudge over llama-cpp-python (<= 10%)':<55}"
+          + "".join(f"{100 * (row['b'] / row['d'] - 1):>17.1f} %" + " " * 11 for row in rows))
+    print(f"{'(b) / (c) - 1: the same, (c) reusing the whole prefix':<55}"
           + "".join(f"{100 * (row['b'] / row['c'] - 1):>17.1f} %" + " " * 11 for row in rows))
-    print("wall-clock seconds per judgment (a, b, c): " + "; ".join(
-        f"{row['family']}: {row['a wall']:.2f}, {row['b wall']:.2f}, {row['c wall']:.2f}" for row in rows))
+    print("wall-clock seconds per judgment (a, b, c, d): " + "; ".join(
+        f"{row['family']}: {row['a wall']:.2f}, {row['b wall']:.2f}, {row['c wall']:.2f}, {row['d wall']:.2f}"
+        for row in rows))
     print(f"replies of (b) identical to a fresh evaluation at n_batch {PREFIX_BATCH}: "
           f"{all(row['identical'] for row in rows)} ({args.fresh} prompts per family)")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
