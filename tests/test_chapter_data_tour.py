@@ -74,13 +74,14 @@ def test_the_verdict_names_absent_data_and_each_chapters_state():
 
 
 def test_the_size_table_is_saved_whole_and_shown_with_its_notes_in_the_caption(saved):
-    sizes = pd.DataFrame([
+    sizes = [
         data.size_row("movielens-1m", "ratings", pd.DataFrame({"user_id": [1, 2], "item_id": [5, 6]}),
                       status="partial", note="ratings present in this copy"),
         data.size_row("movielens-100k", "users", pd.DataFrame({"user_id": [1, 2, 3]}), item_column=None,
-                      status="complete")])
+                      status="complete")]
     table = page.show_size_table(sizes, "tour")
-    assert saved["tour", "sizes"] is sizes
+    whole = saved["tour", "sizes"]
+    assert whole.columns.tolist() == list(sizes[0]) and whole["note"].tolist() == ["ratings present in this copy", ""]
     assert table.caption == "Sizes of every table read in this chapter (ML-1M ratings: ratings present in this copy)"
     assert table.data.columns.tolist() == ["Dataset", "Table", "Copy", "Rows", "Users", "Items", "Density (%)"]
     assert table.data["Dataset"].tolist() == ["ML-1M", "ML-100K"]

@@ -372,9 +372,9 @@ def amazon_beauty(status: pd.DataFrame, notebook: str) -> list[dict]:
     return sizes
 
 
-def show_size_table(size_table: pd.DataFrame, notebook: str) -> Table:
-    """The sizes of every table read, saved; the notes of its rows go into the caption."""
-    save_table(size_table, notebook, "sizes")
+def show_size_table(sizes: Sequence[Mapping], notebook: str) -> Table:
+    """The sizes of every table read (``data.size_row`` rows), saved; the notes of its rows go into the caption."""
+    size_table = save_table(pd.DataFrame(sizes), notebook, "sizes")
     shown = size_table.assign(dataset=size_table["dataset"].map(lambda n: BRIEF.get(n, n)))
     notes = "; ".join(f"{row.dataset} {row.table}: {row.note}" for row in shown.itertuples() if row.note)
     return format_table(shown.drop(columns="note"),
