@@ -540,3 +540,59 @@ def test_a_readers_judge_plays_each_judge_under_test_with_its_relations(tmp_path
     monkeypatch.setenv("RECJUDGE_PLAN_LOG", str(tmp_path / "plan.jsonl"))
     scores, _ = judges.run_relations(played, ["mr3"], mode="plan", store=tmp_path / "store")  # batch: priced so
     assert scores["judge"].unique().tolist() == ["fake, gpt-4o-mini"] and scores["perturbed"].isna().all()
+
+
+def test_run_robustness_asks_each_judge_its_readers_and_the_twins_of_the_generating_ones(monkeypatch):
+    from recjudge.llm.judge_spec import parse_judge
+
+    expected = dataclasses.replace(fake_judge(), label="Kang basic", config=JudgeConfig(
+        provider="local", model="m", prompt="kang_basic", scoring="expected", max_tokens=1))
+    generating = judges.tokutake_judge(_strategy_study(), JudgeConfig(provider="local", model="m", max_tokens=24),
+                                       "cot")
+    asked = []
+
+    def run_relations(judge, relations, mode=None, store=None):
+        asked.append((judge.label, judge.config.max_tokens, tuple(relations), mode))
+        return (pd.DataFrame({"case": ["a"], "original": [3.0], "perturbed": [4.0], "judge": judge.label,
+                              "relation": "MR3: spaces"}),
+                pd.DataFrame({"judge": [judge.label], "relation": ["MR1"], "reason": ["no ratings"]}))
+
+    monkeypatch.setattr(judges, "run_relations", run_relations)
+    reader = parse_judge("openai:gpt-4o-mini").to_parameter()
+    result = judges.run_robustness([expected, generating], ["mr3"], readers=[reader], twins=True, twin_max_tokens=48,
+                                   mode="replay")
+    assert [label for label, *_ in asked] == [
+        "Kang basic", "Tokutake CoT", "Kang basic, gpt-4o-mini", "Tokutake CoT, gpt-4o-mini",
+        "Tokutake CoT, constrained", "Tokutake CoT, gpt-4o-mini, constrained"]  # Kang reads log-probabilities
+    assert asked[4][1:] == (48, ("mr3",), "replay")
+    assert result.judges == [expected, generating]
+    assert result.roles == {"Kang basic, gpt-4o-mini": "Kang basic", "Tokutake CoT, gpt-4o-mini": "Tokutake CoT"}
+    assert result.scores["judge"].tolist() == [label for label, *_ in asked]
+    assert result.scores.index.tolist() == list(range(6)) and len(result.skipped) == 6
+    alone = judges.run_robustness([generating], ["mr3"])
+    assert [judge.label for judge in alone.under_test] == ["Tokutake CoT"] and alone.roles == {}
+    nothing = judges.run_robustness([], ["mr3"])
+    assert nothing.scores.empty and nothing.skipped.columns.tolist() == ["judge", "relation", "reason"]
+
+
+def test_serendipity_judges_builds_the_judges_its_list_names_on_their_samples(monkeypatch):
+    from recjudge.serendipity import prompt_strategies
+
+    drawn = []
+
+    def prepare_study(source, sample_size, seed, history_k):
+        drawn.append((source, sample_size, seed, history_k))
+        return _strategy_study()
+
+    monkeypatch.setattr(prompt_strategies, "prepare_study", prepare_study)
+    config = JudgeConfig(provider="local", model="m")
+    (built,) = judges.serendipity_judges("mirror", ["tokutake"], config, config, "ls", kang_sample=200, kang_cases=5,
+                                         tokutake_sample=15, tokutake_cases=1, suffix=" (Serendipity-2018)")
+    assert drawn == [("mirror", 15, 0, 10)]
+    assert built.label == "Tokutake LS (Serendipity-2018)" and len(built.requests) == 1
+    assert built.config.prompt == "tokutake_ls"
+    assert judges.serendipity_judges("synthetic", ["explanation"], config, config, kang_sample=40, kang_cases=1,
+                                     tokutake_sample=15) == []
+    with pytest.raises(ValueError, match=r"judge_list names \['kang'\]"):
+        judges.serendipity_judges("synthetic", ["kang"], config, config, kang_sample=40, kang_cases=1,
+                                  tokutake_sample=15)

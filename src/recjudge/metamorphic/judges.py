@@ -280,11 +280,76 @@ def shape_effect(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
+@dataclass
+class RobustnessRun:
+    """Judges run under relations (``run_robustness``): the judges built, every judge under test (the reader's judges
+    in their roles, the constrained twins), the scores and skipped relations of ``run_relations`` over all of them,
+    and, for each reader's judge, the label of the judge whose role it plays."""
+
+    judges: list[JudgeUnderTest]
+    under_test: list[JudgeUnderTest]
+    scores: pd.DataFrame
+    skipped: pd.DataFrame
+    roles: dict[str, str]
+
+
+def run_robustness(built: Sequence[JudgeUnderTest], relations: Sequence[str] = RELATIONS, *,
+                   readers: Sequence[Mapping] = (), twins: bool = False, twin_max_tokens: int | None = None,
+                   mode: str | None = None, store=None) -> RobustnessRun:
+    """Run every relation on the ``built`` judges, on each reader's judge of ``readers`` in each of their roles
+    (``for_readers``) and, with ``twins``, on the constrained twin (``constrained``, ``twin_max_tokens``) of every
+    generating one (an expected-score judge reads log-probabilities: it has nothing to constrain)."""
+    under_test, roles = list(built), {}
+    for judge in built:
+        played = for_readers(judge, readers)
+        roles.update({reader.label: judge.label for reader in played})
+        under_test += played
+    if twins:
+        under_test += [constrained(judge, twin_max_tokens) for judge in under_test
+                       if judge.config.scoring == "generate"]
+    scores, skipped = [], []
+    for judge in under_test:
+        part, not_run = run_relations(judge, relations, mode=mode, store=store)
+        scores.append(part)
+        skipped.append(not_run)
+    return RobustnessRun(list(built), under_test,
+                         pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(),
+                         pd.concat(skipped, ignore_index=True) if skipped
+                         else pd.DataFrame(columns=["judge", "relation", "reason"]), roles)
+
+
+def serendipity_judges(source: str, judge_list: Sequence[str], kang_config: JudgeConfig,
+                       tokutake_config: JudgeConfig, strategy: str = "cot", *, kang_sample: int, kang_cases: int,
+                       tokutake_sample: int, tokutake_cases: int | None = None,
+                       suffix: str = "") -> list[JudgeUnderTest]:
+    """The judges of ``judge_list`` among "kang_basic" and "tokutake" on Serendipity-2018 (``source="mirror"``) or
+    the synthetic survey (``"synthetic"``): Kang's on the first ``kang_cases`` answers of a seeded sample of
+    ``kang_sample`` stratified by level (as the serendipity chapter draws it), Tokutake's ``strategy`` on the first
+    ``tokutake_cases`` (None: all) of a sample of ``tokutake_sample`` stratified by g (as the prompt chapter), each
+    labelled with ``suffix``."""
+    from recjudge.prompts.tokutake import STRATEGY_NAMES
+    from recjudge.serendipity import ground_truth, prompt_strategies
+
+    unknown = sorted(set(judge_list) - {"kang_basic", "tokutake", "explanation"})
+    if unknown:
+        raise ValueError(f"judge_list names {unknown}; the judges are 'kang_basic', 'tokutake' and 'explanation'")
+    built = []
+    if "kang_basic" in judge_list:
+        study = ground_truth.prepare_serendipity2018(source, history_k=10, sample_size=kang_sample, seed=0)
+        built.append(kang_basic_judge(study, kang_config, kang_cases, label="Kang basic" + suffix))
+    if "tokutake" in judge_list:
+        study = prompt_strategies.prepare_study(source, sample_size=tokutake_sample, seed=0, history_k=10)
+        built.append(tokutake_judge(study, tokutake_config, strategy, n=tokutake_cases,
+                                    label=f"Tokutake {STRATEGY_NAMES[strategy]}" + suffix))
+    return built
+
+
 __all__ = ["CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS",
-           "RELATION_NAMES", "SCALE_MIDPOINT", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE", "applicable",
-           "constrained",
+           "RELATION_NAMES", "RobustnessRun", "SCALE_MIDPOINT", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE",
+           "applicable", "constrained",
            "explanation_judge", "for_readers", "judge_slug", "kang_basic_judge", "perturb", "robustness",
-           "run_relations", "shape_effect", "tokutake_judge", "verdict", "verdict_flips"]
+           "run_relations", "run_robustness", "serendipity_judges", "shape_effect", "tokutake_judge", "verdict",
+           "verdict_flips"]
 
 
 def kang_basic_judge(study, config: JudgeConfig, n: int | None = None, label: str = "Kang basic") -> JudgeUnderTest:

@@ -1,0 +1,236 @@
+"""The page of the chapter "Metamorphic robustness of the LLM judges": the opening box, the relations as a judge sees
+them, the robustness tables and the glued findings with the rules that choose their words."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from recjudge.compendium import pages
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import Table, count, format_table, number, percent
+from recjudge.metamorphic import judges as mr
+from recjudge.metamorphic.judges import RobustnessRun
+from recjudge.prompts.tokutake import STRATEGY_NAMES
+
+#: What each run of the chapter (its key in ``runs``) judged, in every table its numbers appear in (the synthetic
+#: survey is no real users).
+SYNTHETIC_DATA = "SYNTHETIC survey (not real users)"
+SERENDIPITY_DATA = "Serendipity-2018 (mirror)"
+EXPLANATION_DATA = "Lu et al. 2023 explanation study (mirror)"
+DATA = {"synthetic": SYNTHETIC_DATA, "serendipity": SERENDIPITY_DATA, "explanation": EXPLANATION_DATA}
+
+
+def data_of(runs: Mapping[str, RobustnessRun]) -> dict[str, str]:
+    """Each judge under test (a constrained twin under its free judge's label) -> the data it ran on."""
+    return {judge.label.removesuffix(mr.CONSTRAINED): DATA[key] for key, run in runs.items()
+            for judge in run.under_test}
+
+
+def judges_shown(runs: Mapping[str, RobustnessRun]) -> list:
+    """The book's judges (not the reader's, not the twins), in the order they ran."""
+    return [judge for run in runs.values() for judge in run.judges]
+
+
+def unscored_note(runs: Mapping[str, RobustnessRun]) -> str:
+    """The sentence on the Tokutake judges' original replies that hold no score ("" when all do)."""
+    unscored = []
+    for run in runs.values():
+        for label in [judge.label for judge in run.judges if judge.label.startswith("Tokutake")]:
+            originals = run.scores[run.scores["judge"] == label].drop_duplicates("case")["original"]
+            if originals.isna().any():
+                unscored.append(f"{int(originals.isna().sum())} of the {len(originals)} original replies of {label}")
+    return ("" if not unscored else " " + "; ".join(unscored) + " hold no score (this model often repeats the "
+            "user's history instead of judging); their cases are filtered.")
+
+
+def opening(runs: Mapping[str, RobustnessRun], *, judges: Sequence[Mapping], tokutake_strategy: str,
+            constrained: bool, kang_cases: int, tokutake_cases: int, serendipity_cases: int,
+            serendipity_tokutake_cases: int, explanation_texts: int) -> Markdown:
+    """The opening box: the judges, the data and samples, the relations, and the caveat on a tiny model."""
+    serendipity_run = SERENDIPITY_DATA in data_of(runs).values()
+    serendipity_facts = (f"Serendipity-2018 (real users): the first {serendipity_cases} answers of the serendipity "
+                         "chapter's seeded sample (200 answers stratified by the ground truth's level) for Kang's "
+                         f"judge, the first {serendipity_tokutake_cases} of the prompt chapter's (15 answers "
+                         "stratified by g) for Tokutake's"
+                         if serendipity_run else "Serendipity-2018: not in this build (data needed, see above)")
+    return pages.opening([
+        ("Judges", "Kang et al.'s basic serendipity prompt (expected-score mode), Tokutake et al.'s "
+                   f"{STRATEGY_NAMES[tokutake_strategy]} template (10-shot, reconstructed, generation mode) and the "
+                   "explanation judge (Zhang et al.'s multiple-aspect zero-shot prompt), all SmolLM2-135M-Instruct "
+                   "(local, 4-bit, temperature 0), as configured in their chapters"
+                   + ("; the two generating judges again with their replies held to their template's output shape "
+                      "(\"constrained\")" if constrained else "")
+                   + ("" if not judges else "; the reader's judges in each of these roles, beside it: "
+                      + ", ".join(j["label"] for j in judges))),
+        ("Data", f"{serendipity_facts}; the synthetic survey (generated answers, not users): the Kang judge on the "
+                 f"first {kang_cases} answers of the serendipity chapter's sample, the Tokutake judge on "
+                 f"{tokutake_cases} answers stratified by g; explanation judge: {explanation_texts} texts of Lu et "
+                 "al.'s study when the mirror holds it"),
+        ("Relations", "MR3 spaces, MR4 random words (in the history, or in the explanation text), history order "
+                      "shuffled, MR1/MR2 where ratings appear, a paraphrased instruction"),
+    ], "**Noise level, small sample.** The book's judges run on one real but tiny model, which judges near noise level"
+       + (f" (your judges, {', '.join(j['label'] for j in judges)}, play the same roles beside them)" if judges else "")
+       + "; the sample is a few dozen cases so that every perturbed prompt runs in minutes on a shared CPU. The book's "
+       "judges' numbers are a 135M-parameter model's replies on samples of tens of answers: they say how much these "
+       "judges move, not how a capable judge would. With the synthetic survey, the ground-truth column describes "
+       "generated answers, not users." + unscored_note(runs))
+
+
+def _wrap(body: str) -> str:
+    return "\n".join(textwrap.fill(line, 72) for line in body.splitlines())
+
+
+def show_relations(runs: Mapping[str, RobustnessRun], relations: Sequence[str]) -> None:
+    """One prompt of the first judge before and after each relation, and its paraphrased instruction."""
+    shown_judges = judges_shown(runs)
+    if not shown_judges:
+        return
+    first = shown_judges[0]
+    original = first.requests[0].messages[-1]["content"]
+    shown = [("Original", original)] + [
+        (mr.RELATION_NAMES[r], mr.perturb(first, r)[0].messages[-1]["content"])
+        for r in relations if r != "paraphrase" and mr.applicable(first, r)[0]]
+    display(Markdown("\n\n".join(f"**{name}**\n\n```text\n{_wrap(body)}\n```" for name, body in shown)))
+    para = mr.perturb(first, "paraphrase")[0].messages[0]["content"]
+    display(Markdown("**Paraphrased instruction** (system turn)\n\n```text\n" + _wrap(para) + "\n```"))
+
+
+def with_data(table: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
+    """``table`` (one row per judge, a constrained twin under its own label) with the data each judge ran on."""
+    return table.assign(data=table["judge"].str.removesuffix(mr.CONSTRAINED).map(data_of(runs)))
+
+
+def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str, RobustnessRun],
+                    judges: Sequence[Mapping], notebook: str) -> Table:
+    """The robustness table (``with_data``); each judge's scores and rows saved in a file of its own, so a build
+    without the mirror rewrites only the synthetic survey's judges."""
+    for label, part in scores.groupby("judge", sort=False):
+        save_table(part, notebook, f"scores_{mr.judge_slug(label)}")
+        save_table(table[table["judge"] == label], notebook, f"robustness_{mr.judge_slug(label)}")
+    in_roles = table["judge"].str.removesuffix(mr.CONSTRAINED)
+    roles = {reader: judge for run in runs.values() for reader, judge in run.roles.items()}
+    # the book's judges are SmolLM2-135M in each role; a reader's judge plays a role under "<its label> ..."
+    judges_in_roles = {"SmolLM2-135M": set(in_roles) - set(roles),
+                       **{j["label"]: {name for name in roles if name.endswith(f", {j['label']}")} for j in judges}}
+    return format_table(table.drop(columns="data"), {
+        "cases": count(), "filtered": count(label="Filt."), "scored": count(label="n"),
+        "mean_abs_change": number(2, label="|Δ| mean"), "verdict_flip_rate": percent(0, label="Flips (%)"),
+        "spearman": number(2, label="Spearman ρ"), "delta_pearson_truth": number(2, label="Δ r truth")},
+        labels={"judge": "Judge", "relation": "Relation"},
+        caption=f"Metamorphic robustness of the judges (run on {pages.judges_in(in_roles, judges_in_roles)}; n "
+                "scored cases per row; the Kang and Tokutake judges without \"(Serendipity-2018)\" ran on the "
+                "synthetic survey); SmolLM2-135M judges near noise level")
+
+
+def not_applicable(runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
+    """The relations that do not apply to a judge, over every run."""
+    return pd.concat([run.skipped for run in runs.values()], ignore_index=True)
+
+
+def show_not_applicable(runs: Mapping[str, RobustnessRun], notebook: str) -> None:
+    """The relations that do not apply (an audit table), one file per judge."""
+    skipped_all = not_applicable(runs)
+    for label, part in skipped_all.groupby("judge", sort=False):
+        save_table(part, notebook, f"not_applicable_{mr.judge_slug(label)}")
+    if len(skipped_all):
+        display(format_table(skipped_all, labels={"judge": "Judge", "relation": "Relation",
+                                                  "reason": "Not run because"},
+                             caption="Relations that do not apply to a judge", audit=True))
+
+
+def show_shape_effect(shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun], notebook: str) -> None:
+    """The generating judges with free and constrained replies side by side, one file per judge (nothing when no
+    judge ran constrained)."""
+    if not len(shaped):
+        return
+    shaped = shaped.assign(data=shaped["judge"].map(data_of(runs)))
+    for label, part in shaped.groupby("judge", sort=False):
+        save_table(part, notebook, f"constrained_vs_free_{mr.judge_slug(label)}")
+    display(format_table(shaped.drop(columns="data"), {
+        "cases": count(), "filtered_free": count(label="Filt. free"),
+        "filtered_constrained": count(label="Filt. constr."),
+        "mean_abs_change_free": number(2, label="|Δ| free"),
+        "mean_abs_change_constrained": number(2, label="|Δ| constr."),
+        "verdict_flip_rate_free": percent(0, label="Flips % free"),
+        "verdict_flip_rate_constrained": percent(0, label="Flips % constr."),
+        "spearman_free": number(2, label="ρ free"), "spearman_constrained": number(2, label="ρ constr.")},
+        labels={"judge": "Judge", "relation": "Relation"},
+        caption="The generating judges with free and with constrained replies (SmolLM2-135M, noise level; one "
+                "CSV per judge, constrained_vs_free_<judge>.csv)"))
+
+
+def span(values: pd.Series, show: Callable[[float], str]) -> str:
+    """A range of values in prose ("a–b"), one value when they are all equal."""
+    low, high = show(values.min()), show(values.max())
+    return low if low == high else f"{low}–{high}"
+
+
+def flips_in(rates: pd.Series) -> str:
+    return ("no verdict flips" if rates.max() == 0 else
+            f"verdicts flip in {span(100 * rates, lambda v: pages.fmt(v, 0))}% of the scored cases")
+
+
+def serendipity_finding(table: pd.DataFrame) -> str:
+    """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these)."""
+    real = table[table["data"] == SERENDIPITY_DATA]
+    if real.empty:
+        return "not run in this build (the Serendipity-2018 data are needed)."
+    per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
+    return "; ".join(
+        f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
+        f"{span(part['mean_abs_change'], lambda v: pages.fmt(v, 2))} on average (n = "
+        f"{span(part['scored'], lambda v: str(int(v)))} scored of {int(part['cases'].max())} answers per relation, "
+        f"{len(part)} relations with scored cases)" for label, part in per_judge) \
+        + ": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers."
+
+
+def constrained_finding(shaped: pd.DataFrame) -> str:
+    """Whether holding the replies to their shape keeps more cases, and the flip rates free and constrained."""
+    if not len(shaped):
+        return "not run (the parameter `constrained` is off)."
+    totals = shaped.groupby("judge", sort=False)[["cases", "filtered_free", "filtered_constrained"]].sum()
+    flips = shaped.groupby("judge", sort=False)[["verdict_flip_rate_free", "verdict_flip_rate_constrained"]].mean()
+    return "; ".join(
+        f"{label}: {int(totals.loc[label, 'filtered_constrained']):,} of {int(totals.loc[label, 'cases']):,} cases "
+        f"filtered (free: {int(totals.loc[label, 'filtered_free']):,}), mean flip rate over the relations with "
+        f"scored cases {pages.fmt(100 * flips.loc[label, 'verdict_flip_rate_constrained'], 0)}% (free: "
+        f"{pages.fmt(100 * flips.loc[label, 'verdict_flip_rate_free'], 0)}%)" for label in totals.index) + ". " + (
+        "Every judge held to its shape keeps at least as many cases"
+        if (totals["filtered_constrained"] <= totals["filtered_free"]).all()
+        else "Not every judge keeps more cases when held to its shape"
+    ) + "; on a tiny model, the flip rates say how steady its answers are, not a capable judge's."
+
+
+def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
+    """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
+    two findings written as sentences."""
+    worst = table.sort_values("verdict_flip_rate", ascending=False).iloc[0]
+    moving = table[table["verdict_flip_rate"] > 0]
+    return {
+        "invariance": "The judges are not invariant." if len(moving) else "No verdict flips here.",
+        "n_moving": f"{len(moving)}",
+        "n_cells": f"{len(table)}",
+        "worst_flip": pages.fmt(100 * worst["verdict_flip_rate"], 0),
+        "worst_case": f"{worst['judge']}, {worst['relation']}, n = {int(worst['scored'])} scored cases",
+        "worst_change": pages.fmt(worst["mean_abs_change"], 2),
+        "spearman_low": pages.fmt(table["spearman"].min(), 2),
+        "spearman_high": pages.fmt(table["spearman"].max(), 2),
+        "n_spearman": f"{int(table['spearman'].notna().sum())}",
+        "serendipity_finding": Markdown(serendipity_finding(table)),
+        "n_cases": f"{int(table['cases'].sum()):,}",
+        "n_filtered": f"{int(table['filtered'].sum()):,}",
+        "n_not_applicable": f"{len(not_applicable(runs))}",
+        "constrained_finding": Markdown(constrained_finding(shaped)),
+    }
+
+
+def glue_findings(values: Mapping[str, object]) -> None:
+    """Glue each finding under its key (not displayed), for the verdict's ``{glue:text}`` and ``{glue:md}`` roles."""
+    from myst_nb import glue
+
+    for key, value in values.items():
+        glue(key, value, display=False)

@@ -1,0 +1,116 @@
+"""The judge-robustness page: the rules that word its findings (both sides of each), its opening box and its
+robustness table on small frames."""
+
+import math
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from recjudge.chapters import judge_robustness as page
+from recjudge.metamorphic import judges as mr
+
+
+def robustness_table(judge="Kang basic", flips=(0.0, 0.5), changes=(0.0, 0.4), scored=(5, 4),
+                     data=page.SYNTHETIC_DATA) -> pd.DataFrame:
+    return pd.DataFrame({"judge": judge, "relation": ["MR3: spaces", "MR4: random words"][:len(flips)],
+                         "cases": 5, "filtered": [5 - n for n in scored], "scored": list(scored),
+                         "mean_abs_change": list(changes), "verdict_flip_rate": list(flips),
+                         "spearman": [0.9, math.nan][:len(flips)], "delta_pearson_truth": math.nan, "data": data})
+
+
+def shaped_table(filtered_free=(3, 2), filtered_constrained=(1, 2)) -> pd.DataFrame:
+    return pd.DataFrame({"judge": "Tokutake CoT", "relation": ["MR3: spaces", "MR4: random words"], "cases": [5, 5],
+                         "filtered_free": list(filtered_free), "filtered_constrained": list(filtered_constrained),
+                         "verdict_flip_rate_free": [0.5, 0.1], "verdict_flip_rate_constrained": [0.2, 0.0]})
+
+
+def run(*labels, scores=None, roles=None, skipped=0) -> mr.RobustnessRun:
+    built = [SimpleNamespace(label=label) for label in labels]
+    return mr.RobustnessRun(built, built, scores if scores is not None else pd.DataFrame(),
+                            pd.DataFrame({"judge": ["x"] * skipped, "relation": "MR1", "reason": "no ratings"}),
+                            roles or {})
+
+
+def test_the_verdict_says_the_judges_are_not_invariant_only_when_a_verdict_flips():
+    runs = {"synthetic": run("Kang basic", skipped=2)}
+    moving = page.findings(robustness_table(flips=(0.0, 0.5)), shaped_table(), runs)
+    assert moving["invariance"] == "The judges are not invariant."
+    assert (moving["n_moving"], moving["n_cells"], moving["worst_flip"]) == ("1", "2", "50")
+    assert moving["worst_case"] == "Kang basic, MR4: random words, n = 4 scored cases"
+    assert moving["n_not_applicable"] == "2" and moving["n_spearman"] == "1"
+    steady = page.findings(robustness_table(flips=(0.0, 0.0)), shaped_table(), runs)
+    assert steady["invariance"] == "No verdict flips here." and steady["n_moving"] == "0"
+
+
+def test_the_real_answers_finding_gives_ranges_and_says_when_nothing_flips():
+    real = robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.25), changes=(0.1, 0.3),
+                            data=page.SERENDIPITY_DATA)
+    finding = page.serendipity_finding(real)
+    assert finding.startswith("Kang basic (Serendipity-2018): verdicts flip in 0–25% of the scored cases, scores "
+                              "move by 0.10–0.30 on average (n = 4–5 scored of 5 answers per relation, 2 relations")
+    assert finding.endswith(": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers.")
+    still = page.serendipity_finding(robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.0),
+                                                      scored=(5, 5), data=page.SERENDIPITY_DATA))
+    assert "no verdict flips, scores move by 0.00–0.40" in still and "(n = 5 scored" in still
+    assert page.serendipity_finding(robustness_table()) == \
+        "not run in this build (the Serendipity-2018 data are needed)."
+
+
+def test_the_constrained_finding_says_whether_every_judge_keeps_its_cases():
+    kept = page.constrained_finding(shaped_table(filtered_free=(3, 2), filtered_constrained=(1, 2)))
+    assert kept.startswith("Tokutake CoT: 3 of 10 cases filtered (free: 5), mean flip rate over the relations with "
+                           "scored cases 10% (free: 30%). Every judge held to its shape keeps at least as many cases")
+    lost = page.constrained_finding(shaped_table(filtered_free=(0, 2), filtered_constrained=(1, 2)))
+    assert "Not every judge keeps more cases when held to its shape" in lost
+    assert page.constrained_finding(shaped_table().iloc[:0]) == "not run (the parameter `constrained` is off)."
+
+
+def test_each_judge_is_labelled_with_the_data_it_ran_on():
+    runs = {"synthetic": run("Tokutake CoT"), "serendipity": run("Kang basic (Serendipity-2018)")}
+    runs["synthetic"].under_test.append(SimpleNamespace(label="Tokutake CoT" + mr.CONSTRAINED))
+    table = pd.DataFrame({"judge": ["Tokutake CoT", "Tokutake CoT, constrained", "Kang basic (Serendipity-2018)"]})
+    assert page.with_data(table, runs)["data"].tolist() == [page.SYNTHETIC_DATA, page.SYNTHETIC_DATA,
+                                                            page.SERENDIPITY_DATA]
+
+
+def test_the_opening_box_says_which_data_ran_and_which_original_replies_hold_no_score():
+    scores = pd.DataFrame({"judge": "Tokutake CoT", "case": ["a", "a", "b", "c"], "original": [math.nan, math.nan,
+                                                                                              2.0, 4.0]})
+    options = dict(judges=[], tokutake_strategy="cot", constrained=True, kang_cases=10, tokutake_cases=15,
+                   serendipity_cases=5, serendipity_tokutake_cases=3, explanation_texts=6)
+    synthetic_only = page.opening({"synthetic": run("Tokutake CoT", scores=scores)}, **options).data
+    assert "Serendipity-2018: not in this build (data needed, see above)" in synthetic_only
+    assert "Tokutake et al.'s CoT template" in synthetic_only and "(\"constrained\")" in synthetic_only
+    assert "1 of the 3 original replies of Tokutake CoT hold no score" in synthetic_only
+    both = page.opening({"synthetic": run("Tokutake CoT", scores=scores.iloc[2:]),
+                         "serendipity": run("Kang basic (Serendipity-2018)")},
+                        **{**options, "constrained": False,
+                           "judges": [{"label": "gpt-4o-mini"}]}).data
+    assert "Serendipity-2018 (real users): the first 5 answers" in both and "the first 3 of the prompt" in both
+    assert "constrained" not in both and "hold no score" not in both
+    assert "(your judges, gpt-4o-mini, play the same roles beside them)" in both
+
+
+def test_the_robustness_table_names_its_judges_and_saves_one_file_per_judge(monkeypatch):
+    saved = {}
+    monkeypatch.setattr(page, "save_table", lambda table, notebook, name: saved.setdefault(name, table))
+    table = pd.concat([robustness_table("Kang basic"), robustness_table("Kang basic, gpt-4o-mini")],
+                      ignore_index=True)
+    scores = pd.DataFrame({"judge": ["Kang basic", "Kang basic, gpt-4o-mini"], "case": "a", "original": 3.0,
+                           "perturbed": 4.0})
+    runs = {"synthetic": run("Kang basic", roles={"Kang basic, gpt-4o-mini": "Kang basic"})}
+    shown = page.show_robustness(table, scores, runs, [{"label": "gpt-4o-mini"}], "robust")
+    assert shown.caption.startswith("Metamorphic robustness of the judges (run on SmolLM2-135M and gpt-4o-mini; ")
+    assert shown.data.columns.tolist() == ["Judge", "Relation", "Cases", "Filt.", "n", "|Δ| mean", "Flips (%)",
+                                           "Spearman ρ", "Δ r truth"]
+    assert sorted(saved) == ["robustness_kang_basic", "robustness_kang_basic_gpt_4o_mini", "scores_kang_basic",
+                             "scores_kang_basic_gpt_4o_mini"]
+    assert "data" in saved["robustness_kang_basic"].columns  # the files say which data each judge ran on
+    alone = page.show_robustness(table.iloc[:2], scores.iloc[:1], {"synthetic": run("Kang basic")}, [], "robust")
+    assert alone.caption.startswith("Metamorphic robustness of the judges (run on SmolLM2-135M; ")
+
+
+@pytest.mark.parametrize(("values", "expected"), [([0.2, 0.2], "0.20"), ([0.1, 0.3], "0.10–0.30")])
+def test_a_range_in_prose_is_one_value_when_its_ends_agree(values, expected):
+    assert page.span(pd.Series(values), lambda v: page.pages.fmt(v, 2)) == expected
