@@ -13,7 +13,7 @@ import pytest
 from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
 
 from recjudge.cli import main
-from recjudge.compendium.results import escape_formulas
+from recjudge.compendium.results import escape_formulas, unescape_formulas
 from recjudge.llm import RetryPolicy, runner
 from recjudge.prompts.serendipity import request_key
 from recjudge.recsys import judge_cli, judging, metrics
@@ -299,6 +299,11 @@ def test_formula_looking_text_cells_are_escaped_and_numbers_are_not(tmp_path, ca
     frame = escape_formulas(pd.DataFrame({"id": ["-1", "a"], "score": [-1.0, 2.0], "rank": [-1, 2]}))
     assert frame["id"].tolist() == ["'-1", "a"] and frame["score"].tolist() == [-1.0, 2.0]
     assert frame["rank"].tolist() == [-1, 2]
+    # an object column with no text in it (integers beside missing values, as a sizes table has) passes unchanged
+    counts = pd.DataFrame({"users": pd.Series([3, None], dtype=object), "note": ["=1", None]})
+    escaped = escape_formulas(counts)
+    assert escaped["users"].tolist() == [3, None] and escaped["note"].tolist() == ["'=1", None]
+    assert unescape_formulas(escaped)["note"].tolist() == ["=1", None]
 
 
 # ------------------------------------------------------------------ 11. chunks give the results of one job

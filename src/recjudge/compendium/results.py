@@ -40,7 +40,8 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         values = frame[column]
         if values.dtype == object:
-            risky = values.str.startswith((*FORMULA_STARTS, ESCAPE), na=False)
+            # element by element: an object column may hold no text at all (integers beside missing values)
+            risky = values.map(lambda value: isinstance(value, str) and value.startswith((*FORMULA_STARTS, ESCAPE)))
             if risky.any():
                 escaped[column] = values.where(~risky, ESCAPE + values.astype(str))
     return frame.assign(**escaped) if escaped else frame
@@ -52,7 +53,7 @@ def unescape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         values = frame[column]
         if values.dtype == object:
-            marked = values.str.startswith(ESCAPE, na=False)
+            marked = values.map(lambda value: isinstance(value, str) and value.startswith(ESCAPE))
             if marked.any():
                 unescaped[column] = values.where(~marked, values.str[1:])
     return frame.assign(**unescaped) if unescaped else frame
