@@ -65,6 +65,18 @@ def test_fold_boundaries_and_unseen_users_items_on_a_hand_made_timeline():
     assert sizes.loc[0, "test_unseen_users"] == 1 and sizes.loc[0, "valid_targets"] == 0
 
 
+def test_targets_of_every_fold_carry_their_fold():
+    data = pd.DataFrame({"user_id": [1, 1, 2, 2, 1, 2, 1, 3, 1, 2], "item_id": [10, 11, 10, 12, 12, 11, 13, 10, 11, 14],
+                         "timestamp": range(10)})
+    chunked = split.temporal_chunks(data, 10)
+    folds = [split.make_fold(chunked, f) for f in (1, 2)]
+    test = split.targets(folds, "test")
+    assert test[["fold", "user_id", "item_id"]].values.tolist() == [[1, 1, 11]]  # fold 2's test target was dropped
+    assert split.targets(folds, "valid")[["fold", "item_id"]].values.tolist() == [[2, 11]]
+    with pytest.raises(ValueError, match="part 'train'"):
+        split.targets(folds, "train")
+
+
 def test_unseen_item_in_validation_is_dropped():
     data = pd.DataFrame({"user_id": [1] * 10, "item_id": list(range(10)), "timestamp": range(10)})
     fold = split.make_fold(split.temporal_chunks(data, 10), 0)
@@ -185,6 +197,24 @@ def test_lists_round_trip_and_overlap(tmp_path):
     assert config == {"k": 2} and back["item_id"].tolist() == [3, 4]
     moved = lists.assign(item_id=[3, 9])
     assert recsys_lists.overlap(moved, back, k=2)["overlap"].tolist() == [0.5]
+
+
+def test_the_committed_lists_of_a_dataset_are_read_from_data_recsys():
+    lists, config = recsys_lists.load_committed_lists("latest-small")
+    assert recsys_lists.committed_folder("latest-small").parts[-3:] == ("data", "recsys", "latest-small")
+    assert set(lists["part"]) == {"valid", "test"} and set(config["trials"]) == set(RECOMMENDERS)
+    with pytest.raises(FileNotFoundError, match="no-such-dataset"):
+        recsys_lists.load_committed_lists("no-such-dataset")
+
+
+def test_the_judged_users_are_the_first_by_id_of_each_fold_and_their_lists_are_kept():
+    test_lists = pd.DataFrame({"recommender": "A", "fold": [0, 0, 0, 1, 1], "user_id": [7, 3, 5, 9, 9],
+                               "rank": [1, 1, 1, 1, 2], "item_id": [1, 2, 3, 4, 5]})
+    folds = [split.Fold(f, *(pd.DataFrame(),) * 3) for f in (0, 1, 2)]
+    judged = judging.first_test_users(folds, test_lists, 2)
+    assert judged == {0: [3, 5], 1: [9], 2: []}
+    kept = judging.lists_of_users(test_lists, judged)
+    assert kept[["fold", "user_id", "item_id"]].values.tolist() == [[0, 3, 2], [0, 5, 3], [1, 9, 4], [1, 9, 5]]
 
 
 def test_tuning_returns_parameters_in_the_space_and_the_model_fitted_with_them():

@@ -7,4 +7,6 @@ above the paper packages, whose analysis it presents.
 
 - ``data_tour``: which datasets a build holds, their sizes and distributions.
 - ``judge_robustness``: the metamorphic robustness of the book's LLM judges.
+- ``prompt_strategies``: Tokutake et al.'s four prompt strategies, and their synthetic run
+- ``recommender_reevaluation``: Tokutake et al.'s Table 3, recommenders judged by an LLM
 """

@@ -285,6 +285,18 @@ def judge_folds(folds, test_lists: pd.DataFrame, judged: dict, items: pd.DataFra
     return pd.concat(scored, ignore_index=True), runs
 
 
+def first_test_users(folds, test_lists: pd.DataFrame, n: int) -> dict[int, list]:
+    """The users a chapter judges: fold -> the first ``n`` users by id that have a list in ``test_lists`` in that
+    fold of ``folds`` (an empty list for a fold without any)."""
+    return {f.fold: sorted(test_lists.loc[test_lists["fold"] == f.fold, "user_id"].unique())[:n] for f in folds}
+
+
+def lists_of_users(test_lists: pd.DataFrame, judged: dict) -> pd.DataFrame:
+    """The rows of ``test_lists`` of the ``judged`` users (fold -> user ids, ``first_test_users``)."""
+    return test_lists.merge(pd.DataFrame([(f, u) for f, us in judged.items() for u in us],
+                                         columns=["fold", "user_id"]))
+
+
 #: The columns of Table 3 (accuracy and serendipity at k), as ``table3_metrics`` names them.
 TABLE3_METRICS = ("precision_acc", "ndcg_acc", "precision_ser", "ndcg_ser", "avg_score")
 

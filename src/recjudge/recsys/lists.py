@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from recjudge.paths import project_root
+
 from .models import make
 from .split import Fold
 
@@ -124,6 +126,16 @@ def load_lists(folder: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if missing:
         raise ValueError(f"{path}: missing column(s) {missing}")
     return lists, json.loads(config_path.read_text(encoding="utf-8"))
+
+
+def committed_folder(dataset: str) -> Path:
+    """The folder of a dataset's committed lists, ``data/recsys/<dataset>/``."""
+    return project_root() / "data" / "recsys" / dataset
+
+
+def load_committed_lists(dataset: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``load_lists`` of a dataset's committed lists (``committed_folder``)."""
+    return load_lists(committed_folder(dataset))
 
 
 def overlap(new: pd.DataFrame, committed: pd.DataFrame, k: int = 20) -> pd.DataFrame:

@@ -99,3 +99,10 @@ def fold_sizes(folds: list[Fold]) -> pd.DataFrame:
                           "train_items": f.train["item_id"].nunique(), "valid_targets": len(f.valid),
                           "valid_users": f.valid["user_id"].nunique(), "test_targets": len(f.test),
                           "test_users": f.n_test_users, **f.dropped} for f in folds])
+
+
+def targets(folds: list[Fold], part: str = "test") -> pd.DataFrame:
+    """The ``part`` ("test" or "valid") targets of every fold in one frame, with a ``fold`` column."""
+    if part not in ("test", "valid"):
+        raise ValueError(f"part {part!r}: 'test' or 'valid'")
+    return pd.concat([getattr(f, part).assign(fold=f.fold) for f in folds], ignore_index=True)

@@ -1,0 +1,363 @@
+"""The page of the chapter "Prompt strategies for a serendipity judge" (and its synthetic run): its opening box,
+tables, figure and glued findings, around the analysis of ``recjudge.serendipity.prompt_strategies``."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from recjudge.compendium import figures, pages
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import count, error, format_table, number, text
+from recjudge.serendipity import prompt_strategies as ps
+
+#: The label of the book's own judge in the panel, its tables and its figure.
+LOCAL_JUDGE = "SmolLM2-135M"
+
+
+def data_label(study: ps.PromptStrategyStudy) -> str:
+    """What the answers are, for every table saved and every caption."""
+    return "SYNTHETIC survey (not real users)" if study.synthetic else "Serendipity-2018 (mirror)"
+
+
+def opening(study: ps.PromptStrategyStudy, panel: Sequence[tuple[str, object]],
+            judges: Sequence[Mapping]) -> Markdown:
+    """The box that opens the chapter: data, ground truth, history, judges and prompts, and the caveat (which says
+    first that the data are synthetic when they are)."""
+    answers, items = study.answers, study.items
+    facts = [
+        ("Data", f"{data_label(study)}: {len(answers):,} answers of {answers['user_id'].nunique():,} users"),
+        ("Ground truth g", f"{study.definition.label} (the candidate closest to the paper's distribution)"),
+        ("History", study.source.label),
+        ("Judges", f"SmolLM2-135M-Instruct (local, 4-bit, temperature 0, generation mode) with the four strategies "
+                   f"on a stratified sample of {len(items):,} answers; ten solved examples from other users' "
+                   "answers; replayed from the response store"
+                   + ("" if not judges else f"; the reader's judges: {', '.join(n for n, _ in panel[1:])}")),
+        ("Prompts", "Base, LS, CoT and LtM are reconstructions from the paper's description (it prints no prompt "
+                    "text)"),
+    ]
+    caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level, on a sample far smaller than the "
+              "paper's 2,150 answers: its rows show that the four strategies run end to end, not how they rank. "
+              + pages.capable_judge_advice(judges))
+    if study.synthetic:
+        caveat = ("**Synthetic data.** The survey answers are generated, not given by users; every number on this "
+                  "page describes the pipeline, not serendipity. " + caveat)
+    return pages.opening(facts, caveat)
+
+
+def show_search_table(study: ps.PromptStrategyStudy, notebook: str):
+    """The eight definitions of g closest to the paper's distribution, beside the paper's (on real data); the whole
+    search is saved."""
+    save_table(study.search.assign(data=data_label(study)), notebook, "ground_truth_search")
+    shown = study.search.head(8)[["rank", "candidate", "n_1", "n_2", "n_3", "n_4", "n_5", "n_without_g", "distance"]]
+    paper_row = pd.DataFrame([{"rank": None, "candidate": "paper (section 4.1)",
+                               **{f"n_{k}": v for k, v in ps.PAPER_G_DISTRIBUTION.items()}, "n_without_g": 0,
+                               "distance": 0}])
+    return format_table(shown if study.synthetic else pd.concat([paper_row, shown], ignore_index=True),
+                        {"rank": count(label="Rank"), **{f"n_{k}": count(label=f"g = {k}") for k in range(1, 6)},
+                         "n_without_g": count(label="No g"), "distance": count(label="Distance")},
+                        labels={"candidate": "Definition"},
+                        caption="The eight candidates closest to the paper's distribution of g, beside the paper's",
+                        full_table=(notebook, "ground_truth_search"))
+
+
+def exact_words(n_exact: int) -> str:
+    """How many candidates reproduce the paper's distribution exactly, as the start of a sentence."""
+    if n_exact == 0:
+        return "No candidate reproduces"
+    return pages.count(n_exact, "candidate") + (" reproduces" if n_exact == 1 else " reproduce")
+
+
+def ground_truth_note(study: ps.PromptStrategyStudy) -> Markdown:
+    """What the search found: exact or not, the closest definition (g from here on) and the runner-up."""
+    best, runner_up = study.search.iloc[0], study.search.iloc[1]
+    return Markdown(
+        f"**{exact_words(int(study.search['exact'].sum()))} the paper's distribution "
+        f"exactly.** The closest, used as g from here on, is **{best['candidate']}** at distance "
+        f"{int(best['distance'])} ({int(best['distance']) / 2 / len(study.answers):.1%} of the answers would have to "
+        f"change level if the totals matched; {int(best['n_without_g'])} answers with none of the six answered get "
+        f"no g). The runner-up is {runner_up['candidate']} at distance {int(runner_up['distance'])}.")
+
+
+def print_cot_prompt(study: ps.PromptStrategyStudy) -> None:
+    """Print the CoT prompt as sent for the first sampled answer, each turn wrapped to 88 characters."""
+    items = study.items
+    for message in ps.first_messages("cot", items["history"].iloc[0], items["item"].iloc[0],
+                                     study.examples_block("cot")):
+        print(f"[{message['role']}]")
+        print("\n".join(textwrap.fill(line, 88, subsequent_indent="    ") if line else ""
+                        for line in message["content"].split("\n")))
+
+
+def show_examples(study: ps.PromptStrategyStudy, notebook: str):
+    """The ten solved examples of the prompts (saved), an audit table."""
+    examples = study.examples[["g", "relevance", "unexpectedness", "history", "item"]].copy()
+    save_table(examples.assign(data=data_label(study)), notebook, "fewshot_examples")
+    return format_table(examples.sort_values("g"), {"g": count(label="g"), "relevance": count(),
+                                                    "unexpectedness": count()},
+                        labels={"history": "History given", "item": "Recommended movie"},
+                        caption="The ten solved examples (two per level of g)",
+                        full_table=(notebook, "fewshot_examples"), audit=True)
+
+
+def show_judge_runs(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.PromptStrategyStudy, notebook: str):
+    """What the local judge's calls took when they were asked (displayed), and the runs of every judge and
+    strategy: calls per item, unparsable replies, replies from the store and calls to the model (saved)."""
+    items = study.items
+    judge_runs = pd.DataFrame([{"judge": judge_name, "strategy": ps.STRATEGY_NAMES[strategy],
+                                "calls_per_item": run.calls_per_item, "items": len(run.table),
+                                "unparsable": run.n_unparsable,
+                                "from_store": sum(r.n_from_store for r in run.reports),
+                                "provider_calls": sum(r.n_provider_calls for r in run.reports)}
+                               for (judge_name, strategy), run in runs.items()])
+    save_table(judge_runs.assign(data=data_label(study)), notebook, "judge_runs")
+    local = [run for (name, _), run in runs.items() if name == LOCAL_JUDGE]
+    display(Markdown(
+        f"Cost of the local judge: {len(items)} answers × (1 + 1 + 1 + 3) calls = "
+        f"{sum(run.calls_per_item for run in local) * len(items)} calls, "
+        f"{sum(run.model_seconds for run in local) / 60:.1f} minutes of model time when they were asked (wall clock "
+        "recorded in the store, one thread of a shared two-core machine, the prompts sent in prefix order so that the "
+        "ten examples are evaluated once per strategy); replaying them takes no model time."))
+    return format_table(judge_runs, {"calls_per_item": count(label="Calls per item"), "items": count(),
+                                     "unparsable": count(), "from_store": count(label="From the store"),
+                                     "provider_calls": count(label="Calls to the model")},
+                        caption="Judge runs (unparsable replies are left out, never scored as 0)",
+                        full_table=(notebook, "judge_runs"), audit=True)
+
+
+def with_g(run: ps.StrategyRun, items: pd.DataFrame) -> pd.DataFrame:
+    """A run's replies and parsed scores beside the true level g of their answers."""
+    return run.table.merge(items[["key", "g"]], on="key")
+
+
+def show_ltm_chains(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.PromptStrategyStudy,
+                    notebook: str) -> None:
+    """Save every reply; display the first three LtM chains as stored, when LtM ran."""
+    replies = []
+    for (judge_name, strategy), run in runs.items():
+        table = with_g(run, study.items)
+        table.insert(0, "strategy", ps.STRATEGY_NAMES[strategy])
+        table.insert(0, "judge", judge_name)
+        replies.append(table)
+    replies = pd.concat(replies, ignore_index=True)
+    save_table(replies.assign(data=data_label(study)), notebook, "replies")
+    ltm = replies[replies["strategy"] == "LtM"].head(3)
+    if len(ltm):
+        display(Markdown("Three LtM chains as stored (step 1 → step 2 → step 3):"))
+        display(format_table(ltm[["key", "g", "reply_1", "reply_2", "reply_3", "predicted"]],
+                             {"g": count(), "predicted": number(1, label="Parsed score")},
+                             labels={"reply_1": "Relevance reply", "reply_2": "Unexpectedness reply",
+                                     "reply_3": "Serendipity reply"},
+                             caption="LtM chains of the first three sampled answers",
+                             full_table=(notebook, "replies"), audit=True))
+
+
+def interval(value: float, low: float, high: float, n: int, decimals: int) -> str:
+    """"0.95 [0.60, 1.30]", or "–" when no reply was scored."""
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]" if n else "–"
+
+
+def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, notebook: str):
+    """MAE and accuracy of every judge and strategy with their 95% intervals (saved with the data and g)."""
+    save_table(metrics.assign(data=data_label(study), ground_truth=study.definition.label), notebook, "metrics")
+    shown = metrics.assign(
+        mae_ci=[interval(*row, 2) for row in metrics[["mae", "mae_ci_low", "mae_ci_high", "n"]]
+                .itertuples(index=False)],
+        acc_ci=[interval(*row, 1) for row in metrics[["accuracy_pct", "accuracy_pct_ci_low", "accuracy_pct_ci_high",
+                                                      "n"]].itertuples(index=False)])
+    return format_table(shown[["judge", "template", "n", "n_unparsable", "mae_ci", "acc_ci"]],
+                        {"n": count(label="n scored"), "n_unparsable": count(label="Unparsable"),
+                         "mae_ci": text(label="MAE [95% CI]"), "acc_ci": text(label="Accuracy (%) [95% CI]")},
+                        labels={"template": "Template"},
+                        caption=f"Our runs on the sample of {len(study.items)} answers",
+                        full_table=(notebook, "metrics"))
+
+
+def show_table1_beside_paper(metrics: pd.DataFrame, panel: Sequence[tuple[str, object]], notebook: str):
+    """Table 1 of Tokutake et al. beside ours: MAE and accuracy of the paper's two models, the local judge's and each
+    reader's judge's (saved, with the paper's table)."""
+    paper = ps.paper_table1()
+    save_table(paper, notebook, "paper_table1")
+    ours = metrics[metrics["judge"] == LOCAL_JUDGE].set_index("strategy")
+    by_strategy = paper.set_index("strategy")
+    beside = by_strategy[["template", "mae_gpt", "mae_llama"]].assign(
+        mae_ours=ours["mae"], accuracy_gpt=by_strategy["accuracy_gpt"], accuracy_llama=by_strategy["accuracy_llama"],
+        accuracy_ours=ours["accuracy_pct"], n_ours=ours["n"]).reset_index(drop=True)
+    formats = {"mae_gpt": error(2, label="MAE GPT (paper)"), "mae_llama": error(2, label="MAE Llama (paper)"),
+               "mae_ours": error(2, label="MAE SmolLM2 (ours, noise level)"),
+               "accuracy_gpt": number(1, label="Acc. % GPT (paper)"),
+               "accuracy_llama": number(1, label="Acc. % Llama (paper)"),
+               "accuracy_ours": number(1, label="Acc. % SmolLM2 (ours, noise level)"),
+               "n_ours": count(label="n (ours)")}
+    for judge_name, _ in panel[1:]:
+        other = metrics[metrics["judge"] == judge_name].set_index("strategy")
+        beside[f"mae_{judge_name}"] = paper["strategy"].map(other["mae"]).to_numpy()
+        beside[f"accuracy_{judge_name}"] = paper["strategy"].map(other["accuracy_pct"]).to_numpy()
+        formats[f"mae_{judge_name}"] = error(2, label=f"MAE {judge_name} (ours)")
+        formats[f"accuracy_{judge_name}"] = number(1, label=f"Acc. % {judge_name} (ours)")
+    save_table(beside, notebook, "table1_vs_paper")
+    return format_table(beside, formats, labels={"template": "Template"},
+                        caption="Table 1 of Tokutake et al. (2025) beside ours",
+                        full_table=(notebook, "table1_vs_paper"))
+
+
+def show_constrained(shaped_runs: Mapping[str, ps.StrategyRun], metrics: pd.DataFrame,
+                     study: ps.PromptStrategyStudy, notebook: str, *, n_boot: int, seed: int) -> pd.DataFrame | None:
+    """The local judge with free and with constrained replies, strategy by strategy (displayed and saved, returned);
+    None when no strategy was asked constrained."""
+    if not shaped_runs:
+        return None
+    rows = []
+    for strategy, shaped in shaped_runs.items():
+        merged = with_g(shaped, study.items)
+        rows.append({"judge": LOCAL_JUDGE, "strategy": strategy, "template": ps.STRATEGY_NAMES[strategy],
+                     "replies": len(merged), "shape_violations": sum(r.n_shape_violations for r in shaped.reports),
+                     **ps.strategy_metrics(merged["predicted"], merged["g"], n_boot=n_boot, seed=seed)})
+    shaped_metrics = pd.DataFrame(rows)
+    free = metrics[metrics["judge"] == LOCAL_JUDGE].set_index("strategy")
+    beside = shaped_metrics[["strategy", "template", "replies", "shape_violations"]].assign(
+        parsed_free=shaped_metrics["strategy"].map(free["n"]).to_numpy(), parsed_constrained=shaped_metrics["n"],
+        mae_free=shaped_metrics["strategy"].map(free["mae"]).to_numpy(), mae_constrained=shaped_metrics["mae"],
+        accuracy_free=shaped_metrics["strategy"].map(free["accuracy_pct"]).to_numpy(),
+        accuracy_constrained=shaped_metrics["accuracy_pct"])
+    save_table(beside.assign(data=data_label(study), ground_truth=study.definition.label), notebook,
+               "constrained_vs_free")
+    display(format_table(beside.drop(columns="strategy"),
+                         {"replies": count(label="Answers"), "shape_violations": count(label="Out of shape"),
+                          "parsed_free": count(label="Parsed, free"),
+                          "parsed_constrained": count(label="Parsed, constrained"),
+                          "mae_free": error(2, label="MAE free"), "mae_constrained": error(2, label="MAE constrained"),
+                          "accuracy_free": number(1, label="Acc. % free"),
+                          "accuracy_constrained": number(1, label="Acc. % constrained")},
+                         labels={"template": "Template"},
+                         caption="SmolLM2-135M with free and with constrained replies (noise level; MAE and accuracy "
+                                 "on the parsed replies only)", full_table=(notebook, "constrained_vs_free"),
+                         audit=True))
+    return beside
+
+
+def show_confusion_table(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.PromptStrategyStudy,
+                         notebook: str):
+    """Every judge's confusion matrices (saved, long form); the local judge's shown per template, rows g."""
+    confusions = []
+    for (judge_name, strategy), run in runs.items():
+        merged = with_g(run, study.items)
+        long_form = ps.confusion(merged["predicted"], merged["g"]).stack().rename("answers").reset_index()
+        confusions.append(long_form.assign(judge=judge_name, template=ps.STRATEGY_NAMES[strategy]))
+    confusions = pd.concat(confusions, ignore_index=True)
+    save_table(confusions.assign(data=data_label(study)), notebook, "confusion_matrices")
+    local = confusions[confusions["judge"] == LOCAL_JUDGE]
+    wide = local.pivot_table(index=["template", "true"], columns="predicted", values="answers",
+                             sort=False).reset_index()
+    wide.columns = [str(c) if c in ("template", "true") else f"pred {c}" for c in wide.columns]
+    return format_table(wide, {c: count() for c in wide.columns if c.startswith("pred")},
+                        labels={"template": "Template", "true": "g"},
+                        caption="Confusion matrices of SmolLM2-135M per template (rows g, columns the predicted level)",
+                        full_table=(notebook, "confusion_matrices"), audit=True)
+
+
+def draw_strategy_scores(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.PromptStrategyStudy,
+                         strategies: Sequence[str], *, seed: int) -> None:
+    """Glue the figure ``fig-strategy-scores``: the local judge's predicted score against g, one panel per strategy
+    (dots jittered with ``seed``, the mean per level, the diagonal); an empty panel says why."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(6.4, 5.6), sharex=True, sharey=True)
+    axes = np.atleast_1d(axes).ravel()
+    for ax in axes[len(strategies):]:
+        ax.set_visible(False)
+    jitter = np.random.default_rng(seed)
+    for ax, strategy in zip(axes, strategies):
+        run = runs[(LOCAL_JUDGE, strategy)]
+        merged = with_g(run, study.items).dropna(subset=["predicted", "g"])
+        ax.plot([1, 5], [1, 5], ":", color="0.5", linewidth=1)
+        if len(merged):
+            ax.scatter(merged["g"] + jitter.uniform(-0.15, 0.15, len(merged)),
+                       merged["predicted"] + jitter.uniform(-0.15, 0.15, len(merged)), s=14, alpha=0.7)
+            means = merged.groupby("g")["predicted"].mean()
+            ax.plot(means.index, means.to_numpy(), "-o", color="black", markersize=4, linewidth=1.2)
+        else:
+            ax.text(3, 3, f"none of the {pages.count(len(run.table), 'reply', 'replies')}\nheld a score",
+                    ha="center", va="center", fontsize=figures.BASE_FONT_PT)
+        ax.set_title(ps.STRATEGY_NAMES[strategy])
+        ax.set_xlabel("true level g" if ax in axes[2:] else "")
+        ax.set_xticks(range(1, 6))
+        ax.set_yticks(range(1, 6))
+    axes[0].set_ylabel("predicted score")
+    axes[2].set_ylabel("predicted score")
+    fig.tight_layout()
+    figures.glue_figure("fig-strategy-scores", fig,
+        f"Predicted score against g per template (SmolLM2-135M, {len(study.items)} sampled answers of "
+        f"{data_label(study)}; dots jittered, black line the mean per level, dotted the diagonal). The tiny "
+        "model judges near noise level.")
+
+
+def ground_truth_finding(study: ps.PromptStrategyStudy) -> str:
+    """The verdict's sentence on g: exact or not, and the closest definition's counts beside the paper's."""
+    best = study.search.iloc[0]
+    if study.synthetic:
+        return (f"The search ran on the synthetic answers; its closest candidate, {best['candidate']}, only sets up "
+                "the pipeline.")
+    n_exact = int(study.search["exact"].sum())
+    ours_counts = ", ".join(f"{k}: {int(best['n_' + str(k)]):,}" for k in range(1, 6))
+    paper_counts = ", ".join(f"{k}: {v:,}" for k, v in ps.PAPER_G_DISTRIBUTION.items())
+    return (f"{'No' if n_exact == 0 else n_exact} candidate of {len(study.search):,} reproduces the paper's "
+            f"distribution of g exactly; the closest, {best['candidate']}, is {int(best['distance'])} answers away in "
+            f"total ({ours_counts} against the paper's {paper_counts}).")
+
+
+def strategies_finding(metrics: pd.DataFrame) -> str:
+    """The verdict's sentence on the local judge: each strategy's MAE, accuracy and unparsable replies, the lowest
+    MAE, and whether the intervals overlap (then the sample does not rank the strategies)."""
+    local_metrics = metrics[metrics["judge"] == LOCAL_JUDGE].set_index("strategy")
+    scored = local_metrics[local_metrics["n"] > 0]
+    finding = "; ".join(
+        f"{ps.STRATEGY_NAMES[s]} MAE {pages.fmt(r['mae'], 2)} [{pages.fmt(r['mae_ci_low'], 2)}, "
+        f"{pages.fmt(r['mae_ci_high'], 2)}], accuracy {pages.fmt(r['accuracy_pct'], 1)}%, {int(r['n_unparsable'])} "
+        "unparsable" if r["n"] > 0 else f"{ps.STRATEGY_NAMES[s]}: no reply parsed ({int(r['n_unparsable'])} unparsable)"
+        for s, r in local_metrics.iterrows())
+    if len(scored):
+        lowest = scored["mae"].idxmin()
+        overlap = scored["mae_ci_low"].max() <= scored["mae_ci_high"].min()
+        finding += (f". Its lowest MAE is {ps.STRATEGY_NAMES[lowest]}'s (on {int(scored.loc[lowest, 'n'])} parsed "
+                    "replies); the intervals " + ("overlap, so the sample does not rank the strategies." if overlap
+                                                  else "do not all overlap, but a tiny model cannot rank prompts "
+                                                       "for a capable one."))
+    return finding
+
+
+def constrained_finding(beside_shaped: pd.DataFrame | None) -> str:
+    """The verdict's sentence on constrained replies: parsed replies free and constrained, out of shape, MAE."""
+    if beside_shaped is None:
+        return "Not run in this variant (parameter `constrained`)."
+    shaped_by = beside_shaped.set_index("template")
+    return ("SmolLM2-135M's replies parse for "
+            + "; ".join(f"{t} {int(r['parsed_constrained'])} of {int(r['replies'])} (free: {int(r['parsed_free'])})"
+                        for t, r in shaped_by.iterrows())
+            + f", with {int(shaped_by['shape_violations'].sum())} replies out of shape; MAE on the parsed replies "
+            + "; ".join(f"{t} {pages.fmt(r['mae_constrained'], 2)}" for t, r in shaped_by.iterrows()) + ".")
+
+
+def findings(study: ps.PromptStrategyStudy, metrics: pd.DataFrame, beside_shaped: pd.DataFrame | None) -> dict:
+    """The values glued into the chapter's prose, by name: text, and the findings written as Markdown."""
+    paper = ps.paper_table1().set_index("strategy")
+    return {
+        "ground_truth_finding": Markdown(ground_truth_finding(study)),
+        "n_judged": f"{len(study.items)}",
+        "strategies_finding": Markdown(strategies_finding(metrics)),
+        "paper_cot_gpt": f"{paper.loc['cot', 'mae_gpt']:.3f}",
+        "paper_cot_llama": f"{paper.loc['cot', 'mae_llama']:.3f}",
+        "constrained_finding": Markdown(constrained_finding(beside_shaped)),
+    }
+
+
+def glue_findings(values: Mapping[str, object]) -> None:
+    """Glue each of ``values`` under its name, not displayed: Markdown as Markdown, anything else as text."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value if isinstance(value, Markdown) else str(value), display=False)

@@ -1,0 +1,133 @@
+"""The page of the recommender re-evaluation chapter: the rules that choose its words, its tables and its figure, on
+small hand-made frames (not the chapter's data)."""
+
+from types import SimpleNamespace
+
+import matplotlib
+import pandas as pd
+import pytest
+from IPython.display import Markdown
+
+from recjudge.chapters import recommender_reevaluation as page
+
+matplotlib.use("Agg")
+
+FOLDS = [SimpleNamespace(fold=f, n_test_users=n) for f, n in ((0, 5), (1, 6), (2, 7))]
+
+
+@pytest.fixture(autouse=True)
+def results_in_tmp(tmp_path, monkeypatch):
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+    return tmp_path / "results"
+
+
+def test_judged_users_per_fold_is_one_count_or_a_range():
+    assert page.judged_per_fold({0: [1], 1: [2], 2: [3]}) == "1 user per fold"
+    assert page.judged_per_fold({0: [1, 4], 1: [2, 5], 2: [3, 6]}) == "2 users per fold"
+    assert page.judged_per_fold({0: [1], 1: [2, 5], 2: [3]}) == "1–2 users per fold"
+    assert page.users_note({0: [1], 1: [2, 5], 2: [3]}) == "1 / 2 / 1 judged users in the three folds"
+
+
+def test_integer_scores_are_one_value_or_a_range():
+    assert page.avg_integer_words(pd.Series([2.0, 2.0, 2.0])) == "is 2.00 for every recommender"
+    assert page.avg_integer_words(pd.Series([2.0, 2.5, 3.0])) == "ranges from 2.00 to 3.00"
+
+
+def table3(avg, precision_ser):
+    return pd.DataFrame({"recommender": ["BPRMF", "KFN", "Random"], "avg_score_mean": avg,
+                         "precision_ser_mean": precision_ser})
+
+
+def findings(ml1m_finding):
+    cost = pd.DataFrame({"run": [page.ALL_RUN, page.JUDGED_RUN], "judgments": [1234, 60],
+                         "input_tokens": [0, 6000], "output_tokens": [0, 60], "gpt4o_mini_usd": [1.5, 0.0009]})
+    accuracy = pd.DataFrame({"recommender": ["BPRMF", "KFN", "Random"], "ndcg_acc_mean": [0.10, 0.05, 0.01],
+                             "ndcg_acc_std": [0.01, 0.01, 0.01]})
+    vs_random = pd.DataFrame({"recommender": ["BPRMF", "KFN"], "recall10_diff": [0.05, -0.01],
+                              "recall10_p": [0.01, 0.5]})
+    return page.findings(table3([1.9, 2.3, 2.1], [0.0, 0.05, 0.0]), table3([2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
+                         pd.DataFrame({"avg_score": [2.15, 2.38]}), cost, accuracy, vs_random,
+                         {0: [1], 1: [2], 2: [3, 4]}, FOLDS, "latest-small", ml1m_finding=ml1m_finding)
+
+
+def test_findings_are_chosen_from_the_numbers_by_name():
+    values = findings(None)
+    assert values["question_data"] == "ml-latest-small"
+    assert findings("On ML-1M ...")["question_data"] == "ml-latest-small and ML-1M"
+    assert values["avg_low"] == "1.90 (BPRMF)" and values["avg_high"] == "2.30 (KFN)"
+    assert values["paper_avg_range"] == "2.15–2.38"
+    assert values["expected_four"] == 1 and values["integer_four"] == 0 and values["n_recommenders"] == 3
+    assert values["avg_integer"] == "is 2.00 for every recommender"
+    assert values["judged_users"] == 4 and values["judged_per_fold"] == "1 / 1 / 2"
+    # the cost rows are read by their run's name, whatever their order
+    assert values["n_judgments"] == 60 and values["all_pairs"] == "1,234" and values["all_cost"] == "1.50"
+    assert values["test_users"] == 18
+    assert isinstance(values["accuracy_finding"], Markdown)
+    assert "BPRMF has the highest NDCG_acc@20" in values["accuracy_finding"].data
+    assert values["ml1m_finding"].data == ""
+
+
+def test_the_avg_score_claim_agrees_only_when_every_score_and_the_mean_lie_in_the_range(monkeypatch, results_in_tmp):
+    def claim(scores, mean):
+        monkeypatch.setattr(page.serendipity_claims, "g_distribution_summary",
+                            lambda: {"mean": mean, "n": 2150, "sd": 0.9})
+        monkeypatch.setattr(page.serendipity_claims, "avg_score_alignment",
+                            lambda table: pd.DataFrame({"avg_score": scores}))
+        return page.avg_score_claim("chapter").data
+
+    assert "2 of 2 Avg. Scores of Table 3 lie in 2.1–2.4 (from 2.150 to 2.380): the means agree." in claim(
+        [2.15, 2.38], 2.25)
+    assert "1 of 2 Avg. Scores" in claim([2.15, 2.45], 2.25) and "the means agree" not in claim([2.15, 2.45], 2.25)
+    assert "the means agree" not in claim([2.15, 2.38], 2.5)
+    assert (results_in_tmp / "chapter" / "paper_claim_avg_score_vs_g.csv").is_file()
+
+
+def test_the_versus_random_table_labels_its_columns_and_counts_wins_and_losses(results_in_tmp):
+    vs_random = pd.DataFrame({"recommender": ["BPRMF"], "n_users": [12], "recall10_diff": [0.031],
+                              "recall10_wins": [5], "recall10_losses": [2], "recall10_p": [0.04],
+                              "precision20_diff": [-0.002], "precision20_wins": [1], "precision20_losses": [3],
+                              "precision20_p": [0.6]})
+    table = page.show_vs_random_table(vs_random, "latest-small", "chapter")
+    assert table.caption.startswith("Each recommender minus Random per test user")
+    assert list(table.data.columns) == ["Recommender", "Users", "Δ R_acc@10 (points)", "Better / worse", "p",
+                                        "Δ P_acc@20 (points)", "Better / worse (P)", "p (P)"]
+    assert table.data.loc[0, "Better / worse"] == "5 / 2" and table.data.loc[0, "Better / worse (P)"] == "1 / 3"
+    saved = pd.read_csv(results_in_tmp / "chapter" / "vs_random_latest-small.csv")
+    assert saved.loc[0, "dataset"] == "latest-small" and saved.loc[0, "recall10_wins"] == 5
+
+
+def test_the_cost_counts_each_pair_once_per_fold_and_prices_the_mean_tokens(results_in_tmp):
+    test_lists = pd.DataFrame({"recommender": ["BPRMF", "Random", "BPRMF", "Popularity"], "fold": [0, 0, 0, 1],
+                               "user_id": [1, 1, 1, 2], "item_id": [10, 10, 11, 10]})
+    assert page.distinct_pairs(test_lists, FOLDS) == 3
+    assert page.distinct_pairs(test_lists, FOLDS, page.PAPER_SIX) == 2
+    scored = pd.DataFrame({"input_tokens": [100, 300], "output_tokens": [1, 1]})
+    cost = page.judging_cost(scored, test_lists, FOLDS, {0: [1], 1: [], 2: []}, "latest-small", "chapter")
+    by_run = cost.set_index("run")
+    assert by_run.loc[page.JUDGED_RUN, "judgments"] == 2 and by_run.loc[page.JUDGED_RUN, "users"] == 1
+    assert by_run.loc[page.ALL_RUN, "judgments"] == 3 and by_run.loc[page.ALL_RUN, "input_tokens"] == 600
+    assert by_run.loc["all test users, the paper's six", "judgments"] == 2
+    assert by_run.loc[page.ALL_RUN, "users"] == 18
+    table = page.show_cost_table(cost, "latest-small", "chapter")
+    assert "GPT-4o-mini (USD, list price)" in table.data.columns and table.collapsed
+
+
+def test_the_figure_sets_accuracy_beside_the_judges_scores_on_the_full_scale(monkeypatch):
+    drawn = {}
+    monkeypatch.setattr(page.figures, "glue_figure",
+                        lambda name, fig, caption: drawn.update(name=name, fig=fig, caption=caption))
+    names = ["BPRMF", "Popularity", "Random"]
+    accuracy = pd.DataFrame({"recommender": names, "ndcg_acc_mean": [0.10, 0.06, 0.01],
+                             "ndcg_acc_std": [0.02, 0.01, 0.005]})
+    ser_per_fold = pd.DataFrame({"recommender": [n for n in names for _ in range(3)],
+                                 "avg_score": [1.8, 1.9, 2.0, 1.7, 1.8, 1.9, 2.0, 2.1, 2.2]})
+    table3 = pd.DataFrame({"recommender": names, "avg_score_mean": [1.9, 1.8, 2.1]})
+    paper = pd.DataFrame({"recommender": ["BPRMF", "Random"], "avg_score": [2.2, 2.3]})
+    page.draw_accuracy_vs_judge(accuracy, ser_per_fold, table3, paper, {}, {0: [1], 1: [2], 2: [3]}, "latest-small")
+    assert drawn["name"] == "fig-accuracy-vs-judge"
+    left, right = drawn["fig"].axes
+    assert [t.get_text() for t in left.get_yticklabels()] == ["Random", "Popularity", "BPRMF"]  # by accuracy
+    assert right.get_xlim() == (1.0, 5.0)
+    assert "the paper has no Popularity" in drawn["caption"] and "1 / 1 / 1 judged users" in drawn["caption"]
+    assert "2.20–2.30 for every recommender" in drawn["caption"]
