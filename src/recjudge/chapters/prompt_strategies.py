@@ -120,7 +120,7 @@ def show_judge_runs(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.Pr
         f"Cost of the local judge: {len(items)} answers × (1 + 1 + 1 + 3) calls = "
         f"{sum(run.calls_per_item for run in local) * len(items)} calls, "
         f"{sum(run.model_seconds for run in local) / 60:.1f} minutes of model time when they were asked (wall clock "
-        "recorded in the store, one thread of a shared two-core machine, the prompts sent in prefix order so that the "
+        "recorded in the store, one CPU thread, the prompts sent in prefix order so that the "
         "ten examples are evaluated once per strategy); replaying them takes no model time."))
     return format_table(judge_runs, {"calls_per_item": count(label="Calls per item"), "items": count(),
                                      "unparsable": count(), "from_store": count(label="From the store"),
@@ -338,7 +338,7 @@ def constrained_finding(beside_shaped: pd.DataFrame | None) -> str:
     return ("SmolLM2-135M's replies parse for "
             + "; ".join(f"{t} {int(r['parsed_constrained'])} of {int(r['replies'])} (free: {int(r['parsed_free'])})"
                         for t, r in shaped_by.iterrows())
-            + f", with {int(shaped_by['shape_violations'].sum())} replies out of shape; MAE on the parsed replies "
+            + f", with {pages.count(int(shaped_by['shape_violations'].sum()), 'reply', 'replies')} out of shape; MAE on the parsed replies "
             + "; ".join(f"{t} {pages.fmt(r['mae_constrained'], 2)}" for t, r in shaped_by.iterrows()) + ".")
 
 

@@ -203,7 +203,7 @@ def judging_note(scored: pd.DataFrame, runs, judged: Mapping[int, Sequence]) -> 
     in_tokens, out_tokens = int(scored["input_tokens"].sum()), int(scored["output_tokens"].sum())
     return Markdown(
         f"When asked, the local model took {np.mean(latencies):.1f} s per judgment on average (median "
-        f"{np.median(latencies):.1f} s; one thread of a shared two-core machine, the wall-clock times kept in the "
+        f"{np.median(latencies):.1f} s on one CPU thread, the wall-clock times kept in the "
         "store); replaying them takes no model time. "
         f"{len(scored)} unique judgments ({', '.join(f'fold {f}: {int((scored.fold == f).sum())}' for f in judged)}), "
         f"{in_tokens:,} input and {out_tokens:,} output tokens, {int(scored['score'].isna().sum())} unparsable.")
