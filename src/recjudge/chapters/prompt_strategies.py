@@ -338,7 +338,8 @@ def constrained_finding(beside_shaped: pd.DataFrame | None) -> str:
     return ("SmolLM2-135M's replies parse for "
             + "; ".join(f"{t} {int(r['parsed_constrained'])} of {int(r['replies'])} (free: {int(r['parsed_free'])})"
                         for t, r in shaped_by.iterrows())
-            + f", with {pages.count(int(shaped_by['shape_violations'].sum()), 'reply', 'replies')} out of shape; MAE on the parsed replies "
+            + f", with {pages.count(int(shaped_by['shape_violations'].sum()), 'reply', 'replies')} out of shape; "
+            + "MAE on the parsed replies "
             + "; ".join(f"{t} {pages.fmt(r['mae_constrained'], 2)}" for t, r in shaped_by.iterrows()) + ".")
 
 
