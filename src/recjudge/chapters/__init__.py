@@ -8,5 +8,6 @@ above the paper packages, whose analysis it presents.
 - ``data_tour``: which datasets a build holds, their sizes and distributions.
 - ``judge_robustness``: the metamorphic robustness of the book's LLM judges.
 - ``prompt_strategies``: Tokutake et al.'s four prompt strategies, and their synthetic run
+- ``proxy_vs_llm``, ``llm_ensembles``: Kang et al.'s proxies against LLM judges, and ensembles of judges.
 - ``recommender_reevaluation``: Tokutake et al.'s Table 3, recommenders judged by an LLM
 """

@@ -26,8 +26,8 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-__all__ = ["ensemble_accuracy", "ensemble_members", "ensemble_scores", "ensemble_size_table", "ensemble_summary",
-           "grid_search", "held_out_selection", "sizes_within", "split_groups"]
+__all__ = ["ensemble_accuracy", "ensemble_agreement", "ensemble_members", "ensemble_scores", "ensemble_size_table",
+           "ensemble_summary", "grid_search", "held_out_selection", "sizes_within", "split_groups"]
 
 #: Above this many subsets, ensemble_accuracy refuses (2**M - 1 grows fast); pass max_subsets to raise it.
 DEFAULT_MAX_SUBSETS = 1023
@@ -117,6 +117,27 @@ def ensemble_accuracy(
         table.insert(0, "n", len(members))
         tables.append(table)
     return pd.concat(tables, ignore_index=True)
+
+
+def ensemble_agreement(members: Mapping[str, pd.Series], truth: pd.Series,
+                       metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]], *,
+                       transform: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+                       sizes: Sequence[int] | None = None) -> pd.DataFrame:
+    """Every ensemble of ``members`` (name -> scores indexed by unit) against ``truth`` on its units: each ensemble's
+    mean scores, after ``transform`` (e.g. rounding), judged by ``metric`` (scores, truth -> values with ``n``, the
+    units used), as ``ensemble_accuracy`` rows holding the metric's values and ``n`` as ``n_rows``."""
+    long = pd.concat([pd.DataFrame({"row_id": truth.index, "evaluator": name,
+                                    "score": scores.reindex(truth.index).to_numpy()})
+                      for name, scores in members.items()], ignore_index=True)
+
+    def agree(scored: pd.DataFrame) -> pd.DataFrame:
+        if transform is not None:
+            scored = transform(scored)
+        values = dict(metric(scored["score"].to_numpy(), truth.loc[scored["row_id"]].to_numpy()))
+        n_rows = values.pop("n")
+        return pd.DataFrame([{**values, "n_rows": n_rows}])
+
+    return ensemble_accuracy(long, list(members), agree, sizes=sizes)
 
 
 def ensemble_summary(accuracy: pd.DataFrame, *, by: Sequence[str] = (), value: str = "value") -> pd.DataFrame:

@@ -618,6 +618,22 @@ def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Se
     return _with_count_range(rows, ["pearson_pct", "mae", "rmse"]), held
 
 
+def settings_grid(setting_scores: pd.DataFrame, others: Mapping[str, pd.Series], truth: pd.Series, *,
+                  transform=None) -> tuple[dict[str, pd.Series], pd.DataFrame]:
+    """The grid of Table 5 for one reading of the judges: the 5-shot judge under each auxiliary-data setting (a column
+    of ``setting_scores``, its cell named "few-shot [setting]") joined with every subset of ``others`` while the pool
+    allows (``metaeval.ensembles.grid_search``, ``sizes_within``), Pearson (%), MAE and RMSE against ``truth``
+    (``agreement_pct``), each cell's mean scores after ``transform`` (e.g. rounding). Returns (cell name -> scores,
+    one row per cell with its ``setting``), as ``table5_rows`` reads them."""
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import grid_search, sizes_within
+
+    base = {f"few-shot [{s}]": setting_scores[s] for s in setting_scores.columns}
+    cells, found = grid_search(base, others, truth, agreement_pct, transform=transform, sizes=sizes_within(len(others)))
+    found.insert(0, "setting", found.pop("base").map({name: s for s, name in zip(setting_scores.columns, base)}))
+    return cells, found
+
+
 def plot_agreement_by_setting(table: pd.DataFrame, settings: Sequence[str], title: str = ""):
     """Pearson (%), MAE and RMSE with their 95% bootstrap intervals per setting, three panels side by side (the
     shape of Kang et al.'s Figures 2-3). ``table``: rows of ``ground_truth.agreement_table``."""

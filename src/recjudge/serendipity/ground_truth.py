@@ -150,6 +150,12 @@ def likert_level(scores: pd.Series | np.ndarray) -> pd.Series:
     return np.floor(values + 0.5).rename(getattr(scores, "name", None))
 
 
+def round_to_level(long: pd.DataFrame) -> pd.DataFrame:
+    """Long scores (a ``score`` column, e.g. an ensemble's means) with each score rounded to its Likert level
+    (``likert_level``: halves up)."""
+    return long.assign(score=likert_level(long["score"]).to_numpy())
+
+
 def taobao_ground_truth(survey: pd.DataFrame) -> pd.Series:
     """The Taobao ``Serendipity`` Likert answer ("The item recommended to me is a pleasant surprise.") as float."""
     for column in ("serendipity", "Serendipity"):
@@ -325,6 +331,27 @@ class Serendipity2018Study:
         target = self.sample if frame is None else frame
         return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
 
+    def recorded_requests(self):
+        """A request for every answer, keyed as the serendipity templates key it and without messages: what a
+        recorded judge (``recorded_gpt35``) is asked, its replies looked up by key."""
+        from recjudge.llm import JudgeRequest
+
+        return [JudgeRequest(key, []) for key in self._answer_of_key().index]
+
+    def scores_of(self, run, integer: bool = False) -> pd.Series:
+        """A judge's scores (``JudgeRun``) indexed as the answers it judged; ``integer``: a run read as an expected
+        score gives its most likely score token instead (the integer the papers' judges answer), any other run its
+        scores."""
+        scores = run.scores(column="modal_score" if integer and run.config.scoring == "expected" else None)
+        return pd.Series(scores.to_numpy(), index=self._answer_of_key().loc[scores.index].to_numpy())
+
+    def _answer_of_key(self) -> pd.Series:
+        """The answers' index, indexed by each answer's request key (``prompts.serendipity.request_key``)."""
+        from recjudge.prompts.serendipity import request_key
+
+        keys = [request_key(u, i) for u, i in self.answers[["user_id", "item_id"]].itertuples(index=False)]
+        return pd.Series(self.answers.index, index=keys)
+
 
 def rq1_judge(prompt: str, model: str = "smollm2-135m-instruct-q4_1", scoring: str = "expected",
               options: tuple = ()):
@@ -396,6 +423,31 @@ def recorded_gpt35():
 
     return JudgeConfig(provider="recorded", model="gpt-3.5-turbo", prompt="tvergara2023",
                        options=(("source", "gpt35-serendipity"),))
+
+
+def labelled_judge(spec) -> tuple[str, object]:
+    """A judge given as ``JudgeConfig`` fields plus an optional ``label`` (a chapter's ``other_families`` entry; its
+    prompt defaults to the basic prompt): (its name, default the model and the prompt's method name; its config)."""
+    from recjudge.llm import JudgeConfig
+    from recjudge.prompts.serendipity import METHOD_NAMES
+
+    spec = dict(spec)
+    label = spec.pop("label", None)
+    prompt = spec.setdefault("prompt", "kang_basic")
+    config = JudgeConfig(**spec)
+    return label or f"{config.model} {METHOD_NAMES.get(prompt, prompt)}", config
+
+
+def judged_by_answer(study: Serendipity2018Study, runs) -> dict[str, pd.Series]:
+    """Each judge's scores indexed as the study's answers (``Serendipity2018Study.scores_of``): ``runs`` maps a
+    method name to its ``JudgeRun``; a run read as an expected score is given twice, as its expected score and, under
+    ``name + INTEGER``, as its most likely score token (the integer the papers' judges answer)."""
+    judged = {}
+    for name, run in runs.items():
+        judged[name] = study.scores_of(run)
+        if run.config.scoring == "expected":
+            judged[f"{name}{INTEGER}"] = study.scores_of(run, integer=True)
+    return judged
 
 
 @dataclass(frozen=True)
@@ -554,6 +606,34 @@ def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int =
         row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (float(q) for q in values.quantile([0.025, 0.975]))
     row.update(reference="", p_pearson_vs_ref=np.nan, p_abs_error_vs_ref=np.nan, seeds=n_seeds)
     return pd.DataFrame([row])
+
+
+def agreement_beside_random(scores: pd.DataFrame, methods: list[str], reference: str | None = None,
+                            n_seeds: int = 1000, n_boot: int = 1000, seed: int = 0,
+                            groups: str | None = "user_id") -> pd.DataFrame:
+    """The Random baseline over ``n_seeds`` seeds (``random_baseline_agreement``) above every method's agreement with
+    the truth (``agreement_table``, intervals resampling ``groups``, tests against ``reference``): the rows of Kang et
+    al.'s Table 2 for one set of answers."""
+    return pd.concat([random_baseline_agreement(scores["truth"], n_seeds=n_seeds, seed=seed),
+                      agreement_table(scores, methods, reference=reference, n_boot=n_boot, seed=seed, groups=groups)],
+                     ignore_index=True)
+
+
+#: The one item-side signal the public Taobao file supports (not one of the four proxies).
+CATEGORY_COMMONNESS = "Category commonness (survey)"
+
+
+def taobao_agreement(survey: pd.DataFrame, n_seeds: int = 1000, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Random and how common each item's category is among the surveyed recommendations (log count, mapped to 1-5 by
+    eq. 6: ``proxies.to_likert``) against the Taobao ground truth (``taobao_ground_truth``), as
+    ``agreement_beside_random`` rows (no reference, intervals resampling answers)."""
+    from recjudge.serendipity.proxies import to_likert
+
+    taobao = pd.DataFrame({"truth": taobao_ground_truth(survey)})
+    category_count = survey.groupby("category_id")["user_id"].transform("count")
+    taobao[CATEGORY_COMMONNESS] = to_likert(-np.log1p(category_count)).to_numpy()
+    return agreement_beside_random(taobao, [CATEGORY_COMMONNESS], n_seeds=n_seeds, n_boot=n_boot, seed=seed,
+                                   groups=None)
 
 
 def eq5_readings(scores: pd.DataFrame, methods: list[str], truth: str = "truth",

@@ -1,0 +1,195 @@
+"""The page of the chapter "Ensembles of judges": its opening box, tables with their captions, the figures of the
+ensemble sizes and the glued findings with the rules that choose their words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+from IPython.display import Markdown
+
+from recjudge.compendium import figures, pages
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import correlation, count, error, format_table, paper_beside_ours, text
+from recjudge.serendipity import auxiliary_data as aux
+from recjudge.serendipity import ground_truth as ser
+from recjudge.serendipity import proxies
+
+METRICS = {"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"), "mae": error(2, label="MAE"),
+           "rmse": error(2, label="RMSE")}
+RECORDED = "gpt-3.5-turbo (recorded)"
+BEST_CELL = "Multi-LLM & Auxiliary Data"
+#: The figure of each family of ensembles.
+FAMILY_FIGURES = {"LLM judges": "fig-ensemble-size-llm", "Proxies": "fig-ensemble-size-proxies"}
+
+
+def opening(study: ser.Serendipity2018Study, members: Sequence[str], judges: Sequence[Mapping],
+            settings: Sequence[str], history_lengths: Sequence[int], aux_sample_size: int, n_splits: int,
+            round_scores: bool) -> Markdown:
+    """The box that opens the chapter: data, the ensemble members, the proxies, the grid, how an ensemble scores,
+    and the caveat on the tiny local model (naming the other families and the reader's judges that joined)."""
+    members = list(members)
+    facts = [
+        ("Data", f"{study.data_label}, {study.source.label}"),
+        ("LLM judges (ensemble members)", ", ".join(members) + f"; on the RQ1 stratified sample of "
+                                                               f"{len(study.sample)} answers, replayed from the "
+                                                               "response store"),
+        ("Proxies (a separate ensemble)", ", ".join(proxies.PROXIES) + " on the same answers (as in the proxy "
+                                                                       "chapter)"),
+        ("Grid", f"{len(settings) + len(history_lengths)} auxiliary-data settings of the 5-shot judge x every subset "
+                 f"of the other LLM judges, on the {aux_sample_size} answers of the auxiliary-data chapter; best cell "
+                 f"also chosen on half of the users and reported on the other half ({n_splits} random splits)"),
+        ("Ensemble score", "mean of the members' scores, " + ("rounded to a Likert level" if round_scores
+                                                             else "not rounded")),
+    ]
+    readers = [name for name in members if any(name.startswith(f"{j['label']} ") for j in judges)]
+    others = [name for name in members if not name.startswith("SmolLM2") and name != RECORDED
+              and name not in readers]
+    caveat = ("Most members are SmolLM2-135M, a tiny model near noise level, under different prompts"
+              + (f"; the other model families ({', '.join(others)}) are small local models too" if others else
+                 ", so the ensembles average one weak model's prompt variants")
+              + ": the figures show the method, not what an ensemble of capable judges does.")
+    if readers:
+        caveat += f" The reader's judges join the pool: {', '.join(readers)}."
+    if study.synthetic:
+        caveat = "**Synthetic data.** The answers are generated, not given by users. " + caveat
+    return pages.opening(facts, caveat)
+
+
+def show_size_table(accuracy: pd.DataFrame, sizes: pd.DataFrame, families: Mapping[str, Sequence],
+                    family_sizes: Mapping[str, Sequence[int]], n_rows: int, notebook: str):
+    """Saves every ensemble and the summary by size; returns the table of Pearson (%) by size (MAE and RMSE in the
+    full table), saying which families were enumerated only up to a size."""
+    save_table(accuracy, notebook, "every_ensemble")
+    save_table(sizes, notebook, "by_ensemble_size")
+    shown = sizes[sizes["metric"] == "pearson_pct"]
+    return format_table(
+        shown[["family", "n", "n_ensembles", "mean", "best", "worst", "best_members"]],
+        {"n": count(label="Size"), "n_ensembles": count(label="Ensembles"),
+         "mean": correlation(1, scale="percent", label="Mean Pearson (%)"),
+         "best": correlation(1, scale="percent", label="Best"),
+         "worst": correlation(1, scale="percent", label="Worst"),
+         "best_members": text(label="Best ensemble")},
+        caption=f"Pearson (%) by ensemble size on {n_rows} answers (MAE and RMSE in the full table)"
+                + "".join(f"; {f}: ensembles of up to {max(z)} of {len(families[f])} members (the pool is too "
+                          "large for every subset)" for f, z in family_sizes.items() if max(z) < len(families[f])),
+        full_table=(notebook, "by_ensemble_size"))
+
+
+def draw_size_figures(sizes: pd.DataFrame, n_rows: int, study: ser.Serendipity2018Study) -> None:
+    """Glues, per family, the mean, best and worst Pearson, MAE and RMSE by ensemble size (or why it is not drawn:
+    fewer than two sizes)."""
+    for family, name in FAMILY_FIGURES.items():
+        part = sizes[sizes["family"] == family]
+        if part["n"].nunique() < 2:
+            figures.glue_not_drawn(name, f"{family}: fewer than two ensemble sizes in this run")
+            continue
+        fig = figures.plot_size_table(part, ["pearson_pct", "mae", "rmse"],
+                                      {"pearson_pct": "Pearson (%)", "mae": "MAE", "rmse": "RMSE"})
+        figures.glue_figure(name, fig,
+                            f"{family}: mean, best and worst Pearson (%), MAE and RMSE per ensemble size, "
+                            f"{n_rows} answers ({study.data_label}); the shape of Kang et al.'s Figures 5-6.")
+
+
+def show_best_per_setting(grids: Mapping[str, tuple], n_rows: int, notebook: str):
+    """Saves each reading's grid (``grid``, ``grid_integer``); returns the best cell of every setting (expected
+    scores)."""
+    for reading, (_, grid) in grids.items():
+        save_table(grid, notebook, "grid" + ("_integer" if reading else ""))
+    grid = grids[""][1]
+    best_per_setting = grid.loc[grid.groupby("setting", sort=False)["pearson_pct"].idxmax().dropna()]
+    return format_table(best_per_setting[["setting", "members", "n", "pearson_pct", "mae", "rmse"]],
+                        {"n": count(), **METRICS}, labels={"members": "Best cell of the setting"},
+                        caption=f"Best cell per auxiliary-data setting ({len(grid)} cells in all, {n_rows} answers; "
+                                "chosen and reported on the same answers; expected scores)",
+                        full_table=(notebook, "grid"), audit=True)
+
+
+def save_table5(table5: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
+                notebook: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Saves our Table 5 rows of every reading and the held-out splits (each named by its reading); returns the rows
+    and the held-out splits of the expected scores."""
+    ours = save_table(pd.concat([rows for rows, _ in table5.values()], ignore_index=True), notebook, "table5_ours")
+    held_all = save_table(pd.concat([held.assign(reading="most likely score token" if reading else "expected score")
+                                     for reading, (_, held) in table5.items()], ignore_index=True),
+                          notebook, "held_out_selection")
+    return ours, held_all[held_all["reading"] == "expected score"]
+
+
+def paper_table5() -> pd.DataFrame:
+    """The paper's Table 5 (Serendipity-2018), each row also under its integer reading's name (the paper's judges
+    answer integers)."""
+    paper = aux.kang2025_tables45().query("table == 5 and dataset == 'Serendipity-2018'")
+    paper = paper[["method", "pearson_pct", "mae", "rmse"]]
+    return pd.concat([paper, paper.assign(method=paper["method"] + ser.INTEGER)], ignore_index=True)
+
+
+def show_table5_vs_paper(ours: pd.DataFrame, n_splits: int, notebook: str):
+    paper = paper_table5()
+    save_table(ours.merge(paper.rename(columns=lambda c: c if c == "method" else f"paper_{c}"), on="method",
+                          how="left"), notebook, "table5_vs_paper")
+    return paper_beside_ours(ours.drop(columns=["cell"]), paper[paper["method"].isin(ours["method"])], keys="method",
+                             metrics=METRICS, labels={"method": "Method"},
+                             caption="Table 5 (Serendipity-2018) of Kang et al. beside ours (held-out rows: means "
+                                     f"over {n_splits} random halves of the users; rows marked "
+                                     f"'{ser.INTEGER.strip(', ')}' read every judge as the paper's judges answer, its "
+                                     "most likely score token, the others as its expected score)",
+                             full_table=(notebook, "table5_vs_paper"))
+
+
+def show_table5_synthetic(ours: pd.DataFrame):
+    return format_table(ours, {"n": count(), "n_max": count(), **METRICS},
+                        labels={"n": "n (smallest half)", "n_max": "n (largest half)"},
+                        caption="Table 5 rows on the synthetic survey (held-out rows: answers of one held-out half)")
+
+
+def findings(sizes: pd.DataFrame, ours: pd.DataFrame, held: pd.DataFrame, n_members: int, n_grid_rows: int,
+             n_grid_cells: int, n_splits: int) -> dict:
+    """The glued values of the detailed verdict: whether averaging steadies the result, the best cell in sample and
+    held out, and whether its gain over NA is mostly selection."""
+    llm_sizes = sizes[(sizes["family"] == "LLM judges") & (sizes["metric"] == "pearson_pct")].sort_values("n")
+    first, last = llm_sizes.iloc[0], llm_sizes.iloc[-1]
+    steadier = last["worst"] > first["worst"]
+    n_all = (f"all {last['n']:.0f}" if last["n"] == n_members
+             else f"{last['n']:.0f} of {n_members}, the largest enumerated")
+    by_method = ours.set_index("method")
+    best_in = by_method.loc[BEST_CELL]
+    gain_in_sample = best_in["pearson_pct"] - by_method.loc[aux.NA, "pearson_pct"]
+    gain_held_out = (held["heldout_pearson_pct"] - held["na_heldout_pearson_pct"]).mean()
+    return {
+        "mean_single": pages.fmt(first["mean"], 1), "mean_all": pages.fmt(last["mean"], 1), "n_all": n_all,
+        "worst_single": pages.fmt(first["worst"], 1), "worst_all": pages.fmt(last["worst"], 1),
+        "steadier_finding": ("averaging makes the result steadier, as Kang et al. observe" if steadier
+                             else "averaging does not make the result steadier here"),
+        "n_grid_rows": n_grid_rows, "best_cell": best_in["cell"], "best_pearson": pages.fmt(best_in["pearson_pct"], 1),
+        "best_mae": pages.fmt(best_in["mae"], 2), "n_grid_cells": n_grid_cells,
+        "held_mean": pages.fmt(held["heldout_pearson_pct"].mean(), 1), "n_splits": n_splits,
+        "held_min": pages.fmt(held["heldout_pearson_pct"].min(), 1),
+        "held_max": pages.fmt(held["heldout_pearson_pct"].max(), 1),
+        "na_held": pages.fmt(held["na_heldout_pearson_pct"].mean(), 1),
+        "gain_in_sample": pages.fmt(gain_in_sample, 1), "gain_held_out": pages.fmt(gain_held_out, 1),
+        "selection_finding": ("most of the in-sample gain is selection" if gain_held_out < gain_in_sample / 2
+                              else "most of the in-sample gain survives on unseen users"),
+    }
+
+
+def integer_finding(ours: pd.DataFrame) -> Markdown:
+    """The best cell read as integers, in sample and held out (empty when the run has no integer reading)."""
+    by_method = ours.set_index("method")
+    if f"{BEST_CELL}{ser.INTEGER}" not in by_method.index:
+        return Markdown("")
+    best, held = by_method.loc[f"{BEST_CELL}{ser.INTEGER}"], by_method.loc[f"{BEST_CELL}{ser.INTEGER}, held out"]
+    return Markdown(f"Read as integers, as the paper's judges answer, the best cell is {best['cell']} with "
+                    f"{pages.fmt(best['pearson_pct'], 1)}% (MAE {pages.fmt(best['mae'], 2)}) in sample and "
+                    f"{pages.fmt(held['pearson_pct'], 1)}% held out (MAE {pages.fmt(held['mae'], 2)}).")
+
+
+def paper_finding(synthetic: bool) -> Markdown:
+    """That the paper's best cell is a maximum over its grid with no held-out check (empty on synthetic data)."""
+    if synthetic:
+        return Markdown("")
+    printed = aux.kang2025_tables45().query("table == 5 and dataset == 'Serendipity-2018'").set_index("method")
+    paper_best, paper_na = printed.loc[[BEST_CELL, aux.NA], "pearson_pct"]
+    return Markdown(f"The paper's best cell ({pages.fmt(paper_best, 2)}% with Qwen2.5-14B, Qwen2.5-72B and GPT-4) is "
+                    "a maximum over its grid reported without a held-out check; whether its gain over NA "
+                    f"({pages.fmt(paper_na, 2)}%) survives one is open.")

@@ -1,0 +1,524 @@
+"""The page of the chapter "Proxy metrics versus LLM judges": its opening box, tables with their captions, the
+figure and the glued findings with the rules that choose their words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from recjudge.compendium import figures, pages
+from recjudge.compendium.claims import WEAK_PEARSON_PCT
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import correlation, count, error, format_table, p_value, paper_beside_ours, text
+from recjudge.prompts.serendipity import METHOD_NAMES
+from recjudge.serendipity import claims, proxies
+from recjudge.serendipity import ground_truth as ser
+from recjudge.serendipity.ground_truth import INTEGER
+
+AGREEMENT_FORMATS = {"n": count(), "pearson": text(label="Pearson (%) [95% CI]"), "mae": error(2), "rmse": error(2),
+                     "p_pearson": p_value(label="p, Pearson vs ref."), "p_mae": p_value(label="p, MAE vs ref.")}
+TABLE2_METRICS = {"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"), "mae": error(2, label="MAE"),
+                  "rmse": error(2, label="RMSE")}
+LOCAL_NOTE = "SmolLM2-135M (local, 4-bit)"
+RECORDED = "gpt-3.5-turbo (recorded)"
+RECORDED_NOTE = "recorded scores, other prompt, all answers"
+
+
+def interval(row: Mapping) -> str:
+    """Pearson (%) with its 95% interval, for prose: "12.3% [4.5, 20.1]"."""
+    return (f"{pages.fmt(row['pearson_pct'], 1)}% [{pages.fmt(row['pearson_ci_low'], 1)}, "
+            f"{pages.fmt(row['pearson_ci_high'], 1)}]")
+
+
+# ------------------------------------------------------------------------------------------------ opening and data
+
+def opening(study: ser.Serendipity2018Study, local_prompts: Sequence[str], random_seeds: int,
+            use_recorded_gpt35: bool, judges: Sequence[Mapping]) -> Markdown:
+    """The box that opens the chapter: data, histories, proxies, judges, and the caveat on the tiny local model."""
+    answers = study.answers
+    judge_list = ", ".join(METHOD_NAMES[p] for p in local_prompts)
+    facts = [
+        ("Data", f"{study.data_label}: {len(answers):,} answers of {answers['user_id'].nunique():,} users"
+                 + ("" if study.synthetic else "; Taobao Serendipity survey for the Random baseline")),
+        ("History given to judges and proxies", study.source.label),
+        ("Proxies and Random", f"all answers with a ground truth; Random as its mean over {random_seeds:,} seeds"),
+        ("LLM judges", f"SmolLM2-135M-Instruct (local, 4-bit, expected-score mode) with {judge_list} on a stratified "
+                       f"sample of {len(study.sample):,} answers, replayed from the response store"
+                       + ("" if study.synthetic or not use_recorded_gpt35
+                          else "; gpt-3.5-turbo judgments of all answers recorded by a third party with its own "
+                               "prompt {cite:p}`tvergara2023recsysproject`")
+                       + ("" if not judges else "; the reader's judges " + ", ".join(j["label"] for j in judges)
+                          + " with the same prompts")),
+    ]
+    caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level: its rows show that the pipeline "
+              "runs end to end, not what an LLM judge can do. " + pages.capable_judge_advice(judges))
+    if study.synthetic:
+        caveat = ("**Synthetic data.** The survey answers are generated, not given by users; every number on this "
+                  "page describes the pipeline, not serendipity. " + caveat)
+    return pages.opening(facts, caveat)
+
+
+def show_ground_truth_definitions(notebook: str):
+    definitions = save_table(ser.ground_truth_definitions_table(), notebook, "ground_truth_definitions")
+    return format_table(definitions.drop(columns=["description"]),
+                        caption="Ground-truth definitions compared in this chapter",
+                        full_table=(notebook, "ground_truth_definitions"), audit=True)
+
+
+def level_counts(study: ser.Serendipity2018Study) -> pd.DataFrame:
+    """Answers per ground-truth Likert level (NaN: no ground truth), and how many of them the judged sample holds."""
+    answers = study.answers
+    levels = (answers["level"].value_counts(dropna=False).rename_axis("level").rename("answers").reset_index()
+              .sort_values("level", na_position="last"))
+    levels["in_sample"] = levels["level"].map(study.sample["level"].value_counts()).fillna(0).astype(int)
+    return levels
+
+
+def show_levels(study: ser.Serendipity2018Study, notebook: str):
+    levels = level_counts(study)
+    save_table(levels.assign(data=study.data_label), notebook, "ground_truth_levels")
+    return format_table(levels.assign(level=levels["level"].map(lambda v: "no ground truth" if pd.isna(v)
+                                                                else f"{v:.0f}")),
+                        {"answers": count(), "in_sample": count(label="In the judged sample")},
+                        caption="Answers per ground-truth Likert level", audit=True)
+
+
+def history_lengths(study: ser.Serendipity2018Study) -> pd.Series:
+    """Items in each answer's history, in the answers' order."""
+    answers = study.answers
+    n_hist = study.history.groupby(["user_id", "item_id"]).size()
+    return pd.Series(answers.set_index(["user_id", "item_id"]).index.map(n_hist).fillna(0).astype(int),
+                     name="history_length")
+
+
+def show_history_lengths(study: ser.Serendipity2018Study, notebook: str):
+    summary = (history_lengths(study).value_counts().sort_index()
+               .rename_axis("history_length").rename("answers").reset_index())
+    save_table(summary.assign(history=study.source.label), notebook, "history_lengths")
+    return format_table(summary, {"history_length": count(label="Items in the history"), "answers": count()},
+                        caption=f"History lengths ({study.source.label})", audit=True)
+
+
+def show_proxy_inputs(study: ser.Serendipity2018Study, study_proxies: proxies.StudyProxies, notebook: str):
+    """The proxies' inputs with their coverage and fallbacks (displayed), and how often each component was imputed
+    (returned as the table to show)."""
+    answers, components, features = study.answers, study_proxies.components, study_proxies.features
+    relevance, popularity = study_proxies.relevance, study_proxies.popularity
+    hist_len = history_lengths(study)
+    tagged = int(features.filter(like="tag:").sum(axis=1).reindex(answers["item_id"]).fillna(0).gt(0).sum())
+    inputs = pd.DataFrame([
+        {"input": "relevance", "used_by": "SOG, SNPR, PURS", "source": "MovieLens predictedRating",
+         "coverage": f"{(relevance['relevance_source'] == 'predicted').sum():,} of {len(answers):,} answers",
+         "fallback": "user's mean predicted rating, else the mean of all answers"},
+        {"input": "item features", "used_by": "all four",
+         "source": f"genres ({study.movies.attrs.get('movies_source', 'movies.csv')}) + ml-latest-small tags",
+         "coverage": f"{answers['item_id'].isin(features.index[features.sum(axis=1) > 0]).sum():,} with genres; "
+                     f"{tagged:,} with tags",
+         "fallback": "component imputed by its median"},
+        {"input": "popularity", "used_by": "SOG", "source": study_proxies.popularity_label,
+         "coverage": f"{answers['item_id'].isin(popularity.index).sum():,} of {len(answers):,} answers' movies",
+         "fallback": "absent movie counts as never rated"},
+        {"input": "user history", "used_by": "all four", "source": "see Histories",
+         "coverage": f"{(hist_len > 0).sum():,} of {len(answers):,} answers have any",
+         "fallback": "components needing history imputed by their median"},
+        {"input": "list (diversity)", "used_by": "SOG, DESR", "source": "the user's other surveyed movies",
+         "coverage": f"{(components['n_list'] > 0).sum():,} of {len(answers):,} answers",
+         "fallback": "diversity imputed by its median"},
+    ])
+    save_table(inputs.assign(data=study.data_label), notebook, "proxy_inputs")
+    imputed = pd.DataFrame({
+        "component": list(proxies.COMPONENTS),
+        "imputed_answers": [int(components["imputed"].str.contains(rf"\b{c}\b").sum()) for c in proxies.COMPONENTS],
+    })
+    imputed["share"] = imputed["imputed_answers"] / len(components)
+    save_table(imputed.assign(data=study.data_label), notebook, "proxy_imputation")
+    display(format_table(inputs, caption="Proxy inputs and fallbacks in this run", audit=True))
+    return format_table(imputed, {"imputed_answers": count(label="Answers imputed"),
+                                  "share": correlation(label="Share (%)")},
+                        caption="How often each proxy component had to be imputed", audit=True)
+
+
+# ---------------------------------------------------------------------------------------------------- the judges
+
+def reader_panels(judges: Sequence[Mapping], local_prompts: Sequence[str], local_model: str,
+                  local_scoring: str) -> dict[str, list[str]]:
+    """Each reader's judge (by its label) with the names of its methods, one per prompt: a figure panel of its own."""
+    panels: dict[str, list[str]] = {}
+    for name, prompt, _ in ser.reader_rq1_judges(judges, list(local_prompts), local_model, local_scoring):
+        panels.setdefault(name.removesuffix(METHOD_NAMES.get(prompt, prompt)).strip(), []).append(name)
+    return panels
+
+
+def judge_notes(judge_runs: Mapping, panels: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """A note per method (its integer reading included) saying which kind of judge gave it."""
+    readers = {m for methods in panels.values() for m in methods}
+    notes = {}
+    for name, run in judge_runs.items():
+        note = (f"{run.config.provider} judge" if name in readers else RECORDED_NOTE if name == RECORDED
+                else LOCAL_NOTE)
+        notes[name] = note
+        if run.config.scoring == "expected":
+            notes[f"{name}{INTEGER}"] = note
+    return notes
+
+
+def judge_run_table(judge_runs: Mapping) -> pd.DataFrame:
+    """One row per method read from a run (an expected-score run twice: expected and most likely score): its judge,
+    scoring, prompts, unparsable replies, replies from the store and calls to the model."""
+    rows = []
+    for name, run in judge_runs.items():
+        readings = [(name, None)] + ([(f"{name}{INTEGER}", "modal_score")] if run.config.scoring == "expected" else [])
+        for label, column in readings:
+            scores = run.scores(column=column)
+            rows.append({"method": label, "judge": run.config.label,
+                         "scoring": "most likely score" if column == "modal_score" else run.config.scoring,
+                         "prompts": run.report.n_prompts, "unparsable": int(scores.isna().sum()),
+                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls})
+    return pd.DataFrame(rows)
+
+
+def show_judge_runs(judge_runs: Mapping, study: ser.Serendipity2018Study, notebook: str):
+    table = judge_run_table(judge_runs)
+    save_table(table.assign(data=study.data_label), notebook, "judge_runs")
+    return format_table(table.drop(columns=["judge"]), {"prompts": count(), "unparsable": count(),
+                                                        "from_store": count(label="From the store"),
+                                                        "provider_calls": count(label="Calls to the model")},
+                        caption="Judge runs (unparsable replies are left out, never scored as 0)", audit=True)
+
+
+# -------------------------------------------------------------------------------------------- the meta-evaluation
+
+def show_agreement(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, notes: Mapping[str, str],
+                   study: ser.Serendipity2018Study, seed: int, notebook: str):
+    """Saves both agreement tables; displays the one on all answers and returns the one on the sample."""
+    reference_all = _reference(agreement_all)
+    reference_sample = _reference(agreement_sample)
+    history, data_label = study.source.label, study.data_label
+    save_table(agreement_all.assign(note=agreement_all["method"].map(notes).fillna(""))
+               .assign(rows="all answers with ground truth", history=history, data=data_label),
+               notebook, "agreement_all_answers")
+    save_table(agreement_sample.assign(rows=f"stratified sample of {len(study.sample)} (seed {seed})",
+                                       history=history, data=data_label), notebook, "agreement_sample")
+    display(format_table(ser.agreement_for_display(agreement_all), AGREEMENT_FORMATS,
+                         caption=f"All answers with a ground truth; reference: {reference_all}",
+                         full_table=(notebook, "agreement_all_answers")))
+    return format_table(ser.agreement_for_display(agreement_sample), AGREEMENT_FORMATS,
+                        caption=f"The stratified sample of {len(study.sample)} answers, every method on the same "
+                                f"answers; reference: {reference_sample}", full_table=(notebook, "agreement_sample"))
+
+
+def _reference(agreement: pd.DataFrame) -> str:
+    """The reference method of an ``agreement_beside_random`` table (the Random row has none)."""
+    return str(agreement.loc[agreement["reference"] != "", "reference"].iloc[0])
+
+
+def show_eq5(eq5: pd.DataFrame, seed: int, notebook: str):
+    eq5 = eq5.assign(method=eq5["method"].replace({"Random": f"Random (seed {seed}, one draw)"}))
+    save_table(eq5, notebook, "eq5_pooled_vs_per_user")
+    return format_table(eq5, {"n_rows": count(label="Answers"),
+                              "pooled_pearson_pct": correlation(2, scale="percent", label="Pooled (%)"),
+                              "per_user_pearson_pct": correlation(2, scale="percent", label="Mean over users (%)"),
+                              "users_defined": count(label="Users averaged"),
+                              "users_undefined": count(label="Users undefined")},
+                        caption="Pearson correlation read two ways (all answers)", audit=True)
+
+
+def table2_names() -> dict[str, str]:
+    """Our SmolLM2-135M methods named as the paper's rows of the same prompts (its integer readings too)."""
+    names = {f"SmolLM2-135M {METHOD_NAMES[p]}": METHOD_NAMES[p]
+             for p in ("kang_llm4seren", "kang_serenprompt_1", "kang_serenprompt_2")}
+    names.update({"SmolLM2-135M zero-shot": "SmolLM2-135M (zero-shot)",
+                  "SmolLM2-135M few-shot (5)": "SmolLM2-135M (few-shot)"})
+    names.update({f"{ours}{INTEGER}": f"{theirs}{INTEGER}" for ours, theirs in list(names.items())})
+    return names
+
+
+def show_table2(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, local_methods: Sequence[str],
+                notebook: str):
+    """The paper's Table 2 (Serendipity-2018) beside ours: proxies, Random and recorded judgments on all answers, the
+    local judges on the sample."""
+    paper_table2 = ser.kang2025_table2()
+    paper_ser = paper_table2[paper_table2["dataset"] == "Serendipity-2018"]
+    shots = {"LLM zero-shot": "zero-shot", "LLM few-shot": "few-shot"}
+    paper_ser = paper_ser.assign(method=[f"{m} ({shots[f]})" if f in shots else m
+                                         for m, f in zip(paper_ser["method"], paper_ser["family"])])
+    ours = pd.concat([agreement_all[agreement_all["method"].isin(["Random", *proxies.PROXIES, RECORDED])],
+                      agreement_sample[agreement_sample["method"].isin(local_methods)]])
+    ours = ours.assign(method=ours["method"].replace(table2_names()))
+    save_table(paper_ser, notebook, "paper_table2")
+    save_table(ours[["method", "n", "pearson_pct", "mae", "rmse"]].merge(
+        paper_ser.rename(columns={"pearson_pct": "paper_pearson_pct", "mae": "paper_mae", "rmse": "paper_rmse"}),
+        on="method", how="outer"), notebook, "table2_vs_paper")
+    return paper_beside_ours(ours, paper_ser, keys="method", metrics=TABLE2_METRICS, labels={"method": "Method"},
+                             caption="Table 2 (Serendipity-2018) of Kang et al. (2025) beside ours",
+                             full_table=(notebook, "table2_vs_paper"))
+
+
+def method_families(full_methods: Sequence[str], local_expected: Sequence[str],
+                    panels: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The figure's panels: proxies, the book's local judge, each reader's judge, and the judges of every answer;
+    empty panels left out."""
+    readers = {m for methods in panels.values() for m in methods}
+    families = {"Proxy metrics": list(proxies.PROXIES),
+                "SmolLM2-135M": [m for m in local_expected if m not in readers],
+                **{label: [m for m in methods if m in local_expected] for label, methods in panels.items()},
+                "Recorded and configured judges": [m for m in full_methods if m not in proxies.PROXIES]}
+    return {name: methods for name, methods in families.items() if methods}
+
+
+def draw_score_by_level(sample_scores: pd.DataFrame, families: Mapping[str, Sequence[str]],
+                        study: ser.Serendipity2018Study) -> None:
+    """Glues the figure of the mean predicted score per true level, one panel per family of methods."""
+    long = sample_scores.melt(id_vars=["level"], value_vars=[m for ms in families.values() for m in ms],
+                              var_name="method", value_name="predicted").dropna()
+    long["family"] = long["method"].map({m: name for name, ms in families.items() for m in ms})
+    fig = ser.plot_predicted_vs_true(long, list(families))
+    figures.glue_figure("fig-score-by-level", fig,
+                        f"Mean predicted score per true serendipity level on the stratified sample of "
+                        f"{len(study.sample)} answers ({study.data_label}). SmolLM2-135M is a tiny model near noise "
+                        "level.")
+
+
+def ground_truth_sensitivity(study: ser.Serendipity2018Study, scores: pd.DataFrame, full_methods: Sequence[str],
+                             local_expected: Sequence[str]) -> pd.DataFrame:
+    """Pearson (%) under every ground-truth definition (``ser.sensitivity_table``): the methods of every answer on
+    all answers, the local judges on the sample."""
+    sample = study.sample.index
+    sens_full = ser.sensitivity_table(study.answers, scores, list(full_methods)).assign(rows="all answers")
+    sens_sample = ser.sensitivity_table(study.answers.loc[sample], scores.loc[sample], list(local_expected)).assign(
+        rows=f"sample of {len(sample)}")
+    return pd.concat([sens_full, sens_sample], ignore_index=True)
+
+
+def show_sensitivity(sensitivity: pd.DataFrame, local_judges: Mapping[str, Sequence[str]],
+                     study: ser.Serendipity2018Study, notebook: str) -> None:
+    """Saves the ground-truth sensitivity and displays one wide table per set of rows (the sample's collapsed)."""
+    save_table(sensitivity.assign(data=study.data_label), notebook, "ground_truth_sensitivity")
+    for rows, part in sensitivity.groupby("rows", sort=False):
+        wide = part.pivot_table(index="definition", columns="method", values="pearson_pct", sort=False).reset_index()
+        wide.columns = [str(c).removeprefix("SmolLM2-135M ") for c in wide.columns]
+        display(format_table(wide, {c: correlation(1, scale="percent", label=c) for c in wide.columns[1:]},
+                             labels={"definition": "Ground truth"},
+                             caption=f"Pearson (%) under each ground-truth definition ({rows}"
+                                     + (f", {pages.judges_in(part['method'], local_judges)})" if "sample" in rows
+                                        else ")"),
+                             full_table=(notebook, "ground_truth_sensitivity"), audit="sample" in rows))
+
+
+def show_shape_effect(shaped: pd.DataFrame, constrained_answers: int, study: ser.Serendipity2018Study,
+                      notebook: str):
+    save_table(shaped.assign(data=study.data_label), notebook, "constrained_vs_free")
+    return format_table(shaped.drop(columns="prompt"), {
+        "replies": count(label="Answers"), "shape_violations": count(label="Out of shape"),
+        "parsed_free": count(label="Parsed, free"), "parsed_constrained": count(label="Parsed, constrained"),
+        "pearson_free": correlation(1, scale="percent", label="Pearson % free"),
+        "pearson_constrained": correlation(1, scale="percent", label="Pearson % constr."),
+        "mae_free": error(2, label="MAE free"), "mae_constrained": error(2, label="MAE constr.")},
+        labels={"method": "Prompt"}, caption=f"SmolLM2-135M generating its score, free and constrained, on the "
+                                               f"first {constrained_answers} answers of the sample (noise level)",
+        full_table=(notebook, "constrained_vs_free"), audit=True)
+
+
+# ---------------------------------------------------------------------------------------------------------- Taobao
+
+def show_taobao(taobao_table: pd.DataFrame, notebook: str):
+    save_table(taobao_table.assign(data="Taobao Serendipity (mirror)"), notebook, "taobao_agreement")
+    paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity'")
+    return paper_beside_ours(taobao_table, paper_taobao[paper_taobao["method"] == "Random"], keys="method",
+                             metrics=TABLE2_METRICS, labels={"method": "Method"}, order="ours",
+                             caption="Taobao Serendipity: the paper's Random row beside ours")
+
+
+TAOBAO_UNSUPPORTED = pd.DataFrame([
+    ("LLM judges (basic prompt, baselines, few-shot)", "behaviour history and item information",
+     "no histories; items are anonymised ids without name, text or category name"),
+    ("SOG, SNPR, PURS, DESR", "history, item features, relevance predictions",
+     "no histories, no item features beyond a category id, no recommender scores"),
+    ("SOG diversity, DESR dif", "the list the item was shown in", "one item per user, no list"),
+    ("Popularity as Kang et al. use it (HOT flag)", "the platform's HOT label", "not in the file"),
+    ("Last-k or time-window history, interaction types", "timestamps and typed interactions", "not in the file"),
+    ("Demographic auxiliary data (RQ2)", "age and gender", "no age or gender column"),
+], columns=["analysis", "needs", "missing from the public file"])
+
+
+def show_taobao_unsupported(notebook: str):
+    unsupported = TAOBAO_UNSUPPORTED.copy()
+    save_table(unsupported, notebook, "taobao_unsupported")
+    return format_table(unsupported, caption="Analyses the public Taobao file cannot support", audit=True,
+                        full_table=(notebook, "taobao_unsupported"))
+
+
+# ----------------------------------------------------------------------------------- weights and the paper's claims
+
+def weight_summary(sensitivity_weights: pd.DataFrame) -> pd.DataFrame:
+    """Per proxy: how many weight choices, the lowest and highest Pearson (%), this book's choice and its rank."""
+    summary = sensitivity_weights.groupby("proxy", sort=False).agg(
+        choices=("weights", "size"), lowest=("pearson_pct", "min"), highest=("pearson_pct", "max"))
+    summary["default"] = sensitivity_weights[sensitivity_weights["default"]].set_index("proxy")["pearson_pct"]
+    summary["default_rank"] = [int((sensitivity_weights.loc[sensitivity_weights["proxy"] == p, "pearson_pct"]
+                                    > summary.loc[p, "default"]).sum()) + 1 for p in summary.index]
+    return summary.reset_index()
+
+
+def weight_finding(sensitivity_weights: pd.DataFrame, agreement_all: pd.DataFrame) -> str:
+    """Under how many SOG weight vectors SOG would fall below the strongest other proxy, and so whether which proxy
+    is strongest depends on SOG's weights."""
+    others = agreement_all[agreement_all["method"].isin([m for m in proxies.PROXIES if m != "SOG"])]
+    runner_up = others.loc[others["pearson_pct"].idxmax()]
+    sog_choices = sensitivity_weights[sensitivity_weights["proxy"] == "SOG"]
+    below = int((sog_choices["pearson_pct"] < runner_up["pearson_pct"]).sum())
+    return (f"Under {below} of {len(sog_choices)} weight vectors SOG would agree with the users less than "
+            f"{runner_up['method']} ({pages.fmt(runner_up['pearson_pct'], 1)}%), so which proxy is strongest "
+            + ("depends on SOG's unreported weights." if below else "does not depend on SOG's weights."))
+
+
+def show_weight_sensitivity(sensitivity_weights: pd.DataFrame, agreement_all: pd.DataFrame,
+                            study: ser.Serendipity2018Study, notebook: str) -> Markdown:
+    """Saves every weight choice's agreement, displays the summary per proxy and returns the finding."""
+    sensitivity_weights = save_table(sensitivity_weights.assign(data=study.data_label), notebook,
+                                     "proxy_weight_sensitivity")
+    display(format_table(weight_summary(sensitivity_weights),
+                         {"choices": count(label="Choices"),
+                          "lowest": correlation(1, scale="percent", label="Lowest Pearson (%)"),
+                          "highest": correlation(1, scale="percent", label="Highest"),
+                          "default": correlation(1, scale="percent", label="This book's choice"),
+                          "default_rank": count(label="Its rank")},
+                         labels={"proxy": "Proxy"},
+                         caption="Pearson (%) of SOG and SNPR over the choices of their weights",
+                         full_table=(notebook, "proxy_weight_sensitivity"), audit=True))
+    return Markdown(weight_finding(sensitivity_weights, agreement_all))
+
+
+def claims_finding(significance: pd.DataFrame, gains: pd.DataFrame) -> str:
+    """The two claims of the paper tested on its own numbers: how many non-random correlations are not significant
+    (so whether "all are significant" holds), and the four gains over SOG against "about 100%"."""
+    not_significant = significance[~significance["significant"] & (significance["family"] != "Random")]
+    critical = significance.drop_duplicates("dataset").set_index("dataset")["critical_pearson_pct"]
+    near_100 = gains[(gains["gain_over_sog_pct"] > 75) & (gains["gain_over_sog_pct"] < 125)]
+    return (f"- **Significance:** {len(not_significant)} of {int((significance['family'] != 'Random').sum())} "
+            f"non-random correlations of Table 2 are not significant at p < 0.05 (critical |r| = "
+            + ", ".join(f"{pages.fmt(v, 2)}% for {d}" for d, v in critical.items())
+            + "), so the claim " + ("does not hold." if len(not_significant) else "holds.")
+            + "\n- **About 100% over SOG:** the four named cells give "
+            + ", ".join(f"{r.judge} on {r.dataset} {'+' if r.gain_over_sog_pct >= 0 else '−'}"
+                        f"{pages.fmt(abs(r.gain_over_sog_pct), 1)}%" for r in gains.itertuples())
+            + f"; {len(near_100)} of {len(gains)} lie within 75–125%.")
+
+
+def show_paper_claims(notebook: str) -> None:
+    """The rows of the paper's Table 2 that are not significant by its own n, then the two claims' findings."""
+    significance = save_table(claims.significance_check(ser.kang2025_table2()), notebook, "paper_claim_significance")
+    gains = save_table(claims.zero_shot_gain_over_sog(ser.kang2025_table2()), notebook, "paper_claim_gain_over_sog")
+    not_significant = significance[~significance["significant"] & (significance["family"] != "Random")]
+    display(format_table(not_significant[["dataset", "family", "method", "pearson_pct", "n", "p_value"]],
+                         {"pearson_pct": correlation(2, scale="percent", label="Pearson (%)"), "n": count(),
+                          "p_value": p_value(3)},
+                         caption="Rows of the paper's Table 2 (Random left out) that are not significant at "
+                                 "p < 0.05 with the paper's own n", full_table=(notebook, "paper_claim_significance"),
+                         audit=True))
+    display(Markdown(claims_finding(significance, gains)))
+
+
+# ---------------------------------------------------------------------------------------------------- the findings
+
+WEAK_WORDS = {(True, True): "agree with the users as weakly as the paper's",
+              (True, False): "agree with the users weakly, unlike the paper's",
+              (False, True): "agree with the users more than weakly, unlike the paper's",
+              (False, False): "agree with the users more than weakly, as the paper's do"}
+
+
+def findings(agreement_all: pd.DataFrame, reference_all: str, eq5: pd.DataFrame, random_seeds: int) -> dict:
+    """The glued values of the detailed verdict: the strongest proxy against chance, the paper's answer and ours,
+    and which reading of eq. 5 the paper's numbers are closer to."""
+    proxy_methods = list(proxies.PROXIES)
+    by_method = agreement_all.set_index("method")
+    ref, rnd = by_method.loc[reference_all], by_method.loc["Random"]
+    paper_all = ser.kang2025_table2().query("dataset == 'Serendipity-2018'")
+    paper = paper_all.drop_duplicates("method").set_index("method")  # proxies and Random appear once
+    ours_largest = by_method.loc[proxy_methods, "pearson_pct"].abs().max()
+    paper_largest = paper.loc[proxy_methods, "pearson_pct"].abs().max()
+    readings = eq5.set_index("method")
+    closer = sum(abs(paper.loc[m, "pearson_pct"] - readings.loc[m, "per_user_pearson_pct"])
+                 < abs(paper.loc[m, "pearson_pct"] - readings.loc[m, "pooled_pearson_pct"]) for m in proxy_methods)
+    return {
+        "n_all": f"{int(ref['n']):,}",
+        "reference": reference_all,
+        "reference_pearson": interval(ref),
+        "reference_mae": pages.fmt(ref["mae"], 2),
+        "random_pearson": pages.fmt(rnd["pearson_pct"], 1),
+        "random_seeds": f"{random_seeds:,}",
+        "random_range": f"{pages.fmt(rnd['pearson_ci_low'], 1)}% and {pages.fmt(rnd['pearson_ci_high'], 1)}%",
+        "reference_vs_chance": (f"{reference_all} lies above what chance gives"
+                                if ref["pearson_ci_low"] > rnd["pearson_ci_high"]
+                                else f"{reference_all}'s interval overlaps what chance gives"),
+        "paper_gpt4_few": pages.fmt(paper_all.query("method == 'GPT-4' and family == 'LLM few-shot'")["pearson_pct"]
+                                    .item(), 2),
+        "paper_sog": pages.fmt(paper.loc["SOG", "pearson_pct"], 2),
+        "weak_words": WEAK_WORDS[(ours_largest < WEAK_PEARSON_PCT, paper_largest < WEAK_PEARSON_PCT)],
+        "largest_proxy": pages.fmt(max(ours_largest, paper_largest), 1),
+        "ours_order": " > ".join(by_method.loc[proxy_methods, "pearson_pct"].sort_values(ascending=False).index),
+        "paper_order": " > ".join(paper.loc[proxy_methods, "pearson_pct"].sort_values(ascending=False).index),
+        "eq5_closer": f"{closer}",
+        "eq5_reading": "the per-user reading of eq. 5" if closer > len(proxy_methods) / 2 else "a pooled correlation",
+    }
+
+
+def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_sample: pd.DataFrame,
+                     local_methods: Sequence[str], taobao_table: pd.DataFrame | None = None,
+                     shaped: pd.DataFrame | None = None) -> Markdown:
+    """The findings that depend on which judges and data this run had, one bullet each."""
+    by_method = agreement_all.set_index("method")
+    ref = by_method.loc[reference_all]
+    further = []
+    if RECORDED in by_method.index:
+        g = by_method.loc[RECORDED]
+        further.append(
+            f"**The recorded gpt-3.5-turbo judgments** (another prompt and history) reach {interval(g)}, "
+            f"{'below' if g['pearson_pct'] < ref['pearson_pct'] else 'above'} {reference_all} (Williams p = "
+            f"{g['p_pearson_vs_ref']:.2g}); " + ("their correlation is significantly negative: this judge ranks "
+                                                  "serendipity the wrong way round." if g["pearson_ci_high"] < 0
+                                                  else "not a better judge than the proxy."))
+    local = agreement_sample[agreement_sample["method"].isin(local_methods)]
+    if len(local):
+        best = local.sort_values("pearson_pct", ascending=False).iloc[0]
+        includes_zero = best["pearson_ci_low"] <= 0 <= best["pearson_ci_high"]
+        further.append(
+            f"**SmolLM2-135M{' stays at noise level' if includes_zero else ''}:** its best prompt "
+            f"({best['method'].removeprefix('SmolLM2-135M ')}) reaches {interval(best)} on {int(best['n'])} answers, "
+            f"an interval that {'includes' if includes_zero else 'excludes'} 0.")
+    if taobao_table is not None:
+        stand_in = taobao_table.set_index("method").loc[ser.CATEGORY_COMMONNESS]
+        paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity' and family == 'Proxy Metrics'")
+        best_paper = paper_taobao.sort_values("pearson_pct", ascending=False).iloc[0]
+        further.append(
+            f"**On Taobao**, how common an item's category is among the surveyed recommendations (not one of the "
+            f"paper's proxies) agrees with users at {interval(stand_in)}, "
+            + ("above" if stand_in["pearson_pct"] > best_paper["pearson_pct"] else "below")
+            + f" the best proxy the paper reports there ({best_paper['method']}, {best_paper['pearson_pct']:.2f}%): "
+            "a one-line popularity signal is a baseline an LLM judge must beat too.")
+    if shaped is not None:
+        by_prompt = shaped.set_index("method")
+        further.append(
+            "**Asked to generate its score**, SmolLM2-135M's free replies parse (at most) for "
+            + ", ".join(f"{int(r['parsed_free'])}" for _, r in by_prompt.iterrows())
+            + f" of {int(by_prompt['replies'].iloc[0])} answers ({', '.join(by_prompt.index)}); held to "
+            + '`{"rating": 1..5}` for ' + ", ".join(f"{int(r['parsed_constrained'])}" for _, r in by_prompt.iterrows())
+            + f", with {int(by_prompt['shape_violations'].sum())} replies out of shape. Pearson of the constrained "
+              "scores: "
+            + ", ".join(pages.fmt(r["pearson_constrained"], 1) + "%" if pd.notna(r["pearson_constrained"])
+                        else "undefined (every score the same)" for _, r in by_prompt.iterrows())
+            + " (the expected-score rows above are the chapter's reading of this model).")
+    return Markdown("\n".join(f"- {finding}" for finding in further))
+
+
+def synthetic_verdict(n_answers: int, n_judged: int, random_seeds: int) -> Markdown:
+    """The verdict of the synthetic run: the pipeline ran, and its numbers say nothing about serendipity."""
+    return pages.verdict([
+        f"The pipeline ran end to end on {n_answers:,} synthetic answers: ground truth, {len(proxies.PROXIES)} "
+        f"proxies, Random over {random_seeds:,} seeds and {pages.count(n_judged, 'LLM judge run')} replayed from the "
+        "store.",
+        "The numbers are about generated answers and say nothing about serendipity or about any judge.",
+    ])
+
