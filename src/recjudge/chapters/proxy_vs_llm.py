@@ -505,8 +505,8 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
             + ", ".join(f"{int(r['parsed_free'])}" for _, r in by_prompt.iterrows())
             + f" of {int(by_prompt['replies'].iloc[0])} answers ({', '.join(by_prompt.index)}); held to "
             + '`{"rating": 1..5}` for ' + ", ".join(f"{int(r['parsed_constrained'])}" for _, r in by_prompt.iterrows())
-            + f", with {int(by_prompt['shape_violations'].sum())} replies out of shape. Pearson of the constrained "
-              "scores: "
+            + f", with {pages.count(int(by_prompt['shape_violations'].sum()), 'reply', 'replies')} out of shape. "
+            + "Pearson of the constrained scores: "
             + ", ".join(pages.fmt(r["pearson_constrained"], 1) + "%" if pd.notna(r["pearson_constrained"])
                         else "undefined (every score the same)" for _, r in by_prompt.iterrows())
             + " (the expected-score rows above are the chapter's reading of this model).")
