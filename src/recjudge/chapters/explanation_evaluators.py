@@ -20,7 +20,6 @@ from recjudge.metaeval import ensembles
 from recjudge.prompts import explanations as ex_prompts
 from recjudge.prompts import template_text
 
-NOTEBOOK = "explanation_evaluators"
 LEVEL_FORMATS = {level: correlation(2, scale="percent", label=f"{level.capitalize()} level (%)")
                  for level in ex.LEVELS}
 ANNOTATOR_ROWS = ["Annotator-1", "Annotator-2", "Average"]
@@ -52,7 +51,7 @@ def opening(study: ExplanationStudy, sample_rows: Sequence[int], judges: Sequenc
        "configured model is one entry of `judges` away.")
 
 
-def show_study(study: ExplanationStudy) -> Table:
+def show_study(notebook: str, study: ExplanationStudy) -> Table:
     """The study's size and its explanation systems with their mean user ratings (saved with an example each)."""
     ratings = study.user_ratings
     overview = pd.DataFrame({
@@ -62,28 +61,28 @@ def show_study(study: ExplanationStudy) -> Table:
                   len(ratings[["user_id", "item_id"]].drop_duplicates()), len(ratings),
                   ratings["explanation_type"].nunique(), *[int(ratings[a].isna().sum()) for a in ASPECTS]],
     })
-    save_table(overview, NOTEBOOK, "data_overview")
+    save_table(overview, notebook, "data_overview")
     systems = (study.wide().groupby("explanation_type")
                .agg(texts=("row_id", "size"), example=("explanation_text", "first"),
                     **{f"mean_{a}": (f"user_{a}", "mean") for a in ASPECTS})
                .reset_index().sort_values("texts", ascending=False))
-    save_table(systems, NOTEBOOK, "explanation_systems")
+    save_table(systems, notebook, "explanation_systems")
     display(format_table(overview, {"value": count()}, caption="The study", audit=True))
     return format_table(systems.drop(columns=["example"]),
                         {"texts": count(), **{f"mean_{a}": number(2, label=f"Mean {a}") for a in ASPECTS}},
                         labels={"explanation_type": "Explanation system"},
                         caption="Explanation systems and their mean user ratings (examples in the CSV)",
-                        full_table=(NOTEBOOK, "explanation_systems"), audit=True)
+                        full_table=(notebook, "explanation_systems"), audit=True)
 
 
-def show_table1(table1_ours: pd.DataFrame) -> Table:
+def show_table1(notebook: str, table1_ours: pd.DataFrame) -> Table:
     """Table 1's reference rows, the Average column at each level, paper beside ours (every cell saved)."""
-    save_table(table1_ours, NOTEBOOK, "table1_reference_rows_all_methods")
+    save_table(table1_ours, notebook, "table1_reference_rows_all_methods")
     layout = ex.table1_layout(table1_ours)
     paper_layout = ex.table1_layout(ex.paper_table1().assign(value=lambda d: d["paper"] / 100))
     side_by_side = layout.merge(paper_layout, on="evaluator", suffixes=("", " (paper)"))
     side_by_side = side_by_side[["evaluator", *[c for a in [*ASPECTS, "average"] for c in (a, f"{a} (paper)")]]]
-    save_table(side_by_side, NOTEBOOK, "table1_reference_rows")
+    save_table(side_by_side, notebook, "table1_reference_rows")
     ours_average = ex.average_over_aspects(table1_ours).pivot(index="evaluator", columns="level", values="value")
     paper_table = ex.paper_table1(with_average=True)
     paper_average = (paper_table[paper_table["aspect"] == "average"]
@@ -93,25 +92,25 @@ def show_table1(table1_ours: pd.DataFrame) -> Table:
         ours_average.reset_index(), paper_average.loc[reference_names].reset_index(), keys="evaluator",
         metrics=LEVEL_FORMATS, difference=True, labels={"evaluator": "Evaluator"},
         caption="Table 1 of Zhang et al. (2024), reference rows, Average over the four aspects: Pearson (%), paper "
-                "beside ours", full_table=(NOTEBOOK, "table1_reference_rows"))
+                "beside ours", full_table=(notebook, "table1_reference_rows"))
 
 
-def table1_agreement(comparison: pd.DataFrame) -> pd.DataFrame:
+def table1_agreement(notebook: str, comparison: pd.DataFrame) -> pd.DataFrame:
     """How close each reference row comes to the paper over its cells: count, mean and largest |difference|."""
     agreement = (comparison.assign(abs_difference=comparison["difference"].abs())
                  .groupby("evaluator", sort=False)["abs_difference"]
                  .agg(cells="count", mean_abs_difference="mean", max_abs_difference="max").reset_index())
-    save_table(comparison, NOTEBOOK, "table1_paper_vs_ours_cells")
-    return save_table(agreement, NOTEBOOK, "table1_agreement_by_row")
+    save_table(comparison, notebook, "table1_paper_vs_ours_cells")
+    return save_table(agreement, notebook, "table1_agreement_by_row")
 
 
-def show_table1_agreement(agreement: pd.DataFrame) -> Table:
+def show_table1_agreement(notebook: str, agreement: pd.DataFrame) -> Table:
     return format_table(agreement, {"cells": count(),
                                     "mean_abs_difference": number(2, label="Mean |difference| (points)"),
                                     "max_abs_difference": number(2, label="Largest |difference| (points)")},
                         labels={"evaluator": "Evaluator"},
                         caption="How close each reference row comes to the paper over its 12 cells (4 aspects × 3 "
-                                "levels)", full_table=(NOTEBOOK, "table1_agreement_by_row"), audit=True)
+                                "levels)", full_table=(notebook, "table1_agreement_by_row"), audit=True)
 
 
 def draw_table1_cells(comparison: pd.DataFrame) -> None:
@@ -131,23 +130,23 @@ def draw_table1_cells(comparison: pd.DataFrame) -> None:
     plt.show()
 
 
-def show_tokenisation(tokenisation: pd.DataFrame) -> Table:
-    save_table(tokenisation, NOTEBOOK, "bleu_rouge_tokenisation_variants")
+def show_tokenisation(notebook: str, tokenisation: pd.DataFrame) -> Table:
+    save_table(tokenisation, notebook, "bleu_rouge_tokenisation_variants")
     return format_table(tokenisation, {"mean_abs_difference": number(2, label="Mean |difference| (points)"),
                                        "max_abs_difference": number(2, label="Largest |difference| (points)"),
                                        "dataset_level_mean": number(2, label="Dataset level, ours (%)"),
                                        "paper_dataset_level_average": number(2, label="Dataset level, paper (%)")},
                         caption="BLEU and ROUGE under each tokenisation and smoothing tried",
-                        full_table=(NOTEBOOK, "bleu_rouge_tokenisation_variants"), audit=True)
+                        full_table=(notebook, "bleu_rouge_tokenisation_variants"), audit=True)
 
 
-def show_rank_correlations(table1_ours: pd.DataFrame) -> Table:
+def show_rank_correlations(notebook: str, table1_ours: pd.DataFrame) -> Table:
     """Spearman and Kendall of the reference rows, mean over the aspects (every cell saved)."""
     rank_table = (table1_ours[table1_ours["method"] != "pearson"]
                   .assign(value=lambda d: 100 * d["value"])
                   .pivot_table(index=["evaluator", "method"], columns=["aspect", "level"], values="value", sort=False))
     rank_table.columns = [f"{a}_{lvl}" for a, lvl in rank_table.columns]
-    save_table(rank_table.reset_index(), NOTEBOOK, "reference_rows_spearman_kendall")
+    save_table(rank_table.reset_index(), notebook, "reference_rows_spearman_kendall")
     rank_average = pd.concat([ex.average_over_aspects(table1_ours, m).assign(method=m)
                               for m in ("spearman", "kendall")])
     rank_average = rank_average.pivot_table(index=["evaluator", "method"], columns="level", values="value",
@@ -155,10 +154,10 @@ def show_rank_correlations(table1_ours: pd.DataFrame) -> Table:
     return format_table(rank_average[["evaluator", "method", *ex.LEVELS]], LEVEL_FORMATS,
                         labels={"evaluator": "Evaluator", "method": "Coefficient"},
                         caption="Rank correlations of the reference rows, mean over the four aspects",
-                        full_table=(NOTEBOOK, "reference_rows_spearman_kendall"), audit=True)
+                        full_table=(notebook, "reference_rows_spearman_kendall"), audit=True)
 
 
-def null_conventions(truth: pd.DataFrame, study: ExplanationStudy) -> Markdown:
+def null_conventions(notebook: str, truth: pd.DataFrame, study: ExplanationStudy) -> Markdown:
     """How far the annotators' cells move when blank user ratings are dropped instead of set to 3 (saved per cell)."""
     annotators = ex.annotator_scores(study)
     by_policy = pd.concat([
@@ -169,7 +168,7 @@ def null_conventions(truth: pd.DataFrame, study: ExplanationStudy) -> Markdown:
                    .pivot_table(index=["evaluator", "aspect", "level"], columns="nulls", values="value", sort=False)
                    .reset_index())
     null_effect["difference"] = null_effect["drop NA"] - null_effect["paper (NA→3)"]
-    save_table(null_effect, NOTEBOOK, "annotators_null_conventions")
+    save_table(null_effect, notebook, "annotators_null_conventions")
     return Markdown(f"Dropping the {int(truth[list(ASPECTS)].isna().sum().sum())} blank ratings (of "
                     f"{len(truth) * len(ASPECTS):,}) instead of setting them to 3 moves the annotators' cells by at "
                     f"most {pages.fmt(null_effect['difference'].abs().max(), 3)} percentage points.")
@@ -179,7 +178,7 @@ def print_template(name: str) -> None:
     print(template_text(name))
 
 
-def show_llm_sample(study: ExplanationStudy, sample_rows, single_rows, settings: Sequence[str],
+def show_llm_sample(notebook: str, study: ExplanationStudy, sample_rows, single_rows, settings: Sequence[str],
                     llm_runs: pd.DataFrame) -> Table:
     """The LLM sample (users, pairs, texts, calls per judge) and the judges' runs (saved)."""
     by_row = study.user_ratings.set_index("row_id")
@@ -190,26 +189,26 @@ def show_llm_sample(study: ExplanationStudy, sample_rows, single_rows, settings:
         "texts": [len(sample_rows), len(single_rows)],
         "calls per judge": [len(sample_rows) * len(settings), 4 * len(single_rows)],
     })
-    save_table(sample_info, NOTEBOOK, "llm_sample")
-    save_table(llm_runs, NOTEBOOK, "llm_runs")
-    display(format_table(sample_info, caption="The LLM sample", full_table=(NOTEBOOK, "llm_sample"), audit=True))
+    save_table(sample_info, notebook, "llm_sample")
+    save_table(llm_runs, notebook, "llm_runs")
+    display(format_table(sample_info, caption="The LLM sample", full_table=(notebook, "llm_sample"), audit=True))
     return format_table(llm_runs[["evaluator", "n_texts", "n_prompts", "n_unparsable", "tokens_per_text"]],
                         {"n_texts": count(label="Texts"), "n_prompts": count(label="Prompts"),
                          "n_unparsable": count(label="Replies with an unreadable score"),
                          "tokens_per_text": number(0, label="Tokens per text")},
                         labels={"evaluator": "Evaluator"},
                         caption="LLM runs (an unreadable score is NaN, never a silent default)",
-                        full_table=(NOTEBOOK, "llm_runs"), audit=True)
+                        full_table=(notebook, "llm_runs"), audit=True)
 
 
-def show_llm_rows(truth: pd.DataFrame, sample_scores: pd.DataFrame, llm_table: pd.DataFrame) -> Table:
+def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFrame, llm_table: pd.DataFrame) -> Table:
     """Our LLM rows (and the annotators) on the sample, mean over the aspects, with the texts each evaluator scored;
     saved as well with the paper's convention of a missing score counted as 0."""
     scored = sample_scores.dropna(subset=["score"]).groupby("evaluator")["row_id"].nunique()
     llm_layout = ex.table1_layout(llm_table)
     llm_layout.insert(1, "scored_texts", [int(scored.get(e, 0)) for e in llm_layout["evaluator"]])
-    save_table(llm_layout, NOTEBOOK, "llm_rows_sample")
-    save_table(ex.table1_layout(ex.meta_evaluate(truth, sample_scores, nulls=ex.PAPER_NULLS)), NOTEBOOK,
+    save_table(llm_layout, notebook, "llm_rows_sample")
+    save_table(ex.table1_layout(ex.meta_evaluate(truth, sample_scores, nulls=ex.PAPER_NULLS)), notebook,
                "llm_rows_sample_missing_as_0")
     llm_average = ex.average_over_aspects(llm_table).pivot(index="evaluator", columns="level", values="value")
     llm_average = llm_average.reindex(list(dict.fromkeys(llm_table["evaluator"]))).reset_index()
@@ -219,23 +218,23 @@ def show_llm_rows(truth: pd.DataFrame, sample_scores: pd.DataFrame, llm_table: p
                         labels={"evaluator": "Evaluator"},
                         caption="Our LLM rows on the sample, Pearson (%), mean over the aspects whose correlation is "
                                 "defined; a missing score left out (SmolLM2-135M: a near-noise judge)",
-                        full_table=(NOTEBOOK, "llm_rows_sample"))
+                        full_table=(notebook, "llm_rows_sample"))
 
 
-def show_paper_llm_rows() -> Table:
+def show_paper_llm_rows(notebook: str) -> Table:
     paper_llm = ex.paper_table1()
     paper_llm = paper_llm[paper_llm["evaluator"].str.endswith(")")].assign(value=lambda d: d["paper"] / 100)
-    save_table(ex.table1_layout(paper_llm), NOTEBOOK, "paper_llm_rows")
+    save_table(ex.table1_layout(paper_llm), notebook, "paper_llm_rows")
     paper_llm_average = ex.paper_table1(with_average=True).query(
         "aspect == 'average' and evaluator.str.endswith(')')", engine="python")
     return format_table(paper_llm_average.pivot(index="evaluator", columns="level", values="paper")
                         .loc[list(dict.fromkeys(paper_llm_average["evaluator"]))][list(ex.LEVELS)].reset_index(),
                         LEVEL_FORMATS, labels={"evaluator": "Evaluator ((S) single-, (M) multiple-aspect prompt)"},
                         caption="For reference: the paper's LLM rows (full study, Average column as printed)",
-                        full_table=(NOTEBOOK, "paper_llm_rows"))
+                        full_table=(notebook, "paper_llm_rows"))
 
 
-def authors_prompt_statements() -> pd.DataFrame:
+def authors_prompt_statements(notebook: str) -> pd.DataFrame:
     """The statement each aspect line of the authors' multiple-aspect template asks, beside the questionnaire's."""
     names = {title: aspect for aspect, (title, _) in ex_prompts.AUTHORS_ASPECTS.items()}
     lines = [line.strip().split(": ", 1) for line in template_text("zhang_authors_multi").splitlines()
@@ -244,7 +243,7 @@ def authors_prompt_statements() -> pd.DataFrame:
         {"aspect": names[title], "line": title, "statement_asked": asked,
          "questionnaire_statement": ex_prompts.ASPECT_STATEMENTS[names[title]],
          "asks_its_aspect": asked == ex_prompts.ASPECT_STATEMENTS[names[title]]} for title, asked in lines]),
-        NOTEBOOK, "authors_prompt_statements")
+        notebook, "authors_prompt_statements")
 
 
 def has_slip(statements: pd.DataFrame) -> bool:
@@ -272,25 +271,25 @@ def slip_note(statements: pd.DataFrame) -> Markdown:
         + "The rebuilt template keeps the slip, so that it asks what the authors asked.")
 
 
-def show_authors_differences() -> Table:
+def show_authors_differences(notebook: str) -> Table:
     differences = save_table(pd.DataFrame(ex_prompts.AUTHORS_DIFFERENCES, columns=["aspect", "difference"]),
-                             NOTEBOOK, "authors_prompt_differences")
+                             notebook, "authors_prompt_differences")
     return format_table(differences, labels={"aspect": "What", "difference": "The authors' code, and here"},
                         caption="Where a request here still differs from the authors' code",
-                        full_table=(NOTEBOOK, "authors_prompt_differences"), audit=True)
+                        full_table=(notebook, "authors_prompt_differences"), audit=True)
 
 
-def authors_average(authors: ex.LLMEvaluation, authors_table: pd.DataFrame) -> pd.DataFrame:
+def authors_average(notebook: str, authors: ex.LLMEvaluation, authors_table: pd.DataFrame) -> pd.DataFrame:
     """The authors' prompts' rows, mean over the aspects at each level, with their run counts (runs and rows
     saved)."""
-    runs = save_table(authors.runs, NOTEBOOK, "authors_runs")
-    save_table(ex.table1_layout(authors_table), NOTEBOOK, "authors_rows_sample")
+    runs = save_table(authors.runs, notebook, "authors_runs")
+    save_table(ex.table1_layout(authors_table), notebook, "authors_rows_sample")
     average = ex.average_over_aspects(authors_table).pivot(index="evaluator", columns="level", values="value")
     average = average.loc[list(dict.fromkeys(authors_table["evaluator"]))].reset_index()
     return average.merge(runs[["evaluator", "n_texts", "n_prompts", "n_unparsable"]], on="evaluator")
 
 
-def show_authors_rows(average: pd.DataFrame) -> Table:
+def show_authors_rows(notebook: str, average: pd.DataFrame) -> Table:
     return format_table(average[["evaluator", "n_texts", "n_prompts", "n_unparsable", *ex.LEVELS]],
                         {"n_texts": count(label="Texts"), "n_prompts": count(label="Prompts"),
                          "n_unparsable": count(label="Unreadable replies"), **LEVEL_FORMATS},
@@ -298,7 +297,7 @@ def show_authors_rows(average: pd.DataFrame) -> Table:
                         caption="The authors' prompts on the sample, Pearson (%), mean over the four aspects, a "
                                 "missing score counted as 0 as in the paper; each run read with the authors' rule "
                                 "and, separately, by aspect name (SmolLM2-135M: a near-noise judge)",
-                        full_table=(NOTEBOOK, "authors_rows_sample"))
+                        full_table=(notebook, "authors_rows_sample"))
 
 
 def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, authors_judges: Sequence[dict],
@@ -337,13 +336,13 @@ def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, autho
     return Markdown(" ".join(sentences))
 
 
-def draw_ensembles(ensemble_table: pd.DataFrame, members: Sequence[str], n_texts: int) -> None:
+def draw_ensembles(notebook: str, ensemble_table: pd.DataFrame, members: Sequence[str], n_texts: int) -> None:
     """Figure 4's shape: every ensemble's Pearson (mean over aspects) against its size, one panel per level, glued
     with its caption (the table and its summary saved)."""
-    save_table(ensemble_table, NOTEBOOK, "ensembles_all_subsets")
+    save_table(ensemble_table, notebook, "ensembles_all_subsets")
     summary = ensembles.ensemble_summary(ensemble_table, by=("aspect", "level", "method"))
     summary[["mean", "min", "max", "sd"]] *= 100
-    save_table(summary, NOTEBOOK, "ensembles_summary")
+    save_table(summary, notebook, "ensembles_summary")
     ensemble_average = (ensemble_table.groupby(["n", "members", "level"], sort=False)["value"].mean().mul(100)
                         .rename("pearson").reset_index())
     # Each size has one to three ensembles: the points themselves, not boxes drawn from them.
@@ -368,28 +367,28 @@ def draw_ensembles(ensemble_table: pd.DataFrame, members: Sequence[str], n_texts
         "the grey line is 0. SmolLM2-135M is a near-noise judge.")
 
 
-def show_cost(cost: pd.DataFrame) -> Table:
+def show_cost(notebook: str, cost: pd.DataFrame) -> Table:
     """Cost of evaluating 1,000 texts at each model's list price (saved per text)."""
-    save_table(cost, NOTEBOOK, "cost_per_text")
+    save_table(cost, notebook, "cost_per_text")
     usd_columns = [c for c in cost.columns if c.startswith("usd_")]
     # Per 1,000 texts, so that a cent and a tenth of a cent read with the same two decimals.
     return format_table(cost[["evaluator", *usd_columns]].assign(**{c: cost[c] * 1000 for c in usd_columns}),
                         {c: number(2, label=c.removeprefix("usd_").replace("_", " ") + " ($)") for c in usd_columns},
                         labels={"evaluator": "Our prompt"},
                         caption="Cost of evaluating 1,000 texts on four aspects, in USD, at each model's list price",
-                        full_table=(NOTEBOOK, "cost_per_text"))
+                        full_table=(notebook, "cost_per_text"))
 
 
-def show_paper_cost() -> Table:
+def show_paper_cost(notebook: str) -> Table:
     paper_cost = pd.DataFrame({"evaluator": list(ex.PAPER_TABLE2_USD),
                                "usd_per_text (paper Table 2)": list(ex.PAPER_TABLE2_USD.values())})
-    save_table(paper_cost, NOTEBOOK, "paper_table2_cost")
+    save_table(paper_cost, notebook, "paper_table2_cost")
     column = "usd_per_text (paper Table 2)"
     return format_table(paper_cost.assign(**{column: paper_cost[column] * 1000}),
                         {column: number(2, label="USD per 1,000 texts")},
                         labels={"evaluator": "Evaluator (paper)"},
                         caption="The paper's Table 2: cost of evaluating 1,000 texts",
-                        full_table=(NOTEBOOK, "paper_table2_cost"), audit=True)
+                        full_table=(notebook, "paper_table2_cost"), audit=True)
 
 
 def detail_values(agreement: pd.DataFrame, tokenisation: pd.DataFrame) -> dict[str, str]:
