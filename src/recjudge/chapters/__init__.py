@@ -4,4 +4,7 @@ A chapter's notebook shows the few calls that carry its analysis (load the study
 agreement) and keeps its prose; what only dresses the page lives here: the opening box's facts, the tables with their
 captions and formats, the figures, and the glued findings with the rules that choose their words. This layer sits
 above the paper packages, whose analysis it presents.
+
+- ``auxiliary_data``          auxiliary data in the judge's prompt (Kang et al. 2025, RQ2), and its synthetic run
+- ``explanation_evaluators``  LLMs as evaluators of recommendation explanations (Zhang et al. 2024)
 """
