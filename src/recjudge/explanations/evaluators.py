@@ -420,6 +420,7 @@ def run_authors_prompts(
     *,
     seed: int = 0,
     mode: str | None = None,
+    store=None,
 ) -> LLMEvaluation:
     """The authors' own prompts (:func:`run_llm_evaluators` with ``prompts="authors"``) asked of each judge (a
     ``label`` plus ``JudgeConfig`` fields) on ``plan``, each run read twice: with the authors' rule and by aspect
@@ -434,7 +435,7 @@ def run_authors_prompts(
         config = JudgeConfig(prompt="zhang_authors_multi", **fields)
         for reading in ("authors", "names"):
             parts.append(run_llm_evaluators(study, config, plan, model_label=label, seed=seed, mode=mode,
-                                            prompts="authors", reading=reading))
+                                            store=store, prompts="authors", reading=reading))
     return concat_evaluations(parts)
 
 
