@@ -380,3 +380,61 @@ def test_failed_judgments_are_counted_apart_from_unparsable_replies(tmp_path, mo
     runs = run_llm_evaluators(tiny_study(), config, [("single", "zero_shot", [0, 1])], store=tmp_path,
                               mode="live").runs
     assert runs.loc[0, ["n_failed", "n_unparsable"]].tolist() == [4, 4]
+
+
+def test_the_authors_prompts_are_read_both_ways_from_one_set_of_replies(tmp_path, monkeypatch):
+    import recjudge.llm
+    from recjudge.explanations.evaluators import run_authors_prompts
+    from recjudge.llm.providers.base import Completion
+    from recjudge.prompts.explanations import evaluator_name
+
+    class Counting:
+        """Answers every prompt with four scores in a row (the authors' format) and by their aspect names, and counts
+        what it is asked."""
+
+        name = "counting"
+        asked = 0
+
+        def complete(self, messages, **options):
+            Counting.asked += 1
+            return Completion(text="4 3 2 1\nPersuasiveness: 4\nTransparency: 3\nAccuracy: 2\nSatisfactory: 1")
+
+    asking = recjudge.llm.run_judge
+    monkeypatch.setattr(recjudge.llm, "run_judge",
+                        lambda *args, **kwargs: asking(*args, provider=Counting(), **kwargs))
+    judge = {"label": "J", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+             "temperature": 0.0, "max_tokens": 64, "options": {"top_p": 0.95}}
+    result = run_authors_prompts(tiny_study(), [judge], [("multi", "none", [0, 1, 2])], store=tmp_path, mode="auto")
+    assert Counting.asked == 3  # the reading by name replays the same replies from the store
+    name = evaluator_name("J", "multi", "none")  # "J (M, zero-shot, authors' prompt)"
+    assert result.runs["evaluator"].tolist() == [name, f"{name}, read by name"]
+    assert result.runs["n_from_store"].tolist() == [0, 3]
+    by_reading = result.scores.pivot_table(index=["evaluator", "aspect"], values="score", aggfunc="mean")["score"]
+    assert by_reading.loc[(name, "persuasiveness")] == 4
+    assert by_reading.loc[(f"{name}, read by name", "satisfaction")] == 1
+
+
+def test_tokenisation_variants_score_each_setting_against_the_self_explanations():
+    from recjudge.data.lu2023 import ExplanationStudy
+    from recjudge.explanations.evaluators import PAPER_TABLE1_AVERAGE, tokenisation_variants, truth_frame
+
+    study = tiny_study()
+    # Even rows repeat their pair's self-explanation and are rated 5; odd rows share no character with it, rated 1:
+    # BLEU-1 and ROUGE-1 then order the texts exactly as the users do (dataset-level Pearson 100% on every aspect).
+    selves = pd.DataFrame([{"user_id": u, "item_id": m, "self_explanation": "天地玄黄"}
+                           for u in (1, 2) for m in (10, 20)])
+    explanations = study.explanations.assign(
+        explanation_text=["天地玄黄" if i % 2 == 0 else "宇宙洪荒" for i in study.explanations["row_id"]])
+    ratings = study.user_ratings.assign(**{a: [5.0 if i % 2 == 0 else 1.0 for i in study.user_ratings["row_id"]]
+                                           for a in ASPECTS})
+    study = ExplanationStudy(explanations, ratings, pd.DataFrame(columns=["row_id", "annotator", *ASPECTS]), selves,
+                             pd.DataFrame(), folder=None)
+    variants = (("BLEU-1", "bleu", {"max_order": 1, "tokenize": "char", "smooth_method": "none"}),
+                ("ROUGE-1-F", "rouge1", {"tokenizer": "char"}))
+    table = tokenisation_variants(study, truth_frame(study), variants)
+    assert table["metric"].tolist() == ["BLEU-1", "ROUGE-1-F"]
+    assert table["setting"].tolist() == ["tokenize=char, smooth_method=none", "tokenizer=char"]
+    assert table["dataset_level_mean"].tolist() == pytest.approx([100.0, 100.0])
+    assert table["paper_dataset_level_average"].tolist() == [PAPER_TABLE1_AVERAGE["BLEU-1"][0],
+                                                             PAPER_TABLE1_AVERAGE["ROUGE-1-F"][0]]
+    assert (table["max_abs_difference"] >= table["mean_abs_difference"]).all()

@@ -5,7 +5,9 @@ agreement) and keeps its prose; what only dresses the page lives here: the openi
 captions and formats, the figures, and the glued findings with the rules that choose their words. This layer sits
 above the paper packages, whose analysis it presents.
 
+- ``auxiliary_data``          auxiliary data in the judge's prompt (Kang et al. 2025, RQ2), and its synthetic run
 - ``data_tour``: which datasets a build holds, their sizes and distributions.
+- ``explanation_evaluators``  LLMs as evaluators of recommendation explanations (Zhang et al. 2024)
 - ``judge_robustness``: the metamorphic robustness of the book's LLM judges.
 - ``prompt_strategies``: Tokutake et al.'s four prompt strategies, and their synthetic run
 - ``proxy_vs_llm``, ``llm_ensembles``: Kang et al.'s proxies against LLM judges, and ensembles of judges.

@@ -399,6 +399,104 @@ def run_llm_evaluators(
     )
 
 
+_EMPTY_SCORES = ("row_id", "evaluator", "aspect", "score")
+_EMPTY_RUNS = ("evaluator", "template", "model", "n_texts", "n_prompts", "n_unparsable")
+
+
+def concat_evaluations(results: Sequence[LLMEvaluation]) -> LLMEvaluation:
+    """The :class:`LLMEvaluation` of several runs (one per judge) as one; with no run (no judge configured), empty
+    frames with the columns the meta-evaluation and the run tables read."""
+    if not results:
+        return LLMEvaluation(scores=pd.DataFrame(columns=list(_EMPTY_SCORES)),
+                             runs=pd.DataFrame(columns=list(_EMPTY_RUNS)), replies=pd.DataFrame())
+    return LLMEvaluation(*(pd.concat([getattr(r, part) for r in results], ignore_index=True)
+                           for part in ("scores", "runs", "replies")))
+
+
+def run_authors_prompts(
+    study: ExplanationStudy,
+    judges: Sequence[dict],
+    plan: Sequence[tuple[str, str, Sequence[int]]],
+    *,
+    seed: int = 0,
+    mode: str | None = None,
+    store=None,
+) -> LLMEvaluation:
+    """The authors' own prompts (:func:`run_llm_evaluators` with ``prompts="authors"``) asked of each judge (a
+    ``label`` plus ``JudgeConfig`` fields) on ``plan``, each run read twice: with the authors' rule and by aspect
+    name (rows "..., read by name"); replies come once from the engine and its store."""
+    from recjudge.llm import JudgeConfig
+
+    parts = []
+    for judge in judges:
+        fields = dict(judge)
+        label = fields.pop("label")
+        fields["options"] = tuple(fields.get("options", {}).items())
+        config = JudgeConfig(prompt="zhang_authors_multi", **fields)
+        for reading in ("authors", "names"):
+            parts.append(run_llm_evaluators(study, config, plan, model_label=label, seed=seed, mode=mode,
+                                            store=store, prompts="authors", reading=reading))
+    return concat_evaluations(parts)
+
+
+def ensemble_members(judge_labels: Sequence[str], settings: Sequence[str], *, min_llms: int = 3) -> list[str]:
+    """The members of the Figure 4 ensembles: the zero-shot multiple-aspect run of each judge (when ``settings``
+    include it) and, when there are fewer than ``min_llms`` of them, the two third-party annotators, so that an
+    ensemble of several members exists."""
+    from recjudge.prompts.explanations import evaluator_name
+
+    members = [evaluator_name(label, "multi", "zero_shot") for label in judge_labels if "zero_shot" in settings]
+    if len(members) < min_llms:
+        members += ["Annotator-1", "Annotator-2"]
+    return members
+
+
+#: BLEU and ROUGE settings tried against the paper's unstated tokenisation and smoothing: (row, kind, options); the
+#: first of each row is the one Table 1 uses.
+TOKENISATION_VARIANTS = (
+    ("BLEU-1", "bleu", {"max_order": 1, "tokenize": "zh", "smooth_method": "none"}),
+    ("BLEU-1", "bleu", {"max_order": 1, "tokenize": "jieba", "smooth_method": "none"}),
+    ("BLEU-1", "bleu", {"max_order": 1, "tokenize": "char", "smooth_method": "none"}),
+    ("BLEU-4", "bleu", {"max_order": 4, "tokenize": "zh", "smooth_method": "none"}),
+    ("BLEU-4", "bleu", {"max_order": 4, "tokenize": "zh", "smooth_method": "exp"}),
+    ("BLEU-4", "bleu", {"max_order": 4, "tokenize": "jieba", "smooth_method": "none"}),
+    ("BLEU-4", "bleu", {"max_order": 4, "tokenize": "jieba", "smooth_method": "exp"}),
+    ("BLEU-4", "bleu", {"max_order": 4, "tokenize": "char", "smooth_method": "none"}),
+    ("ROUGE-1-F", "rouge1", {"tokenizer": "jieba"}),
+    ("ROUGE-1-F", "rouge1", {"tokenizer": "char"}),
+    ("ROUGE-L-F", "rougeL", {"tokenizer": "jieba"}),
+    ("ROUGE-L-F", "rougeL", {"tokenizer": "char"}),
+)
+
+
+def tokenisation_variants(study: ExplanationStudy, truth: pd.DataFrame,
+                          variants: Sequence[tuple[str, str, dict]] = TOKENISATION_VARIANTS) -> pd.DataFrame:
+    """Each BLEU/ROUGE variant (row, "bleu" or a rouge-score key, options) scored against the self-explanations,
+    meta-evaluated with the paper's null convention (Pearson) and compared with the paper's 12 cells of its row.
+
+    Returns metric, setting, mean_abs_difference, max_abs_difference (points), dataset_level_mean (ours, %, mean over
+    the aspects) and paper_dataset_level_average (the paper's Average column as printed)."""
+    from recjudge.explanations import text_metrics
+
+    wide = study.wide()
+    hyps, refs = wide["explanation_text"].tolist(), wide["self_explanation"].tolist()
+    rows = []
+    for metric, kind, options in variants:
+        if kind == "bleu":
+            values = text_metrics.bleu_scores(hyps, refs, **options)
+        else:
+            values = text_metrics.rouge_f_scores(hyps, refs, (kind,), **options)[kind].to_numpy()
+        scores = pd.concat([pd.DataFrame({"row_id": wide["row_id"], "evaluator": metric, "aspect": a, "score": values})
+                            for a in ASPECTS])
+        cells = compare_with_paper(meta_evaluate(truth, scores, nulls=PAPER_NULLS, methods=("pearson",)))
+        rows.append({"metric": metric, "setting": ", ".join(f"{k}={v}" for k, v in options.items() if k != "max_order"),
+                     "mean_abs_difference": cells["difference"].abs().mean(),
+                     "max_abs_difference": cells["difference"].abs().max(),
+                     "dataset_level_mean": cells.loc[cells["level"] == "dataset", "ours"].mean(),
+                     "paper_dataset_level_average": PAPER_TABLE1_AVERAGE[metric][0]})
+    return pd.DataFrame(rows)
+
+
 def cost_per_text(runs: pd.DataFrame, priced_models: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """Cost of evaluating one text on the four aspects at the price of each (provider, model) in
     ``priced_models``, from the measured tokens of ``runs`` (from :func:`run_llm_evaluators`): mean input and output

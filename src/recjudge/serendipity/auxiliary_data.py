@@ -587,6 +587,31 @@ def tables45_rows(table: pd.DataFrame, scores: pd.DataFrame, truth: pd.Series, u
     return _with_count_range(pd.DataFrame(rows), ["pearson_pct", "mae", "rmse"]), held
 
 
+def tables45_readings(table: pd.DataFrame, scores: pd.DataFrame, integer_scores: pd.DataFrame | None,
+                       rows: pd.DataFrame, settings: Sequence[str], *, n_boot: int, n_splits: int,
+                       seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`tables45_rows` of the judge read as its expected score (``table``, ``scores``) and, when
+    ``integer_scores`` are given (``RQ2Run.integer_scores``), as the most likely score token, the way the paper's
+    judges answer (rows suffixed ``ground_truth.INTEGER``; their agreement table against NA is computed here on
+    ``rows``' truth and users).  Returns (the rows of both readings, their held-out splits with a ``reading``
+    column)."""
+    from recjudge.serendipity import ground_truth
+
+    readings = {"": (table, scores)}
+    if integer_scores is not None:
+        integers = integer_scores.assign(truth=rows["truth"], user_id=rows["user_id"])
+        readings[ground_truth.INTEGER] = (ground_truth.agreement_table(integers, list(settings), reference=NA,
+                                                                       n_boot=n_boot, seed=seed, groups="user_id"),
+                                          integers)
+    parts, held_parts = [], []
+    for suffix, (reading_table, reading_scores) in readings.items():
+        part, held = tables45_rows(reading_table, reading_scores, reading_scores["truth"], reading_scores["user_id"],
+                                   n_splits=n_splits, seed=seed, suffix=suffix)
+        parts.append(part)
+        held_parts.append(held.assign(reading="expected score" if not suffix else "most likely score token"))
+    return pd.concat(parts, ignore_index=True), pd.concat(held_parts, ignore_index=True)
+
+
 def table5_rows(grid: pd.DataFrame, cells: Mapping[str, pd.Series], truth: pd.Series, users: pd.Series, *,
                 na_cell: str, n_splits: int, seed: int, suffix: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of Kang et al.'s Table 5 from a grid of ensembles × auxiliary data (``metaeval.ensembles.grid_search``
