@@ -412,6 +412,9 @@ def test_the_authors_prompts_are_read_both_ways_from_one_set_of_replies(tmp_path
     by_reading = result.scores.pivot_table(index=["evaluator", "aspect"], values="score", aggfunc="mean")["score"]
     assert by_reading.loc[(name, "persuasiveness")] == 4
     assert by_reading.loc[(f"{name}, read by name", "satisfaction")] == 1
+    Counting.asked = 0  # live mode asks every prompt again, but only once: its second reading is the store's
+    run_authors_prompts(tiny_study(), [judge], [("multi", "none", [0, 1, 2])], store=tmp_path, mode="live")
+    assert Counting.asked == 3
 
 
 def test_tokenisation_variants_score_each_setting_against_the_self_explanations():

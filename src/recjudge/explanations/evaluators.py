@@ -424,17 +424,20 @@ def run_authors_prompts(
 ) -> LLMEvaluation:
     """The authors' own prompts (:func:`run_llm_evaluators` with ``prompts="authors"``) asked of each judge (a
     ``label`` plus ``JudgeConfig`` fields) on ``plan``, each run read twice: with the authors' rule and by aspect
-    name (rows "..., read by name"); replies come once from the engine and its store."""
+    name (rows "..., read by name"); replies are asked once: the second reading takes them from the store (in
+    ``live`` mode too, which would otherwise pay for every prompt twice)."""
     from recjudge.llm import JudgeConfig
+    from recjudge.llm.ask_options import resolve_mode
 
+    again = "auto" if resolve_mode(mode) == "live" else mode
     parts = []
     for judge in judges:
         fields = dict(judge)
         label = fields.pop("label")
         fields["options"] = tuple(fields.get("options", {}).items())
         config = JudgeConfig(prompt="zhang_authors_multi", **fields)
-        for reading in ("authors", "names"):
-            parts.append(run_llm_evaluators(study, config, plan, model_label=label, seed=seed, mode=mode,
+        for reading, reading_mode in (("authors", mode), ("names", again)):
+            parts.append(run_llm_evaluators(study, config, plan, model_label=label, seed=seed, mode=reading_mode,
                                             store=store, prompts="authors", reading=reading))
     return concat_evaluations(parts)
 
