@@ -80,10 +80,6 @@ def test_a_judge_beats_a_constant_answer_only_by_more_than_half_a_hundredth():
            "(weak)" in none
 
 
-def findings_for(worth, errors, reliability, bias, headline_n):
-    return page.findings(worth, errors, reliability, bias, headline_n)
-
-
 def test_findings_say_whether_any_judge_saves_a_label():
     worth = pd.DataFrame({"judge": ["a", "b"], "estimand": "mean serendipity", "n": 100,
                           "labels_worth": [100.4, 90.0]})
@@ -91,22 +87,22 @@ def test_findings_say_whether_any_judge_saves_a_label():
     bias = pd.DataFrame({"judge": ["a"], "term": ["popularity (log)"], "coefficient": [0.1], "ci_low": [-0.1],
                          "ci_high": [0.3]})
     errors = errors_with_gains({"a": 0.0})
-    saving_none = findings_for(worth, errors, reliability, bias, 100)
+    saving_none = page.findings(worth, errors, reliability, bias, 100)
     assert saving_none["labels_saved"] == "no judge saves a label."
     assert (saving_none["best_worth"], saving_none["best_labels"]) == ("a", 100)
     assert saving_none["calibration_finding"] == "no judge beats a constant answer's MAE by more than 0.005."
     assert saving_none["retest_finding"] == ""
     assert (saving_none["n_clear"], saving_none["n_effects"]) == (0, 1)
 
-    saving = findings_for(worth.assign(labels_worth=[100.6, 90.0]), errors_with_gains({"a": 0.01}),
-                          pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
-                          bias.assign(ci_low=0.05), 100)
+    saving = page.findings(worth.assign(labels_worth=[100.6, 90.0]), errors_with_gains({"a": 0.01}),
+                           pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
+                           bias.assign(ci_low=0.05), 100)
     assert saving["labels_saved"] == "the others save less." and saving["best_labels"] == 101
     assert saving["calibration_finding"] == "a beats a constant answer's MAE by more than 0.005."
     assert saving["retest_finding"] == "Asked twice at temperature 1, the few-shot judge agrees with itself at " \
                                        "α = 0.43; "
     assert saving["n_clear"] == 1
-    both = findings_for(worth, errors_with_gains({"a": 0.01, "b": 0.01}), reliability, bias, 100)
+    both = page.findings(worth, errors_with_gains({"a": 0.01, "b": 0.01}), reliability, bias, 100)
     assert both["calibration_finding"].startswith("a, b beat a constant")
 
 

@@ -15,7 +15,7 @@ from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, error, format_table, number, text
 from recjudge.serendipity import ground_truth as ser
-from recjudge.trust import population, ppi
+from recjudge.trust import calibration, population, ppi
 from recjudge.trust.population import JudgedPopulation
 
 PROXY = "proxy metric"
@@ -133,8 +133,6 @@ def _panel_title(judged: JudgedPopulation, panel: Sequence[str]) -> str:
 
 def calibration_curves(judged: JudgedPopulation, judges: Sequence[str]) -> pd.DataFrame:
     """Each judge's scores and their out-of-fold isotonic calibration (columns judge, score, calibrated)."""
-    from recjudge.trust import calibration
-
     curves = []
     for judge in judges:
         rows = judged.scored_by(judge)
