@@ -71,7 +71,7 @@ def test_the_constrained_finding_says_when_it_was_not_run():
     beside = pd.DataFrame({"template": ["Base", "CoT"], "parsed_constrained": [10, 9], "replies": [10, 10],
                            "parsed_free": [4, 0], "shape_violations": [0, 1], "mae_constrained": [1.234, 0.9]})
     assert page.constrained_finding(beside) == (
-        "SmolLM2-135M's replies parse for Base 10 of 10 (free: 4); CoT 9 of 10 (free: 0), with 1 replies out of "
+        "SmolLM2-135M's replies parse for Base 10 of 10 (free: 4); CoT 9 of 10 (free: 0), with 1 reply out of "
         "shape; MAE on the parsed replies Base 1.23; CoT 0.90.")
     values = page.findings(study(), metric_rows([(0.5, 1.5), (1.0, 2.0)]), None)
     assert isinstance(values["constrained_finding"], Markdown) and values["n_judged"] == "12"

@@ -121,3 +121,19 @@ def test_calibration_removes_scale_but_not_information():
     assert by.loc[("judge", "calibrated (isotonic)"), "mae"] < 0.05 < by.loc[("judge", "raw"), "mae"]
     constant = by.loc[("constant (mean of other users)", "calibrated (isotonic)"), "mae"]
     assert constant > 1.0  # the mean says nothing about which answer is which
+
+
+def test_each_judge_meets_its_constant_answer_on_the_answers_it_scored():
+    rng = np.random.default_rng(8)
+    users = np.repeat(np.arange(30), 10)
+    human = rng.integers(1, 6, size=300).astype(float)
+    frame = pd.DataFrame({"user_id": users, "truth": human, "full": human + rng.normal(0, 1, 300),
+                          "sampled": np.where(np.arange(300) < 150, human, np.nan)})
+    table = calibration.error_table_per_judge(frame, ["full", "sampled"])
+    assert table["judge"].unique().tolist() == ["full", "sampled"]  # no row of the baseline under its own name
+    by = table.set_index(["judge", "reading"])
+    rows = frame.iloc[:150]
+    alone = calibration.error_table(rows, rows["truth"], rows["user_id"], ["sampled"])
+    own_constant = alone.loc[alone["judge"].str.startswith("constant"), "mae"].item()
+    assert by.loc[("sampled", "constant answer"), "mae"] == own_constant
+    assert by.loc[("sampled", "constant answer"), "n"] == 150 and by.loc[("full", "constant answer"), "n"] == 300

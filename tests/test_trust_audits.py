@@ -136,3 +136,37 @@ def test_judged_population_adds_a_readers_judge_after_the_local_ones(tmp_path, m
     assert "a random sample of 15 answers" in table.loc["gpt-4o-mini few-shot (5)", "note"]
     assert table.index.get_loc("SmolLM2-135M zero-shot") < table.index.get_loc("gpt-4o-mini few-shot (5)")
     assert table.loc["gpt-4o-mini few-shot (5)", "answers"] == 0  # a plan asks nothing: no score yet
+
+
+def test_the_population_names_the_judges_analysed_and_their_kind():
+    from recjudge.trust import population
+
+    frame = pd.DataFrame({"truth": [1.0, 2.0], "a": [1.0, 2.0], "a, integer": [1.0, 2.0], "b": [np.nan, 3.0]})
+    table = pd.DataFrame({"judge": ["a", "a, integer", "b"], "kind": ["local LLM", "local LLM", "reader's LLM"],
+                          "scoring": ["expected score", "most likely score token", "expected score"],
+                          "answers": [2, 2, 1]})
+    judged = population.JudgedPopulation(frame, table)
+    assert judged.analysed(2) == ["a", "a, integer"]
+    assert judged.analysed(2, integer_readings=False) == ["a"]
+    assert judged.analysed(1, integer_readings=False) == ["a", "b"]
+    assert (judged.kind("b"), judged.answers("b")) == ("reader's LLM", 1)
+
+
+def test_a_property_with_one_value_for_every_answer_is_not_tested():
+    from recjudge.trust import population
+
+    frame = pd.DataFrame({"log_popularity": [0.1, 0.5], "release_year": [1990, 2001], "title_length": [5, 9],
+                          "history_length": [10, 10]})
+    assert population.varying_properties(frame) == {"log_popularity": "popularity (log)",
+                                                    "release_year": "release year", "title_length": "title length"}
+
+
+def test_judges_are_paired_for_reliability_only_on_enough_common_answers():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"x": rng.normal(size=40), "y": rng.normal(size=40),
+                          "z": np.where(np.arange(40) < 20, rng.normal(size=40), np.nan)})
+    sets = judges.reading_sets(None, frame, ["x", "y", "z"], prompts=(), retest=False)
+    assert list(sets) == ["x / y"]  # z shares only 20 answers with each
+    assert sets["x / y"].equals(frame[["x", "y"]])
+    assert list(judges.reading_sets(None, frame, ["x", "y", "z"], retest=False, min_pair_answers=20)) == [
+        "x / y", "x / z", "y / z"]

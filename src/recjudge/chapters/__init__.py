@@ -12,4 +12,5 @@ above the paper packages, whose analysis it presents.
 - ``prompt_strategies``: Tokutake et al.'s four prompt strategies, and their synthetic run
 - ``proxy_vs_llm``, ``llm_ensembles``: Kang et al.'s proxies against LLM judges, and ensembles of judges.
 - ``recommender_reevaluation``: Tokutake et al.'s Table 3, recommenders judged by an LLM
+- ``trust_judges``: what is a judge worth? (and its synthetic run)
 """

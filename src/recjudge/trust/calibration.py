@@ -83,3 +83,16 @@ def error_table(scores: pd.DataFrame, human: pd.Series, users: pd.Series, judges
     rows.append({"judge": "constant (mean of other users)", "reading": "calibrated (isotonic)", "n": found["n"],
                  "pearson_pct": np.nan, "mae": found["mae"], "rmse": found["rmse"]})
     return pd.DataFrame(rows)
+
+
+def error_table_per_judge(frame: pd.DataFrame, judges: Sequence[str], human: str = "truth", users: str = "user_id",
+                          n_splits: int = 5) -> pd.DataFrame:
+    """``error_table`` of each judge on the rows it scored, its constant baseline fitted on those same rows (reading
+    "constant answer", under the judge's name), so that a judge that scored a sample meets its own baseline."""
+    tables = []
+    for judge in judges:
+        rows = frame[frame[judge].notna()]
+        table = error_table(rows, rows[human], rows[users], [judge], n_splits)
+        table.loc[table["judge"].str.startswith("constant"), ["judge", "reading"]] = [judge, "constant answer"]
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)

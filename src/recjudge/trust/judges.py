@@ -155,3 +155,23 @@ def retest_readings(study, covered: pd.DataFrame, mode: str | None = None, seed:
     asked = run(RETEST_JUDGE, study, covered, mode=mode, seed=seed)
     wide = asked.table.pivot(index="key", columns="run", values="score")
     return wide.rename(columns=lambda draw: f"draw {int(draw) + 1}").rename_axis(columns=None)
+
+
+def reading_sets(study, frame: pd.DataFrame, llm_judges, prompts=(), retest: bool = True, mode: str | None = None,
+                 seed: int = 0, min_pair_answers: int = 30) -> dict[str, pd.DataFrame]:
+    """The sets of readings whose agreement the reliability audit measures, by name, each one row per answer and one
+    column per reading: the RQ1 chapter's local judge under ``prompts`` (at least two) on its stratified sample;
+    each pair of ``llm_judges`` (columns of ``frame``, the population frame) on the answers both scored, when they
+    are at least ``min_pair_answers``; with ``retest``, the test-retest judge's two draws."""
+    sets = {}
+    if len(prompts) >= 2:
+        sets["SmolLM2-135M, five prompts (RQ1 sample)"] = prompt_readings(study, prompts, mode=mode)
+    for position, first in enumerate(llm_judges):
+        for second in llm_judges[position + 1:]:
+            pair = frame[[first, second]].dropna()
+            if len(pair) >= min_pair_answers:
+                sets[f"{first} / {second}"] = pair
+    if retest:
+        covered = coverage(study.answers, study.examples)
+        sets[f"{RETEST_JUDGE.name} (test-retest)"] = retest_readings(study, covered, mode=mode, seed=seed)
+    return sets

@@ -24,6 +24,9 @@ from recjudge.serendipity.ground_truth import INTEGER
 from recjudge.trust import judges as trust_judges
 
 RECORDED = "gpt-3.5-turbo (recorded)"
+#: The properties a judge might follow instead of serendipity: column of the population frame -> readable name.
+PROPERTIES = {"log_popularity": "popularity (log)", "release_year": "release year",
+              "title_length": "title length", "history_length": "history length"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,30 @@ class JudgedPopulation:
     def scored_by(self, judge: str) -> pd.DataFrame:
         """The rows ``judge`` scored."""
         return self.frame[self.frame[judge].notna()]
+
+    def kind(self, judge: str) -> str:
+        """The judge's kind: "recorded LLM", "local LLM", "reader's LLM" or "proxy metric"."""
+        return self.judges.set_index("judge").at[judge, "kind"]
+
+    def answers(self, judge: str) -> int:
+        """How many answers the judge scored."""
+        return int(self.judges.set_index("judge").at[judge, "answers"])
+
+    def analysed(self, min_answers: int, integer_readings: bool = True) -> list[str]:
+        """The judge columns with at least ``min_answers`` scored answers (the others can only be listed), in order;
+        without ``integer_readings``, one reading per judge: a local judge's expected score, not its most likely
+        score token."""
+        table = self.judges
+        keep = table["answers"] >= min_answers
+        if not integer_readings:
+            keep &= table["scoring"] != "most likely score token"
+        return table.loc[keep, "judge"].tolist()
+
+
+def varying_properties(frame: pd.DataFrame) -> dict[str, str]:
+    """The ``PROPERTIES`` that vary in ``frame``: a property with one value for every answer (the synthetic survey's
+    history length) cannot be tested."""
+    return {column: name for column, name in PROPERTIES.items() if frame[column].nunique() > 1}
 
 
 def _title_length(titles: pd.Series) -> pd.Series:

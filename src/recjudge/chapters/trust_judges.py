@@ -1,0 +1,417 @@
+"""The page of the chapter "What is a judge worth?" (and its synthetic run): the opening box, the tables with their
+captions, the calibration and interval-width figures, and the glued findings with the rules that choose their words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown
+from matplotlib.figure import Figure
+
+from recjudge.compendium import figures, pages
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import Table, correlation, count, error, format_table, number, text
+from recjudge.serendipity import ground_truth as ser
+from recjudge.trust import calibration, population, ppi
+from recjudge.trust.population import JudgedPopulation
+
+PROXY = "proxy metric"
+#: The labelled-set size shown beside the headline n in the table of labels worth.
+LARGE_N = 500
+
+
+def save_judges(judged: JudgedPopulation, notebook: str, data: str) -> pd.DataFrame:
+    """The table of judges (kind, family, scoring, answers scored, note) written to results/."""
+    return save_table(judged.judges.assign(data=data), notebook, "judges")
+
+
+def opening(study, judged: JudgedPopulation, judges: Sequence[Mapping], *, min_answers: int, draws: int,
+            label_sizes: Sequence[int]) -> Markdown:
+    """The opening box: the answers, the judges and the PPI experiment; the caveat says that no judge here is a capable
+    LLM, which judges scored a sample and which are left out (``judges``: the reader's, the chapter's parameter)."""
+    frame, judge_table = judged.frame, judged.judges
+    analysed = judge_table["answers"] >= min_answers
+    facts = [
+        ("Data", f"{study.data_label}: {len(frame):,} answers of {frame['user_id'].nunique():,} users with a ground "
+                 "truth (mean of s4, s5, s6), less the answers of the users who supply the few-shot examples"),
+        ("Judges", "; ".join(f"{row.judge} ({row.answers:,} answers)" for row in judge_table.itertuples()
+                             if row.scoring != "most likely score token")),
+        ("Prediction-powered inference", f"PPI++ with power tuning (`ppi-python`), {draws} random labelled samples "
+                                         f"per judge and n, drawn independently for each judge; n from "
+                                         f"{min(label_sizes)} to {max(label_sizes):,}; intervals of a mean with the "
+                                         "finite-population correction"),
+    ]
+    sampled = [row.judge for row in judge_table.itertuples()
+               if "random sample" in row.note and row.scoring != "most likely score token"]
+    caveat = ("None of " + ("the book's own judges" if judges else "these judges") + " is a capable LLM"
+              + ("; the recorded gpt-3.5-turbo scores come with a third party's prompt"
+                 if population.RECORDED in judged.analysed(min_answers) else "")
+              + ". The chapter measures what these judges are worth and shows how to measure a capable one. "
+              + (f"{' and '.join(sampled)} scored a random sample of the answers; their PPI experiment treats that "
+                 "sample as the population. " if sampled else "")
+              + "The PPI intervals are valid whatever the judge: a weak judge costs nothing and saves nothing. Every "
+                "local judge except the test-retest one is read from its first token's distribution at temperature 0."
+              + ("" if analysed.all() else f" Not analysed, with fewer than {min_answers} scored answers: "
+                 + ", ".join(judge_table.loc[~analysed, "judge"]) + "."))
+    if study.synthetic:
+        caveat = ("**Synthetic data.** The survey answers are generated; every number describes the pipeline, not "
+                  "serendipity or any judge. " + caveat)
+    return pages.opening(facts, caveat)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The judges and the human ratings
+
+def show_agreement_table(agreement: pd.DataFrame, judged: JudgedPopulation, *, notebook: str, data: str) -> Table:
+    """Each judge's Pearson (%) with its interval, MAE and RMSE (``ser.agreement_table`` rows), with its kind."""
+    agreement = agreement.merge(judged.judges[["judge", "kind"]], left_on="method",
+                                right_on="judge").drop(columns="judge")
+    save_table(agreement.assign(data=data), notebook, "agreement")
+    shown = agreement.assign(pearson=[
+        "undefined (one score for every answer)" if np.isnan(r.pearson_pct) else
+        f"{pages.fmt(r.pearson_pct, 1)}" + ("" if np.isnan(r.pearson_ci_low) else
+                                           f" [{pages.fmt(r.pearson_ci_low, 1)}, {pages.fmt(r.pearson_ci_high, 1)}]")
+        for r in agreement.itertuples()])
+    return format_table(shown[["method", "kind", "n", "pearson", "mae", "rmse"]],
+                        {"n": count(label="Answers"), "pearson": text(label="Pearson (%) [95% CI]"), "mae": error(2),
+                         "rmse": error(2)},
+                        labels={"method": "Judge"}, caption="Each judge against the human ratings on the answers it "
+                                                            "scored",
+                        full_table=(notebook, "agreement"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# How much of the error is scale?
+
+def show_calibration_table(errors: pd.DataFrame, *, notebook: str, data: str) -> Table:
+    """MAE of each judge's scores in each reading (``calibration.error_table_per_judge``), one column per reading."""
+    save_table(errors.assign(data=data), notebook, "calibration_errors")
+    wide = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False).reset_index()
+    return format_table(wide, {c: error(3, label=c) for c in wide.columns[1:]}, labels={"judge": "Judge"},
+                        caption="MAE of each judge's scores as given, after eq. 6 rescaling, after calibration, and "
+                                "of a constant answer (the other users' mean) on the same answers (RMSE in the full "
+                                "table)",
+                        full_table=(notebook, "calibration_errors"), audit=True)
+
+
+def _calibration_gain(errors: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    by_reading = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False)
+    return by_reading, by_reading["constant answer"] - by_reading["calibrated (isotonic)"]
+
+
+def judges_beating_constant(errors: pd.DataFrame) -> list[str]:
+    """The judges whose isotonic-calibrated MAE is lower than the constant answer's by more than 0.005."""
+    gain = _calibration_gain(errors)[1]
+    return gain.index[gain > 0.005].tolist()
+
+
+def scale_finding(errors: pd.DataFrame) -> Markdown:
+    """What calibration leaves of each judge's MAE against a constant answer's, and the spread of the raw MAEs."""
+    by_reading, gain = _calibration_gain(errors)
+    beats_constant = judges_beating_constant(errors)
+    return Markdown(
+        f"Calibrated, the largest improvement on a constant answer's MAE (the other users' mean, on the same answers) "
+        f"is {pages.fmt(gain.max(), 3)} ({gain.idxmax()}); "
+        + (f"only {', '.join(beats_constant)} improve{'s' if len(beats_constant) == 1 else ''} on it by more than "
+           "0.005. " if beats_constant else "none improves on it by more than 0.005. ")
+        + f"As given, the MAEs range from {pages.fmt(by_reading['raw'].min(), 3)} to "
+          f"{pages.fmt(by_reading['raw'].max(), 3)}: that spread is scale, not information about serendipity.")
+
+
+def _panels(judged: JudgedPopulation, judges: Sequence[str]) -> list[list[str]]:
+    """The LLM judges, then the proxy metrics: one panel each, when it has any."""
+    return [p for p in ([j for j in judges if judged.kind(j) != PROXY],
+                        [j for j in judges if judged.kind(j) == PROXY]) if p]
+
+
+def _panel_title(judged: JudgedPopulation, panel: Sequence[str]) -> str:
+    return "Proxy metrics" if judged.kind(panel[0]) == PROXY else "LLM judges"
+
+
+def calibration_curves(judged: JudgedPopulation, judges: Sequence[str]) -> pd.DataFrame:
+    """Each judge's scores and their out-of-fold isotonic calibration (columns judge, score, calibrated)."""
+    curves = []
+    for judge in judges:
+        rows = judged.scored_by(judge)
+        mapped = calibration.calibrate_out_of_fold(rows[judge], rows["truth"], rows["user_id"], "isotonic")
+        curves.append(pd.DataFrame({"judge": judge, "score": rows[judge].to_numpy(), "calibrated": mapped}))
+    return pd.concat(curves, ignore_index=True)
+
+
+def calibration_figure(judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
+    """The calibrated human rating against each judge's min-max scaled score, LLM judges and proxies apart, with the
+    mean rating dotted."""
+    import matplotlib.pyplot as plt
+
+    curves = calibration_curves(judged, judges)
+    panels = _panels(judged, judges)
+    fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for colour, judge in zip(figures.colours(len(panel)), panel):
+            part = curves[curves["judge"] == judge]
+            spread = np.ptp(part["score"]) or 1.0
+            x = (part["score"] - part["score"].min()) / spread
+            order = np.argsort(x.to_numpy())
+            ax.plot(x.to_numpy()[order], part["calibrated"].to_numpy()[order], color=colour, label=judge)
+        ax.axhline(judged.frame["truth"].mean(), color="0.5", linestyle=":", linewidth=1)
+        ax.set(xlabel="Judge score (min-max scaled)", ylim=(1, 5), title=_panel_title(judged, panel))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    axes[0][0].set_ylabel("Calibrated rating (1-5)")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# How many human labels is a judge worth?
+
+def coverage_text(table: pd.DataFrame, method: str) -> list[str]:
+    """A coverage (%) with its Monte Carlo interval, and a mark where it falls short of nominal."""
+    return [f"{pages.fmt(100 * row[f'coverage_{method}'], 1)} [{pages.fmt(100 * row[f'coverage_{method}_mc_low'], 1)}, "
+            f"{pages.fmt(100 * row[f'coverage_{method}_mc_high'], 1)}]"
+            + (" (short)" if row[f"coverage_{method}_against_nominal"] == "short of nominal" else "")
+            for _, row in table.iterrows()]
+
+
+def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, data: str) -> Table:
+    """The labels each judge is worth (``ppi.worth_table`` rows with their ``estimand``) at the headline n and 500;
+    every n goes to results/."""
+    save_table(worth.assign(data=data), notebook, "labels_worth")
+    at = worth[worth["n"].isin([headline_n, LARGE_N])]
+    at = at.assign(coverage_human_text=coverage_text(at, "human_only"), coverage_ppi_text=coverage_text(at, "ppi"))
+    return format_table(
+        at[["estimand", "judge", "n", "pearson", "width_human_only", "width_ppi", "coverage_human_text",
+            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2"]],
+        {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
+         "width_human_only": number(3, label="Width, human only"), "width_ppi": number(3, label="Width, PPI++"),
+         "coverage_human_text": text(label="Coverage, human (%) [MC 95%]"),
+         "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
+         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
+        labels={"estimand": "Estimand", "judge": "Judge"},
+        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table)",
+        full_table=(notebook, "labels_worth"))
+
+
+def _mean_worth(worth: pd.DataFrame) -> pd.DataFrame:
+    return worth[worth["estimand"] == "mean serendipity"]
+
+
+def _shown_judges(worth: pd.DataFrame, judges: Sequence[str]) -> list[str]:
+    """The judges of ``judges`` with a row for the mean (a sampled judge may have too few answers for any n)."""
+    return [j for j in judges if j in set(_mean_worth(worth)["judge"])]
+
+
+def width_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
+    """Each judge's PPI++ interval width for the mean relative to human labels alone, against n (log axis)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    mean_worth = _mean_worth(worth)
+    panels = _panels(judged, _shown_judges(worth, judges))
+    # Each judge's PPI++ width relative to human labels alone on the same draws: 1 means the judge adds nothing.
+    relative = mean_worth.assign(relative=mean_worth["width_ppi"] / mean_worth["width_human_only"])
+    fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        ax.axhline(1.0, color="0.2", linestyle="--", linewidth=2.2, zorder=3, label="human only")
+        for colour, marker, judge in zip(figures.colours(len(panel)), figures.MARKERS, panel):
+            part = relative[relative["judge"] == judge]
+            ax.plot(part["n"], part["relative"], color=colour, marker=marker, markersize=4, linewidth=1.2,
+                    label=judge)
+        ax.set_xscale("log")
+        ticks = sorted(relative["n"].unique())
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FixedFormatter([f"{n:,}" for n in ticks]))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set(xlabel="Human labels n", ylim=(0, max(1.2, relative["relative"].max() * 1.05)),
+               title=_panel_title(judged, panel))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    axes[0][0].set_ylabel("PPI++ width / human-only width")
+    return fig
+
+
+def paper_best_judge_worth(notebook: str) -> pd.Series:
+    """The strongest LLM judge Kang et al. report on Serendipity-2018 (their Table 2) and the labels per 1,000 it
+    would be worth by the ρ² rule, written to results/."""
+    paper = ser.kang2025_table2()
+    paper_llm = paper[(paper["dataset"] == "Serendipity-2018") & paper["family"].str.startswith("LLM")]
+    best = paper_llm.loc[paper_llm["pearson_pct"].idxmax()]
+    best_worth = ppi.labels_worth_by_correlation(1000, best["pearson_pct"] / 100)
+    save_table(pd.DataFrame([{"paper_judge": f"{best['method']} ({best['family']})", "pearson_pct": best["pearson_pct"],
+                              "labels": 1000, "labels_worth_by_rho2": best_worth}]), notebook, "paper_best_judge_worth")
+    return pd.concat([best, pd.Series({"labels_worth_by_rho2": best_worth})])
+
+
+def _cells(count: int, total: int) -> str:
+    return f"{'none' if count == 0 else count} of {total} (judge, estimand, n) cells"
+
+
+def coverage_finding(worth: pd.DataFrame, headline_n: int) -> str:
+    """How often the coverage of either interval falls short of (or lies above) nominal, against what chance gives,
+    and PPI++'s lowest coverage."""
+    nominal_pct = pages.fmt(100 * worth["nominal"].iloc[0], 0)
+    short = {method: worth[f"coverage_{suffix}_against_nominal"] == "short of nominal"
+             for method, suffix in (("PPI++", "ppi"), ("human labels alone", "human_only"))}
+    above = {method: worth[f"coverage_{suffix}_against_nominal"] == "above nominal"
+             for method, suffix in (("PPI++", "ppi"), ("human labels alone", "human_only"))}
+    lowest = worth.loc[worth["coverage_ppi"].idxmin()]
+    by_chance = len(worth) * ppi.chance_short_of_nominal(int(worth["draws"].iloc[0]), float(worth["nominal"].iloc[0]))
+    short_small = int((short["PPI++"] & (worth["n"] <= headline_n)).sum())
+    return (
+        f"Coverage (over {int(worth['draws'].iloc[0])} draws per cell) falls short of the nominal {nominal_pct}% — "
+        f"{nominal_pct}% lies above its Monte Carlo 95% interval — for PPI++ in "
+        f"{_cells(short['PPI++'].sum(), len(worth))}"
+        + ("" if not short["PPI++"].any() else
+           f" ({'all' if short_small == short['PPI++'].sum() else short_small or 'none'} at n ≤ {headline_n})")
+        + " and for human labels alone in "
+        f"{short['human labels alone'].sum() or 'none'}; were every coverage exactly {nominal_pct}%, about "
+        f"{pages.fmt(by_chance, 1)} would fall short by chance"
+        + (f". It lies above nominal for PPI++ in {above['PPI++'].sum()} and for human labels alone in "
+           f"{above['human labels alone'].sum()}" if any(a.any() for a in above.values()) else "")
+        + f". PPI++'s lowest coverage is {pages.fmt(100 * lowest['coverage_ppi'], 1)}% "
+          f"[{pages.fmt(100 * lowest['coverage_ppi_mc_low'], 1)}, "
+          f"{pages.fmt(100 * lowest['coverage_ppi_mc_high'], 1)}] "
+          f"({lowest['judge']}, {lowest['estimand']}, n = {lowest['n']:,}).")
+
+
+def headline_worth(worth: pd.DataFrame, headline_n: int) -> pd.DataFrame:
+    """The rows of the mean at the headline n, one per judge (index)."""
+    mean_worth = _mean_worth(worth)
+    return mean_worth[mean_worth["n"] == headline_n].set_index("judge")
+
+
+def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str], headline_n: int,
+                    paper_best: pd.Series) -> Markdown:
+    """One bullet per judge: what ``headline_n`` labels plus its scores are worth, and whether that saves any; then
+    the paper's best judge by the ρ² rule (``paper_best_judge_worth``) and the coverage finding."""
+    headline = headline_worth(worth, headline_n)
+    sentences = []
+    for judge in _shown_judges(worth, judges):
+        if judge not in headline.index:  # a sampled reader's judge: PPI++ needs twice n scored answers
+            sentences.append(f"- **{judge}**: its {judged.answers(judge):,} scored answers "
+                             f"are too few for {headline_n} labels (PPI++ here needs twice as many).")
+            continue
+        row = headline.loc[judge]
+        saved = round(row["labels_worth"]) - headline_n
+        sentences.append(f"- **{judge}**: {headline_n} labels plus its scores are worth {round(row['labels_worth'])} "
+                         f"labels (Pearson {pages.fmt(100 * row['pearson'], 1)}%; "
+                         + ("no saving" if saved <= 0 else f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
+    sentences.append(f"- **The best judge Kang et al. report on Serendipity-2018** ({paper_best['method']}, "
+                     f"{paper_best['family'].removeprefix('LLM ')}, Pearson {pages.fmt(paper_best['pearson_pct'], 2)}%)"
+                     f" would be worth {paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
+    sentences.append(f"- {coverage_finding(worth, headline_n)}")
+    return Markdown("\n".join(sentences))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A comparison with and without the judge
+
+def full_data_difference(compare: pd.DataFrame) -> float:
+    """The share of serendipitous answers above the median predicted rating minus below it, on every answer."""
+    used = compare.dropna(subset=["high_predicted"])
+    return float(used.loc[used["high_predicted"] == 1, "serendipitous"].mean()
+                 - used.loc[used["high_predicted"] == 0, "serendipitous"].mean())
+
+
+def comparison_findings(difference: pd.DataFrame, compare: pd.DataFrame) -> dict[str, str]:
+    """The full-data difference in words, and how far the missing finite-population correction would narrow the
+    largest n's intervals."""
+    full_value = full_data_difference(compare)
+    largest = difference.loc[difference["n"].idxmax()] if len(difference) else None
+    return {
+        "full_difference": f"{pages.fmt(abs(100 * full_value), 1)} percentage points "
+                           + ("higher" if full_value > 0 else "lower"),
+        "difference_correction": "" if largest is None else (
+            f" These intervals of a difference are `ppi-python`'s regression intervals, without the finite-population "
+            f"correction: at n = {largest['n']:,} of {largest['population']:,} answers it would narrow an interval of "
+            f"a mean by {pages.fmt(100 * (1 - np.sqrt(1 - largest['n'] / largest['population'])), 0)}%, so their "
+            "coverage here errs on the high side."),
+    }
+
+
+def show_comparison_table(difference: pd.DataFrame, compare: pd.DataFrame, *, notebook: str, data: str) -> Table:
+    """Interval widths and labels worth for the high-minus-low difference (``ppi.worth_table`` with a group)."""
+    save_table(difference.assign(full_data_difference=full_data_difference(compare), data=data), notebook,
+               "comparison_worth")
+    difference_shown = difference.assign(coverage_ppi_text=coverage_text(difference, "ppi"))
+    return format_table(
+        difference_shown[["judge", "n", "width_human_only", "width_ppi", "coverage_ppi_text", "labels_worth"]],
+        {"n": count(label="Labels n"), "width_human_only": number(3, label="Width, human only"),
+         "width_ppi": number(3, label="Width, PPI++"),
+         "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
+         "labels_worth": number(0, label="Worth (labels)")}, labels={"judge": "Judge"},
+        caption="Difference in the share of serendipitous answers, high minus low predicted rating: "
+                "interval widths and the labels each judge is worth", full_table=(notebook, "comparison_worth"),
+        audit=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Judge audits
+
+def show_reliability_table(reliability: pd.DataFrame, *, notebook: str, data: str) -> Table:
+    """Krippendorff's α of each set of readings with its bootstrap interval."""
+    save_table(reliability.assign(data=data), notebook, "reliability")
+    shown = reliability.assign(alpha_text=[f"{pages.fmt(r.alpha, 2)} [{pages.fmt(r.alpha_ci_low, 2)}, "
+                                           f"{pages.fmt(r.alpha_ci_high, 2)}]" for r in reliability.itertuples()])
+    return format_table(shown[["readings", "answers_complete", "alpha_text"]],
+                        {"answers_complete": count(label="Answers"), "alpha_text": text(label="α [95% CI]")},
+                        labels={"readings": "Readings"}, caption="Krippendorff's α (interval level)",
+                        full_table=(notebook, "reliability"))
+
+
+def show_bias_table(bias: pd.DataFrame, *, notebook: str, data: str) -> Table:
+    """Each judge's coefficient per property at equal human rating, with its interval (``audits.bias_table``)."""
+    save_table(bias.assign(data=data), notebook, "bias")
+    shown = bias[bias["term"] != "human rating"].assign(
+        effect=lambda b: [f"{pages.fmt(r.coefficient, 3)} [{pages.fmt(r.ci_low, 3)}, {pages.fmt(r.ci_high, 3)}]"
+                          for r in b.itertuples()])
+    wide = shown.pivot_table(index="judge", columns="term", values="effect", aggfunc="first",
+                             sort=False).reset_index()
+    return format_table(wide, {c: text(label=c) for c in wide.columns[1:]}, labels={"judge": "Judge"},
+                        caption="Change in each judge's score per standard deviation of a property, at equal human "
+                                "rating [95% CI, clustered by user]", full_table=(notebook, "bias"), audit=True)
+
+
+def _bias_effects(bias: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The property effects, and those whose interval excludes zero."""
+    effects = bias[bias["term"] != "human rating"]
+    return effects, effects[(effects["ci_low"] > 0) | (effects["ci_high"] < 0)]
+
+
+def bias_finding(bias: pd.DataFrame, judged: JudgedPopulation) -> Markdown:
+    """How many effects exclude zero, how many of LLM judges, and the largest of those."""
+    effects, clear = _bias_effects(bias)
+    clear_llm = clear[clear["judge"].map(judged.kind) != PROXY]
+    largest = clear_llm.loc[clear_llm["coefficient"].abs().idxmax()] if len(clear_llm) else None
+    return Markdown(
+        f"{len(clear)} of {len(effects)} judge-property effects have an interval that excludes zero, "
+        f"{len(clear_llm)} of them of LLM judges"
+        + (f"; the largest: {largest['judge']} scores {pages.fmt(abs(largest['coefficient']), 2)} "
+           f"{'higher' if largest['coefficient'] > 0 else 'lower'} per standard deviation of {largest['term']}, at "
+           "equal human rating." if largest is not None else "."))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The findings of the verdict's details
+
+def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFrame, bias: pd.DataFrame,
+             headline_n: int) -> dict[str, object]:
+    """The glue values of the verdict's details: the most useful judge and whether any saves a label, which judges
+    beat a constant answer once calibrated, the test-retest α, and how many bias effects exclude zero."""
+    headline = headline_worth(worth, headline_n)
+    best_worth = headline["labels_worth"].idxmax()
+    beats_constant = judges_beating_constant(errors)
+    retest_row = reliability[reliability["readings"].str.endswith("(test-retest)")]
+    effects, clear = _bias_effects(bias)
+    return {
+        "headline_n": headline_n, "best_worth": best_worth,
+        "best_labels": round(headline.loc[best_worth, "labels_worth"]),
+        "labels_saved": ("no judge saves a label." if round(headline["labels_worth"].max()) <= headline_n
+                         else "the others save less."),
+        "calibration_finding": (f"{', '.join(beats_constant)} beat{'s' if len(beats_constant) == 1 else ''} a "
+                                "constant answer's MAE by more than 0.005." if beats_constant else
+                                "no judge beats a constant answer's MAE by more than 0.005."),
+        "retest_finding": (f"Asked twice at temperature 1, the few-shot judge agrees with itself at α = "
+                           f"{pages.fmt(float(retest_row['alpha'].iloc[0]), 2)}; " if len(retest_row) else ""),
+        "n_clear": len(clear), "n_effects": len(effects),
+    }

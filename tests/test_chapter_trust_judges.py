@@ -1,0 +1,260 @@
+"""The page of the trust chapter: the rules that choose its words, its tables and its figures, on a small population
+generated here with a fixed seed (synthetic: its numbers describe nothing)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from recjudge.chapters import trust_judges as page  # noqa: E402
+from recjudge.compendium import figures  # noqa: E402
+from recjudge.trust import ppi  # noqa: E402
+from recjudge.trust.population import JudgedPopulation  # noqa: E402
+
+GOOD, NOISE, PROXY = "good judge", "noise judge", "a proxy"
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    from recjudge import paths
+
+    monkeypatch.setenv(paths.RESULTS_ENV, str(tmp_path))
+    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+    return tmp_path
+
+
+def small_population(n: int = 240, seed: int = 0) -> JudgedPopulation:
+    """A judge that follows the human rating, one that is noise, and a proxy, on ``n`` answers of 40 users."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, 6, size=n).astype(float)
+    frame = pd.DataFrame({"user_id": np.arange(n) % 40, "truth": truth, "serendipitous": (truth >= 4).astype(float),
+                          "predicted_rating": rng.uniform(1, 5, size=n),
+                          GOOD: truth + rng.normal(0, 0.7, size=n), NOISE: rng.normal(3, 1, size=n),
+                          PROXY: rng.uniform(1, 5, size=n)})
+    judges = pd.DataFrame({"judge": [GOOD, NOISE, PROXY], "kind": ["local LLM", "local LLM", "proxy metric"],
+                           "family": ["tiny", "tiny", "proxy"],
+                           "scoring": ["expected score", "expected score", "eq. 6 (1-5)"],
+                           "note": ["", "", "as in the RQ1 chapter"], "answers": [n, n, n]})
+    return JudgedPopulation(frame, judges)
+
+
+def small_worth(judged: JudgedPopulation, sizes=(20, 50), draws: int = 40) -> pd.DataFrame:
+    judges = [GOOD, NOISE, PROXY]
+    return pd.concat([ppi.worth_table(judged.frame, judges, "truth", list(sizes), draws=draws)
+                      .assign(estimand="mean serendipity"),
+                      ppi.worth_table(judged.frame, judges, "serendipitous", list(sizes), draws=draws)
+                      .assign(estimand="share serendipitous (truth >= 4)")], ignore_index=True)
+
+
+def errors_with_gains(gains: dict[str, float]) -> pd.DataFrame:
+    """A calibration error table where each judge's calibrated MAE is ``gain`` below its constant answer's."""
+    rows = []
+    for judge, gain in gains.items():
+        rows += [{"judge": judge, "reading": "raw", "mae": 1.5}, {"judge": judge, "reading": "eq. 6 rescaled",
+                                                                  "mae": 1.4},
+                 {"judge": judge, "reading": "calibrated (isotonic)", "mae": 1.0 - gain},
+                 {"judge": judge, "reading": "calibrated (ordinal)", "mae": 1.0},
+                 {"judge": judge, "reading": "constant answer", "mae": 1.0}]
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rules that choose words
+
+def test_a_judge_beats_a_constant_answer_only_by_more_than_half_a_hundredth():
+    errors = errors_with_gains({"above": 0.0051, "below": 0.0049})
+    assert page.judges_beating_constant(errors) == ["above"]
+    assert "only above improves on it by more than 0.005" in page.scale_finding(errors).data
+    two = errors_with_gains({"first": 0.02, "second": 0.01})
+    assert "only first, second improve on it" in page.scale_finding(two).data
+    none = page.scale_finding(errors_with_gains({"weak": 0.001})).data
+    assert "none improves on it by more than 0.005" in none
+    assert "the largest improvement on a constant answer's MAE (the other users' mean, on the same answers) is 0.001 " \
+           "(weak)" in none
+
+
+def test_findings_say_whether_any_judge_saves_a_label():
+    worth = pd.DataFrame({"judge": ["a", "b"], "estimand": "mean serendipity", "n": 100,
+                          "labels_worth": [100.4, 90.0]})
+    reliability = pd.DataFrame({"readings": ["a / b"], "alpha": [0.5]})
+    bias = pd.DataFrame({"judge": ["a"], "term": ["popularity (log)"], "coefficient": [0.1], "ci_low": [-0.1],
+                         "ci_high": [0.3]})
+    errors = errors_with_gains({"a": 0.0})
+    saving_none = page.findings(worth, errors, reliability, bias, 100)
+    assert saving_none["labels_saved"] == "no judge saves a label."
+    assert (saving_none["best_worth"], saving_none["best_labels"]) == ("a", 100)
+    assert saving_none["calibration_finding"] == "no judge beats a constant answer's MAE by more than 0.005."
+    assert saving_none["retest_finding"] == ""
+    assert (saving_none["n_clear"], saving_none["n_effects"]) == (0, 1)
+
+    saving = page.findings(worth.assign(labels_worth=[100.6, 90.0]), errors_with_gains({"a": 0.01}),
+                           pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
+                           bias.assign(ci_low=0.05), 100)
+    assert saving["labels_saved"] == "the others save less." and saving["best_labels"] == 101
+    assert saving["calibration_finding"] == "a beats a constant answer's MAE by more than 0.005."
+    assert saving["retest_finding"] == "Asked twice at temperature 1, the few-shot judge agrees with itself at " \
+                                       "α = 0.43; "
+    assert saving["n_clear"] == 1
+    both = page.findings(worth, errors_with_gains({"a": 0.01, "b": 0.01}), reliability, bias, 100)
+    assert both["calibration_finding"].startswith("a, b beat a constant")
+
+
+def test_the_answer_by_judge_says_how_many_labels_each_saves():
+    judged = small_population()
+    worth = small_worth(judged)
+    paper_best = pd.Series({"method": "a prompt", "family": "LLM GPT-4", "pearson_pct": 30.0,
+                            "labels_worth_by_rho2": ppi.labels_worth_by_correlation(1000, 0.3)})
+    text = page.answer_by_judge(worth, judged, [GOOD, NOISE], 50, paper_best).data
+    lines = text.splitlines()
+    assert lines[0].startswith(f"- **{GOOD}**: 50 labels plus its scores are worth ")
+    assert "labels saved)." in lines[0]  # a judge with Pearson near 0.9 saves many labels
+    assert lines[1].startswith(f"- **{NOISE}**: 50 labels plus its scores are worth ")
+    assert lines[2] == ("- **The best judge Kang et al. report on Serendipity-2018** (a prompt, GPT-4, Pearson "
+                        "30.00%) would be worth 1,099 labels per 1,000 by the ρ² rule.")
+    assert lines[3].startswith("- Coverage (over 40 draws per cell) falls short of the nominal 95%")
+    # A judge with a row for the mean at other n but not at the headline n: too few answers for it.
+    fewer = worth[~((worth["judge"] == NOISE) & (worth["n"] == 50))]
+    assert (f"- **{NOISE}**: its 240 scored answers are too few for 50 labels"
+            in page.answer_by_judge(fewer, judged, [GOOD, NOISE], 50, paper_best).data)
+
+
+def test_one_label_saved_is_singular_and_none_is_no_saving():
+    judged = small_population()
+    worth = pd.DataFrame({"judge": [GOOD, NOISE], "estimand": "mean serendipity", "n": 50,
+                          "labels_worth": [51.2, 49.0], "pearson": [0.2, 0.0], "nominal": 0.95, "draws": 40,
+                          "coverage_ppi": [0.95, 0.9], "coverage_ppi_mc_low": [0.9, 0.8],
+                          "coverage_ppi_mc_high": [0.99, 0.96], "coverage_ppi_against_nominal": "consistent",
+                          "coverage_human_only_against_nominal": "consistent"})
+    paper_best = pd.Series({"method": "m", "family": "LLM x", "pearson_pct": 10.0, "labels_worth_by_rho2": 1010.0})
+    lines = page.answer_by_judge(worth, judged, [GOOD, NOISE], 50, paper_best).data.splitlines()
+    assert lines[0].endswith("(Pearson 20.0%; 1 label saved).") and lines[1].endswith("(Pearson 0.0%; no saving).")
+
+
+def test_coverage_short_of_nominal_is_counted_with_what_chance_gives():
+    base = {"judge": "j", "estimand": "mean serendipity", "nominal": 0.95, "draws": 100, "coverage_ppi_mc_low": 0.8,
+            "coverage_ppi_mc_high": 0.97}
+    worth = pd.DataFrame([{**base, "n": 20, "coverage_ppi": 0.85, "coverage_ppi_against_nominal": "short of nominal",
+                           "coverage_human_only_against_nominal": "consistent"},
+                          {**base, "n": 500, "coverage_ppi": 0.95, "coverage_ppi_against_nominal": "consistent",
+                           "coverage_human_only_against_nominal": "consistent"}])
+    text = page.coverage_finding(worth, headline_n=100)
+    chance = 2 * ppi.chance_short_of_nominal(100, 0.95)
+    assert "for PPI++ in 1 of 2 (judge, estimand, n) cells (all at n ≤ 100) and for human labels alone in none" in text
+    assert f"about {chance:.1f} would fall short by chance" in text
+    assert "lies above nominal" not in text and "(j, mean serendipity, n = 20)" in text
+    fine = page.coverage_finding(worth.assign(coverage_ppi_against_nominal="consistent"), headline_n=100)
+    assert "for PPI++ in none of 2 (judge, estimand, n) cells and" in fine
+    above = page.coverage_finding(worth.assign(coverage_human_only_against_nominal="above nominal"), 100)
+    assert "It lies above nominal for PPI++ in 0 and for human labels alone in 2" in above
+
+
+def test_the_bias_finding_names_the_largest_clear_effect_of_an_llm_judge():
+    judged = small_population()
+    bias = pd.DataFrame({"judge": [GOOD, GOOD, NOISE, PROXY], "term": ["human rating", "release year",
+                                                                       "popularity (log)", "title length"],
+                         "coefficient": [0.9, -0.2, 0.05, 0.8], "ci_low": [0.8, -0.3, -0.05, 0.6],
+                         "ci_high": [1.0, -0.1, 0.15, 1.0]})
+    text = page.bias_finding(bias, judged).data
+    assert text == ("2 of 3 judge-property effects have an interval that excludes zero, 1 of them of LLM judges; the "
+                    f"largest: {GOOD} scores 0.20 lower per standard deviation of release year, at equal human "
+                    "rating.")
+    only_proxy = page.bias_finding(bias[bias["judge"] != GOOD], judged).data
+    assert only_proxy == "1 of 2 judge-property effects have an interval that excludes zero, 0 of them of LLM judges."
+
+
+def test_the_full_data_difference_is_higher_or_lower_in_words():
+    compare = pd.DataFrame({"high_predicted": [1.0, 1.0, 0.0, 0.0, np.nan], "serendipitous": [1.0, 1.0, 0.0, 1.0, 1.0]})
+    difference = pd.DataFrame({"n": [10, 40], "population": [100, 100]})
+    found = page.comparison_findings(difference, compare)
+    assert found["full_difference"] == "50.0 percentage points higher"
+    assert found["difference_correction"].startswith(" These intervals of a difference are `ppi-python`'s")
+    assert "at n = 40 of 100 answers it would narrow an interval of a mean by 23%" in found["difference_correction"]
+    lower = page.comparison_findings(difference.iloc[:0], compare.assign(serendipitous=[0.0, 0.0, 1.0, 1.0, 0.0]))
+    assert lower == {"full_difference": "100.0 percentage points lower", "difference_correction": ""}
+
+
+def test_the_opening_box_says_what_is_synthetic_sampled_and_left_out():
+    judged = small_population()
+    table = judged.judges.copy()
+    table.loc[table["judge"] == NOISE, ["answers", "note"]] = [10, "; a random sample of 10 answers"]
+    judged = JudgedPopulation(judged.frame, table)
+    study = SimpleNamespace(data_label="SYNTHETIC survey (not real users)", synthetic=True)
+    box = page.opening(study, judged, [], min_answers=30, draws=40, label_sizes=[20, 1000]).data
+    assert "**Synthetic data.**" in box and "None of these judges is a capable LLM" in box
+    assert f"{NOISE} scored a random sample of the answers" in box
+    assert f"Not analysed, with fewer than 30 scored answers: {NOISE}." in box
+    assert "n from 20 to 1,000" in box and "240 answers of 40 users" in box
+    real = page.opening(SimpleNamespace(data_label="Serendipity-2018 (mirror)", synthetic=False), small_population(),
+                        [{"model": "m"}], min_answers=30, draws=40, label_sizes=[20]).data
+    assert "Synthetic" not in real and "Not analysed" not in real
+    assert "None of the book's own judges is a capable LLM" in real
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tables and figures
+
+def test_the_agreement_table_shows_each_judge_with_its_kind_and_saves_it(results):
+    from recjudge.serendipity import ground_truth as ser
+
+    judged = small_population()
+    agreement = pd.concat([ser.agreement_table(judged.scored_by(j), [j], n_boot=20, groups="user_id")
+                           for j in [GOOD, NOISE]], ignore_index=True)
+    table = page.show_agreement_table(agreement, judged, notebook="chapter", data="small")
+    assert list(table.data.columns) == ["Judge", "Answers", "Pearson (%) [95% CI]", "MAE", "RMSE"]
+    assert table.caption.startswith("Each judge against the human ratings on the answers it scored")
+    assert "local LLM" in table.caption  # one kind in every row goes into the caption
+    saved = pd.read_csv(results / "chapter" / "agreement.csv")
+    assert list(saved["kind"]) == ["local LLM", "local LLM"] and set(saved["data"]) == {"small"}
+
+
+def test_the_worth_table_shows_the_headline_n_and_500_and_saves_every_n(results):
+    judged = small_population(n=1200)
+    worth = small_worth(judged, sizes=(20, 50, 500), draws=20)
+    table = page.show_worth_table(worth, 50, notebook="chapter", data="small")
+    assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Width, human only",
+                                        "Width, PPI++", "Coverage, human (%) [MC 95%]",
+                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule"]
+    assert set(table.data["Labels n"]) == {"50", "500"}
+    assert table.caption == "Human labels each judge is worth at n = 50 and 500 (every n in the full table)"
+    assert len(pd.read_csv(results / "chapter" / "labels_worth.csv")) == len(worth)
+
+
+def test_the_calibration_and_bias_tables_are_collapsed_audits(results):
+    errors = errors_with_gains({GOOD: 0.1, NOISE: 0.0})
+    table = page.show_calibration_table(errors, notebook="chapter", data="small")
+    assert table.collapsed and list(table.data.columns) == ["Judge", "raw", "eq. 6 rescaled",
+                                                            "calibrated (isotonic)", "calibrated (ordinal)",
+                                                            "constant answer"]
+    bias = pd.DataFrame({"judge": [GOOD, GOOD], "term": ["human rating", "release year"], "coefficient": [0.9, 0.1],
+                         "ci_low": [0.8, -0.1], "ci_high": [1.0, 0.3]})
+    shown = page.show_bias_table(bias, notebook="chapter", data="small")
+    assert shown.collapsed and list(shown.data.columns) == ["Judge", "release year"]
+    assert shown.data.iloc[0, 1] == "0.100 [\u22120.100, 0.300]"
+
+
+def test_the_reliability_table_prints_alpha_with_its_interval(results):
+    reliability = pd.DataFrame({"readings": ["a / b"], "n_readings": [2], "answers": [40], "answers_complete": [38],
+                                "alpha": [0.512], "alpha_ci_low": [0.3], "alpha_ci_high": [0.7]})
+    table = page.show_reliability_table(reliability, notebook="chapter", data="small")
+    assert list(table.data.columns) == ["Readings", "Answers", "α [95% CI]"]
+    assert table.data.iloc[0].tolist() == ["a / b", "38", "0.51 [0.30, 0.70]"]
+
+
+def test_the_figures_put_llm_judges_and_proxies_in_panels_of_their_own():
+    judged = small_population()
+    calibration = page.calibration_figure(judged, [GOOD, NOISE, PROXY])
+    assert [ax.get_title() for ax in calibration.axes] == ["LLM judges", "Proxy metrics"]
+    assert figures.check_figure(calibration) == []
+    width = page.width_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY])
+    assert [ax.get_title() for ax in width.axes] == ["LLM judges", "Proxy metrics"]
+    assert figures.series_of(width.axes[0]) == ["human only", GOOD, NOISE]
+    assert figures.check_figure(width) == []
+    only_llm = page.width_figure(small_worth(judged), judged, [GOOD])
+    assert len(only_llm.axes) == 1
