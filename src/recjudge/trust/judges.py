@@ -165,7 +165,7 @@ def reading_sets(study, frame: pd.DataFrame, llm_judges, prompts=(), retest: boo
     are at least ``min_pair_answers``; with ``retest``, the test-retest judge's two draws."""
     sets = {}
     if len(prompts) >= 2:
-        sets["SmolLM2-135M, five prompts (RQ1 sample)"] = prompt_readings(study, prompts, mode=mode)
+        sets[f"SmolLM2-135M, {len(prompts)} prompts (RQ1 sample)"] = prompt_readings(study, prompts, mode=mode)
     for position, first in enumerate(llm_judges):
         for second in llm_judges[position + 1:]:
             pair = frame[[first, second]].dropna()
