@@ -1,0 +1,87 @@
+"""The code a chapter shows a reader runs as printed: every name a shown cell reads is one of the chapter's parameters,
+a builtin, or bound by an earlier shown cell (never only by a cell the page hides), and a shown cell is short."""
+
+import ast
+import builtins
+
+import jupytext
+import pytest
+
+from recjudge.paths import project_root
+
+NOTEBOOKS = sorted((project_root() / "notebooks").glob("*.md"))
+HIDDEN = {"remove-input", "remove-cell", "hide-input"}
+#: A shown cell is one step of the analysis, read at a glance.
+MAX_SHOWN_LINES = 10
+
+
+def code_cells(path):
+    notebook = jupytext.read(path)
+    return [(cell.metadata.get("tags", []), cell.source) for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def shown(tags) -> bool:
+    return not (set(tags) & HIDDEN) and "parameters" not in tags
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name a cell binds anywhere: assignments, loop and comprehension targets, imports, definitions,
+    arguments."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def read_names(tree: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def unbound_reads(path) -> list[tuple[int, set[str]]]:
+    """(cell number, names) for every shown cell reading a name that nothing shown before it binds."""
+    known = set(dir(builtins))
+    problems = []
+    for number, (tags, source) in enumerate(code_cells(path), start=1):
+        tree = ast.parse(source)
+        if "parameters" in tags:
+            known |= bound_names(tree)
+        elif shown(tags):
+            missing = read_names(tree) - bound_names(tree) - known
+            if missing:
+                problems.append((number, missing))
+            known |= bound_names(tree)
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shown_cells_run_as_printed(path):
+    assert unbound_reads(path) == [], (
+        f"{path.name}: shown cells read names bound only by hidden cells (cell number, names); bind them in a shown "
+        "cell or read them from the parameters")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shown_cells_are_short(path):
+    long_cells = {number: n for number, (tags, source) in enumerate(code_cells(path), start=1)
+                  if shown(tags) and (n := sum(1 for line in source.splitlines() if line.strip())) > MAX_SHOWN_LINES}
+    assert long_cells == {}, f"{path.name}: shown cells over {MAX_SHOWN_LINES} lines (cell number: lines)"
+
+
+def test_the_check_finds_a_name_bound_only_by_a_hidden_cell(tmp_path):
+    chapter = tmp_path / "chapter.md"
+    chapter.write_text(
+        "```{code-cell}\n:tags: [parameters]\n\nseed = 0\n```\n\n"
+        "```{code-cell}\n:tags: [remove-input]\n\nhidden_frame = {'seed': seed}\n```\n\n"
+        "```{code-cell}\n\nimport math\n\nrows = [math.sqrt(seed + i) for i in range(3)]\n"
+        "shown_total = sum(rows)\n```\n\n"
+        "```{code-cell}\n\nprint(shown_total, hidden_frame)\n```\n", encoding="utf-8")
+    assert unbound_reads(chapter) == [(4, {"hidden_frame"})]
