@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import claims, pages
+from recjudge.compendium import pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, number, p_value, paper_beside_ours, percent
 from recjudge.metamorphic import rank, relations, study
@@ -376,9 +376,3 @@ def glue_findings(replies: pd.DataFrame, table4: pd.DataFrame, users: Sequence,
     pages.glue_text(findings(replies, table4, users))
     glue("shaped_finding", Markdown(shaped_finding(shaped_replies, shaped_tables, users)), display=False)
 
-
-def glue_verdict(notebook: str, judges: Sequence[dict]) -> None:
-    """Glue the chapter's verdict from the claims registry."""
-    from myst_nb import glue
-
-    glue("claims_checked", claims.chapter_verdicts(notebook, judges=judges), display=False)

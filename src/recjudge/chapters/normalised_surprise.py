@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import claims, figures, pages
+from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, number, paper_beside_ours, percent
 from recjudge.data import MissingDataError, availability, load_movielens
@@ -599,9 +599,3 @@ def findings(table2: pd.DataFrame, ordering: pd.DataFrame, results: pd.DataFrame
         "clipped_lists": int(results["clipped"].sum()), "n_lists": f"{len(results):,}",
     }
 
-
-def glue_verdict(notebook: str) -> None:
-    """Glue the chapter's verdict from the claims registry."""
-    from myst_nb import glue
-
-    glue("claims_checked", claims.chapter_verdicts(notebook), display=False)
