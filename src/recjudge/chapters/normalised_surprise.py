@@ -23,6 +23,7 @@ from recjudge.surprise.paper_tables import (
     lima_peres_table2,
     lima_peres_table2_long,
 )
+from recjudge.surprise.recommenders import PAPER_K_NEIGHBOURS
 
 DATA_NAMES = {"latest-small": "MovieLens ml-latest-small", "100k": "MovieLens 100K", "1m": "MovieLens 1M"}
 DISTANCE_NAMES = item_models.DISTANCE_LABELS
@@ -53,7 +54,7 @@ class Run:
     frame_size: int = time_frames.PAPER_FRAME_SIZE
     n_sampled: int = one_plus_random.PAPER_N_SAMPLED
     top_n: int = one_plus_random.PAPER_TOP_N
-    k_neighbours: int = 50
+    k_neighbours: int = PAPER_K_NEIGHBOURS
     min_common_users: int = time_frames.PAPER_MIN_COMMON_USERS
     max_users_per_interval: int | None = None
     models: tuple = item_models.MODEL_NAMES
