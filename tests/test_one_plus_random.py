@@ -10,9 +10,11 @@ from recjudge.surprise.one_plus_random import (
     DistanceColumns,
     OnePlusRandomSettings,
     evaluate_user,
+    ordering_check,
     run_grid,
     run_one_plus_random,
     summarise_table2,
+    table2_wide,
     user_problem,
 )
 from recjudge.surprise.time_frames import eligible_intervals
@@ -203,3 +205,45 @@ def test_grid_with_plans_shared_per_model_gives_each_cell_computed_alone(synthet
     plans = user_plans(models["U"], intervals, release, **options)
     assert all(len(np.intersect1d(known, unknown)) == 0 and 0 not in models["U"].item_ids[unknown]
                for _, _, known, _, unknown in plans)
+
+
+def _paired_results():
+    """Two users' lists in one cell (model P, cosine): user 1 respects MSI >= kNN >= LSI, user 2 has kNN above MSI
+    by 0.2; a third user's LSI score is undefined, so their lists are not paired."""
+    scores = {1: {"MSI": 0.9, "kNN": 0.5, "LSI": 0.1}, 2: {"MSI": 0.4, "kNN": 0.6, "LSI": 0.0},
+              3: {"MSI": 0.8, "kNN": 0.3, "LSI": np.nan}}
+    return pd.DataFrame([{"run": "alg1", "model": "P", "distance": "cosine", "interval": 0, "user_id": user,
+                          "recommender": recommender, "normalised": value, "clipped": False}
+                         for user, row in scores.items() for recommender, value in row.items()])
+
+
+def test_ordering_check_pairs_the_lists_of_a_user_and_flags_a_violation_within_noise():
+    check = ordering_check(_paired_results()).set_index("inequality")
+    assert list(check.index) == ["MSI >= kNN", "kNN >= LSI"]
+    assert set(check["distance"]) == {"cosine"} and set(check["lists"]) == {2}
+    msi_knn = check.loc["MSI >= kNN"]
+    assert msi_knn["mean_difference"] == pytest.approx((0.4 - 0.2) / 2)
+    assert msi_knn["share_of_lists_holding"] == 0.5 and msi_knn["holds_on_means"]
+    knn_lsi = check.loc["kNN >= LSI"]
+    assert knn_lsi["share_of_lists_holding"] == 1.0 and not knn_lsi["within_noise"]
+    # kNN well above MSI for both users: violated on the means, and far outside twice the standard error
+    worse = _paired_results()
+    worse.loc[(worse["user_id"] == 1) & (worse["recommender"] == "kNN"), "normalised"] = 0.95
+    worse.loc[(worse["user_id"] == 2) & (worse["recommender"] == "kNN"), "normalised"] = 0.45
+    violated = ordering_check(worse).set_index("inequality").loc["MSI >= kNN"]
+    assert not violated["holds_on_means"] and violated["share_of_lists_holding"] == 0.0
+    assert not violated["within_noise"]  # differences -0.05 and -0.05: no spread, so not noise
+    # one list up, one down by more: violated on the means but within twice the standard error
+    noisy = _paired_results()
+    noisy.loc[(noisy["user_id"] == 2) & (noisy["recommender"] == "kNN"), "normalised"] = 0.9
+    within = ordering_check(noisy).set_index("inequality").loc["MSI >= kNN"]
+    assert within["mean_difference"] < 0 and within["within_noise"]
+
+
+def test_table2_wide_puts_median_mean_and_sd_per_recommender_in_the_papers_order():
+    results = pd.concat([_paired_results().assign(interval=i) for i in range(2)], ignore_index=True)
+    wide = table2_wide(summarise_table2(results))
+    assert list(wide.columns) == ["model", "distance", "MSI_median", "MSI_mean", "MSI_sd", "kNN_median", "kNN_mean",
+                                  "kNN_sd", "LSI_median", "LSI_mean", "LSI_sd"]
+    assert wide.loc[0, "distance"] == "cosine"
+    assert wide.loc[0, "MSI_mean"] == pytest.approx((0.9 + 0.4 + 0.8) / 3)

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from recjudge.surprise import time_frames
 from recjudge.surprise.time_frames import (
     assign_time_frames,
     eligible_intervals,
@@ -95,3 +96,15 @@ def test_missing_columns_and_timestamps_are_named():
     bad.loc[0, "timestamp"] = pd.NaT
     with pytest.raises(ValueError, match="row 0"):
         assign_time_frames(bad)
+
+
+def test_spread_intervals_keeps_the_first_and_last_and_spreads_the_rest(log):
+    intervals = list(range(10))  # stand-ins: the selection only reads positions
+    assert time_frames.spread_intervals(intervals, 4) == [0, 3, 6, 9]
+    assert time_frames.spread_intervals(intervals, 1) == [0]
+    assert time_frames.spread_intervals(intervals, None) is intervals
+    assert time_frames.spread_intervals(intervals, 10) is intervals
+    with pytest.raises(ValueError, match="max_intervals must be at least 1"):
+        time_frames.spread_intervals(intervals, 0)
+    real = eligible_intervals(log, frame_size=4, min_common_users=1)
+    assert time_frames.spread_intervals(real, 1) == real[:1]

@@ -13,4 +13,5 @@ above the paper packages, whose analysis it presents.
 - ``proxy_vs_llm``, ``llm_ensembles``: Kang et al.'s proxies against LLM judges, and ensembles of judges.
 - ``recommender_reevaluation``: Tokutake et al.'s Table 3, recommenders judged by an LLM
 - ``trust_judges``: what is a judge worth? (and its synthetic run)
+Pages here: ``normalised_surprise``, ``metamorphic_recommender``.
 """

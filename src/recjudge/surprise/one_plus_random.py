@@ -405,6 +405,42 @@ def summarise_table2(results: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def table2_wide(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarise_table2` in the paper's Table 2 layout: one row per model and distance, the columns
+    ``<recommender>_<median|mean|sd>`` for MSI, kNN and LSI in that order (those present)."""
+    summary = summary.drop(columns="run")
+    out = summary.pivot_table(index=["model", "distance"], columns="recommender",
+                              values=["median", "mean", "sd"], sort=False)
+    out.columns = [f"{rec}_{stat}" for stat, rec in out.columns]
+    order = [f"{rec}_{stat}" for rec in ("MSI", "kNN", "LSI") for stat in ("median", "mean", "sd")]
+    return out[[c for c in order if c in out.columns]].reset_index()
+
+
+#: Tolerance of the ordering check: a difference above ``-ORDER_TOLERANCE`` counts as holding (rounding, not order).
+ORDER_TOLERANCE = 1e-12
+
+
+def ordering_check(results: pd.DataFrame) -> pd.DataFrame:
+    """The predicted order MSI >= kNN >= LSI, per model x distance cell and inequality, on paired user lists (the
+    three recommenders of a user and interval see the same sample of unknown items). Columns: the mean difference,
+    the share of lists where it holds, the number of lists with all three scores defined, whether it holds on the
+    means, and whether a violated mean is within noise (less than twice its standard error over the lists)."""
+    paired = results.pivot_table(index=["model", "distance", "interval", "user_id"], columns="recommender",
+                                 values="normalised").reset_index()
+    rows = []
+    for (model, distance), cell in paired.groupby(["model", "distance"], sort=False):
+        cell = cell.dropna(subset=["MSI", "kNN", "LSI"])
+        for upper, lower in (("MSI", "kNN"), ("kNN", "LSI")):
+            diff = cell[upper] - cell[lower]
+            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
+            rows.append({"model": model, "distance": DISTANCE_LABELS[distance],
+                         "inequality": f"{upper} >= {lower}",
+                         "mean_difference": diff.mean(), "share_of_lists_holding": (diff >= -ORDER_TOLERANCE).mean(),
+                         "lists": len(diff), "holds_on_means": bool(diff.mean() >= -ORDER_TOLERANCE),
+                         "within_noise": bool(diff.mean() < 0 and abs(diff.mean()) < 2 * se)})
+    return pd.DataFrame(rows)
+
+
 def settings_record(settings: OnePlusRandomSettings) -> dict:
     """The settings as a flat dict (for a table saying which parameters produced which numbers)."""
     record = asdict(settings)

@@ -142,6 +142,18 @@ def eligible_intervals(
     return intervals
 
 
+def spread_intervals(intervals: list[Interval], max_intervals: int | None) -> list[Interval]:
+    """At most ``max_intervals`` of ``intervals``, evenly spread over the whole time line (first and last kept);
+    all of them when ``max_intervals`` is None or not smaller than their number. A cut run then still samples
+    early and late periods instead of only the first ones."""
+    if max_intervals is None or len(intervals) <= max_intervals:
+        return intervals
+    if max_intervals < 1:
+        raise ValueError(f"max_intervals must be at least 1 (or None for every interval), got {max_intervals!r}")
+    picks = np.unique(np.linspace(0, len(intervals) - 1, max_intervals).round().astype(int))
+    return [intervals[i] for i in picks]
+
+
 def estimated_release_dates(items: pd.DataFrame, ratings: pd.DataFrame) -> pd.Series:
     """Estimated release date per ``item_id`` (rule 5): the earlier of 1 January of the title year (column
     ``year``, NaN when unknown) and the item's first rating. Items with neither get NaT (never released)."""

@@ -1,0 +1,378 @@
+"""The page of the chapter "Metamorphic testing of an LLM recommender" (Khirbat et al.): its opening box, the prompt
+and its relations, the tables beside the paper's and the glued findings with the rules that choose their words."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from recjudge.compendium import pages
+from recjudge.compendium.results import save_table
+from recjudge.compendium.tables import count, format_table, number, p_value, paper_beside_ours, percent
+from recjudge.metamorphic import rank, relations, study
+from recjudge.metamorphic.recommender import TitleMatcher, parse_titles
+
+DATA_NAMES = {"latest-small": "ml-latest-small", "100k": "ML-100K"}
+#: The similarities of the paper's tables, with their formats.
+PAPER_FORMATS = {"kendall_tau": number(3, label="Kendall τ"), "rbo": number(3, label="RBO"),
+                 "overlap": number(3, label="Overlap ratio")}
+SIMILARITIES = ["kendall_tau", "rbo", "overlap"]
+#: How the reply-parsing tables show their columns.
+PARSING_FORMATS = {"replies": count(), "not_a_list": count(label="Not a list"),
+                   "mean_titles": number(1, label="Titles per reply"),
+                   "ranked_entries": count(label="Ranked entries"),
+                   "matched_share": percent(0, label="Matched to the catalogue (%)")}
+#: The title matcher's thresholds compared (the chapter's default, 90, among them).
+MATCH_THRESHOLDS = [80.0, 85.0, 90.0, 95.0, 100.0]
+
+
+def wrap(body: str) -> str:
+    """A prompt's text wrapped at 72 characters, line by line, for a code block that fits the column."""
+    return "\n".join(textwrap.fill(line, 72) for line in body.splitlines())
+
+
+def opening(movielens, users: Sequence, replies: pd.DataFrame, *, dataset: str, user_seed: int, iterations: int,
+            temperature: float, judges: Sequence[dict]) -> Markdown:
+    """The box that opens the chapter: data, recommender, sample and similarities, and the noise-level caveat."""
+    data_label = f"{DATA_NAMES[dataset]} ({movielens.status}): {len(movielens.ratings):,} ratings, " \
+                 f"{movielens.ratings['user_id'].nunique():,} users"
+    return pages.opening([
+        ("Data", data_label + "; the paper says “MovieLens 100k” but quotes ml-latest-small's figures (100,000 "
+                 "ratings, 3,600 tag applications, 9,000 movies, 610 users), so ml-latest-small is the default"),
+        ("Recommender", f"SmolLM2-135M-Instruct (local, 4-bit) at temperature {temperature:g}, replayed from the "
+                        "response store; the paper used GPT-3.5-turbo"
+                        + ("" if not judges else "; the reader's judges as recommenders too: "
+                           + ", ".join(j["label"] for j in judges))),
+        ("Sample", f"{pages.count(len(users), 'user')} drawn with seed {user_seed} among the "
+                   f"{len(study.eligible_users(movielens.ratings))} users with 30-40 liked items; "
+                   f"{len(replies):,} replies; the paper's design (k and l grids, {iterations} iterations) "
+                   "unchanged"),
+        ("Similarity", "Kendall's τ-b over the union of the two lists, RBO (p = 0.9, extrapolated, Webber et al. "
+                       "{cite:p}`webber2010similarity`), overlap ratio; τ over shared items as a second reading"),
+    ], "**Noise level.** SmolLM2-135M is a real but tiny model: it often answers with prose, repeats the prompt or "
+       "invents titles, so its rows show the pipeline and the size of pure sampling noise, not how an LLM "
+       "recommender behaves. The sample is one user because the local model writes about four tokens a second on "
+       "this machine; `n_users` and `model`/`provider` are the parameters of a real study.")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The prompt and the relations
+
+
+def example_prompt(groups: Sequence[study.PlanGroup]) -> str:
+    """The prompt of the first request of the condition l = 5 (the shortest list of liked items)."""
+    example = groups[[group.condition for group in groups].index("l=5")].requests[0]
+    return example.messages[0]["content"]
+
+
+def show_prompt(groups: Sequence[study.PlanGroup]) -> Markdown:
+    """The recommender's prompt, as a wrapped text block."""
+    return Markdown("```text\n" + wrap(example_prompt(groups)) + "\n```")
+
+
+def relation_examples(prompt: str) -> list[tuple[str, str]]:
+    """The prompt under each relation: MR1 and MR2 change the ratings, MR3 and MR4 the liked-items part."""
+    def history(change: Callable[[str], str]) -> str:
+        return relations.apply_to_span(prompt, study.HISTORY_START, study.HISTORY_END, change)
+
+    return [("MR1: Multiply", relations.mr1_multiply(prompt)), ("MR2: Addition", relations.mr2_shift(prompt)),
+            ("MR3: Spaces", history(relations.mr3_spaces)),
+            ("MR4: Random words", history(lambda t: relations.mr4_random_words(t, seed=0)))]
+
+
+def show_relations(groups: Sequence[study.PlanGroup]) -> Markdown:
+    """The example prompt under each relation, one text block each."""
+    rows = relation_examples(example_prompt(groups))
+    return Markdown("\n\n".join(f"**{name}**\n\n```text\n{wrap(text)}\n```" for name, text in rows))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Reading the replies
+
+
+def show_title_matcher(matcher: TitleMatcher, replies: pd.DataFrame, notebook: str, dataset: str) -> None:
+    """Per threshold, the catalogue titles with a near twin and the reply titles matched (a collapsed table);
+    saves it."""
+    collisions = matcher.collision_rate(MATCH_THRESHOLDS, sample=1000, seed=0).rename_axis("threshold").reset_index()
+    parsed = [title for reply in replies["reply"] for title in parse_titles(reply).titles]
+    scores = pd.Series([matcher.match(title)[1] for title in parsed], dtype=float)
+    collisions["reply_titles_matched"] = [(scores >= t).mean() if len(scores) else np.nan for t in MATCH_THRESHOLDS]
+    save_table(collisions.assign(catalogue=DATA_NAMES[dataset]), notebook, "title_matcher_thresholds")
+    display(format_table(collisions, {"threshold": number(0, label="Threshold"),
+                                      "collision_rate": percent(1, label="Catalogue titles with a near twin (%)"),
+                                      "reply_titles_matched": percent(1, label="Reply titles matched (%)")},
+                         caption=f"Title-matcher threshold: collisions in the catalogue and reply titles matched "
+                                 f"({len(parsed):,} titles from the replies)",
+                         full_table=(notebook, "title_matcher_thresholds"), audit=True))
+
+
+def show_reply_parsing(replies: pd.DataFrame, notebook: str) -> Markdown:
+    """Replies per table that are lists, titles found and matched (saved), and how unmatched titles count."""
+    parse_summary = save_table(study.reply_summary(replies), notebook, "reply_parsing")
+    display(format_table(parse_summary, PARSING_FORMATS,
+                         caption="Replies per table, replies that are not a list, titles found and how many match",
+                         full_table=(notebook, "reply_parsing")))
+    listed = int(parse_summary["ranked_entries"].sum())
+    unmatched = listed - int(round((parse_summary["ranked_entries"]
+                                    * parse_summary["matched_share"].fillna(0)).sum()))
+    return Markdown(f"Of the {listed:,} ranked entries, {unmatched:,} "
+                    f"({pages.fmt(100 * unmatched / max(listed, 1), 0)}%) match no catalogue title and are kept as "
+                    "text (two replies naming the same unknown title still agree). A reply that is not a list gives "
+                    "an empty list: against a non-empty list its overlap and RBO are 0 and Kendall's τ is undefined; "
+                    "two empty lists are not compared (all similarities undefined, shown as –).")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Tables 2 to 4
+
+
+def show_table2(table2: pd.DataFrame, notebook: str):
+    """Table 2 (the list length k), the paper's beside ours; saves ours."""
+    save_table(table2, notebook, "table2_k")
+    return paper_beside_ours(table2[["condition", *SIMILARITIES]], study.PAPER_TABLE_2, "condition", PAPER_FORMATS,
+                             labels={"condition": "k"}, caption="Table 2: similarity of two iterations per k "
+                             "(paper: GPT-3.5-turbo; ours: SmolLM2-135M, noise level)",
+                             full_table=(notebook, "table2_k"))
+
+
+def show_table3(table3: pd.DataFrame, notebook: str):
+    """Table 3 (the number of liked items l), the paper's beside ours; saves ours."""
+    save_table(table3, notebook, "table3_l")
+    return paper_beside_ours(table3[["condition", *SIMILARITIES]], study.PAPER_TABLE_3, "condition", PAPER_FORMATS,
+                             labels={"condition": "l"}, caption="Table 3: similarity to the reference iteration "
+                             "per l, k = 5 (ours: SmolLM2-135M, noise level)", full_table=(notebook, "table3_l"))
+
+
+def show_table4(table4: pd.DataFrame, per_iteration: pd.DataFrame, notebook: str):
+    """Table 4 (the relations), the paper's beside ours, and our SDs and p values (a collapsed table); saves ours
+    and the iteration means."""
+    save_table(table4, notebook, "table4_relations")
+    save_table(per_iteration, notebook, "table4_iterations")
+    paper4 = study.PAPER_TABLE_4.set_index("relation").loc[table4["relation"]].reset_index()
+    display(paper_beside_ours(table4[["relation", *SIMILARITIES]], paper4, "relation", PAPER_FORMATS,
+                              labels={"relation": "Relation"},
+                              caption="Table 4: mean over ten iterations (paper: GPT-3.5-turbo, p < 0.0001 for every "
+                                      "relation; ours: SmolLM2-135M, noise level)",
+                              full_table=(notebook, "table4_relations")))
+    spread = table4[["relation", "kendall_tau_sd", "rbo_sd", "overlap_sd", "kendall_tau_p", "rbo_p", "overlap_p"]]
+    return format_table(spread, {"kendall_tau_sd": number(3, label="SD τ"), "rbo_sd": number(3, label="SD RBO"),
+                                 "overlap_sd": number(3, label="SD overlap"), "kendall_tau_p": p_value(label="p τ"),
+                                 "rbo_p": p_value(label="p RBO"), "overlap_p": p_value(label="p overlap")},
+                        labels={"relation": "Relation"},
+                        caption="Table 4, ours: SD over the iteration means and p of the unpaired t-test against "
+                                "No change (paper's SDs: 0.001 to 0.012)",
+                        full_table=(notebook, "table4_relations"), audit=True)
+
+
+def kendall_variants(table2: pd.DataFrame, table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
+    """The two readings of Kendall's τ (union and shared items) of every row of Tables 2 to 4."""
+    columns = ["table", "condition", "kendall_tau", "kendall_tau_shared"]
+    return pd.concat([
+        table2.assign(table="Table 2")[columns],
+        table3.assign(table="Table 3")[columns],
+        table4.assign(table="Table 4").rename(columns={"relation": "condition"})[columns],
+    ], ignore_index=True)
+
+
+def show_kendall_variants(table2: pd.DataFrame, table3: pd.DataFrame, table4: pd.DataFrame, notebook: str):
+    """The two readings of Kendall's τ side by side (a collapsed table); saves them."""
+    tau_pairs = save_table(kendall_variants(table2, table3, table4), notebook, "kendall_variants")
+    return format_table(tau_pairs, {"kendall_tau": number(3, label="τ-b, union (absent tied last)"),
+                                    "kendall_tau_shared": number(3, label="τ-b, shared items")},
+                        caption="Two definitions of Kendall's τ for lists that do not hold the same items",
+                        full_table=(notebook, "kendall_variants"), audit=True)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# RBO of uneven lists and ties; choices the paper does not state
+
+
+def show_rbo_ties(notebook: str):
+    """RBO of a worked example under the three tie treatments (a collapsed table); saves it."""
+    x_example, y_example = ["a", ("b", "c"), "d"], ["b", "a", "c", "e", "f"]
+    rbo_examples = pd.DataFrame([{"variant": variant,
+                                  **rank.rank_biased_overlap(x_example, y_example, p=0.9, ties=variant)._asdict()}
+                                 for variant in rank.TIE_VARIANTS])
+    save_table(rbo_examples, notebook, "rbo_ties_example")
+    return format_table(rbo_examples, {"ext": number(3, label="RBO ext"), "min": number(3, label="RBO min"),
+                                       "max": number(3, label="RBO max"), "res": number(3, label="Residual")},
+                        labels={"variant": "Tie treatment"},
+                        caption="RBO (p = 0.9) of a (b c) d and b a c e f under the three tie treatments",
+                        full_table=(notebook, "rbo_ties_example"), audit=True)
+
+
+def show_choice_sensitivity(replies: pd.DataFrame, rbo_persistence: Sequence[float], lambdas: Sequence[float],
+                            notebook: str):
+    """Table 4's means under each unstated choice (a collapsed table); saves them."""
+    choices = save_table(study.choice_sensitivity(replies, rbo_persistence, lambdas), notebook, "choice_sensitivity")
+    shown = choices.pivot_table(index="relation", columns=["measure", "choice"], values="mean", sort=False,
+                                dropna=False)
+    shown.columns = [f"{m} ({c})" if c else m for m, c in shown.columns]
+    return format_table(shown.reset_index(), {c: number(3) for c in shown.columns}, labels={"relation": "Relation"},
+                        caption="Table 4 means under each unstated choice (SmolLM2-135M, one user: noise level; the "
+                                "λ rows are new replies to MR1 and MR2 with that λ)",
+                        full_table=(notebook, "choice_sensitivity"), audit=True)
+
+
+def rbo_order_flips(perturbations: pd.DataFrame) -> tuple[str, str, list[tuple[str, str]]]:
+    """The lowest and highest p's RBO columns, and the pairs of changes whose order RBO reverses between them."""
+    rbo_columns = [c for c in perturbations.columns if c.startswith("rbo_p")]
+    low_p, high_p = rbo_columns[0], rbo_columns[-1]
+    by_change = perturbations.set_index("change")
+    flips = [(a, b) for i, a in enumerate(by_change.index) for b in by_change.index[i + 1:]
+             if np.sign(by_change.loc[a, low_p] - by_change.loc[b, low_p])
+             * np.sign(by_change.loc[a, high_p] - by_change.loc[b, high_p]) < 0]
+    return low_p, high_p, flips
+
+
+def show_perturbations(rbo_persistence: Sequence[float], notebook: str) -> Markdown:
+    """The measures on constructed changes of a five-item list (a collapsed table, saved), and what the choice of
+    p and of τ reading do to them."""
+    perturbations = save_table(pd.DataFrame(rank.perturbation_table(5, rbo_persistence)), notebook,
+                               "perturbation_sensitivity")
+    rbo_columns = [c for c in perturbations.columns if c.startswith("rbo_p")]
+    low_p, high_p, flips = rbo_order_flips(perturbations)
+    by_change = perturbations.set_index("change")
+    display(format_table(perturbations, {"kendall_tau": number(3, label="τ-b, union"),
+                                         "kendall_tau_shared": number(3, label="τ-b, shared"),
+                                         "overlap": number(3, label="Overlap"),
+                                         **{c: number(3, label=f"RBO, p = {c.removeprefix('rbo_p')}")
+                                            for c in rbo_columns}},
+                         labels={"change": "Change of a five-item list"},
+                         caption="The measures on constructed changes of a five-item list (no model)",
+                         full_table=(notebook, "perturbation_sensitivity"), audit=True))
+    example = flips[0] if flips else None
+    if example:
+        side = "below" if by_change.loc[example[0], low_p] < by_change.loc[example[1], low_p] else "above"
+        instance = (f": *{example[0]}* scores {side} *{example[1]}* at the low p and the other way round at the "
+                    "high p.")
+    else:
+        instance = "."
+    return Markdown(
+        f"Between p = {low_p.removeprefix('rbo_p')} and p = {high_p.removeprefix('rbo_p')}, RBO reverses the order "
+        f"of {len(flips)} of the {len(by_change) * (len(by_change) - 1) // 2} pairs of changes" + instance
+        + " Where two relations move different ranks, which one counts as the larger change is a choice of p. "
+        "The shared-items τ ignores new items altogether: it gives "
+        f"{by_change.loc['new item at rank 1', 'kendall_tau_shared']:.3g} to a list whose top item was replaced, "
+        f"where the union τ gives {by_change.loc['new item at rank 1', 'kendall_tau']:.3g}.")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Lists forced into shape; the reader's recommenders
+
+
+def show_constrained(replies: pd.DataFrame, shaped_replies: pd.DataFrame | None, notebook: str):
+    """The constrained replies' parsing and Tables 2-4 from free and constrained replies (collapsed tables, saved);
+    returns both tables, or None when the constrained study was not asked."""
+    if shaped_replies is None:
+        return None
+    shaped_summary = save_table(study.reply_summary(shaped_replies), notebook, "constrained_reply_parsing")
+    shaped_effect = save_table(study.shape_effect(replies[~replies["condition"].str.contains("λ")], shaped_replies),
+                               notebook, "constrained_tables")
+    display(format_table(shaped_summary, PARSING_FORMATS,
+                         caption="Constrained replies per table (SmolLM2-135M, one user)",
+                         full_table=(notebook, "constrained_reply_parsing"), audit=True))
+    display(format_table(shaped_effect, {c: number(3) for c in shaped_effect.columns[2:]},
+                         labels={"table": "Table", "condition": "Condition",
+                                 "kendall_tau_free": "τ free", "kendall_tau_constrained": "τ constrained",
+                                 "rbo_free": "RBO free", "rbo_constrained": "RBO constrained",
+                                 "overlap_free": "Overlap free", "overlap_constrained": "Overlap constrained"},
+                         caption="Tables 2-4 from free and from constrained replies (SmolLM2-135M, one user: noise "
+                                 "level)", full_table=(notebook, "constrained_tables"), audit=True))
+    return shaped_summary, shaped_effect
+
+
+def show_reader_recommenders(reader_replies: dict[str, pd.DataFrame], iterations: int, notebook: str) -> None:
+    """The reader's recommenders: their reply parsing and Table 4 (saved with Tables 2 and 3), or a note that the
+    build has none."""
+    if not reader_replies:
+        display(Markdown("*This build has no reader's judge: the local model above is the only recommender.*"))
+        return
+
+    def keyed(make: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+        frames = [make(r) for r in reader_replies.values()]
+        for label, frame in zip(reader_replies, frames):
+            frame.insert(0, "recommender", label)
+        return pd.concat(frames, ignore_index=True)
+
+    reader_parsing = save_table(keyed(study.reply_summary), notebook, "reader_reply_parsing")
+    save_table(keyed(study.table_2), notebook, "reader_table2_k")
+    save_table(keyed(study.table_3), notebook, "reader_table3_l")
+    reader_t4 = save_table(keyed(lambda r: study.table_4(r)[0]), notebook, "reader_table4_relations")
+    display(format_table(reader_parsing, PARSING_FORMATS, labels={"recommender": "Recommender"},
+                         caption="The reader's recommenders: replies per table, replies that are not a list",
+                         full_table=(notebook, "reader_reply_parsing"), audit=True))
+    display(format_table(reader_t4[["recommender", "relation", *SIMILARITIES]], PAPER_FORMATS,
+                         labels={"recommender": "Recommender", "relation": "Relation"},
+                         caption=f"Table 4 with the reader's recommenders: mean over {iterations} iterations "
+                                 "against the baseline", full_table=(notebook, "reader_table4_relations")))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The findings glued into the verdict's details
+
+
+def _reference(replies: pd.DataFrame) -> pd.DataFrame:
+    """The reference replies of Tables 3 and 4: iteration 0 of l = 20."""
+    return replies[(replies["table"] == "3") & (replies["condition"] == "l=20") & (replies["iteration"] == 0)]
+
+
+def findings(replies: pd.DataFrame, table4: pd.DataFrame, users: Sequence) -> dict:
+    """Every value the verdict's details glue as text, by name. The model counts as answering with lists when at
+    least :data:`recjudge.metamorphic.study.LIST_SHARE_NEEDED` of its replies are lists."""
+    baseline = study.MR_NAMES["none"]
+    relations_only = table4[table4["relation"] != baseline]
+    base_rbo = table4.loc[table4["relation"] == baseline, "rbo"].iloc[0]
+    lists = int(replies["is_list"].sum())
+    reference = _reference(replies)
+    paper_t4 = study.PAPER_TABLE_4.set_index("relation")["rbo"]
+    list_share = lists / len(replies)
+    recommends = list_share >= study.LIST_SHARE_NEEDED
+    return {
+        "n_replies": f"{len(replies):,}", "users": pages.count(len(users), "user"),
+        "list_finding": "The model answers with lists." if recommends else "The tiny model is not a recommender.",
+        "n_lists": f"{lists:,}", "list_share": pages.fmt(100 * list_share, 0),
+        "list_share_needed": pages.fmt(100 * study.LIST_SHARE_NEEDED, 0),
+        "reference_lists": int(reference["is_list"].sum()), "reference_users": pages.count(len(reference), "user"),
+        "base_rbo": pages.fmt(base_rbo, 2),
+        "relation_rbo": pages.span(relations_only["rbo"].min(), relations_only["rbo"].max()),
+        "paper_relation_rbo": pages.span(paper_t4.drop(index=baseline).min(), paper_t4.drop(index=baseline).max()),
+        "paper_base_rbo": pages.fmt(paper_t4.loc[baseline], 2),
+        "paper_max_sd": pages.fmt(study.PAPER_TABLE_4.filter(like="_sd").max().max(), 3),
+    }
+
+
+def shaped_finding(shaped_replies: pd.DataFrame | None, shaped_tables, users: Sequence) -> str:
+    """What the constrained replies show (empty when they were not asked): how many are lists, how many titles
+    match, and Table 4's mean RBO without and under the relations."""
+    if shaped_tables is None:
+        return ""
+    shaped_summary, shaped_effect = shaped_tables
+    shaped_lists = int(shaped_summary["replies"].sum() - shaped_summary["not_a_list"].sum())
+    shaped_reference_lists = int(_reference(shaped_replies)["is_list"].sum())
+    shaped_t4 = shaped_effect[(shaped_effect["table"] == "Table 4")].set_index("condition")
+    shaped_base = shaped_t4.loc[study.MR_NAMES["none"], "rbo_constrained"]
+    shaped_mrs = shaped_t4.drop(index=study.MR_NAMES["none"])["rbo_constrained"]
+    return (
+        f"**Constrained to a list, the model answers with one in {shaped_lists:,} of "
+        f"{int(shaped_summary['replies'].sum()):,} replies** "
+        f"({pages.fmt(100 * shaped_summary['matched_share'].mean(), 0)}% of their titles, averaged over the tables, "
+        f"match the catalogue; a reply in shape can still hold only blank titles, and one cut at its token limit "
+        f"is out of shape); the reference reply is "
+        f"a list for {shaped_reference_lists} of {pages.count(len(users), 'user')}, so Table 4's mean RBO is "
+        f"{pages.fmt(shaped_base, 2)} without a change and {pages.span(shaped_mrs.min(), shaped_mrs.max())} under the "
+        "relations. Not the paper's setting, and still a 135M model naming titles.")
+
+
+def glue_findings(replies: pd.DataFrame, table4: pd.DataFrame, users: Sequence,
+                  shaped_replies: pd.DataFrame | None, shaped_tables) -> None:
+    """Glue the verdict's details: the text values and the constrained replies' finding (as Markdown)."""
+    from myst_nb import glue
+
+    pages.glue_text(findings(replies, table4, users))
+    glue("shaped_finding", Markdown(shaped_finding(shaped_replies, shaped_tables, users)), display=False)
+
