@@ -5,13 +5,15 @@ agreement) and keeps its prose; what only dresses the page lives here: the openi
 captions and formats, the figures, and the glued findings with the rules that choose their words. This layer sits
 above the paper packages, whose analysis it presents.
 
-- ``auxiliary_data``          auxiliary data in the judge's prompt (Kang et al. 2025, RQ2), and its synthetic run
-- ``data_tour``: which datasets a build holds, their sizes and distributions.
-- ``explanation_evaluators``  LLMs as evaluators of recommendation explanations (Zhang et al. 2024)
-- ``judge_robustness``: the metamorphic robustness of the book's LLM judges.
-- ``prompt_strategies``: Tokutake et al.'s four prompt strategies, and their synthetic run
-- ``proxy_vs_llm``, ``llm_ensembles``: Kang et al.'s proxies against LLM judges, and ensembles of judges.
-- ``recommender_reevaluation``: Tokutake et al.'s Table 3, recommenders judged by an LLM
-- ``trust_judges``: what is a judge worth? (and its synthetic run)
-Pages here: ``normalised_surprise``, ``metamorphic_recommender``.
+- ``data_tour``: which datasets a build holds, their sizes and distributions
+- ``proxy_vs_llm``: proxy metrics against LLM judges of serendipity (Kang et al. 2025, RQ1)
+- ``auxiliary_data``: auxiliary data in the judge's prompt (Kang et al. 2025, RQ2)
+- ``llm_ensembles``: ensembles of judges (Kang et al. 2025, RQ3)
+- ``prompt_strategies``: prompt strategies for a serendipity judge (Tokutake et al. 2025)
+- ``recommender_reevaluation``: recommenders re-evaluated by an LLM judge (Tokutake et al. 2025, Table 3)
+- ``explanation_evaluators``: LLMs as evaluators of recommendation explanations (Zhang et al. 2024)
+- ``normalised_surprise``: limits to surprise (Lima & Peres)
+- ``metamorphic_recommender``: metamorphic testing of an LLM recommender (Khirbat et al. 2024)
+- ``judge_robustness``: the metamorphic robustness of the book's LLM judges
+- ``trust_judges``: what a judge is worth: calibration, prediction-powered inference, reliability, bias
 """
