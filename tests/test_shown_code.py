@@ -85,3 +85,12 @@ def test_the_check_finds_a_name_bound_only_by_a_hidden_cell(tmp_path):
         "shown_total = sum(rows)\n```\n\n"
         "```{code-cell}\n\nprint(shown_total, hidden_frame)\n```\n", encoding="utf-8")
     assert unbound_reads(chapter) == [(4, {"hidden_frame"})]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem != "at_a_glance"], ids=lambda p: p.stem)
+def test_a_chapter_shows_the_calls_into_recjudge_that_carry_its_analysis(path):
+    shown_sources = [source for tags, source in code_cells(path) if shown(tags)]
+    imports = {node.module.split(".")[0] for source in shown_sources for node in ast.walk(ast.parse(source))
+               if isinstance(node, ast.ImportFrom) and node.module}
+    assert len(shown_sources) >= 3 and "recjudge" in imports, (
+        f"{path.name}: {len(shown_sources)} shown cells, importing {sorted(imports)}")
