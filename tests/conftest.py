@@ -46,3 +46,15 @@ def llama_server(llama_server_packages, tmp_path_factory):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def page_results(tmp_path, monkeypatch):
+    """A chapter page's tables go to a temporary results folder (outside any run), and its figures are closed after
+    the test; the folder is returned."""
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+    yield tmp_path / "results"
+    plt.close("all")

@@ -16,12 +16,7 @@ from recjudge.serendipity import auxiliary_data as aux  # noqa: E402
 from recjudge.serendipity import ground_truth as ser  # noqa: E402
 from recjudge.serendipity import personality as pers  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def results_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def setting_table(pop_p: float = 0.01, sim_p: float = 0.4) -> pd.DataFrame:

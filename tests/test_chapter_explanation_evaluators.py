@@ -14,12 +14,7 @@ from recjudge.chapters import explanation_evaluators as page  # noqa: E402
 from recjudge.explanations import evaluators as ex  # noqa: E402
 from recjudge.prompts import explanations as ex_prompts  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def results_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def statements(wrong_aspect: str | None, asked: str | None = None) -> pd.DataFrame:

@@ -12,11 +12,7 @@ from recjudge.chapters import llm_ensembles as page
 from recjudge.serendipity import auxiliary_data as aux
 from recjudge.serendipity import ground_truth as ser
 
-
-@pytest.fixture(autouse=True)
-def results_elsewhere(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def size_table(worst: list[float], sizes=(1, 2, 3), family="LLM judges") -> pd.DataFrame:
@@ -88,7 +84,7 @@ def test_the_opening_names_other_families_and_the_readers_judges():
     assert "rounded to a Likert level" in alone
 
 
-def test_the_size_table_shows_pearson_and_says_when_a_pool_was_cut(tmp_path):
+def test_the_size_table_shows_pearson_and_says_when_a_pool_was_cut(page_results):
     sizes = pd.concat([size_table([0.0, 1.0], sizes=(1, 2)), size_table([0.0], sizes=(1,), family="Proxies")])
     families = {"LLM judges": {"a": None, "b": None, "c": None}, "Proxies": {"SOG": None}}
     table = page.show_size_table(pd.DataFrame({"n": [1]}), sizes, families, {"LLM judges": [1, 2], "Proxies": [1]},
@@ -97,7 +93,7 @@ def test_the_size_table_shows_pearson_and_says_when_a_pool_was_cut(tmp_path):
                              "ensembles of up to 2 of 3 members (the pool is too large for every subset)")
     assert list(table.data.columns) == ["Family", "Size", "Ensembles", "Mean Pearson (%)", "Best", "Worst",
                                         "Best ensemble"]
-    assert len(table.data) == 3 and (tmp_path / "llm_ensembles" / "by_ensemble_size.csv").is_file()
+    assert len(table.data) == 3 and (page_results / "llm_ensembles" / "by_ensemble_size.csv").is_file()
 
 
 def test_size_figures_are_drawn_for_two_sizes_or_more(monkeypatch):
@@ -112,11 +108,11 @@ def test_size_figures_are_drawn_for_two_sizes_or_more(monkeypatch):
     assert not_drawn == {"fig-ensemble-size-proxies": "Proxies: fewer than two ensemble sizes in this run"}
 
 
-def test_table5_is_saved_per_reading_and_the_expected_scores_held_out_come_back(tmp_path):
+def test_table5_is_saved_per_reading_and_the_expected_scores_held_out_come_back(page_results):
     readings = {"": (table5(20.0, 10.0), held([1.0, 2.0])), ser.INTEGER: (table5(15.0, 9.0, ser.INTEGER), held([3.0]))}
     ours, held_expected = page.save_table5(readings, "llm_ensembles")
     assert len(ours) == 6 and held_expected["heldout_pearson_pct"].tolist() == [6.0, 7.0]
-    saved = pd.read_csv(tmp_path / "llm_ensembles" / "held_out_selection.csv")
+    saved = pd.read_csv(page_results / "llm_ensembles" / "held_out_selection.csv")
     assert saved["reading"].tolist() == ["expected score"] * 2 + ["most likely score token"]
     shown = page.show_table5_vs_paper(ours, 2, "llm_ensembles")
     assert shown.caption.startswith("Table 5 (Serendipity-2018) of Kang et al. beside ours (held-out rows: means "

@@ -9,11 +9,7 @@ from recjudge.metamorphic import study
 NONE = study.MR_NAMES["none"]
 
 
-@pytest.fixture
-def results(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
-    return tmp_path / "results"
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def replies(n_lists: int, n: int = 10) -> pd.DataFrame:
@@ -78,7 +74,7 @@ def test_the_two_kendall_readings_stack_tables_2_to_4():
     assert stacked["condition"].tolist() == ["k=5", "l=5", NONE]
 
 
-def test_table2_is_shown_beside_the_paper_with_its_caption_and_saved(results):
+def test_table2_is_shown_beside_the_paper_with_its_caption_and_saved(page_results):
     ours = pd.DataFrame({"condition": ["k=5", "k=10"], "kendall_tau": [0.1, 0.2], "kendall_tau_shared": [0.1, 0.2],
                          "rbo": [0.3, 0.4], "overlap": [0.5, 0.6]})
     table = page.show_table2(ours, "chapter")
@@ -87,7 +83,7 @@ def test_table2_is_shown_beside_the_paper_with_its_caption_and_saved(results):
     assert list(table.data.columns) == [("k", ""), *[(name, side) for name in ("Kendall τ", "RBO", "Overlap ratio")
                                                      for side in ("paper", "ours")]]
     assert len(table.data) == 4  # the paper's four k, ours beside two of them
-    pd.testing.assert_frame_equal(pd.read_csv(results / "chapter" / "table2_k.csv"), ours)
+    pd.testing.assert_frame_equal(pd.read_csv(page_results / "chapter" / "table2_k.csv"), ours)
 
 
 def test_the_relations_change_the_ratings_or_the_liked_items_of_the_prompt():

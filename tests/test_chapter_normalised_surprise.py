@@ -13,9 +13,7 @@ matplotlib.use("Agg")
 
 
 @pytest.fixture
-def run(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+def run(page_results):
     return page.Run("chapter", "latest-small", movielens=None, all_intervals=[], intervals=[], gap_sizes=(6, 9),
                     gap_instances=2, n_sampled=20)
 

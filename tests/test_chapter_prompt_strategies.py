@@ -15,11 +15,7 @@ from recjudge.serendipity import prompt_strategies as ps
 matplotlib.use("Agg")
 
 
-@pytest.fixture(autouse=True)
-def results_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
-    return tmp_path / "results"
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def search(exact):
@@ -78,7 +74,7 @@ def test_the_constrained_finding_says_when_it_was_not_run():
     assert values["paper_cot_gpt"] == f"{ps.paper_table1().set_index('strategy').loc['cot', 'mae_gpt']:.3f}"
 
 
-def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_scores(results_in_tmp):
+def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_scores(page_results):
     metrics = metric_rows([(0.5, 1.5), (np.nan, np.nan)], n=(10, 0))
     shown = SimpleNamespace(items=pd.DataFrame({"key": range(10)}), synthetic=True,
                             definition=SimpleNamespace(label="g as defined"))
@@ -88,7 +84,7 @@ def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_sco
     assert list(table.data.columns) == ["Template", "n scored", "Unparsable", "MAE [95% CI]",
                                         "Accuracy (%) [95% CI]"]
     assert table.data["MAE [95% CI]"].tolist() == ["1.00 [0.50, 1.50]", "–"]
-    saved = pd.read_csv(results_in_tmp / "chapter" / "metrics.csv")
+    saved = pd.read_csv(page_results / "chapter" / "metrics.csv")
     assert set(saved["data"]) == {"SYNTHETIC survey (not real users)"} and set(saved["ground_truth"]) == {
         "g as defined"}
 

@@ -20,10 +20,7 @@ PAPER_PROXIES = ser.kang2025_table2().query("dataset == 'Serendipity-2018'").dro
 PAPER_WEAK = bool(PAPER_PROXIES.abs().max() < WEAK_PEARSON_PCT)
 
 
-@pytest.fixture(autouse=True)
-def results_elsewhere(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def agreement(pearson: dict[str, float], low: dict[str, float] | None = None, high: dict[str, float] | None = None,
@@ -173,7 +170,7 @@ def test_the_level_and_history_tables_count_answers():
     assert history.data.iloc[:, 1].tolist() == ["3", "2"]  # three answers with no history, two with one item
 
 
-def test_the_agreement_tables_name_their_reference_and_sample(tmp_path):
+def test_the_agreement_tables_name_their_reference_and_sample(page_results):
     study = small_study()
     every = agreement({"Random": 0.0, "SOG": 10.0, page.RECORDED: 5.0}, p_pearson_vs_ref={page.RECORDED: 0.2},
                       p_abs_error_vs_ref={page.RECORDED: 0.3})
@@ -182,7 +179,7 @@ def test_the_agreement_tables_name_their_reference_and_sample(tmp_path):
         reference=lambda f: np.where(f["method"] == "Random", "", "PURS"))
     shown = page.show_agreement(every, sample, {page.RECORDED: page.RECORDED_NOTE}, study, 0, "proxy_vs_llm")
     assert shown.caption.startswith("The stratified sample of 3 answers") and shown.caption.endswith("reference: PURS")
-    saved = pd.read_csv(tmp_path / "proxy_vs_llm" / "agreement_all_answers.csv", keep_default_na=False)
+    saved = pd.read_csv(page_results / "proxy_vs_llm" / "agreement_all_answers.csv", keep_default_na=False)
     assert saved["note"].tolist() == ["", "", page.RECORDED_NOTE]
     assert saved["rows"].unique().tolist() == ["all answers with ground truth"]
 

@@ -15,11 +15,7 @@ matplotlib.use("Agg")
 FOLDS = [SimpleNamespace(fold=f, n_test_users=n) for f, n in ((0, 5), (1, 6), (2, 7))]
 
 
-@pytest.fixture(autouse=True)
-def results_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.setenv("RECJUDGE_RESULTS", str(tmp_path / "results"))
-    monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
-    return tmp_path / "results"
+pytestmark = pytest.mark.usefixtures("page_results")
 
 
 def test_judged_users_per_fold_is_one_count_or_a_range():
@@ -68,7 +64,7 @@ def test_findings_are_chosen_from_the_numbers_by_name():
     assert values["ml1m_finding"].data == ""
 
 
-def test_the_avg_score_claim_agrees_only_when_every_score_and_the_mean_lie_in_the_range(monkeypatch, results_in_tmp):
+def test_the_avg_score_claim_agrees_only_when_every_score_and_the_mean_lie_in_the_range(monkeypatch, page_results):
     def claim(scores, mean):
         monkeypatch.setattr(page.serendipity_claims, "g_distribution_summary",
                             lambda: {"mean": mean, "n": 2150, "sd": 0.9})
@@ -80,10 +76,10 @@ def test_the_avg_score_claim_agrees_only_when_every_score_and_the_mean_lie_in_th
         [2.15, 2.38], 2.25)
     assert "1 of 2 Avg. Scores" in claim([2.15, 2.45], 2.25) and "the means agree" not in claim([2.15, 2.45], 2.25)
     assert "the means agree" not in claim([2.15, 2.38], 2.5)
-    assert (results_in_tmp / "chapter" / "paper_claim_avg_score_vs_g.csv").is_file()
+    assert (page_results / "chapter" / "paper_claim_avg_score_vs_g.csv").is_file()
 
 
-def test_the_versus_random_table_labels_its_columns_and_counts_wins_and_losses(results_in_tmp):
+def test_the_versus_random_table_labels_its_columns_and_counts_wins_and_losses(page_results):
     vs_random = pd.DataFrame({"recommender": ["BPRMF"], "n_users": [12], "recall10_diff": [0.031],
                               "recall10_wins": [5], "recall10_losses": [2], "recall10_p": [0.04],
                               "precision20_diff": [-0.002], "precision20_wins": [1], "precision20_losses": [3],
@@ -93,11 +89,11 @@ def test_the_versus_random_table_labels_its_columns_and_counts_wins_and_losses(r
     assert list(table.data.columns) == ["Recommender", "Users", "Δ R_acc@10 (points)", "Better / worse", "p",
                                         "Δ P_acc@20 (points)", "Better / worse (P)", "p (P)"]
     assert table.data.loc[0, "Better / worse"] == "5 / 2" and table.data.loc[0, "Better / worse (P)"] == "1 / 3"
-    saved = pd.read_csv(results_in_tmp / "chapter" / "vs_random_latest-small.csv")
+    saved = pd.read_csv(page_results / "chapter" / "vs_random_latest-small.csv")
     assert saved.loc[0, "dataset"] == "latest-small" and saved.loc[0, "recall10_wins"] == 5
 
 
-def test_the_cost_counts_each_pair_once_per_fold_and_prices_the_mean_tokens(results_in_tmp):
+def test_the_cost_counts_each_pair_once_per_fold_and_prices_the_mean_tokens(page_results):
     test_lists = pd.DataFrame({"recommender": ["BPRMF", "Random", "BPRMF", "Popularity"], "fold": [0, 0, 0, 1],
                                "user_id": [1, 1, 1, 2], "item_id": [10, 10, 11, 10]})
     assert page.distinct_pairs(test_lists, FOLDS) == 3
