@@ -117,6 +117,11 @@ def test_a_judge_not_among_those_asked_replays_the_store_and_leaves_the_rest_out
     [planned] = [json.loads(text) for text in log.read_text(encoding="utf-8").splitlines()]
     assert planned["left_out"] is True and planned["n_missing"] == 3
 
+    # A prompt two requests share (one store key, two rows) is left out for both: nothing asked, never below zero
+    twin = JudgeRequest("k4 again", REQUESTS[-1].messages)
+    run = run_judge(CONFIG, [*REQUESTS, twin], store=store, provider=Refusing(), progress=False)
+    assert (run.report.n_left_out, run.report.n_asked, run.report.n_from_store) == (4, 0, 2)
+
     monkeypatch.setenv(ASK_ONLY_ENV, "openai:gpt-4.1,openai:gpt-4o-mini")  # named: asked as usual
     run = run_judge(CONFIG, REQUESTS, store=store, provider=Answering(), progress=False)
     assert (run.report.n_left_out, run.report.n_asked) == (0, 3)

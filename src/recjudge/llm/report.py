@@ -477,9 +477,10 @@ def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray,
     failed_by_kind = _failed_by_kind(job)
     n_planned = failed_by_kind.pop(PLANNED, 0)
     n_left_out = failed_by_kind.pop(LEFT_OUT, 0)
-    # A prompt the job was stopped before asking (an interrupt, a server that stopped) was not asked.
-    n_asked = 0 if mode == PLAN else (len(job.to_ask) - int(counters.get("other_process", 0))
-                                      - failed_by_kind.get("not_asked", 0) - n_left_out)
+    # A prompt the job was stopped before asking (an interrupt, a server that stopped) or left out was not asked.
+    # Prompts, not replies: a prompt wanted by several slots (duplicate requests) is asked once.
+    unasked = sum(1 for key in job.to_ask if job.errors.get(key, ("", ""))[1] in ("not_asked", LEFT_OUT))
+    n_asked = 0 if mode == PLAN else len(job.to_ask) - int(counters.get("other_process", 0)) - unasked
     n_calls = int(counters.get("calls", 0))
     report = RunReport(
         config_label=config.label, mode=mode, store=str(job.store.root) if job.store is not None else "(none)",
