@@ -7,6 +7,8 @@ import builtins
 import jupytext
 import pytest
 
+from recjudge.compendium import cell_selection
+from recjudge.compendium.runplan import load_runplan
 from recjudge.paths import project_root
 
 NOTEBOOKS = sorted((project_root() / "notebooks").glob("*.md"))
@@ -94,3 +96,23 @@ def test_a_chapter_shows_the_calls_into_recjudge_that_carry_its_analysis(path):
                if isinstance(node, ast.ImportFrom) and node.module}
     assert len(shown_sources) >= 3 and "recjudge" in imports, (
         f"{path.name}: {len(shown_sources)} shown cells, importing {sorted(imports)}")
+
+
+RUNS = load_runplan()
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda run: run.name)
+def test_without_its_data_a_run_reads_no_name_only_a_left_out_cell_binds(run):
+    """Without the mirror, a run executes only the cells that need no declared dataset (``needs:NAME``; cell
+    selection): none of them may read a name that only a left-out cell binds (an import, a frame)."""
+    notebook = cell_selection.notebook_for_variant(jupytext.read(project_root() / run.notebook), run.variant)
+    known = set(dir(builtins))
+    problems = []
+    for number, cell in enumerate((c for c in notebook.cells if c.cell_type == "code"), start=1):
+        if cell_selection.needed_datasets(cell) & set(run.datasets):
+            continue
+        tree = ast.parse(cell.source)
+        if missing := read_names(tree) - bound_names(tree) - known:
+            problems.append((number, missing))
+        known |= bound_names(tree)
+    assert problems == [], f"{run.name}: cells kept without the data read names bound only by left-out cells"
