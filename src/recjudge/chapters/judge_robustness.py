@@ -4,7 +4,7 @@ them, the robustness tables and the glued findings with the rules that choose th
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -163,15 +163,10 @@ def show_shape_effect(shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun], n
                 "CSV per judge, constrained_vs_free_<judge>.csv)"))
 
 
-def span(values: pd.Series, show: Callable[[float], str]) -> str:
-    """A range of values in prose ("a–b"), one value when they are all equal."""
-    low, high = show(values.min()), show(values.max())
-    return low if low == high else f"{low}–{high}"
-
 
 def flips_in(rates: pd.Series) -> str:
     return ("no verdict flips" if rates.max() == 0 else
-            f"verdicts flip in {span(100 * rates, lambda v: pages.fmt(v, 0))}% of the scored cases")
+            f"verdicts flip in {pages.span(100 * rates.min(), 100 * rates.max(), 0)}% of the scored cases")
 
 
 def serendipity_finding(table: pd.DataFrame) -> str:
@@ -182,8 +177,9 @@ def serendipity_finding(table: pd.DataFrame) -> str:
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
     return "; ".join(
         f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
-        f"{span(part['mean_abs_change'], lambda v: pages.fmt(v, 2))} on average (n = "
-        f"{span(part['scored'], lambda v: str(int(v)))} scored of {int(part['cases'].max())} answers per relation, "
+        f"{pages.span(part['mean_abs_change'].min(), part['mean_abs_change'].max(), 2)} on average (n = "
+        f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of {int(part['cases'].max())} answers "
+        "per relation, "
         f"{len(part)} relations with scored cases)" for label, part in per_judge) \
         + ": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers."
 
@@ -226,11 +222,3 @@ def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, Robus
         "n_not_applicable": f"{len(not_applicable(runs))}",
         "constrained_finding": Markdown(constrained_finding(shaped)),
     }
-
-
-def glue_findings(values: Mapping[str, object]) -> None:
-    """Glue each finding under its key (not displayed), for the verdict's ``{glue:text}`` and ``{glue:md}`` roles."""
-    from myst_nb import glue
-
-    for key, value in values.items():
-        glue(key, value, display=False)

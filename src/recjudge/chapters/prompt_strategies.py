@@ -354,11 +354,3 @@ def findings(study: ps.PromptStrategyStudy, metrics: pd.DataFrame, beside_shaped
         "paper_cot_llama": f"{paper.loc['cot', 'mae_llama']:.3f}",
         "constrained_finding": Markdown(constrained_finding(beside_shaped)),
     }
-
-
-def glue_findings(values: Mapping[str, object]) -> None:
-    """Glue each of ``values`` under its name, not displayed: Markdown as Markdown, anything else as text."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value if isinstance(value, Markdown) else str(value), display=False)

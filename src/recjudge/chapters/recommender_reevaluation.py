@@ -479,14 +479,3 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
         "accuracy_finding": Markdown(judging.accuracy_finding(accuracy, vs_random, test_users, dataset)),
         "ml1m_finding": Markdown(ml1m_finding or ""),
     }
-
-
-def glue_findings(values: Mapping[str, object]) -> None:
-    """Glue each of ``values`` under its name, not displayed: Markdown as Markdown, anything else as text."""
-    from myst_nb import glue
-
-    pages.glue_text({name: value for name, value in values.items() if not isinstance(value, Markdown)})
-    for name, value in values.items():
-        if isinstance(value, Markdown):
-            glue(name, value, display=False)
-

@@ -84,11 +84,12 @@ def span(low: float, high: float, decimals: int = 2) -> str:
 
 
 def glue_text(values: Mapping[str, object]) -> None:
-    """Glue each value, as text, under its key (not displayed), for the ``{glue:text}`` roles of a chapter's prose."""
+    """Glue each value under its key (not displayed): a ``Markdown`` value as Markdown, for a ``{glue:md}`` role,
+    any other as text, for the ``{glue:text}`` roles of a chapter's prose."""
     from myst_nb import glue
 
     for key, value in values.items():
-        glue(key, str(value), display=False)
+        glue(key, value if isinstance(value, Markdown) else str(value), display=False)
 
 
 def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Markdown:
