@@ -38,6 +38,7 @@ the history it used (``HistorySource``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -336,17 +337,19 @@ class Serendipity2018Study:
         recorded judge (``recorded_gpt35``) is asked, its replies looked up by key."""
         from recjudge.llm import JudgeRequest
 
-        return [JudgeRequest(key, []) for key in self._answer_of_key().index]
+        return [JudgeRequest(key, []) for key in self._answer_of_key.index]
 
     def scores_of(self, run, integer: bool = False) -> pd.Series:
         """A judge's scores (``JudgeRun``) indexed as the answers it judged; ``integer``: a run read as an expected
         score gives its most likely score token instead (the integer the papers' judges answer), any other run its
         scores."""
         scores = run.scores(column="modal_score" if integer and run.config.scoring == "expected" else None)
-        return pd.Series(scores.to_numpy(), index=self._answer_of_key().loc[scores.index].to_numpy())
+        return pd.Series(scores.to_numpy(), index=self._answer_of_key.loc[scores.index].to_numpy())
 
+    @functools.cached_property
     def _answer_of_key(self) -> pd.Series:
-        """The answers' index, indexed by each answer's request key (``prompts.serendipity.request_key``)."""
+        """The answers' index, indexed by each answer's request key (``prompts.serendipity.request_key``); built
+        once, as every judge's scores are read through it."""
         from recjudge.prompts.serendipity import request_key
 
         keys = [request_key(u, i) for u, i in self.answers[["user_id", "item_id"]].itertuples(index=False)]
