@@ -26,7 +26,6 @@ from pathlib import Path
 from filelock import FileLock
 
 from recjudge.data.loaders import load_movielens
-from recjudge.paths import project_root
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
@@ -55,7 +54,7 @@ elif args.workers > 1:
 
 names = args.only or list(RECOMMENDERS)
 budget = {name: 0 if name in UNTUNABLE else args.slow_trials if name in SLOW else args.trials for name in names}
-folder = project_root() / "data" / "recsys" / args.dataset
+folder = recsys_lists.committed_folder(args.dataset)
 ml = load_movielens(args.dataset)
 start = time.monotonic()
 lists, config = recsys_lists.tune_and_produce(
