@@ -15,12 +15,22 @@ timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%
 # Every step that needs the network happens here, so that `make book` and `make test` then work offline.
 setup: $(VENV)/.installed vendor/mathjax/.installed-from
 
-$(VENV)/.installed: requirements/lock.txt requirements/build.txt requirements/weights.txt scripts/install_env.sh pyproject.toml
+# Installed-ness is decided by content, not modification times (a fresh clone's files are all newer than an existing
+# $(VENV)): $(VENV)/.installed holds a hash of what set-up installs from, and set-up runs when that hash differs.
+SETUP_INPUTS := requirements/lock.txt requirements/build.txt requirements/weights.txt scripts/install_env.sh pyproject.toml
+SETUP_HASH := $(shell cat $(SETUP_INPUTS) | sha256sum | cut -c1-16)
+ifneq ($(SETUP_HASH),$(shell cat $(VENV)/.installed 2>/dev/null))
+$(VENV)/.installed: setup-inputs-changed
+endif
+.PHONY: setup-inputs-changed
+$(VENV)/.installed:
 	@PYTHON=$(PYTHON) $(call timed,setup,bash scripts/install_env.sh $(VENV))
-	@touch $@
+	@echo $(SETUP_HASH) > $@
 
 # The book's MathJax, pinned in package-lock.json, vendored from the npm registry (once per pinned version).
-vendor/mathjax/.installed-from: package-lock.json $(VENV)/.installed
+# (recjudge book --vendor-only compares the pinned version and integrity itself: a newer package-lock.json alone only
+# costs a check.)
+vendor/mathjax/.installed-from: package-lock.json | $(VENV)/.installed
 	@$(call timed,mathjax,$(PY) -m recjudge book --vendor-only)
 	@touch $@
 

@@ -110,6 +110,36 @@ def test_setup_does_every_step_that_needs_the_network():
     assert "recjudge book --vendor-only" in dry_run
 
 
+def test_setup_is_decided_by_content_not_modification_times(tmp_path):
+    """A fresh clone beside an existing environment: every input of set-up is newer than the environment's stamp (git
+    writes checkout times), yet nothing it installs from changed, so `make setup` must not install again; a changed
+    lock must."""
+    import hashlib
+    import os
+    import shutil
+    import subprocess
+
+    inputs = re.search(r"^SETUP_INPUTS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    for name in ["Makefile", "package-lock.json", *inputs]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    venv = tmp_path / "env"
+    venv.mkdir()
+    digest = hashlib.sha256(b"".join((tmp_path / name).read_bytes() for name in inputs)).hexdigest()[:16]
+    (venv / ".installed").write_text(digest + "\n")
+    os.utime(venv / ".installed", (0, 0))  # older than every input
+
+    def installs() -> bool:
+        dry_run = subprocess.run(["make", "-n", "setup", "VENV=env"], cwd=tmp_path, capture_output=True, text=True,
+                                 check=True).stdout
+        return "install_env.sh" in dry_run
+
+    assert not installs()
+    with (tmp_path / "requirements" / "lock.txt").open("a") as lock:
+        lock.write("# changed\n")
+    assert installs()
+
+
 def test_the_extras_of_dependencies_are_locked_too():
     """A dependency asked for with extras (``llama-cpp-python[server]``) needs what those extras require in the lock,
     so that `make setup` (which installs the lock with --no-deps) installs it. Read from the installed package's
