@@ -395,6 +395,15 @@ def test_a_folder_is_replaced_only_when_it_holds_this_books_build_record(checkou
     empty.mkdir()
     assert publish(site, checkout, Destination.parse(f"folder:{empty}"), log=lambda line: None) == "published"
     assert json.loads((empty / BUILD_INFO).read_text())["project"] == "recjudge"
+    # Only a .nojekyll (nothing to lose), or only variants' books of this project, is replaceable too
+    marker_only = tmp_path / "marker-only"
+    marker_only.mkdir()
+    (marker_only / NOJEKYLL).write_bytes(b"")
+    assert publish(site, checkout, Destination.parse(f"folder:{marker_only}"), log=lambda line: None) == "published"
+    variants_only = tmp_path / "variants-only"
+    publish(site, checkout, Destination.parse(f"folder:{variants_only}"), variant="v1", log=lambda line: None)
+    assert publish(site, checkout, Destination.parse(f"folder:{variants_only}"), log=lambda line: None) == "published"
+    assert (variants_only / "variants" / "v1" / BUILD_INFO).is_file() and (variants_only / BUILD_INFO).is_file()
 
 
 def test_a_file_as_folder_destination_is_one_line(cli_checkout: Path, tmp_path: Path, capsys) -> None:

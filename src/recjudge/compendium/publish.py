@@ -408,8 +408,9 @@ def _holds_this_book(folder: Path) -> bool:
         return True
     names = {path.name for path in folder.iterdir()}
     variants = folder / VARIANTS_FOLDER
-    return (names <= {NOJEKYLL, VARIANTS_FOLDER} and variants.is_dir()
-            and all(path.is_dir() and _holds_this_book(path) for path in variants.iterdir()))
+    return (names <= {NOJEKYLL, VARIANTS_FOLDER} and (not variants.exists() or variants.is_dir())
+            and all(path.is_dir() and _holds_this_book(path) for path in (variants.iterdir() if variants.is_dir()
+                                                                          else ())))
 
 
 def _publish_folder(staged: Path, folder: Path, subfolder: Path, site: Path) -> str:
