@@ -26,6 +26,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from recjudge.data.loaders import load_movielens
+from recjudge.paths import temporary_folder_problem
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
@@ -42,6 +43,8 @@ parser.add_argument("--fold", action="append", type=int, choices=list(split.FOLD
 parser.add_argument("--storage", metavar="URL", help="shared Optuna storage: a journal file path or a database URL")
 parser.add_argument("--workers", type=int, default=1, metavar="W", help="worker processes per study (with --storage)")
 args = parser.parse_args()
+if problem := temporary_folder_problem():  # the workers and the lists' lock need it
+    parser.error(problem)
 if args.workers < 1:
     parser.error(f"--workers {args.workers}: give at least 1")
 if args.storage:

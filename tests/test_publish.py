@@ -13,6 +13,7 @@ import pytest
 
 from recjudge.compendium.publish import (
     BUILD_INFO,
+    NOJEKYLL,
     Destination,
     PublishError,
     landing_page,
@@ -56,7 +57,8 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
-def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool] | None = None) -> Path:
+def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool] | None = None,
+          chapters: dict[str, dict[str, str | None]] | None = None) -> Path:
     """A built site as `recjudge book` leaves it: Jupyter Book's redirecting index.html, the pages and the build
     record of the checkout's commit."""
     site = root / "_build" / "html"
@@ -67,7 +69,9 @@ def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool]
     for name, text in {"book/intro.html": INTRO, **(pages or {})}.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
-    write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": True})
+    write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": True},
+                     chapters=chapters if chapters is not None else {"proxy_vs_llm": {"fingerprint": "f1",
+                                                                                        "executed": "f1"}})
     return site
 
 
@@ -252,6 +256,7 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     from recjudge.cli import main
     from recjudge.compendium import book as book_module
     from recjudge.compendium import publish as publish_module
+    from recjudge.compendium import runplan as runplan_module
 
     def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
         site = root / "_build" / "html"
@@ -264,6 +269,8 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
     monkeypatch.setattr(book_module, "build_html", fake_build)
     monkeypatch.setattr(publish_module, "datasets_present", lambda root: {"serendipity-2018": True})
+    monkeypatch.setattr(runplan_module, "executed_from", lambda runs, root: {})
+    monkeypatch.setattr(runplan_module, "load_runplan", lambda root: [])
     assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
     record = json.loads((checkout / "_build" / "html" / BUILD_INFO).read_text())
     assert record["commit"] == git(checkout, "rev-parse", "HEAD") and record["clean_checkout"] is True
@@ -287,3 +294,206 @@ def test_make_publish_runs_recjudge_book_publish_with_the_configured_destination
         "PUBLISH_TO=folder:/srv/www", "ALLOW_PARTIAL=1")
     assert "--judge openai:gpt-4o-mini --profile smoke --publish upstream --branch pages" in planned(
         "JUDGE=openai:gpt-4o-mini", "PROFILE=smoke", "PUBLISH_TO=upstream", "PUBLISH_BRANCH=pages")
+
+
+# ------------------------------------------------------------------------------------------ hostile destinations
+def run_book(*arguments: str) -> int:
+    from recjudge.cli import main
+
+    return main(["book", "--check-only", *arguments])
+
+
+@pytest.fixture
+def cli_checkout(checkout: Path, monkeypatch) -> Path:
+    """The checkout as `recjudge book --check-only` sees it, with a publishable build."""
+    from recjudge.compendium import book as book_module
+
+    build(checkout)
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "check_built_book", lambda root, html_dir=None: None)
+    return checkout
+
+
+def refs(root: Path) -> str:
+    return git(root, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def test_an_option_given_as_destination_is_refused_before_git_runs(cli_checkout: Path, tmp_path: Path,
+                                                                    capsys) -> None:
+    """`--publish "--upload-pack=touch X;git-upload-pack"` would have git run the command: a destination is a
+    remote's name, a URL or folder:PATH, never an option nor a remote helper."""
+    marker = tmp_path / "ran"
+    for hostile in (f"--upload-pack=touch {marker};git-upload-pack", f"ext::sh -c touch% {marker}",
+                    "pages\n--upload-pack=x"):
+        before = refs(cli_checkout)
+        assert run_book("--publish", hostile) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and "give a git remote" in lines[0], lines
+        assert not marker.exists() and refs(cli_checkout) == before
+    with pytest.raises(PublishError, match="give a git remote"):
+        Destination.parse("-q")
+
+
+@pytest.mark.parametrize("branch", ["gh-pages\nrefs/heads/extra", "HEAD", "-f", "a..b", "@{-1}", "pages.lock",
+                                    "with space", ""])
+def test_a_branch_name_git_refuses_is_refused_before_any_git_call(cli_checkout: Path, branch: str, capsys) -> None:
+    """A newline in `--branch` added a ref through ghp-import's fast-import stream and left crash files in .git."""
+    before = refs(cli_checkout)
+    assert run_book("--publish", "pages", f"--branch={branch}") == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "is not a branch name git accepts" in lines[0], lines
+    assert refs(cli_checkout) == before
+    assert not list((cli_checkout / ".git").glob("fast_import_crash_*"))
+
+
+def test_publishing_over_a_source_branch_is_refused_and_loses_nothing(checkout: Path, tmp_path: Path) -> None:
+    """`--publish origin --branch dev` force-fetched the local dev (dropping an unpushed commit) and pushed the site
+    over it: a branch that holds no published book is refused, on the remote or only here."""
+    bare = tmp_path / "pages.git"
+    git(checkout, "switch", "--quiet", "-c", "dev")
+    git(checkout, "push", "--quiet", "pages", "dev")
+    (checkout / "work.txt").write_text("unpushed work\n")
+    git(checkout, "add", "work.txt")
+    git(checkout, "commit", "--quiet", "-m", "Unpushed work")
+    git(checkout, "switch", "--quiet", "main")
+    git(checkout, "branch", "--quiet", "local-only", "dev")
+    local, remote = git(checkout, "rev-parse", "dev"), git(bare, "rev-parse", "dev")
+    site = build(checkout)
+    for branch in ("dev", "local-only", "main"):
+        message = refused(site, checkout, Destination.parse("pages", branch))
+        assert "holds no published book of recjudge" in message
+    assert git(checkout, "rev-parse", "dev") == local and git(bare, "rev-parse", "dev") == remote
+    assert git(checkout, "rev-parse", "local-only") == local
+    assert git(checkout, "status", "--porcelain") == ""
+    # A new branch is fine, and its local namesake follows it; the book's own branch takes the next publication
+    assert publish(site, checkout, Destination.parse("pages", "site"), log=lambda line: None) == "published"
+    assert git(checkout, "rev-parse", "site") == git(bare, "rev-parse", "site")
+    (site / "book" / "intro.html").write_text(INTRO.replace("What it is.", "What it is, revised."))
+    assert publish(site, checkout, Destination.parse("pages", "site"), log=lambda line: None) == "published"
+    assert commits(bare, "site") == 2 and git(checkout, "rev-parse", "site") == git(bare, "rev-parse", "site")
+    assert [line for line in git(checkout, "branch", "--list").splitlines() if "recjudge-publish" in line] == []
+
+
+def test_a_folder_is_replaced_only_when_it_holds_this_books_build_record(checkout: Path, tmp_path: Path) -> None:
+    """A static site that merely holds `.nojekyll` was wiped: only a folder whose build-info.json says it is this
+    project's book (or an empty or new folder) is replaced."""
+    site = build(checkout)
+    other_site = tmp_path / "other-site"
+    other_site.mkdir()
+    (other_site / NOJEKYLL).write_bytes(b"")
+    (other_site / "index.html").write_text("<p>Another site</p>")
+    other_book = tmp_path / "other-book"
+    other_book.mkdir()
+    (other_book / BUILD_INFO).write_text(json.dumps({"project": "another", "commit": "abc"}))
+    (other_book / "index.html").write_text("<p>Another book</p>")
+    for folder in (other_site, other_book):
+        files = sorted(path.name for path in folder.iterdir())
+        assert "not a published book of recjudge" in refused(site, checkout, Destination.parse(f"folder:{folder}"))
+        assert sorted(path.name for path in folder.iterdir()) == files
+        assert "Another" in (folder / "index.html").read_text()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert publish(site, checkout, Destination.parse(f"folder:{empty}"), log=lambda line: None) == "published"
+    assert json.loads((empty / BUILD_INFO).read_text())["project"] == "recjudge"
+    # Only a .nojekyll (nothing to lose), or only variants' books of this project, is replaceable too
+    marker_only = tmp_path / "marker-only"
+    marker_only.mkdir()
+    (marker_only / NOJEKYLL).write_bytes(b"")
+    assert publish(site, checkout, Destination.parse(f"folder:{marker_only}"), log=lambda line: None) == "published"
+    variants_only = tmp_path / "variants-only"
+    publish(site, checkout, Destination.parse(f"folder:{variants_only}"), variant="v1", log=lambda line: None)
+    assert publish(site, checkout, Destination.parse(f"folder:{variants_only}"), log=lambda line: None) == "published"
+    assert (variants_only / "variants" / "v1" / BUILD_INFO).is_file() and (variants_only / BUILD_INFO).is_file()
+
+
+def test_a_file_as_folder_destination_is_one_line(cli_checkout: Path, tmp_path: Path, capsys) -> None:
+    file = tmp_path / "a-file"
+    file.write_text("mine\n")
+    assert run_book("--publish", f"folder:{file}") == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"{file} is a file, not a folder" in lines[0]
+    assert file.read_text() == "mine\n"
+
+
+def test_a_stale_chapter_is_refused_and_published_as_partial_only_when_allowed(checkout: Path,
+                                                                                tmp_path: Path) -> None:
+    """A chapter executed before its notebook's last change was published under "Built from <last commit>": the
+    record holds each chapter's fingerprint at the build and the one its executed notebook was made from."""
+    site = build(checkout, chapters={"proxy_vs_llm": {"fingerprint": "new", "executed": "old"},
+                                     "trust_judges": {"fingerprint": "f", "executed": None},
+                                     "data_tour": {"fingerprint": "f", "executed": "f"}})
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and "a stale build" in message
+    assert "proxy_vs_llm, trust_judges" in message and "data_tour" not in message
+    publish(site, checkout, Destination.parse("pages"), allow_partial=True, log=lambda line: None)
+    record = json.loads(git(tmp_path / "pages.git", "show", f"gh-pages:{BUILD_INFO}"))
+    assert any("a stale build" in reason for reason in record["partial"])
+    # A record that does not say which sources its chapters came from is refused too
+    record = json.loads((site / BUILD_INFO).read_text())
+    del record["chapters"]
+    (site / BUILD_INFO).write_text(json.dumps(record))
+    assert "does not say which sources" in refused(site, checkout, Destination.parse("pages"))
+
+
+def test_a_failed_build_leaves_no_record_to_publish(checkout: Path, monkeypatch, capsys) -> None:
+    """A build that fails half-way keeps the last build's pages: without a record, they are never published as a
+    whole book."""
+    from recjudge.compendium import book as book_module
+    from recjudge.compendium import runplan as runplan_module
+    from recjudge.compendium.book import BookError
+
+    build(checkout)
+
+    def failing_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
+        raise BookError("`jupyter-book build` failed (exit 1)")
+
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
+    monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
+    monkeypatch.setattr(book_module, "build_html", failing_build)
+    monkeypatch.setattr(book_module, "check_built_book", lambda root, html_dir=None: None)
+    monkeypatch.setattr(runplan_module, "load_runplan", lambda root: [])
+    from recjudge.cli import main
+
+    assert main(["book"]) == 1
+    assert main(["book", "--check-only", "--publish", "pages"]) == 1
+    assert f"{BUILD_INFO} is missing" in capsys.readouterr().err
+
+
+def test_check_only_says_it_checked_not_that_it_built(cli_checkout: Path, capsys) -> None:
+    assert run_book() == 0
+    out = capsys.readouterr().out
+    assert "[book] checked the existing build" in out and "[book] built" not in out
+
+
+def test_the_published_sources_hold_no_machine_paths_or_timings(checkout: Path, tmp_path: Path) -> None:
+    import nbformat
+
+    site = build(checkout)
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["papermill"] = {"input_path": str(checkout / "notebooks" / "ch.md"), "duration": 12.5,
+                                      "start_time": "2026-01-01T00:00:00"}
+    cell = nbformat.v4.new_code_cell("print('hello')")
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:01"}
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                           text=f"{checkout}/src/recjudge/x.py:1: UserWarning: careful\n")]
+    notebook.cells = [cell]
+    sources = site / "_sources" / "book" / "notebooks"
+    sources.mkdir(parents=True)
+    nbformat.write(notebook, sources / "ch.ipynb")
+    folder = tmp_path / "www"
+    publish(site, checkout, Destination.parse(f"folder:{folder}"), log=lambda line: None)
+    published = (folder / "_sources" / "book" / "notebooks" / "ch.ipynb").read_text()
+    assert str(checkout) not in published and str(tmp_path) not in published
+    assert "papermill" not in published and "2026-01-01" not in published
+    assert "./src/recjudge/x.py:1: UserWarning: careful" in published
+
+
+def test_no_writable_temporary_folder_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from recjudge.cli import main
+
+    missing = tmp_path / "no-such-tmp"
+    monkeypatch.setenv("TMPDIR", str(missing))
+    assert main(["book", "--check-only"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"TMPDIR={missing} is not a folder that exists" in lines[0]

@@ -455,3 +455,16 @@ def test_a_profile_value_of_another_type_is_refused_naming_the_profile(project: 
     load_runplan(root=project)
     with pytest.raises(RunPlanError, match=r"profile 'smoke', run 'typed', parameter 'RATE': 'fast' is str.*float"):
         load_runplan(root=project, profile="smoke")
+
+
+def test_a_build_records_which_chapters_were_executed_from_other_sources(project: Path) -> None:
+    """What `recjudge book` writes into build-info.json (`chapters`) and publishing compares: a chapter whose
+    notebook changed after its execution, or that was never executed, does not match its sources."""
+    run = Run("tiny", "notebooks/tiny.ipynb", {"value": 21})
+    assert runplan.executed_from([run], project)["tiny"]["executed"] is None
+    execute_plan([run], project, log=lambda line: None)
+    state = runplan.executed_from([run], project)["tiny"]
+    assert state["executed"] == state["fingerprint"]
+    write_notebook(project / "notebooks" / "tiny.ipynb", "print('result', value * 3)")
+    state = runplan.executed_from([run], project)["tiny"]
+    assert state["executed"] is not None and state["executed"] != state["fingerprint"]

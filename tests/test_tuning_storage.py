@@ -125,3 +125,37 @@ def test_a_bad_storage_is_named(tmp_path):
                           str(tmp_path / "missing" / "s.log")], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert run.returncode == 2 and "--storage: storage" in run.stderr and "does not exist" in run.stderr
+
+
+def _script_with_storage(storage: str, tmp_path: Path, **environment: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "recsys_lists.py"), "latest-small", "--storage",
+                           storage], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **environment})
+
+
+def test_a_folder_a_read_only_folder_or_an_in_memory_database_is_refused_in_one_line(tmp_path):
+    """`--storage` given a folder, a file in a folder that cannot be written, or `sqlite:///` (no database file): one
+    line naming the storage, before any study starts, never a traceback."""
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    try:
+        cases = {str(tmp_path): "is a folder", "sqlite:///": "names no database file",
+                 str(read_only / "s.log"): "cannot write"}
+        if os.access(read_only, os.W_OK) and Path("/sys").is_dir():  # root writes anywhere but in sysfs
+            cases.pop(str(read_only / "s.log"))
+            cases["/sys/recjudge-tuning.log"] = "cannot write"
+        for storage, why in cases.items():
+            with pytest.raises(ValueError, match=why):
+                tuning.open_storage(storage)
+            run = _script_with_storage(storage, tmp_path)
+            assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+            assert f"--storage: storage {storage!r}" in run.stderr and why in run.stderr
+    finally:
+        read_only.chmod(0o755)
+
+
+def test_a_missing_temporary_folder_is_named_in_one_line(tmp_path):
+    run = _script_with_storage(str(tmp_path / "s.log"), tmp_path, TMPDIR=str(tmp_path / "no-such-tmp"))
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"TMPDIR={tmp_path / 'no-such-tmp'} is not a folder that exists" in run.stderr

@@ -13,6 +13,8 @@ import argparse
 import importlib
 import sys
 
+from recjudge.paths import temporary_folder_problem
+
 #: Exit status after Ctrl-C (128 + SIGINT), as a shell reports an interrupted command.
 INTERRUPTED = 130
 #: sub-command -> module exposing ``add_arguments(parser)`` and ``run_command(args) -> int``
@@ -33,6 +35,10 @@ STORE_NOTE = ("LLM replies: the book's committed ones in data/llm are read, neve
 
 
 def main(argv: list[str] | None = None) -> int:
+    problem = temporary_folder_problem()
+    if problem:  # every sub-command, and the tools it starts, write temporary files (some as they are imported)
+        print(f"recjudge: {problem}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="recjudge", description=__doc__.splitlines()[0], epilog=STORE_NOTE)
     sub = parser.add_subparsers(dest="command", required=True)
     modules = {}

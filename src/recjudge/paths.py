@@ -90,3 +90,28 @@ def results_dir() -> Path:
     if os.environ.get(RESULTS_ENV):
         return Path(os.environ[RESULTS_ENV]).resolve()
     return project_root() / "results"
+
+
+def temporary_folder_problem() -> str | None:
+    """Why no temporary file can be made (a ``TMPDIR`` that is missing, not a folder or read-only; or no usable
+    temporary folder at all), as one line naming the folder; None when one can. The commands check it first: papermill,
+    git and Jupyter Book all write temporary files, and each would otherwise fail with its own traceback."""
+    import tempfile
+
+    named = os.environ.get("TMPDIR", "")
+    folder = Path(named) if named else None
+    try:
+        if folder is not None:
+            if not folder.is_dir():
+                return (f"TMPDIR={named} is not a folder that exists: create it, or point TMPDIR at a writable "
+                        "folder (or unset it)")
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        else:
+            with tempfile.TemporaryFile():
+                pass
+    except OSError as error:
+        where = named or getattr(error, "filename", None) or tempfile.gettempdir()
+        return (f"cannot write a temporary file in {where} ({error.strerror or error}): point TMPDIR at a writable "
+                "folder")
+    return None

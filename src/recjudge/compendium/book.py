@@ -557,6 +557,7 @@ def run_command(args: argparse.Namespace) -> int:
                 if problems:
                     raise BookError("the table of contents does not match the run plan:\n  " + "\n  ".join(problems))
             with _phase("jupyter-book build", timings):
+                _forget_build(root / HTML_DIR)
                 build_html(root, all_pages=args.all)
         with _phase("checks", timings):
             check_built_book(root)
@@ -567,21 +568,31 @@ def run_command(args: argparse.Namespace) -> int:
         return 1
     finally:
         _print_timings(timings)
-    print(f"[book] built {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
+    done = "checked the existing build" if args.check_only else "built"
+    print(f"[book] {done} {root / HTML_DIR / 'index.html'} (self-contained: no external scripts or stylesheets)")
     return _publish(root, root / HTML_DIR, destination, args)
+
+
+def _forget_build(html_dir: Path) -> None:
+    """Remove the last build's record before a build: a build that fails leaves none, so its pages cannot be
+    published as a whole book (``recjudge book --check-only --publish``)."""
+    from recjudge.compendium.publish import BUILD_INFO
+
+    (html_dir / BUILD_INFO).unlink(missing_ok=True)
 
 
 def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges: tuple[str, ...] = (),
                   variant: str | None = None) -> None:
-    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (read when
-    the book is published)."""
+    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from, and for the
+    committed book which sources each chapter was executed from (read when the book is published)."""
     from recjudge.compendium.publish import PublishError, datasets_present, write_build_info
-    from recjudge.compendium.runplan import DEFAULT_PROFILE
+    from recjudge.compendium.runplan import DEFAULT_PROFILE, RunPlanError, executed_from, load_runplan
 
     try:
+        chapters = None if variant else executed_from(load_runplan(root=root), root)
         write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
-                         data=datasets_present(root), variant=variant)
-    except (PublishError, OSError, ValueError) as error:  # e.g. not a git checkout: the book is built, not publishable
+                         data=datasets_present(root), variant=variant, chapters=chapters)
+    except (PublishError, RunPlanError, OSError, ValueError) as error:  # e.g. no git checkout: not publishable
         print(f"[book] no build record ({error})", file=sys.stderr)
 
 
@@ -620,6 +631,7 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
             with _phase("stage", timings):
                 source = stage_variant_book(root, variant)
             with _phase("jupyter-book build", timings):
+                _forget_build(html)
                 build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
             check_built_book(root, html)
@@ -631,5 +643,6 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
         return 1
     finally:
         _print_timings(timings)
-    print(f"[book] built the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
+    done = "checked the existing build of" if args.check_only else "built"
+    print(f"[book] {done} the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
     return 0

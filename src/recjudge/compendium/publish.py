@@ -8,7 +8,10 @@ takes a site folder and a destination, and refuses a partial book, one line per 
 - a page with a "Data needed" box (a chapter whose data were absent: ``compendium.cell_selection``);
 - a chapter not run (the at-a-glance page says "not run in this build" where a chapter's tables are missing);
 - a checkout that is not clean (``git status`` lists a change or an untracked file);
-- a build older than the last commit (``build-info.json`` names another commit, or a dirty checkout, or is absent).
+- a build older than the last commit (``build-info.json`` names another commit, or a dirty checkout, or is absent:
+  a build removes it first, so a failed build has none);
+- a chapter executed from other sources than the build's commit (the record's ``chapters``: each one's input
+  fingerprint at the build and the one its executed notebook came from, ``runplan.executed_from``).
 
 What it publishes is a copy of the site with ``.nojekyll`` (GitHub Pages serves ``_static/`` as it is), the
 ``build-info.json`` (with what, if anything, makes the book partial) and, on the landing page, one line saying "built
@@ -16,8 +19,13 @@ from commit X with the full data". The committed sources are not touched: the li
 published copy and the build folder.
 
 Destinations: a git remote and branch (``origin`` and ``gh-pages`` by default), committed with ``ghp-import`` and
-pushed; or ``folder:PATH``, a folder for any static host, mirrored. A variant's book goes to ``variants/<NAME>/`` of
-the same destination, beside the book, and publishing the book keeps ``variants/``. Publishing an unchanged book again
+pushed; or ``folder:PATH``, a folder for any static host, mirrored. Both are validated in one place,
+:meth:`Destination.parse`, before any git command runs (a remote is never an option nor a remote helper; a branch is
+a name ``git check-ref-format --branch`` accepts, not ``HEAD``). Only a published book of this project is replaced: a
+branch or folder whose ``build-info.json`` names the project, or a new branch, or an empty or new folder; ghp-import
+commits on a scratch branch, and a local branch of the published one is created or fast-forwarded, never rewritten.
+A variant's book goes to ``variants/<NAME>/`` of the same destination, beside the book, and publishing the book keeps
+``variants/``. Publishing an unchanged book again
 changes nothing (no new commit, no file written).
 """
 
@@ -43,6 +51,9 @@ NOJEKYLL = ".nojekyll"
 #: Where a variant's book goes in a destination: ``variants/<NAME>/``.
 VARIANTS_FOLDER = "variants"
 DEFAULT_REMOTE = "origin"
+#: What a build record names as its project: a destination whose record says so holds this project's book, the only
+#: thing publishing may replace.
+PROJECT = "recjudge"
 DEFAULT_BRANCH = "gh-pages"
 FOLDER_PREFIX = "folder:"
 ALLOW_HINT = "--allow-partial publishes it anyway"
@@ -85,21 +96,44 @@ def datasets_present(root: Path) -> dict[str, bool]:
 
 
 def write_build_info(site: Path, root: Path, *, profile: str, judges: Iterable[str] = (),
-                     data: Mapping[str, bool], variant: str | None = None) -> dict[str, Any]:
-    """Record in ``site/build-info.json`` what a build was made from; returns the record."""
+                     data: Mapping[str, bool], variant: str | None = None,
+                     chapters: Mapping[str, Mapping[str, str | None]] | None = None) -> dict[str, Any]:
+    """Record in ``site/build-info.json`` what a build was made from; returns the record. ``chapters``: each
+    chapter's input fingerprint at the build and the one its executed notebook was made from
+    (``runplan.executed_from``), which publishing compares."""
     commit, clean = checkout_state(root)
-    record = {"commit": commit, "clean_checkout": clean, "profile": profile, "variant": variant,
+    record = {"project": PROJECT, "commit": commit, "clean_checkout": clean, "profile": profile, "variant": variant,
               "judges": list(judges), "data": dict(sorted(data.items()))}
+    if chapters is not None:
+        record["chapters"] = {name: dict(state) for name, state in sorted(chapters.items())}
     (Path(site) / BUILD_INFO).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
 
 def read_build_info(site: Path) -> dict[str, Any] | None:
     try:
-        record = json.loads((Path(site) / BUILD_INFO).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return parse_build_info((Path(site) / BUILD_INFO).read_text(encoding="utf-8"))
+    except OSError:
+        return None
+
+
+def parse_build_info(text: str) -> dict[str, Any] | None:
+    """The build record in ``text``, or None when it is not one."""
+    try:
+        record = json.loads(text)
+    except ValueError:
         return None
     return record if isinstance(record, dict) and isinstance(record.get("commit"), str) else None
+
+
+def is_this_book(record: Mapping[str, Any] | None) -> bool:
+    """Whether a destination's build record says it holds this project's book (records written before the record
+    named its project are recognised by their fields)."""
+    if not record:
+        return False
+    if "project" in record:
+        return record["project"] == PROJECT
+    return {"commit", "profile", "judges", "data"} <= set(record)
 
 
 # ---------------------------------------------------------------------------------------------------- the refusals
@@ -129,6 +163,22 @@ def _some(names: list[str], shown: int = 3) -> str:
 NOT_CLEAN = "the checkout is not clean (`git status` lists changes): commit or stash them, then rebuild"
 
 
+def stale_chapters(record: Mapping[str, Any]) -> list[str]:
+    """One line when a chapter of the build was executed from other sources than the build's commit (its executed
+    notebook's fingerprint is not its sources'), or the record does not say."""
+    chapters = record.get("chapters")
+    if not isinstance(chapters, dict):
+        return ["the build record does not say which sources its chapters were executed from: rebuild it "
+                "(`make book`)"]
+    stale = sorted(name for name, state in chapters.items()
+                   if not isinstance(state, dict) or not state.get("executed")
+                   or state.get("executed") != state.get("fingerprint"))
+    if not stale:
+        return []
+    return [f"a stale build: chapter(s) {_some(stale)} were not executed from the sources of commit "
+            f"{str(record['commit'])[:12]}: run them (`make run`), then rebuild (`make book`)"]
+
+
 def not_clean(root: Path) -> str | None:
     """Why the checkout ``root`` is not clean, or None when it is."""
     return None if checkout_state(root)[1] else NOT_CLEAN
@@ -148,6 +198,8 @@ def refusals(site: Path, root: Path) -> list[str]:
     elif not record.get("clean_checkout", False):
         reasons.append(f"the build was made from uncommitted changes to {commit[:12]}: rebuild it from the "
                        "committed sources (`make book`)")
+    if record is not None and not record.get("variant"):  # a variant's chapters are the reader's judge's runs
+        reasons += stale_chapters(record)
     return reasons + partial_pages(site)
 
 
@@ -179,13 +231,40 @@ def landing_page(site: Path) -> Path:
     return index
 
 
-def stage(site: Path, record: Mapping[str, Any], target: Path) -> Path:
+def scrub_sources(target: Path, root: Path | None = None) -> None:
+    """The chapters' sources a reader downloads (``_sources/``) without what records their execution on this
+    machine: papermill's and the kernel's timings and file names (``runplan.executed_content``) and the machine's
+    folders (the project's, the Python environment's and the home folder) in any text."""
+    from recjudge.compendium.runplan import executed_content
+
+    folders = {str(Path(sys.prefix).resolve()): "<python>", str(Path(sys.prefix)): "<python>",
+               str(Path.home()): "~"}
+    if root is not None:
+        folders.update({str(Path(root).resolve()): ".", str(Path(root)): "."})
+    ordered = sorted((folder for folder in folders if len(folder) > 1), key=len, reverse=True)
+    for path in sorted(Path(target).glob("_sources/**/*")):
+        if not path.is_file() or path.suffix not in (".ipynb", ".md", ".txt", ".py"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            try:
+                text = executed_content(path)
+            except Exception:  # noqa: BLE001 (not a notebook nbformat reads: its text is scrubbed as it is)
+                pass
+        for folder in ordered:
+            text = text.replace(folder, folders[folder])
+        path.write_text(text, encoding="utf-8")
+
+
+def stage(site: Path, record: Mapping[str, Any], target: Path, root: Path | None = None) -> Path:
     """A copy of ``site`` in ``target`` with ``.nojekyll``, ``build-info.json`` (``record``) and the landing
-    page's build line; returns ``target``."""
+    page's build line, its sources scrubbed of this machine's folders and timings (``scrub_sources``); returns
+    ``target``."""
     site, target = Path(site), Path(target)
     if not (site / "index.html").is_file():
         raise PublishError(f"{site / 'index.html'} does not exist: build the book first (`make book`)")
     shutil.copytree(site, target, symlinks=False)
+    scrub_sources(target, root)
     (target / BUILD_INFO).write_text(json.dumps(dict(record), indent=2) + "\n", encoding="utf-8")
     (target / NOJEKYLL).write_bytes(b"")
     page = landing_page(target)
@@ -233,9 +312,38 @@ def mirror(source: Path, target: Path, *, keep: Iterable[str] = ()) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------- destinations
+# A remote helper (``ext::sh -c ...``, ``fd::``) runs or reaches what its text names: never a destination here.
+_REMOTE_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_branch_name(branch: str) -> str:
+    """``branch`` when git accepts it as a new branch's name (``git check-ref-format --branch``) and it is not
+    ``HEAD``; PublishError otherwise. Checked before any git call that reads or writes a repository: a name with a
+    newline would add lines to ghp-import's fast-import stream, one starting with ``-`` would be an option."""
+    if not branch or _CONTROL.search(branch) or branch.startswith("-") or "@{" in branch or branch in ("HEAD", "@") \
+            or branch.startswith("refs/"):
+        raise PublishError(f"--branch {branch!r} is not a branch name git accepts (e.g. gh-pages)")
+    checked = subprocess.run(["git", "check-ref-format", "--branch", branch], capture_output=True, text=True,
+                             cwd=tempfile.gettempdir())
+    if checked.returncode != 0 or checked.stdout.strip() != branch:
+        raise PublishError(f"--branch {branch!r} is not a branch name git accepts (e.g. gh-pages)")
+    return branch
+
+
+def check_remote(remote: str) -> str:
+    """``remote`` when it is a git remote's name, a URL or a repository's path, never an option (``--upload-pack=``)
+    nor a remote helper (``ext::``); PublishError otherwise."""
+    if not remote or remote.startswith("-") or _CONTROL.search(remote) or _REMOTE_HELPER.match(remote):
+        raise PublishError(f"--publish {remote!r}: give a git remote (a name of `git remote`, a URL or a "
+                           "repository's path) or folder:PATH")
+    return remote
+
+
 @dataclass(frozen=True)
 class Destination:
-    """A git remote (a name of ``git remote``, a URL or a repository's path) and branch, or a folder."""
+    """A git remote (a name of ``git remote``, a URL or a repository's path) and branch, or a folder. Made only by
+    :meth:`parse`, which validates both before any git call."""
 
     remote: str | None = None
     branch: str = DEFAULT_BRANCH
@@ -249,12 +357,15 @@ class Destination:
             path = text[len(FOLDER_PREFIX):].strip()
             if not path:
                 raise PublishError(f"--publish {text!r}: give the folder, as folder:PATH")
-            if branch:
+            if branch is not None:
                 raise PublishError("--branch is for a git remote, not for a folder")
-            return cls(folder=Path(path).expanduser().resolve())
+            folder = Path(path).expanduser().resolve()
+            if folder.exists() and not folder.is_dir():
+                raise PublishError(f"--publish {text!r}: {folder} is a file, not a folder")
+            return cls(folder=folder)
         if not text:
             raise PublishError("--publish: give a git remote (e.g. origin) or folder:PATH")
-        return cls(remote=text, branch=branch or DEFAULT_BRANCH)
+        return cls(remote=check_remote(text), branch=check_branch_name(DEFAULT_BRANCH if branch is None else branch))
 
     def __str__(self) -> str:
         return str(self.folder) if self.folder is not None else f"branch {self.branch} of {self.remote}"
@@ -273,9 +384,10 @@ def publish(site: Path, root: Path, destination: Destination, *, allow_partial: 
         raise PublishError("\n".join(f"not published: {reason} ({ALLOW_HINT})" for reason in reasons))
     record = dict(read_build_info(site) or {"commit": checkout_state(root)[0], "clean_checkout": False})
     record["partial"] = reasons
+    record["project"] = PROJECT  # what lets the next publication replace this one (and nothing else)
     subfolder = Path(VARIANTS_FOLDER, variant) if variant else Path()
     with tempfile.TemporaryDirectory(prefix="recjudge-publish-") as work:
-        staged = stage(site, record, Path(work) / "site")
+        staged = stage(site, record, Path(work) / "site", root)
         if destination.folder is not None:
             outcome = _publish_folder(staged, destination.folder, subfolder, site)
         else:
@@ -287,38 +399,95 @@ def publish(site: Path, root: Path, destination: Destination, *, allow_partial: 
     return outcome
 
 
+def _holds_this_book(folder: Path) -> bool:
+    """Whether publishing may replace what ``folder`` holds: nothing, or this project's book (its
+    ``build-info.json`` says so), or only variants' books of it (``variants/<NAME>/``, with ``.nojekyll``)."""
+    if not folder.exists() or not any(folder.iterdir()):
+        return True
+    if is_this_book(read_build_info(folder)):
+        return True
+    names = {path.name for path in folder.iterdir()}
+    variants = folder / VARIANTS_FOLDER
+    return (names <= {NOJEKYLL, VARIANTS_FOLDER} and (not variants.exists() or variants.is_dir())
+            and all(path.is_dir() and _holds_this_book(path) for path in (variants.iterdir() if variants.is_dir()
+                                                                          else ())))
+
+
 def _publish_folder(staged: Path, folder: Path, subfolder: Path, site: Path) -> str:
     if folder == site.resolve() or folder in site.resolve().parents or site.resolve() in folder.parents:
         raise PublishError(f"{folder}: publish to a folder outside the built site")
-    if folder.is_dir() and any(folder.iterdir()) and not any((folder / name).exists()
-                                                             for name in (BUILD_INFO, NOJEKYLL)):
-        raise PublishError(f"{folder} holds files that are not a published book: give an empty or new folder")
-    changes = mirror(staged, folder / subfolder, keep=() if subfolder.parts else (VARIANTS_FOLDER,))
-    if not (folder / NOJEKYLL).exists():
-        (folder / NOJEKYLL).write_bytes(b"")
-        changes += 1
+    if folder.exists() and not folder.is_dir():
+        raise PublishError(f"{folder} is a file, not a folder: give an empty or new folder")
+    for where in dict.fromkeys((folder, folder / subfolder)):
+        if not _holds_this_book(where):
+            raise PublishError(f"{where} holds files that are not a published book of {PROJECT} (its {BUILD_INFO} "
+                               "would say so): give an empty or new folder")
+    try:
+        changes = mirror(staged, folder / subfolder, keep=() if subfolder.parts else (VARIANTS_FOLDER,))
+        if not (folder / NOJEKYLL).exists():
+            (folder / NOJEKYLL).write_bytes(b"")
+            changes += 1
+    except OSError as error:
+        raise PublishError(f"cannot write the book into {folder}: {error.strerror or error} "
+                           f"({error.filename or folder})") from None
     return "published" if changes else "unchanged"
 
 
 def _remote_tip(root: Path, destination: Destination) -> str | None:
-    listed = _git(root, "ls-remote", "--heads", destination.remote, f"refs/heads/{destination.branch}", check=False)
+    listed = _git(root, "ls-remote", "--heads", "--", destination.remote, f"refs/heads/{destination.branch}",
+                  check=False)
     if listed.returncode != 0:
         raise PublishError(f"cannot read git remote {destination.remote!r}: {listed.stderr.strip()}")
     return listed.stdout.split()[0] if listed.stdout.strip() else None
 
 
+def _commit_holds_this_book(root: Path, commit: str) -> bool:
+    """Whether ``commit``'s tree is a published book of this project: its ``build-info.json``, or a variant's
+    (``variants/<NAME>/build-info.json``), says so."""
+    names = _git(root, "ls-tree", "-r", "--name-only", commit, check=False).stdout.splitlines()
+    records = [name for name in names if name == BUILD_INFO
+               or (name.startswith(f"{VARIANTS_FOLDER}/") and name.count("/") == 2 and name.endswith(f"/{BUILD_INFO}"))]
+    return any(is_this_book(parse_build_info(_git(root, "show", f"{commit}:{name}", check=False).stdout))
+               for name in records)
+
+
+def _local_branch(root: Path, branch: str) -> str | None:
+    return _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}",
+                check=False).stdout.strip() or None
+
+
+def _follow(root: Path, branch: str, commit: str) -> None:
+    """Let the local branch ``branch`` follow the published ``commit``: created when absent, moved when that is a
+    fast-forward and the branch is not checked out; otherwise left as it is (nothing of the user's is rewritten)."""
+    local = _local_branch(root, branch)
+    if local == commit:
+        return
+    checked_out = _git(root, "symbolic-ref", "--quiet", "HEAD", check=False).stdout.strip() == f"refs/heads/{branch}"
+    if local is None:
+        _git(root, "update-ref", f"refs/heads/{branch}", commit, "")
+    elif not checked_out and _git(root, "merge-base", "--is-ancestor", local, commit, check=False).returncode == 0:
+        _git(root, "update-ref", f"refs/heads/{branch}", commit, local)
+
+
 def _publish_git(staged: Path, root: Path, destination: Destination, subfolder: Path, record: Mapping[str, Any],
                  work: Path) -> str:
-    """Commit the branch's new tree with ghp-import (on the local branch, from the remote's tip) and push it;
-    nothing is committed or pushed when the tree is the remote's."""
+    """Commit the branch's new tree with ghp-import on top of the remote's tip and push it (a fast-forward);
+    nothing is committed or pushed when the tree is the remote's. A branch that holds anything but a published book
+    of this project is refused, and ghp-import writes to a scratch branch, never to one of the user's."""
     remote, branch = destination.remote, destination.branch
     tip = _remote_tip(root, destination)
+    if tip:  # the tip's objects, without writing any branch
+        _git(root, "fetch", "--quiet", "--no-write-fetch-head", "--", remote, f"refs/heads/{branch}")
+        if not _commit_holds_this_book(root, tip):
+            raise PublishError(f"branch {branch} of {remote} holds no published book of {PROJECT} (no {BUILD_INFO} "
+                               "of it): publishing would replace its files; give a new branch or the book's own")
+    local = _local_branch(root, branch)
+    if local and local != tip and not _commit_holds_this_book(root, local):
+        raise PublishError(f"the local branch {branch} holds no published book of {PROJECT} (no {BUILD_INFO} of "
+                           "it): publishing would replace its work; give a new branch or the book's own")
     tree = work / "branch"
     tree.mkdir()
     if tip:
-        _git(root, "fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/heads/{branch}")
-        if remote in _git(root, "remote").stdout.split():  # ghp-import starts from <remote>/<branch>
-            _git(root, "update-ref", f"refs/remotes/{remote}/{branch}", tip)
         archive = subprocess.run(["git", "archive", "--format=tar", tip], cwd=root, capture_output=True)
         if archive.returncode != 0:
             raise PublishError(f"`git archive {tip}` failed: {archive.stderr.decode(errors='replace').strip()}")
@@ -326,19 +495,29 @@ def _publish_git(staged: Path, root: Path, destination: Destination, subfolder: 
             files.extractall(tree, filter="data")
     mirror(staged, tree / subfolder, keep=() if subfolder.parts else (VARIANTS_FOLDER,))
     (tree / NOJEKYLL).write_bytes(b"")
-    before = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).stdout.strip()
     what = f"variant {subfolder.name}" if subfolder.parts else "the book"
     message = f"Publish {what} built from {record['commit'][:12]} (profile {record.get('profile', '?')})"
-    result = subprocess.run([sys.executable, "-m", "ghp_import", str(tree), "--branch", branch, "--remote", remote,
-                             "--message", message], cwd=root, capture_output=True, text=True)
-    after = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False).stdout.strip()
-    if result.returncode != 0 or not after or after == before:
-        raise PublishError(f"ghp-import did not commit to {branch} (exit {result.returncode}): "
+    # ghp-import commits to refs/heads/<its branch> and first resets it to <remote>/<its branch>: a scratch branch
+    # that starts at the remote's tip keeps it away from every branch of the user's.
+    scratch = f"recjudge-publish-{os.getpid()}-{Path(work).name.rsplit('-', 1)[-1]}"
+    try:
+        if tip:
+            _git(root, "update-ref", f"refs/heads/{scratch}", tip, "")
+        result = subprocess.run([sys.executable, "-m", "ghp_import", str(tree), "--branch", scratch,
+                                 "--remote", remote, "--message", message], cwd=root, capture_output=True, text=True)
+        after = _local_branch(root, scratch)
+    finally:
+        _git(root, "update-ref", "-d", f"refs/heads/{scratch}", check=False)
+    if result.returncode != 0 or not after or after == tip:
+        raise PublishError(f"ghp-import did not commit the book (exit {result.returncode}): "
                            f"{(result.stderr or result.stdout).strip()}")
     if tip and _tree(root, after) == _tree(root, tip):
-        _git(root, "update-ref", f"refs/heads/{branch}", tip)
+        _follow(root, branch, tip)
         return "unchanged"
-    _git(root, "push", "--quiet", remote, f"refs/heads/{branch}:refs/heads/{branch}")
+    _git(root, "push", "--quiet", "--", remote, f"{after}:refs/heads/{branch}")
+    if remote in _git(root, "remote").stdout.split():
+        _git(root, "update-ref", f"refs/remotes/{remote}/{branch}", after)
+    _follow(root, branch, after)
     return "published"
 
 

@@ -1134,6 +1134,26 @@ def describe_plan(runs: list[Run], root: Path, target: Target | None = None) -> 
     return rows
 
 
+def executed_from(runs: list[Run], root: Path, target: Target | None = None) -> dict[str, dict[str, str | None]]:
+    """For a build's record (``build-info.json``): each run's input fingerprint now (``"fingerprint"``) and the one
+    its executed notebook was made from (``"executed"``: the run cache's, None when the run has no record or its
+    notebook is not the one that execution wrote). A chapter whose two differ was executed from other sources than
+    the checkout's: its page is stale."""
+    target = target or Target.book(root)
+    cache = RunCache(target.cache)
+    hasher = FileHasher(cache.folder / "file-hashes.json")
+    states: dict[str, dict[str, str | None]] = {}
+    for run in runs:
+        with _environment(target.run_environment(run)):
+            current = fingerprint_hash(fingerprint(run, root, hasher))
+        record = cache.load(run) or {}
+        output = target.output_path(run)
+        written = output.is_file() and record.get("output_sha256") == hasher(output)
+        states[run.name] = {"fingerprint": current, "executed": record.get("hash") if written else None}
+    hasher.save()
+    return states
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Command line
 

@@ -169,21 +169,41 @@ def open_storage(url: str, heartbeat_interval: int = 60, grace_period: int | Non
         import sqlalchemy.exc
 
         try:
-            sqlalchemy.engine.make_url(url).get_dialect()
+            parsed = sqlalchemy.engine.make_url(url)
+            parsed.get_dialect()
         except (sqlalchemy.exc.ArgumentError, sqlalchemy.exc.NoSuchModuleError, ImportError) as error:
             raise ValueError(f"storage {url!r} is not a database URL this environment can open ({error}); give e.g. "
                              f"sqlite:///tuning.db, postgresql://user@host/db (with its driver installed) or the "
                              f"path of a journal file") from None
+        if parsed.get_backend_name() == "sqlite":
+            database = parsed.database or ""
+            if database in ("", ":memory:") or database.startswith("file::memory:"):
+                raise ValueError(f"storage {url!r} names no database file (an in-memory database is not shared "
+                                 "between workers and is lost when they stop): give e.g. sqlite:///tuning.db")
+            _check_writable_file(Path(database).expanduser(), url)
         try:
             return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
                                               heartbeat_stale_trial_callback=retry)
         except Exception as error:   # the database itself refused (no such folder, host, user...)
             raise ValueError(f"storage {url!r}: cannot open the database ({type(error).__name__}: {error})") from None
     path = Path(url).expanduser()
-    if not path.parent.is_dir():
-        raise ValueError(f"storage {url!r}: the journal file's folder {str(path.parent)!r} does not exist (a database "
-                         f"URL looks like sqlite:///tuning.db)")
+    _check_writable_file(path, url)
     return JournalHeartbeatStorage(path, heartbeat_interval, grace_period, heartbeat_stale_trial_callback=retry)
+
+
+def _check_writable_file(path: Path, url: str) -> None:
+    """ValueError naming ``url`` unless ``path`` is a file that can be written (made when absent, in an existing
+    folder): checked before Optuna opens it, which would fail with a traceback, or only in a worker."""
+    if not path.parent.is_dir():
+        raise ValueError(f"storage {url!r}: the folder {str(path.parent)!r} does not exist (a database URL looks like "
+                         f"sqlite:///tuning.db)")
+    if path.is_dir():
+        raise ValueError(f"storage {url!r} is a folder: give a file in it, e.g. {str(path / 'tuning.log')!r}")
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as error:
+        raise ValueError(f"storage {url!r}: cannot write {str(path)!r} ({error.strerror or error})") from None
 
 
 def study_name(dataset: str, name: str, fold: int) -> str:
