@@ -26,11 +26,12 @@ dict of ``label`` plus ``JudgeConfig`` keyword fields (``options`` as a mapping,
 the chapters' ``judges`` parameter already uses, and ``JudgeSpec.from_parameter`` reads it back.
 
 Checks, each naming the option, file or field: an unknown provider, a malformed SPEC or file, a base URL no request
-can use or one holding credentials (``user:password@``: a base URL is written wherever the judge is recorded, so it is
-refused before anything is written), options that do not fit the provider (``--served-model`` without a server,
-``--base-url`` for a local model, ``--batch`` without a batch API), and a generic model name at a server that does
-not identify the weights (the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key,
-a local model file not there) is ``readiness_problems``, which the command line asks before anything runs.
+can use or one holding credentials (user information, a key-like query parameter, a fragment: a base URL is written
+wherever the judge is recorded, so it is refused before anything is written, by ``openai_compat.check_base_url``),
+options that do not fit the provider (``--served-model`` without a server, ``--base-url`` for a local model,
+``--batch`` without a batch API), and a generic model name at a server that does not identify the weights (the rule
+of ``providers.openai_compat``).  What depends on the machine (a missing API key, a local model file not there) is
+``readiness_problems``, which the command line asks before anything runs.
 """
 
 from __future__ import annotations
@@ -399,18 +400,15 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
         if spec.provider == "local":
             raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
                                  "a llama.cpp or vLLM server is provider 'openai' with --base-url")
+        from .providers._common import endpoint_label
         from .providers.base import ProviderError
         from .providers.openai_compat import check_base_url
 
-        if _has_credentials(spec.base_url):
-            raise JudgeSpecError(
-                f"{where}: --base-url {_without_credentials(spec.base_url)!r} (shown without them) holds a user name "
-                "or password; a base URL is written to variant.json, the executed notebooks and the run records, so "
-                "it must carry no credentials: give the server's key in the environment (OPENAI_API_KEY) instead")
-        try:
+        try:  # the one check of a base URL, credentials included; the message never repeats a credential
             check_base_url(spec.base_url)
         except ProviderError as error:
-            raise JudgeSpecError(f"{where}: --base-url {spec.base_url!r}: {error}") from None
+            raise JudgeSpecError(f"{where}: --base-url {endpoint_label(spec.base_url) or '(unreadable)'!r}: "
+                                 f"{error}") from None
     if spec.served_model is not None:
         if spec.provider != "openai" or spec.base_url is None:
             raise JudgeSpecError(f"{where}: --served-model is the name an OpenAI-compatible server knows the weights "
@@ -424,21 +422,6 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
     return spec
-
-
-def _has_credentials(url: str) -> bool:
-    """True when ``url`` holds user information (``scheme://user:password@host``)."""
-    from urllib.parse import urlsplit
-
-    return "@" in urlsplit(url).netloc
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` with its user information removed (for a message that must not repeat a password)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _check_identity(spec: JudgeSpec, where: str) -> None:
