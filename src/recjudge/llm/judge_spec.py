@@ -377,6 +377,15 @@ def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
 
 #: Fields of a judge that are names, shown in pages and tables: no control character may enter them.
 NAME_FIELDS = ("provider", "model", "served_model", "base_url", "label")
+#: Every name of every reader's judge this process has checked: a chapter's pages show each one as text, whatever
+#: markup it holds (``compendium.pages.reader_names_as_text``).
+_READER_NAMES: set[str] = set()
+
+
+def reader_names() -> frozenset[str]:
+    """The names (label, model, served model, base URL, display label) of every reader's judge read so far in this
+    process: strings a reader chose, which no page may read as markup."""
+    return frozenset(_READER_NAMES)
 
 
 def _control_character(text: str) -> str | None:
@@ -421,6 +430,8 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
                              "not offer")
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
+    _READER_NAMES.update(name for name in (*(getattr(spec, field) for field in NAME_FIELDS), spec.display_label)
+                         if isinstance(name, str) and name)
     return spec
 
 
@@ -441,4 +452,4 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
 
 __all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "LOGPROB_PROVIDERS",
            "PROVIDERS", "ROLE_FIELDS", "chapter_judge", "judge_configs", "parse_judge", "parse_judges",
-           "read_judge_file", "role_of"]
+           "read_judge_file", "reader_names", "role_of"]
