@@ -13,6 +13,8 @@ import argparse
 import importlib
 import sys
 
+from recjudge.stopping import TERMINATED, Terminated, terminate_raises
+
 #: Exit status after Ctrl-C (128 + SIGINT), as a shell reports an interrupted command.
 INTERRUPTED = 130
 #: sub-command -> module exposing ``add_arguments(parser)`` and ``run_command(args) -> int``
@@ -43,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
         modules[name] = module
     args = parser.parse_args(argv)
     try:
-        return int(modules[args.command].run_command(args) or 0)
+        with terminate_raises():  # SIGTERM runs the same clean-ups as Ctrl-C (workers ended, nothing half-written)
+            return int(modules[args.command].run_command(args) or 0)
+    except Terminated:
+        print(f"recjudge {args.command}: terminated", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, not a traceback
         print(f"recjudge {args.command}: interrupted", file=sys.stderr)
         return INTERRUPTED
