@@ -87,3 +87,26 @@ def test_only_names_of_a_readers_judge_are_escaped(tmp_path: Path) -> None:
     hostile_judge(tmp_path, HOSTILE_LABELS[0])
     assert pages.reader_names_as_text(chapter_markup) == chapter_markup     # the chapter's markup is not a name
     assert pages.reader_names_as_text(f"- {HOSTILE_LABELS[0]}") == f"- {pages.myst_text(HOSTILE_LABELS[0])}"
+
+
+def test_a_chapter_kernel_glues_a_hostile_label_as_text(tmp_path: Path) -> None:
+    # As in a chapter: the kernel reads the reader's judges parameter, then glues a box naming them.
+    import nbformat
+    import papermill
+
+    label = HOSTILE_LABELS[0]
+    judge = hostile_judge(tmp_path, label)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("judges = []", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "from recjudge.compendium import pages\nfrom recjudge.llm.judge_spec import judge_configs\n"
+            "configs = judge_configs(judges, prompt='kang_basic')\n"
+            "pages.glue_text({'opening': pages.opening([('Judges', ', '.join(name for name, _ in configs))])})")]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    source, output = tmp_path / "chapter.ipynb", tmp_path / "executed.ipynb"
+    nbformat.write(notebook, source)
+    papermill.execute_notebook(str(source), str(output), parameters={"judges": [judge]}, progress_bar=False)
+    (glued,) = [out for out in nbformat.read(output, as_version=4).cells[-1].outputs if out.get("data")]
+    markdown = next(text for mime, text in glued["data"].items() if mime.endswith("text/markdown"))
+    assert pages.myst_text(label) in markdown and roles_links_and_html(markdown) == [], markdown
