@@ -29,7 +29,7 @@ from recjudge.data.loaders import load_movielens
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
-from recjudge.stopping import TERMINATED, Terminated, terminate_raises
+from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
 
 SLOW = ("UAUM", "DESR", "PURS")
 UNTUNABLE = ("Popularity", "Random")
@@ -59,7 +59,7 @@ folder = recsys_lists.committed_folder(args.dataset)
 ml = load_movielens(args.dataset)
 start = time.monotonic()
 try:
-    with terminate_raises():  # SIGTERM ends the tuning workers too (tuning.optimize_shared), as Ctrl-C does
+    with stops_cleanly():  # SIGTERM or Ctrl-C ends the tuning workers (tuning.optimize_shared) too
         lists, config = recsys_lists.tune_and_produce(
             split.folds(ml.ratings, which=tuple(args.fold or split.FOLDS)), budget, k=20,
             progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True),

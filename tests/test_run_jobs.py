@@ -234,9 +234,9 @@ def alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize(("stop", "jobs"), [("SIGTERM", 2), ("SIGINT", 2), ("SIGTERM", 1)])
 def test_a_stopped_run_ends_its_workers_and_their_kernels_and_says_so_in_one_line(
-        project: Path, stop: str) -> None:
+        project: Path, stop: str, jobs: int) -> None:
     import os
     import signal
     import subprocess
@@ -249,14 +249,14 @@ def test_a_stopped_run_ends_its_workers_and_their_kernels_and_says_so_in_one_lin
     write_notebook(project / "notebooks" / "lingers.ipynb", LINGERS, "folder = ''\nname = ''\nwait = 0")
     (project / "runplan.yaml").write_text("runs:\n" + "".join(
         f"  - name: {name}\n    notebook: notebooks/lingers.ipynb\n"
-        f"    parameters: {{folder: '{folder}', name: {name}, wait: 8}}\n" for name in ("first", "second")))
+        f"    parameters: {{folder: '{folder}', name: {name}, wait: 8}}\n" for name in ("first", "second")[:jobs]))
     # Its own session, as a command in a terminal: Ctrl-C goes to its whole process group, the workers included.
-    command = subprocess.Popen([sys.executable, "-m", "recjudge", "run", "--jobs", "2"], cwd=project, text=True,
+    command = subprocess.Popen([sys.executable, "-m", "recjudge", "run", "--jobs", str(jobs)], cwd=project, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 240
-        while len(list(folder.glob("*.pids"))) < 2:
+        while len(list(folder.glob("*.pids"))) < jobs:
             assert command.poll() is None, command.communicate()
             assert time.monotonic() < deadline, "the two runs never started"
             time.sleep(0.1)

@@ -163,7 +163,7 @@ def test_a_study_completed_without_a_killed_worker_is_no_failure(tmp_path):
 STOPPED_TUNING = """
 import sys
 from recjudge.recsys import tuning
-from recjudge.stopping import terminate_raises
+from recjudge.stopping import stops_cleanly
 
 def objective(trial):
     import os, time
@@ -173,7 +173,7 @@ def objective(trial):
     time.sleep(120)
     return 0.0
 
-with terminate_raises():
+with stops_cleanly():
     tuning.optimize_shared(sys.argv[1], "stopped", 4, objective, n_workers=2, heartbeat_interval=1)
 """
 

@@ -13,7 +13,7 @@ import argparse
 import importlib
 import sys
 
-from recjudge.stopping import TERMINATED, Terminated, terminate_raises
+from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
 
 #: Exit status after Ctrl-C (128 + SIGINT), as a shell reports an interrupted command.
 INTERRUPTED = 130
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         modules[name] = module
     args = parser.parse_args(argv)
     try:
-        with terminate_raises():  # SIGTERM runs the same clean-ups as Ctrl-C (workers ended, nothing half-written)
+        with stops_cleanly():  # SIGTERM or Ctrl-C: workers and kernels ended first, then the clean-ups
             return int(modules[args.command].run_command(args) or 0)
     except Terminated:
         print(f"recjudge {args.command}: terminated", file=sys.stderr)
