@@ -255,3 +255,18 @@ def test_a_base_url_with_a_query_that_holds_no_credential_is_accepted() -> None:
     spec = parse_judge("openai:llama-3.1-8b@vllm", base_url="http://127.0.0.1:8000/v1?api-version=2024-02-01",
                        served_model="default")
     assert spec.base_url.endswith("?api-version=2024-02-01")
+
+
+def test_a_judge_config_or_environment_base_url_with_a_credential_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The other ways a base URL enters: a chapter's own JudgeConfig, and OPENAI_BASE_URL at the provider.
+    with pytest.raises(ValueError, match="holds the query parameter 'api_key'") as caught:
+        JudgeConfig(provider="openai", model="m@vllm", served_model="default",
+                    base_url="http://127.0.0.1:8000/v1?api_key=PW-s3cret")
+    assert "PW-s3cret" not in str(caught.value)
+    from recjudge.llm.providers.base import ProviderError
+    from recjudge.llm.providers.openai_compat import OpenAICompatProvider
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1?key=PW-s3cret")
+    with pytest.raises(ProviderError, match="holds the query parameter 'key'") as caught:
+        OpenAICompatProvider()
+    assert "PW-s3cret" not in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)

@@ -88,12 +88,9 @@ def check_base_url(base_url: str) -> None:
     invalid port) or one holding a credential (``url_credentials``): the one check of every base URL that enters,
     from a judge file, ``--base-url``, a JudgeConfig or OPENAI_BASE_URL."""
     parts = urlsplit(base_url)
-    held = url_credentials(base_url)
-    if held is not None:
-        raise ProviderError(
-            f"base_url {endpoint_label(base_url)!r} (shown without it) holds {held}; a base URL is written to "
-            "variant.json, the executed notebooks and the run records, so it must carry no credential. Give the URL "
-            f"without it and {key_advice(base_url)}", kind="configuration", configuration=True)
+    problem = credential_problem(base_url)
+    if problem is not None:
+        raise ProviderError(problem, kind="configuration", configuration=True)
     if parts.scheme not in ("http", "https"):
         raise ProviderError(f"base_url {endpoint_label(base_url) or base_url!r}: scheme {parts.scheme!r} is not "
                             "http or https", kind="configuration", configuration=True)
@@ -106,6 +103,17 @@ def check_base_url(base_url: str) -> None:
     if port == 0:
         raise ProviderError("base_url: port 0 is not a port a server listens on", kind="configuration",
                             configuration=True)
+
+
+def credential_problem(base_url: str) -> str | None:
+    """Why ``base_url`` may not be used or recorded because it holds a credential (``url_credentials``), with where
+    the key goes instead; None when it holds none."""
+    held = url_credentials(base_url)
+    if held is None:
+        return None
+    return (f"base_url {endpoint_label(base_url)!r} (shown without it) holds {held}; a base URL is written to "
+            "variant.json, the executed notebooks and the run records, so it must carry no credential. Give the URL "
+            f"without it and {key_advice(base_url)}")
 
 
 def key_advice(base_url: str | None) -> str:
