@@ -1,4 +1,10 @@
 # recjudge — every verb is idempotent; `book` and `test` do their own set-up, so a fresh clone needs one command.
+# This Makefile's settings have generic names (JUDGE, BASE_URL, JOBS, ...): they are read from make's command line
+# only (`make run JOBS=2`), never from the environment, so that a BASE_URL or PROFILE exported in a shell for another
+# tool cannot change what `make run` asks, or of whom. (RECJUDGE_* variables are the package's and do come from it.)
+COMMAND_LINE_ONLY = PYTHON VENV TORCH_CPU_WHEELS DATA_FETCH_FLAGS JUDGE PROFILE BASE_URL SERVED_MODEL WITH_BOOK_JUDGES \
+                    ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL
+$(foreach name,$(COMMAND_LINE_ONLY),$(if $(filter environment%,$(origin $(name))),$(eval override undefine $(name))))
 PYTHON ?= python3.11
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

@@ -30,6 +30,7 @@ from recjudge.paths import temporary_folder_problem
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
+from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
 
 SLOW = ("UAUM", "DESR", "PURS")
 UNTUNABLE = ("Popularity", "Random")
@@ -60,10 +61,18 @@ budget = {name: 0 if name in UNTUNABLE else args.slow_trials if name in SLOW els
 folder = recsys_lists.committed_folder(args.dataset)
 ml = load_movielens(args.dataset)
 start = time.monotonic()
-lists, config = recsys_lists.tune_and_produce(
-    split.folds(ml.ratings, which=tuple(args.fold or split.FOLDS)), budget, k=20,
-    progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True),
-    storage=args.storage, n_workers=args.workers, dataset=args.dataset)
+try:
+    with stops_cleanly():  # SIGTERM or Ctrl-C ends the tuning workers (tuning.optimize_shared) too
+        lists, config = recsys_lists.tune_and_produce(
+            split.folds(ml.ratings, which=tuple(args.fold or split.FOLDS)), budget, k=20,
+            progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True),
+            storage=args.storage, n_workers=args.workers, dataset=args.dataset)
+except tuning.TuningError as error:
+    parser.exit(1, f"recsys_lists.py: {error}\n")
+except KeyboardInterrupt as stop:
+    parser.exit(TERMINATED if isinstance(stop, Terminated) else 130,
+                "recsys_lists.py: stopped; " + ("the studies in --storage keep every finished trial, run again to "
+                                                "resume\n" if args.storage else "no lists written\n"))
 config["dataset"] = args.dataset
 # Read the committed lists only now, under a lock: runs of other recommenders or folds may have landed meanwhile.
 with FileLock(Path(tempfile.gettempdir()) / f"recjudge-lists-{args.dataset}.lock"):

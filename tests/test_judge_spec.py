@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -217,19 +218,28 @@ def test_chapter_judge_reads_a_readers_judge_and_a_chapters_own() -> None:
         chapter_judge({**own, "max_token": 8}, **role)
 
 
-@pytest.mark.parametrize("url", ["http://alice:PW-s3cret@127.0.0.1:8000/v1", "http://PW-s3cret@127.0.0.1:8000/v1"])
+@pytest.mark.parametrize(("url", "held"), [
+    ("http://alice:PW-s3cret@127.0.0.1:8000/v1", "a user name or password"),
+    ("http://PW-s3cret@127.0.0.1:8000/v1", "a user name or password"),
+    ("http://127.0.0.1:8000/v1?api_key=PW-s3cret", "the query parameter 'api_key'"),
+    ("http://127.0.0.1:8000/v1?api-version=2024&Access_Token=PW-s3cret", "the query parameter 'Access_Token'"),
+    ("http://127.0.0.1:8000/v1?sig=PW-s3cret", "the query parameter 'sig'"),
+    ("http://127.0.0.1:8000/v1#PW-s3cret", "a fragment")])
 def test_credentials_in_a_base_url_are_refused_before_anything_is_written(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str) -> None:
-    # A base URL is recorded in variant.json, the notebooks' parameters and the run records: none may hold a password.
-    with pytest.raises(JudgeSpecError, match="holds a user name or password") as caught:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, held: str) -> None:
+    # A base URL is recorded in variant.json, the notebooks' parameters and the run records: none may hold a secret,
+    # in its user information, its query or its fragment.
+    with pytest.raises(JudgeSpecError, match=f"holds {re.escape(held)}") as caught:
         parse_judge("openai:llama-3.1-8b@vllm", base_url=url, served_model="default")
     assert "PW-s3cret" not in str(caught.value) and "http://127.0.0.1:8000/v1" in str(caught.value)
+    # The advice names the variable this server is sent, not OPENAI_API_KEY (which goes to OpenAI's host only).
+    assert "environment variable RECJUDGE_SERVER_API_KEY" in str(caught.value)
     path = tmp_path / "judge.yaml"
-    path.write_text(f"provider: openai\nmodel: llama-3.1-8b@vllm\nserved_model: default\nbase_url: {url}\n")
-    with pytest.raises(JudgeSpecError, match="holds a user name or password") as caught:
+    path.write_text(f"provider: openai\nmodel: llama-3.1-8b@vllm\nserved_model: default\nbase_url: '{url}'\n")
+    with pytest.raises(JudgeSpecError, match=f"holds {re.escape(held)}") as caught:
         parse_judge(str(path))
     assert "PW-s3cret" not in str(caught.value)
-    with pytest.raises(JudgeSpecError, match="holds a user name or password"):
+    with pytest.raises(JudgeSpecError, match=f"holds {re.escape(held)}"):
         JudgeSpec.from_parameter({"label": "x", "provider": "openai", "model": "llama-3.1-8b@vllm",
                                   "served_model": "default", "base_url": url})
     from recjudge.cli import main
@@ -238,3 +248,25 @@ def test_credentials_in_a_base_url_are_refused_before_anything_is_written(
                  "--profile", "smoke", "--plan"])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "PW-s3cret" not in err
+
+
+def test_a_base_url_with_a_query_that_holds_no_credential_is_accepted() -> None:
+    # An API version in the query is no secret (Azure-style servers need it); only key-like names are refused.
+    spec = parse_judge("openai:llama-3.1-8b@vllm", base_url="http://127.0.0.1:8000/v1?api-version=2024-02-01",
+                       served_model="default")
+    assert spec.base_url.endswith("?api-version=2024-02-01")
+
+
+def test_a_judge_config_or_environment_base_url_with_a_credential_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The other ways a base URL enters: a chapter's own JudgeConfig, and OPENAI_BASE_URL at the provider.
+    with pytest.raises(ValueError, match="holds the query parameter 'api_key'") as caught:
+        JudgeConfig(provider="openai", model="m@vllm", served_model="default",
+                    base_url="http://127.0.0.1:8000/v1?api_key=PW-s3cret")
+    assert "PW-s3cret" not in str(caught.value)
+    from recjudge.llm.providers.base import ProviderError
+    from recjudge.llm.providers.openai_compat import OpenAICompatProvider
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1?key=PW-s3cret")
+    with pytest.raises(ProviderError, match="holds the query parameter 'key'") as caught:
+        OpenAICompatProvider()
+    assert "PW-s3cret" not in str(caught.value) and "OPENAI_API_KEY" in str(caught.value)

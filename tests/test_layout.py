@@ -6,7 +6,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "recjudge"
 #: Lowest first; a module may import its own layer and those below.
 LAYERS = (
-    ("paths", "settings"),
+    ("paths", "settings", "stopping"),
     ("data",),
     ("llm",),
     ("prompts", "metaeval", "papers"),

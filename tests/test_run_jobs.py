@@ -210,3 +210,72 @@ def test_jobs_must_be_a_positive_whole_number(value: str, capsys: pytest.Capture
         parser.parse_args(["--jobs", value])
     assert "--jobs: must be a whole number of at least 1" in capsys.readouterr().err
     assert parser.parse_args(["--jobs", "2"]).jobs == 2
+
+
+#: A run that records its kernel's and its worker's process ids, waits, then writes a file: written only if it outlives
+#: a `recjudge run` that was stopped meanwhile.
+LINGERS = """
+import os
+import time
+from pathlib import Path
+
+Path(folder, name + ".pids").write_text(f"{os.getpid()} {os.getppid()}")
+time.sleep(float(wait))
+Path(folder, name + ".late").write_text("written after recjudge run ended")
+"""
+
+
+def alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize(("stop", "jobs"), [("SIGTERM", 2), ("SIGINT", 2), ("SIGTERM", 1)])
+def test_a_stopped_run_ends_its_workers_and_their_kernels_and_says_so_in_one_line(
+        project: Path, stop: str, jobs: int) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("psutil")
+    folder = project / "lingering"
+    folder.mkdir()
+    write_notebook(project / "notebooks" / "lingers.ipynb", LINGERS, "folder = ''\nname = ''\nwait = 0")
+    (project / "runplan.yaml").write_text("runs:\n" + "".join(
+        f"  - name: {name}\n    notebook: notebooks/lingers.ipynb\n"
+        f"    parameters: {{folder: '{folder}', name: {name}, wait: 8}}\n" for name in ("first", "second")[:jobs]))
+    # Its own session, as a command in a terminal: Ctrl-C goes to its whole process group, the workers included.
+    command = subprocess.Popen([sys.executable, "-m", "recjudge", "run", "--jobs", str(jobs)], cwd=project, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 240
+        while len(list(folder.glob("*.pids"))) < jobs:
+            assert command.poll() is None, command.communicate()
+            assert time.monotonic() < deadline, "the two runs never started"
+            time.sleep(0.1)
+        pids = [int(pid) for path in folder.glob("*.pids") for pid in path.read_text().split()]
+        if stop == "SIGINT":
+            os.killpg(command.pid, signal.SIGINT)                  # Ctrl-C
+        else:
+            command.send_signal(signal.SIGTERM)                     # kill PID
+        _, err = command.communicate(timeout=60)
+        assert command.returncode == (143 if stop == "SIGTERM" else 130), err
+        assert err.strip().splitlines()[-1] == f"recjudge run: {'terminated' if stop == 'SIGTERM' else 'interrupted'}"
+        assert "Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in pids if alive(pid)] == []            # no worker, no kernel outlives the command
+        time.sleep(10)                                              # past the runs' wait: nothing was written after
+        assert list(folder.glob("*.late")) == []
+    finally:
+        for pid in [command.pid, *pids]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

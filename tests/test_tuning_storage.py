@@ -159,3 +159,81 @@ def test_a_missing_temporary_folder_is_named_in_one_line(tmp_path):
     run = _script_with_storage(str(tmp_path / "s.log"), tmp_path, TMPDIR=str(tmp_path / "no-such-tmp"))
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert f"TMPDIR={tmp_path / 'no-such-tmp'} is not a folder that exists" in run.stderr
+
+
+def pid_recording_objective(marker: Path):
+    """Trial 2 records its worker's process id and waits there (to be killed); every other trial is quick."""
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_float("x", 0.0, 1.0)
+        if trial.number == 2:
+            marker.write_text(str(os.getpid()))
+            time.sleep(120)
+        return quick_objective(trial)
+    return objective
+
+
+def test_a_study_completed_without_a_killed_worker_is_no_failure(tmp_path):
+    # One of two workers is killed mid-trial; the other takes its trial over and completes the study: its lists can
+    # be written, so the run is not reported as failed.
+    import threading
+
+    url, marker = str(tmp_path / "study.log"), tmp_path / "in-trial-2"
+
+    def kill_the_worker_in_trial_2() -> None:
+        for _ in range(1200):
+            if marker.exists() and marker.read_text():
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_worker_in_trial_2)
+    killer.start()
+    study = tuning.optimize_shared(url, "survived", 6, pid_recording_objective(marker), n_workers=2,
+                                   heartbeat_interval=1, grace_period=2)
+    killer.join()
+    assert [t.state for t in study.get_trials()].count(TrialState.COMPLETE) == 6
+
+
+STOPPED_TUNING = """
+import sys
+from recjudge.recsys import tuning
+from recjudge.stopping import stops_cleanly
+
+def objective(trial):
+    import os, time
+    from pathlib import Path
+    trial.suggest_float("x", 0.0, 1.0)
+    Path(sys.argv[2], str(os.getpid())).write_text("")
+    time.sleep(120)
+    return 0.0
+
+with stops_cleanly():
+    tuning.optimize_shared(sys.argv[1], "stopped", 4, objective, n_workers=2, heartbeat_interval=1)
+"""
+
+
+def test_a_stopped_tuning_ends_its_workers(tmp_path):
+    import psutil
+
+    pids_folder = tmp_path / "pids"
+    pids_folder.mkdir()
+    script = tmp_path / "tune.py"
+    script.write_text(STOPPED_TUNING)
+    command = subprocess.Popen([sys.executable, str(script), str(tmp_path / "study.log"), str(pids_folder)],
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    try:
+        for _ in range(1200):
+            if len(list(pids_folder.iterdir())) == 2:
+                break
+            time.sleep(0.05)
+        workers = [int(path.name) for path in pids_folder.iterdir()]
+        assert len(workers) == 2, command.stderr
+        command.send_signal(signal.SIGTERM)
+        command.wait(timeout=60)
+        survivors = [pid for pid in workers if psutil.pid_exists(pid)
+                     and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+        assert survivors == []
+    finally:
+        for pid in [command.pid, *(int(path.name) for path in pids_folder.iterdir())]:
+            if psutil.pid_exists(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -209,7 +209,8 @@ def test_the_intro_says_whose_numbers_the_at_a_glance_page_sets_beside_the_books
 HOSTILE = "m\n:::\n```{raw} html\n<script>alert(1)</script>\n```\n:::{note}\n[x](javascript:alert(1)) *b* {sub}`2`"
 
 
-def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Path) -> None:
+def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from markdown_it import MarkdownIt
 
     from recjudge.compendium.variant_book import chapter_note
@@ -235,17 +236,25 @@ def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Pat
         tokens = MarkdownIt("commonmark").parse(note)
         inline = [child for token in tokens for child in (token.children or [])]
         assert not [token for token in [*tokens, *inline] if token.type.startswith(("html", "link", "em"))]
-    # A chapter's boxes, which list the reader's judges by label, pass no HTML either (roles keep their targets).
-    from recjudge.compendium.pages import opening, verdict
+    # A chapter's boxes, which list the reader's judges by label, pass no HTML either (the chapter's own roles keep
+    # their targets): a label read from a judge is text on the page (pages.reader_names_as_text, the kernel's
+    # Markdown formatter; tests/test_reader_strings.py follows it through myst_nb.glue).
+    from recjudge.compendium.pages import opening, reader_names_as_text, verdict
+    from recjudge.llm import judge_spec
 
+    monkeypatch.setattr(judge_spec, "_READER_NAMES", set())
     label = "Qwen <script>alert(1)</script>"
+    path.write_text(f"provider: openai\nmodel: gpt-4o-mini\nlabel: '{label}'\n")
+    parse_judge(str(path))
     for box in (opening([("Judges", f"the book's and {label}")], caveat=label).data,
                 verdict([f"{label} agrees", "{download}`table <../../results/x.csv>`"], question=label).data):
+        box = reader_names_as_text(box)
         tokens = MarkdownIt("commonmark").parse(box)
         assert not [child for token in tokens for child in [token, *(token.children or [])]
                     if child.type.startswith("html")]
-        assert "&lt;script>" in box and "<script>" not in box
-    assert "{download}`table <../../results/x.csv>`" in verdict(["{download}`table <../../results/x.csv>`"]).data
+        assert "\\<script\\>" in box and "<script>" not in box
+    assert "{download}`table <../../results/x.csv>`" in reader_names_as_text(
+        verdict(["{download}`table <../../results/x.csv>`"]).data)
 
 
 def test_a_second_note_replaces_the_first() -> None:

@@ -568,6 +568,31 @@ def test_make_book_takes_a_server_judge_and_the_book_judges_option() -> None:
     assert "--base-url" not in planned("JUDGE=openai:gpt-4o-mini")
 
 
+@pytest.mark.skipif(__import__("shutil").which("make") is None, reason="make is not installed")
+def test_make_reads_its_settings_from_its_command_line_not_from_the_shell() -> None:
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    # Generic names a shell may export for another tool: none may change what `make run` or `make publish` does.
+    shell = {**os.environ, "BASE_URL": "http://elsewhere.invalid/v1", "PROFILE": "paper", "JUDGE": "openai:gpt-4o",
+             "SERVED_MODEL": "other", "JOBS": "7", "ALLOW_FAILURES": "1", "PUBLISH_TO": "folder:/tmp/elsewhere"}
+
+    def planned(verb: str, *variables: str, flags: tuple[str, ...] = ()) -> str:
+        result = subprocess.run(["make", *flags, "-n", verb, *variables], cwd=root, capture_output=True, text=True,
+                                env=shell)
+        assert result.returncode == 0, result.stderr
+        return " ".join(result.stdout.split())
+
+    for flags in ((), ("-e",)):  # -e (environment overrides) included
+        commands = planned("run", flags=flags)
+        assert "-m recjudge run ;" in commands, commands
+        assert "-m recjudge book --publish origin --branch gh-pages ;" in planned("publish", flags=flags)
+    # On the command line they are read as before.
+    assert "-m recjudge run --judge openai:x@vllm --base-url http://127.0.0.1:8000/v1 --jobs 2;" in planned(
+        "run", "JUDGE=openai:x@vllm", "BASE_URL=http://127.0.0.1:8000/v1", "JOBS=2")
+
+
 def test_a_judge_left_out_is_named_with_what_asking_it_would_take(tmp_path: Path) -> None:
     from recjudge.compendium.variants import left_out_line
 

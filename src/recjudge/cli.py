@@ -14,6 +14,7 @@ import importlib
 import sys
 
 from recjudge.paths import temporary_folder_problem
+from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
 
 #: Exit status after Ctrl-C (128 + SIGINT), as a shell reports an interrupted command.
 INTERRUPTED = 130
@@ -49,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         modules[name] = module
     args = parser.parse_args(argv)
     try:
-        return int(modules[args.command].run_command(args) or 0)
+        with stops_cleanly():  # SIGTERM or Ctrl-C: workers and kernels ended first, then the clean-ups
+            return int(modules[args.command].run_command(args) or 0)
+    except Terminated:
+        print(f"recjudge {args.command}: terminated", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, not a traceback
         print(f"recjudge {args.command}: interrupted", file=sys.stderr)
         return INTERRUPTED

@@ -3,6 +3,11 @@ the computation, and download links to the chapter's notebook and result tables.
 
 Each function returns an ``IPython.display.Markdown`` object; the book reads displayed Markdown as MyST
 (``nb_render_markdown_format: myst`` in ``_config.yml``), so admonitions and roles render as in prose pages.
+
+A name a reader chose (a judge's label, model, served name or base URL) is text on every page, whatever it holds: a
+role in a label (``{download}`../secret.txt```) would otherwise make Sphinx copy a local file into the site.  Every
+Markdown a chapter displays or glues passes through ``reader_names_as_text`` (installed as the kernel's Markdown
+formatter when this module is imported), which writes each such name with ``myst_text``.
 """
 
 from __future__ import annotations
@@ -33,12 +38,29 @@ def myst_text(value: object) -> str:
 _MARKUP_CHARACTERS = frozenset("\\`*{}[]()<>#!|~$&^")
 
 
-def no_raw_html(text: str) -> str:
-    """``text`` with every ``<`` outside code spans and roles written as ``&lt;``: the facts of a chapter's boxes
-    carry names a reader chose (a judge's label), which must not reach the page as HTML. (The boxes hold no HTML of
-    their own; a role's target, ``{download}`text <path>```, is inside backticks and kept.)"""
-    parts = re.split(r"(`[^`]*`)", text)
-    return "".join(part if index % 2 else part.replace("<", "&lt;") for index, part in enumerate(parts))
+def reader_names_as_text(markdown: str) -> str:
+    """``markdown`` with every name of a reader's judge in it (``recjudge.llm.judge_spec.reader_names``) written as
+    literal text (``myst_text``), so that a label such as ``{download}`../secret.txt``` or ``{raw}`html`...``` shows as
+    written instead of running as a role. The chapter's own markup around the names is kept."""
+    from recjudge.llm.judge_spec import reader_names
+
+    names = sorted((name for name in reader_names() if myst_text(name) != name), key=len, reverse=True)
+    if not names:
+        return markdown
+    return re.compile("|".join(map(re.escape, names))).sub(lambda found: myst_text(found.group()), markdown)
+
+
+def render_reader_names_as_text(shell: object | None = None) -> None:
+    """Make ``reader_names_as_text`` the Markdown formatter of ``shell`` (the running IPython kernel by default):
+    every ``Markdown`` a chapter displays or glues (``myst_nb.glue`` formats through it) is then written with the
+    reader's names as text, whichever module built it. Nothing happens outside IPython."""
+    from IPython import get_ipython
+
+    shell = shell or get_ipython()
+    if shell is None:
+        return
+    shell.display_formatter.formatters["text/markdown"].for_type(
+        Markdown, lambda shown: reader_names_as_text(shown.data or ""))
 
 
 def fmt(value: float, decimals: int = 1) -> str:
@@ -96,9 +118,9 @@ def opening(facts: Sequence[tuple[str, str]], caveat: str | None = None) -> Mark
     """The box that opens a chapter: what this run is (data, judges, sample, what is real, partial or synthetic),
     one fact per line, and at most one caveat, said once for the whole chapter."""
     lines = ["```{admonition} What this run is", f":class: note {OPENING_CLASS}", ""]
-    lines += [f"- **{no_raw_html(label)}:** {no_raw_html(text)}" for label, text in facts]
+    lines += [f"- **{label}:** {text}" for label, text in facts]
     if caveat:
-        lines += ["", no_raw_html(caveat)]
+        lines += ["", caveat]
     lines.append("```")
     return Markdown("\n".join(lines))
 
@@ -107,8 +129,8 @@ def verdict(findings: Iterable[str], question: str | None = None) -> Markdown:
     """The closing verdict: the paper's question answered from this book's numbers, one finding per bullet."""
     lines = ["```{admonition} Verdict", f":class: tip {VERDICT_CLASS}", ""]
     if question:
-        lines += [f"*{no_raw_html(question)}*", ""]
-    lines += [f"- {no_raw_html(finding)}" for finding in findings]
+        lines += [f"*{question}*", ""]
+    lines += [f"- {finding}" for finding in findings]
     lines.append("```")
     return Markdown("\n".join(lines))
 
@@ -133,3 +155,6 @@ def downloads(chapter: str, notebook: str | None = None) -> Markdown:
         links = ", ".join(f"{{download}}`{path.stem} <../../results/{chapter}/{path.name}>`" for path in tables)
         lines.append(f"- Result tables (CSV): {links}")
     return Markdown("\n".join(lines))
+
+
+render_reader_names_as_text()

@@ -89,6 +89,7 @@ import yaml
 
 from recjudge.compendium.kernels import thread_share_environment, use_common_numeric_kernels
 from recjudge.paths import RESULTS_ENV, RUN_NAME_ENV, book_store_dir, project_root, results_dir, store_dir, store_layers
+from recjudge.stopping import worker_ends_with_its_children
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1000,7 +1001,9 @@ def _execute_at_once(runs: list[Run], root: Path, target: Target, hasher: FileHa
     failure: Exception | None = None
     # "spawn": a fresh interpreter per worker; forking a process that may hold threads (the store's, papermill's) is
     # unsafe.
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # Each worker ignores Ctrl-C and, when ended, ends its kernels with it (recjudge.stopping).
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=worker_ends_with_its_children) as pool:
         try:
             while waiting or running:
                 ready = [run for run in waiting if all(name in ended for name in run.results_of if name in position)]
@@ -1022,6 +1025,13 @@ def _execute_at_once(runs: list[Run], root: Path, target: Target, hasher: FileHa
                     else:
                         ended[run.name] = report.outcome
         except BaseException:
+            # Ctrl-C, SIGTERM (recjudge.stopping.Terminated) or a broken pool: end the workers and their kernels
+            # now, so that none goes on writing a chapter after `recjudge run` has ended.
+            workers = list((pool._processes or {}).values())
+            for worker in workers:
+                worker.terminate()
+            for worker in workers:
+                worker.join(timeout=30)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     if failure is not None:

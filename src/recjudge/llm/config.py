@@ -53,6 +53,12 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         if self.runs < 1:
             raise ValueError(f"JudgeConfig.runs must be >= 1, got {self.runs}")
+        if self.base_url:  # a config is recorded (results, notebooks, run records): never with a credential
+            from .providers.openai_compat import credential_problem
+
+            problem = credential_problem(self.base_url)
+            if problem is not None:
+                raise ValueError(f"JudgeConfig: {problem}")
         if self.temperature < 0:
             raise ValueError(f"JudgeConfig.temperature must be >= 0, got {self.temperature}")
         if self.scoring not in ("generate", "expected"):

@@ -26,11 +26,12 @@ dict of ``label`` plus ``JudgeConfig`` keyword fields (``options`` as a mapping,
 the chapters' ``judges`` parameter already uses, and ``JudgeSpec.from_parameter`` reads it back.
 
 Checks, each naming the option, file or field: an unknown provider, a malformed SPEC or file, a base URL no request
-can use or one holding credentials (``user:password@``: a base URL is written wherever the judge is recorded, so it is
-refused before anything is written), options that do not fit the provider (``--served-model`` without a server,
-``--base-url`` for a local model, ``--batch`` without a batch API), and a generic model name at a server that does
-not identify the weights (the rule of ``providers.openai_compat``).  What depends on the machine (a missing API key,
-a local model file not there) is ``readiness_problems``, which the command line asks before anything runs.
+can use or one holding credentials (user information, a key-like query parameter, a fragment: a base URL is written
+wherever the judge is recorded, so it is refused before anything is written, by ``openai_compat.check_base_url``),
+options that do not fit the provider (``--served-model`` without a server, ``--base-url`` for a local model,
+``--batch`` without a batch API), and a generic model name at a server that does not identify the weights (the rule
+of ``providers.openai_compat``).  What depends on the machine (a missing API key, a local model file not there) is
+``readiness_problems``, which the command line asks before anything runs.
 """
 
 from __future__ import annotations
@@ -376,6 +377,15 @@ def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
 
 #: Fields of a judge that are names, shown in pages and tables: no control character may enter them.
 NAME_FIELDS = ("provider", "model", "served_model", "base_url", "label")
+#: Every name of every reader's judge this process has checked: a chapter's pages show each one as text, whatever
+#: markup it holds (``compendium.pages.reader_names_as_text``).
+_READER_NAMES: set[str] = set()
+
+
+def reader_names() -> frozenset[str]:
+    """The names (label, model, served model, base URL, display label) of every reader's judge read so far in this
+    process: strings a reader chose, which no page may read as markup."""
+    return frozenset(_READER_NAMES)
 
 
 def _control_character(text: str) -> str | None:
@@ -399,18 +409,15 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
         if spec.provider == "local":
             raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
                                  "a llama.cpp or vLLM server is provider 'openai' with --base-url")
+        from .providers._common import endpoint_label
         from .providers.base import ProviderError
         from .providers.openai_compat import check_base_url
 
-        if _has_credentials(spec.base_url):
-            raise JudgeSpecError(
-                f"{where}: --base-url {_without_credentials(spec.base_url)!r} (shown without them) holds a user name "
-                "or password; a base URL is written to variant.json, the executed notebooks and the run records, so "
-                "it must carry no credentials: give the server's key in the environment (OPENAI_API_KEY) instead")
-        try:
+        try:  # the one check of a base URL, credentials included; the message never repeats a credential
             check_base_url(spec.base_url)
         except ProviderError as error:
-            raise JudgeSpecError(f"{where}: --base-url {spec.base_url!r}: {error}") from None
+            raise JudgeSpecError(f"{where}: --base-url {endpoint_label(spec.base_url) or '(unreadable)'!r}: "
+                                 f"{error}") from None
     if spec.served_model is not None:
         if spec.provider != "openai" or spec.base_url is None:
             raise JudgeSpecError(f"{where}: --served-model is the name an OpenAI-compatible server knows the weights "
@@ -423,22 +430,9 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
                              "not offer")
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
+    _READER_NAMES.update(name for name in (*(getattr(spec, field) for field in NAME_FIELDS), spec.display_label)
+                         if isinstance(name, str) and name)
     return spec
-
-
-def _has_credentials(url: str) -> bool:
-    """True when ``url`` holds user information (``scheme://user:password@host``)."""
-    from urllib.parse import urlsplit
-
-    return "@" in urlsplit(url).netloc
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` with its user information removed (for a message that must not repeat a password)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _check_identity(spec: JudgeSpec, where: str) -> None:
@@ -458,4 +452,4 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
 
 __all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "LOGPROB_PROVIDERS",
            "PROVIDERS", "ROLE_FIELDS", "chapter_judge", "judge_configs", "parse_judge", "parse_judges",
-           "read_judge_file", "role_of"]
+           "read_judge_file", "reader_names", "role_of"]

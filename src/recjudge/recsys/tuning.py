@@ -275,16 +275,40 @@ def optimize_shared(storage_url: str, name: str, n_trials: int, objective: Calla
     if n_workers <= 1:
         run_worker(*args)
         return study
-    workers = [multiprocessing.get_context("fork").Process(target=run_worker, args=args) for _ in range(n_workers)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    workers = [multiprocessing.get_context("fork").Process(target=_worker, args=args) for _ in range(n_workers)]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:  # Ctrl-C or SIGTERM (recjudge.stopping.Terminated) here: no worker outlives this process
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+        for worker in workers:
+            if worker.pid is not None:
+                worker.join()
     failed = [w.exitcode for w in workers if w.exitcode != 0]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of {n_workers} tuning workers of study {name!r} failed (exit codes "
-                           f"{failed}); the study keeps every finished trial, run again to resume")
+    complete = sum(t.state == TrialState.COMPLETE for t in study.get_trials(deepcopy=False))
+    # A worker that died (killed, out of memory) matters only if the others could not complete the study without it.
+    if failed and complete < n_trials:
+        raise TuningError(f"{len(failed)} of {n_workers} tuning workers of study {name!r} failed (exit codes "
+                          f"{failed}) with {complete} of {n_trials} trials complete; the study keeps every finished "
+                          "trial, run again to resume")
     return study
+
+
+class TuningError(RuntimeError):
+    """A shared study that its workers could not complete (the message says how far it got)."""
+
+
+def _worker(*args: Any) -> None:
+    """A forked tuning worker: ignores Ctrl-C (the parent ends it) and ends at once on SIGTERM; its trial then goes
+    stale and another worker takes it over (``run_worker``)."""
+    from recjudge.stopping import worker_ends_with_its_children
+
+    worker_ends_with_its_children()
+    run_worker(*args)
 
 
 def tune_shared(name: str, fold: Fold, n_trials: int, storage_url: str, study: str, n_workers: int = 1,

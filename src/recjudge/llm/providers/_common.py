@@ -5,13 +5,14 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import re
 import threading
 import time
 import warnings
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .base import UNREACHABLE, ProviderError, TransientProviderError
 
@@ -248,13 +249,37 @@ def malformed(label: str, what: str) -> TransientProviderError:
     return TransientProviderError(f"{label} malformed reply: {what}", kind="malformed", max_attempts=2)
 
 
+#: Query parameter names that carry a credential (``?api_key=``, ``?access_token=``, ``?sig=``, ...).
+_CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|passw|pwd|auth|credential|signature|^sig$|bearer",
+                                   re.IGNORECASE)
+
+
+def url_credentials(url: str) -> str | None:
+    """Which part of ``url`` holds a credential, or None: user information (``user:password@``), a query parameter
+    named like a key, token, secret or password, or a fragment (never sent to a server, so only a pasted secret).
+    A URL is written wherever a judge is recorded (variant.json, executed notebooks, run records), so one that
+    holds a credential is refused where it enters, never stored (``check_base_url``)."""
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return "a user name or password (user:password@host)"
+    named = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True) if _CREDENTIAL_PARAMETER.search(name)]
+    if named:
+        return f"the query parameter {named[0]!r}"
+    if parts.fragment:
+        return "a fragment (#...)"
+    return None
+
+
 def endpoint_label(base_url: str | None) -> str | None:
     """``base_url`` without credentials, query or fragment (what provenance records), or None."""
     if not base_url:
         return None
     parts = urlsplit(base_url)
     host = parts.hostname or ""
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    try:
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+    except ValueError:  # an invalid port, shown as written (still without user information)
+        netloc = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 

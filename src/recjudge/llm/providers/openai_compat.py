@@ -56,6 +56,7 @@ from ._common import (
     redact,
     sdk_errors,
     short_error,
+    url_credentials,
 )
 from .base import ChatProvider, Completion, ProviderError, ProviderRequest, TransientProviderError
 
@@ -83,9 +84,13 @@ def timeout_from_env(default: float = DEFAULT_TIMEOUT_S) -> float:
 
 
 def check_base_url(base_url: str) -> None:
-    """ProviderError (configuration) for a base URL no request can use: a scheme other than http(s), no host, an
-    invalid port."""
+    """ProviderError (configuration) for a base URL no request can use (a scheme other than http(s), no host, an
+    invalid port) or one holding a credential (``url_credentials``): the one check of every base URL that enters,
+    from a judge file, ``--base-url``, a JudgeConfig or OPENAI_BASE_URL."""
     parts = urlsplit(base_url)
+    problem = credential_problem(base_url)
+    if problem is not None:
+        raise ProviderError(problem, kind="configuration", configuration=True)
     if parts.scheme not in ("http", "https"):
         raise ProviderError(f"base_url {endpoint_label(base_url) or base_url!r}: scheme {parts.scheme!r} is not "
                             "http or https", kind="configuration", configuration=True)
@@ -98,6 +103,25 @@ def check_base_url(base_url: str) -> None:
     if port == 0:
         raise ProviderError("base_url: port 0 is not a port a server listens on", kind="configuration",
                             configuration=True)
+
+
+def credential_problem(base_url: str) -> str | None:
+    """Why ``base_url`` may not be used or recorded because it holds a credential (``url_credentials``), with where
+    the key goes instead; None when it holds none."""
+    held = url_credentials(base_url)
+    if held is None:
+        return None
+    return (f"base_url {endpoint_label(base_url)!r} (shown without it) holds {held}; a base URL is written to "
+            "variant.json, the executed notebooks and the run records, so it must carry no credential. Give the URL "
+            f"without it and {key_advice(base_url)}")
+
+
+def key_advice(base_url: str | None) -> str:
+    """Where the key for ``base_url`` goes: the environment variable this provider sends to that host."""
+    if is_openai_host(base_url):
+        return "put the key in the environment variable OPENAI_API_KEY"
+    return (f"put the server's key in the environment variable {SERVER_KEY_ENV}, which is sent to it as the "
+            "Authorization header (OPENAI_API_KEY is sent to OpenAI's own host only)")
 
 
 def is_openai_host(base_url: str | None) -> bool:
