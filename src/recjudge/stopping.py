@@ -50,7 +50,7 @@ def stops_cleanly() -> Iterator[None]:
 def end_children(pid: int | None = None, *, grace: float = 5.0) -> None:
     """End every descendant of process ``pid`` (default: this one, whose multiprocessing resource tracker is kept):
     SIGTERM first, SIGKILL for any still there after ``grace`` seconds."""
-    import psutil  # installed with the Jupyter kernel (ipykernel needs it)
+    import psutil
 
     try:
         children = psutil.Process(pid).children(recursive=True)
