@@ -3,7 +3,7 @@
 # only (`make run JOBS=2`), never from the environment, so that a BASE_URL or PROFILE exported in a shell for another
 # tool cannot change what `make run` asks, or of whom. (RECJUDGE_* variables are the package's and do come from it.)
 COMMAND_LINE_ONLY = PYTHON VENV TORCH_CPU_WHEELS DATA_FETCH_FLAGS JUDGE PROFILE BASE_URL SERVED_MODEL WITH_BOOK_JUDGES \
-                    ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL
+                    ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL TEST_JOBS
 $(foreach name,$(COMMAND_LINE_ONLY),$(if $(filter environment%,$(origin $(name))),$(eval override undefine $(name))))
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -103,8 +103,11 @@ publish: run
 	@$(call timed,publish,$(PY) -m recjudge book $(VARIANT_FLAGS) $(PUBLISH_FLAGS))
 
 # pytest exits 5 when it collects no test: that is a broken suite, not a pass.
+# TEST_JOBS: pytest-xdist workers (auto: one per core); a test file runs in one worker, so its module fixtures (a llama.cpp
+# server) start once. TEST_JOBS=0 runs in this process.
+TEST_JOBS ?= auto
 test: setup
-	@$(PY) -m pytest; status=$$?; \
+	@$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 # ruff's checks as configured in pyproject.toml (pycodestyle, pyflakes, import order; lines of 120 characters).
