@@ -4,7 +4,7 @@ Nothing here ever invents a score: a reply the rules cannot read gives NaN, and 
 convention "unparsable -> 0" exists only as the named option ``JudgeRun.scores(fill_unparsable=0.0)``.
 
 One place decides what is no score, however much it looks like one; every score parser of the package reads only
-what is left (``without_echo`` and ``without_scale``, and ``in_score_position`` for a bare number):
+what is left (``score_text``, and ``in_score_position`` for a bare number; ``is_numbering`` for a list of aspects):
 
 * an *echo* of the prompt (``without_echo``): tiny models often repeat their prompt instead of answering, and a
   number in the repeated text is part of a history, a title, a list or the instructions, not a rating. Blanked are
@@ -103,7 +103,8 @@ _TEMPLATE_FIELD = re.compile(r"\{\w*\}")
 @functools.lru_cache(maxsize=1)
 def template_fixed_text() -> tuple[str, ...]:
     """Every stretch of fixed text of every prompt template (a line cut at its fields), of at least
-    ``ECHO_MIN_WORDS`` words, lower-cased with its whitespace collapsed."""
+    ``ECHO_MIN_WORDS`` words and not opening with a number, lower-cased with its whitespace collapsed, longest
+    first."""
     stretches: set[str] = set()
     for path in sorted(TEMPLATE_DIR.glob("*.txt")):
         parts = _TEMPLATE_HEADER.split(path.read_text(encoding="utf-8"))
@@ -111,7 +112,9 @@ def template_fixed_text() -> tuple[str, ...]:
             for line in section.splitlines():
                 for stretch in _TEMPLATE_FIELD.split(line.replace("{{", "{").replace("}}", "}")):
                     words = _normalise_text(stretch).strip(" :-#")
-                    if len(words.split()) >= ECHO_MIN_WORDS:
+                    # a stretch opening with a number is a legend's level ("5 = highly serendipitous"): one level
+                    # alone is an answer, a legend is blanked by ``without_legend``
+                    if len(words.split()) >= ECHO_MIN_WORDS and not words[0].isdigit():
                         stretches.add(words)
     return tuple(sorted(stretches, key=len, reverse=True))
 
@@ -217,12 +220,18 @@ def in_score_position(text: str, start: int) -> bool:
             and _LIST_INTRO.search(text, window, start) is None)
 
 
-def _clean(text: object, low: float = 1, high: float = 5) -> str | None:
-    if not isinstance(text, str):
-        return None
+def score_text(text: str, low: float = 1, high: float = 5) -> str:
+    """``text`` with everything blanked that is no score however much it looks like one (the module docstring):
+    Markdown emphasis, the echo of the prompt (``without_echo``: echoed fields, the templates' fixed text, a scale's
+    legend, list numbers) and the notation of the ``low``-``high`` scale (``without_scale``). The one place that
+    decides it: every score parser of the package reads what is left."""
     if "*" in text or "`" in text or "#" in text or "_" in text:  # four scans in C beat one regex pass
         text = _EMPHASIS.sub("", text)
-    return without_scale(without_echo(text), low, high).strip()
+    return without_scale(without_echo(text), low, high)
+
+
+def _clean(text: object, low: float = 1, high: float = 5) -> str | None:
+    return score_text(text, low, high).strip() if isinstance(text, str) else None
 
 
 _JSON_KEY_VALUE = re.compile(rf'"([^"\n]{{1,60}})"\s*:\s*"?\s*({NUMBER})?')
