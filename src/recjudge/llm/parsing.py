@@ -124,19 +124,25 @@ def _normalise_text(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _fixed_text_pattern() -> tuple[re.Pattern[str], str]:
-    stretches = template_fixed_text()
-    pattern = re.compile("|".join(r"\s+".join(re.escape(word) for word in stretch.split()) for stretch in stretches),
-                         re.IGNORECASE)
-    return pattern, "\n".join(stretches)
+def _fixed_text_corpus() -> str:
+    return "\n".join(template_fixed_text())
+
+
+@functools.lru_cache(maxsize=256)
+def _stretches_pattern(stretches: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(r"\s+".join(re.escape(word) for word in stretch.split()) for stretch in stretches),
+                      re.IGNORECASE)
 
 
 def without_template_text(text: str) -> str:
     """``text`` with every repeat of a template's fixed text blanked: a stretch of it found in the reply, and a reply
     line that is part of one (an echo cut short, "Please provide a serendipity rating for the recommended item
     using a 5")."""
-    pattern, corpus = _fixed_text_pattern()
-    text = pattern.sub(lambda match: " " * len(match.group(0)), text)
+    normalised = _normalise_text(text)
+    present = tuple(stretch for stretch in template_fixed_text() if stretch in normalised)  # substring tests: fast
+    if present:
+        text = _stretches_pattern(present).sub(_blank, text)
+    corpus = _fixed_text_corpus()
     lines = text.split("\n")
     for index, line in enumerate(lines):
         words = _normalise_text(line).strip(" :-#>\"'“”")
@@ -179,12 +185,19 @@ def without_scale(text: str, low: float = 1, high: float = 5) -> str:
     bounds ("1-5", "(1 to 5)", "between 1 and 5"), a bound written alone ("Score (out of 5): 2", "/5" after no
     number) and a scale's size ("a 5-point Likert scale"). A fraction's denominator after a number ("4 out of 5")
     stays: it is read as the fraction."""
-    low_text, high_text = (re.escape(_format_number(bound)) for bound in (low, high))
-    text = re.sub(rf"(?:\b(?:between|from)\s+)?(?<![\w.]){low_text}\s*(?:-|–|—|to|and)\s*{high_text}(?![\w]|\.\d)",
-                  _blank, text, flags=re.IGNORECASE)
-    bound_alone = re.compile(rf"(?:/|\bout\s+of)\s*{high_text}(?![\w]|\.\d)", re.IGNORECASE)
+    bounds, bound_alone = _scale_patterns(_format_number(low), _format_number(high))
+    text = bounds.sub(_blank, text)
     text = bound_alone.sub(lambda match: match.group(0) if _after_number(match) else _blank(match), text)
     return _SCALE_SIZE.sub(_blank, text)
+
+
+@functools.lru_cache(maxsize=32)
+def _scale_patterns(low: str, high: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The scale's bounds written out, and its upper bound written alone (``without_scale``)."""
+    low, high = re.escape(low), re.escape(high)
+    return (re.compile(rf"(?:\b(?:between|from)\s+)?(?<![\w.]){low}\s*(?:-|–|—|to|and)\s*{high}(?![\w]|\.\d)",
+                       re.IGNORECASE),
+            re.compile(rf"(?:/|\bout\s+of)\s*{high}(?![\w]|\.\d)", re.IGNORECASE))
 
 
 _SCALE_SIZE = re.compile(r"(?<![\w.])\d+(?:\s*-\s*(?:point|level)\b|\s+(?:points?|levels?)\s+(?:likert\s+)?scale)",
