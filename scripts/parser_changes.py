@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
     table = reply_readings.changed_readings(before, after)
     moved = table[table["changed"] > 0]
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 500):
-        print(f"Replies read differently from {revision} to this checkout (distinct replies per reader and model):")
+        print(f"Stored replies read differently from {revision} to this checkout, per reader and model "
+              "(changed: stored replies; changed_texts: distinct reply texts):")
         print(moved.to_string(index=False) if len(moved) else "none")
     return 0
 

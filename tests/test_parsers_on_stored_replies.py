@@ -171,6 +171,10 @@ def test_a_rule_change_is_counted_per_reader_and_model_once_per_moved_reply():
                    ("parse_likert", "m", "The user's preferences are: 1", ""),
                    ("parse_likert", "other", "4", "4.0"), ("parse_likert", "m", "Score: x", "")])
     counts = changed_readings(before, after).set_index("model")
-    assert counts.loc["m", ["replies", "read_before", "read_after", "changed"]].tolist() == [4, 3, 2, 2]
+    assert counts.loc["m", ["replies", "read_before", "read_after", "changed", "changed_texts"]].tolist() == [
+        4, 3, 2, 2, 2]
     assert counts.loc["other", "changed"] == 0
     assert "proxy_vs_llm" in counts.loc["m", "chapters"]
+    # a text a tiny model gave to many requests counts once per stored reply
+    counts = changed_readings(before.assign(entries=[30, 1, 2, 1, 1]), after.assign(entries=[30, 1, 2, 1, 1]))
+    assert counts.set_index("model").loc["m", ["replies", "changed", "changed_texts"]].tolist() == [34, 32, 2]

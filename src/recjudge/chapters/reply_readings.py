@@ -83,32 +83,45 @@ READERS: dict[str, tuple[str, Reader]] = {
 
 
 def store_replies(store_root: Path) -> pd.DataFrame:
-    """The distinct reply texts of a store, one row per (model, reply)."""
-    rows = {(reply.model, reply.text) for reply in ResponseStore(Path(store_root)) if isinstance(reply.text, str)}
-    return pd.DataFrame(sorted(rows), columns=["model", "reply"])
+    """The distinct reply texts of a store, one row per (model, reply), with how many stored entries hold it (a tiny
+    model gives the same text to many requests)."""
+    rows = [(reply.model, reply.text) for reply in ResponseStore(Path(store_root)) if isinstance(reply.text, str)]
+    replies = pd.DataFrame(rows, columns=["model", "reply"])
+    return replies.groupby(["model", "reply"], sort=True).size().rename("entries").reset_index()
 
 
 def readings(store_root: Path, readers: dict[str, tuple[str, Reader]] | None = None) -> pd.DataFrame:
-    """What each reader reads from each distinct reply of the store: columns reader, model, reply, read ("" when
-    it reads nothing)."""
+    """What each reader reads from each distinct reply of the store: columns reader, model, reply, entries (stored
+    replies with that text), read ("" when it reads nothing)."""
     replies = store_replies(store_root)
     read_by_text: dict[str, dict[str, str]] = {}
     for name, (_, reader) in (readers or READERS).items():
         read_by_text[name] = {text: "" if (read := reader(text)) is None else str(read)
                               for text in replies["reply"].unique()}
     frames = [replies.assign(reader=name, read=replies["reply"].map(found)) for name, found in read_by_text.items()]
-    return pd.concat(frames, ignore_index=True)[["reader", "model", "reply", "read"]]
+    return pd.concat(frames, ignore_index=True)[["reader", "model", "reply", "entries", "read"]]
 
 
 def changed_readings(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """Per reader and model: the distinct replies, how many each side reads a score from, and how many a change of
-    the rules moved (read differently, newly read or no longer read), with the chapters that use the reader."""
-    merged = before.merge(after, on=["reader", "model", "reply"], how="outer", suffixes=("_before", "_after"))
+    """Per reader and model: the stored replies, how many each side reads a score from, and how many a change of
+    the rules moved (read differently, newly read or no longer read), counted over stored entries and over distinct
+    texts (``changed_texts``), with the chapters that use the reader. A table without ``entries`` counts each text
+    once."""
+    keys = ["reader", "model", "reply"]
+    merged = before.merge(after, on=keys, how="outer", suffixes=("_before", "_after"))
     merged[["read_before", "read_after"]] = merged[["read_before", "read_after"]].fillna("")
+    entries = pd.Series(1, index=merged.index)
+    for column in ("entries_before", "entries_after"):  # the store may have grown between the two readings
+        if column in merged:
+            entries = pd.to_numeric(merged[column], errors="coerce").fillna(entries)
+    merged["entries"] = entries.astype(int)
     merged["changed"] = merged["read_before"] != merged["read_after"]
+    for side in ("before", "after"):
+        merged[f"weighted_{side}"] = merged["entries"] * (merged[f"read_{side}"] != "")
+    merged["weighted_changed"] = merged["entries"] * merged["changed"]
     table = merged.groupby(["reader", "model"], sort=True).agg(
-        replies=("reply", "size"), read_before=("read_before", lambda read: int((read != "").sum())),
-        read_after=("read_after", lambda read: int((read != "").sum())), changed=("changed", "sum"),
+        replies=("entries", "sum"), read_before=("weighted_before", "sum"), read_after=("weighted_after", "sum"),
+        changed=("weighted_changed", "sum"), changed_texts=("changed", "sum"),
     ).reset_index()
     table["chapters"] = table["reader"].map(lambda name: READERS[name][0] if name in READERS else "")
     return table
