@@ -25,7 +25,7 @@ what is left (``score_text``, and ``in_score_position`` for a bare number; ``is_
   another field.
 
 ``parse_likert`` rules, in order (all case-insensitive, after removing Markdown emphasis ``* ` #`` and word-edge ``_``
-and the echo above):
+and everything listed above):
 
 0. A reply holding a JSON object: the value of its field named as a score (score, rating, grade, answer, e.g.
    "serendipity_score"), else of its only numeric field; NaN when it has several and none is named so
