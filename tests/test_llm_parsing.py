@@ -137,3 +137,79 @@ def test_expected_score_bitwise_equal_to_the_reference_loop():
         assert (math.isnan(got) and math.isnan(want)) or got.hex() == want.hex(), (positions, low, high)
         checked += not math.isnan(want)
     assert checked > 5000
+
+
+# ------------------------------------------------------------- what only looks like a score is never read as one
+
+#: The prompt of Kang et al.'s basic template, as a tiny model repeats it: its scale's size, its legend and its fields.
+KANG_ECHO = ("Please provide a serendipity rating for the recommended item using a 5-point Likert scale: 1 – “strongly "
+             "disagree”; 2 – “disagree”; 3 – “neither agree nor disagree”; 4 – “agree”; 5 – “strongly agree”.\n"
+             "Rate the recommended item from the perspective of serendipity, based on your behavior history.")
+
+
+@pytest.mark.parametrize("text", [
+    KANG_ECHO,  # read 5: "a 5" stands where a score stands
+    "Please provide a serendipity rating for the recommended item using a 5",  # the same echo, cut short
+    "1 – “strongly disagree”; 2 – “disagree”; 3 – “neither agree nor disagree”",  # an echoed legend read 1
+    "where 1 indicates strongly disagree and 5 indicates strongly agree",
+    "The user's preferences are: 1",  # a list cut short read 1
+    '{"relevance": 2, "unexpectedness": 3, "serendipity": 4}',  # JSON: another field's number came first (2)
+    '{"year": 1999, "movies": 3, "comment": "fine"}',
+    "Reply with four lines in this format, writing your integer score (1",  # a template's fixed text, cut short
+])
+def test_parse_likert_reads_no_echo_legend_list_or_other_field(text):
+    assert math.isnan(parse_likert(text)), text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Rating (1-5): 4", 4.0),  # read 1, the scale's lower bound
+    ("Score (out of 5): 2", 2.0),  # read 5, the scale's upper bound
+    ("Score (1 to 5): 3", 3.0),
+    ("Rating on a 5-point scale: 2", 2.0),
+    ("4 – agree", 4.0),  # one level alone is an answer, not a legend
+    ('{"reasoning": "the 2 films differ", "score": 4}', 4.0),  # the field named as a score
+    ('{"serendipity_rating": 3}', 3.0),
+    ('{"relevance": 2, "score": 5', 5.0),  # a JSON reply cut short: still read field by field
+    ("Your serendipity rating: 3", 3.0),  # an answer slot of a template is no echo
+    ("You gave it a 5-star rating? I'd say 4.", 4.0),
+])
+def test_parse_likert_reads_the_score_beside_a_scale_legend_or_json(text, expected):
+    assert parse_likert(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the module docstring's examples, each read as it says
+    ("Score: 4", 4.0), ("I would rate it 4", 4.0), ("Rating - 3.5", 3.5), ("4/5", 4.0), ("3 out of 5", 3.0),
+    ("On a scale of 1 to 5, I'd say 4", 4.0), ("The answer is 4", 4.0), ("I'd give it a 4", 4.0),
+])
+def test_parse_likert_reads_its_docstring_examples(text, expected):
+    assert parse_likert(text) == expected
+
+
+@pytest.mark.parametrize("text", ["Your behavior history: Ice Age 2", "Ice Age 2", "Toy Story 3",
+                                  "Conjuring (2013) 5/5", "Give me back 5 recommendations", "... Christine (2",
+                                  "Rating: -1"])
+def test_parse_likert_reads_none_of_its_docstring_counterexamples(text):
+    assert math.isnan(parse_likert(text)), text
+
+
+ASPECTS = ["persuasiveness", "transparency", "accuracy", "satisfaction"]
+
+
+@pytest.mark.parametrize("text", [
+    "Persuasiveness: 1.\nTransparency: 2.\nAccuracy: 3.\nSatisfaction: 4.",  # the robustness chapter's free replies
+    "Persuasiveness: 1.\nTransparency: 2.\nAccuracy: 3.\nS",
+    "the four aspects: Persuasiveness (1), Transparency (2) and Accuracy (3)",
+])
+def test_parse_aspect_scores_reads_no_score_from_a_list_numbering_its_items(text):
+    assert all(math.isnan(value) for value in parse_aspect_scores(text, ASPECTS).values()), text
+
+
+def test_parse_aspect_scores_reads_its_docstring_examples_and_real_judgements():
+    got = parse_aspect_scores("Relevance: 4\n- novelty = 3/5\n**Serendipity** (1-5): 2\nPersuasiveness - 4",
+                              ["relevance", "novelty", "serendipity", "persuasiveness"])
+    assert got == {"relevance": 4.0, "novelty": 3.0, "serendipity": 2.0, "persuasiveness": 4.0}
+    # 1, 2, 4 and 1, 2, 3 out of order are judgements, not numbering
+    assert parse_aspect_scores("Persuasiveness: 1\nTransparency: 2\nAccuracy: 4", ASPECTS)["accuracy"] == 4.0
+    assert parse_aspect_scores("Persuasiveness: 2\nTransparency: 1\nAccuracy: 3", ASPECTS)["persuasiveness"] == 2.0
+    assert parse_aspect_scores("Persuasiveness (out of 5): 3", ASPECTS)["persuasiveness"] == 3.0

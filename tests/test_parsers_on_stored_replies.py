@@ -12,69 +12,20 @@ parser, and every reply no longer accepted). Known false positives found this wa
 
 from __future__ import annotations
 
-import functools
-import math
 import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from recjudge.llm import ResponseStore, parse_likert, shapes
-from recjudge.metamorphic.recommender import parse_titles
-from recjudge.prompts import explanations as explanation_prompts
-from recjudge.prompts.output_shapes import output_shape
-from recjudge.serendipity import prompt_strategies
+from recjudge.chapters.reply_readings import READERS
+from recjudge.llm import ResponseStore
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = Path(__file__).with_name("fixtures") / "accepted_replies.csv"
 
-
-def _one_score(parser):
-    return lambda text: (value if not math.isnan(value := parser(text)) else None)
-
-
-def _read_aspects(parser):
-    def read(text):
-        scores = parser(text)
-        found = {aspect: value for aspect, value in scores.items() if not math.isnan(value)}
-        return "; ".join(f"{aspect}={value:g}" for aspect, value in found.items()) or None
-    return read
-
-
-def _shaped(template):
-    """The answer parser of a constrained run of ``template`` (its declared output shape)."""
-    parser = shapes.answer_parser(output_shape(template))
-
-    def read(text):
-        value = parser(text)
-        return _read_aspects(lambda _: value)(text) if isinstance(value, dict) else _one_score(lambda _: value)(text)
-    return read
-
-
-def _titles(text):
-    parsed = parse_titles(text)
-    return " | ".join(parsed.titles) if parsed.is_list else None
-
-
 #: parser name -> reply text -> what it read (None: not accepted)
-PARSERS = {
-    "parse_likert": _one_score(parse_likert),
-    **{f"serendipity[{strategy}]": _one_score(functools.partial(prompt_strategies.parse_serendipity,
-                                                                  strategy=strategy))
-       for strategy in ("base", "ls", "cot", "ltm")},
-    **{f"step[{step}]": _one_score(functools.partial(prompt_strategies.parse_step, step=step))
-       for step in ("relevance", "unexpectedness", "serendipity")},
-    "explanation_aspects": _read_aspects(explanation_prompts.parser_for("multi")),
-    "zhang_authors[multi]": _read_aspects(explanation_prompts.authors_parser("multi")),
-    "zhang_authors[single]": _one_score(explanation_prompts.authors_parser("single")),
-    "zhang_authors_by_name[multi]": _read_aspects(explanation_prompts.names_parser("multi")),
-    "list_titles": _titles,
-    # the constrained runs' readers (judge robustness, prompt strategies): one per answer shape the chapters ask for
-    **{f"shape[{template}]": _shaped(template) for template in ("kang_basic", "tokutake_base", "tokutake_cot",
-                                                                "tokutake_ltm", "tokutake_ltm_step2",
-                                                                "zhang_multi_zero_shot", "zhang_single_zero_shot")},
-}
+PARSERS = {name: reader for name, (_, reader) in READERS.items()}
 
 
 def accepted_replies() -> pd.DataFrame:
@@ -153,6 +104,19 @@ ECHOES = [
     ("1. Conjuring (2013) 5/5", ("parse_likert",)),  # an echoed "Title (year) rating/5" list item
     ("Explanation: 这部电影的 accuracy 2 分", ("explanation_aspects",)),  # an aspect's name inside the echoed text
     ("Explanation: 1 2 3 4", ("zhang_authors[multi]",)),
+    # the round's replies (issue 52, bug 9; issue 50, section 5): the whole prompt echoed ("a 5" of "a 5-point Likert
+    # scale"), its legend alone, a list cut short, another JSON field first, an aspect list numbering its items
+    ("Please provide a serendipity rating for the recommended item using a 5-point Likert scale: 1 – “strongly "
+     "disagree”; 2 – “disagree”; 3 – “neither agree nor disagree”; 4 – “agree”; 5 – “strongly agree”.",
+     ("parse_likert",)),
+    ("Please provide a serendipity rating for the recommended item using a 5", ("parse_likert",)),
+    ("1 – “strongly disagree”; 2 – “disagree”; 3 – “neither agree nor disagree”", ("parse_likert",)),
+    ("The user's preferences are: 1", _LONE_NUMBER_READERS),
+    ('{ "relevance": 2, "unexpectedness": 3, "serendipity": 4}', ("parse_likert",)),
+    ("Movie: Heat\nExplanation: 1\nReply with four lines in this format, writing your integer score (1",
+     ("parse_likert",)),
+    ("Persuasiveness: 1.\nTransparency: 2.\nAccuracy: 3.\nSatisfaction: 4.", ("explanation_aspects",)),
+    ("Persuasiveness: 1.\nTransparency: 2.\nAccuracy: 3.\nS", ("explanation_aspects", "zhang_authors_by_name[multi]")),
 ]
 
 
@@ -177,9 +141,40 @@ GENUINE = [
     ("zhang_authors[multi]", "Movie: Heat\nSummary: 4 3 4 5", "persuasiveness=4; transparency=3; accuracy=4; "
                                                                "satisfaction=5"),
     ("explanation_aspects", "Movie: 钢铁侠 Iron Man\nPersuasiveness: 3", "persuasiveness=3"),
+    # the round's replies: a scale written beside a label is no score, the score after it is
+    ("parse_likert", "Rating (1-5): 4", "4.0"), ("parse_likert", "Score (out of 5): 2", "2.0"),
+    ("parse_likert", "Rating - 3.5", "3.5"), ("parse_likert", '{"reasoning": "2 films", "score": 4}', "4.0"),
+    ("serendipity[base]", "Serendipity (out of 5): 2", "2.0"), ("serendipity[ls]", "Serendipity (1-5): 3", "3.0"),
+    ("serendipity[cot]", '{ "relevance": 2, "unexpectedness": 3, "serendipity": 4}', "4.0"),
+    ("explanation_aspects", "Persuasiveness - 4\nTransparency (out of 5): 2",
+     "persuasiveness=4; transparency=2"),
+    ("explanation_aspects", "Persuasiveness: 1\nTransparency: 2\nAccuracy: 4", "persuasiveness=1; transparency=2; "
+                                                                              "accuracy=4"),
 ]
 
 
 @pytest.mark.parametrize("parser, reply, read", GENUINE)
 def test_the_echo_rules_keep_genuine_replies(parser, reply, read):
     assert str(PARSERS[parser](reply)) == read
+
+
+def test_a_rule_change_is_counted_per_reader_and_model_once_per_moved_reply():
+    from recjudge.chapters.reply_readings import changed_readings
+
+    def table(rows):
+        return pd.DataFrame(rows, columns=["reader", "model", "reply", "read"])
+
+    before = table([("parse_likert", "m", "Rating (1-5): 4", "1.0"), ("parse_likert", "m", "4", "4.0"),
+                    ("parse_likert", "m", "The user's preferences are: 1", "1.0"),
+                    ("parse_likert", "other", "4", "4.0"), ("parse_likert", "m", "Score: x", "")])
+    after = table([("parse_likert", "m", "Rating (1-5): 4", "4.0"), ("parse_likert", "m", "4", "4.0"),
+                   ("parse_likert", "m", "The user's preferences are: 1", ""),
+                   ("parse_likert", "other", "4", "4.0"), ("parse_likert", "m", "Score: x", "")])
+    counts = changed_readings(before, after).set_index("model")
+    assert counts.loc["m", ["replies", "read_before", "read_after", "changed", "changed_texts"]].tolist() == [
+        4, 3, 2, 2, 2]
+    assert counts.loc["other", "changed"] == 0
+    assert "proxy_vs_llm" in counts.loc["m", "chapters"]
+    # a text a tiny model gave to many requests counts once per stored reply
+    counts = changed_readings(before.assign(entries=[30, 1, 2, 1, 1]), after.assign(entries=[30, 1, 2, 1, 1]))
+    assert counts.set_index("model").loc["m", ["replies", "changed", "changed_texts"]].tolist() == [34, 32, 2]

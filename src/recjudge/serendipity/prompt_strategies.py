@@ -32,16 +32,16 @@ serendipity = the example's g.
 
 Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by explicit rules, NaN when they find none:
 
-1. Markdown emphasis, step numbers ("Step 3") and what echoes the prompt (``recjudge.llm.parsing.without_echo``: a
-   line from the field of a prompt it repeats, "User's last movies:", "Recommended movie:", on; list numbers, "1. The
-   ...") are removed. A *labelled* score is a number after the word
-   "serendipity" on the same line (at
-   most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last** labelled score counts
-   (CoT states relevance and unexpectedness first; a reply may restate its answer). A labelled *range* ("3-4",
-   "3 to 4", "3 or 4") gives NaN.
+1. Markdown emphasis, step numbers ("Step 3"), what echoes the prompt (``recjudge.llm.parsing.score_text``: a
+   line from the field of a prompt it repeats, "User's last movies:", "Recommended movie:", on; a template's fixed
+   text; a scale's legend; list numbers, "1. The ...") and the scale's notation (``recjudge.llm.parsing.without_scale``:
+   "1-5", "(out of 5)", "a 5-point scale") are removed. A *labelled* score is a number after the word "serendipity"
+   on the same line (at most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last**
+   labelled score counts (CoT states relevance and unexpectedness first; a reply may restate its answer). A
+   labelled *range* ("3-4", "3 to 4", "3 or 4") gives NaN.
 2. Without a label: ``cot`` gives NaN (the first number of a CoT reply is the relevance step, not the answer).
-   ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone numbers
-   after removing scale mentions ("1 to 5", "1-5", "between 1 and 5"): exactly one distinct number, standing where
+   ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone
+   numbers: exactly one distinct number, standing where
    a score stands (``recjudge.llm.parsing.in_score_position``: first in the reply or after a colon, "is", "say", ...;
    not the number of a title, "Ice Age 2") → it; a range or several distinct numbers → NaN. Bracketed asides and
    everything after an opening bracket that is never closed are not read (``recjudge.llm.parsing.outside_brackets``:
@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from recjudge import papers
-from recjudge.llm.parsing import in_score_position, outside_brackets, without_echo
+from recjudge.llm.parsing import in_score_position, outside_brackets, score_text
 from recjudge.prompts.tokutake import (
     LTM_STEPS,
     RECONSTRUCTED,
@@ -272,7 +272,6 @@ _NUM = r"\d+(?:\.\d+)?"
 _RANGE_TAIL = rf"\s*(?:-|–|—|to|or)\s*({_NUM})(?![\w.]|\.\d)"
 _LABEL = re.compile(rf"serendipity\b[^\d\n]{{0,30}}?({_NUM})(\s*(?:/|out of)\s*5(?![\d.]))?(?:{_RANGE_TAIL})?",
                     re.IGNORECASE)
-_SCALE = re.compile(r"(?:between\s+)?\b1\s*(?:-|–|to|and)\s*5\b", re.IGNORECASE)
 _RANGE = re.compile(rf"(?<![\w.])({_NUM}){_RANGE_TAIL}", re.IGNORECASE)
 _STANDALONE = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
 _STEP_NUMBER = re.compile(r"\bstep\s*\d\b", re.IGNORECASE)  # "Step 3 (serendipity): 4": the 3 is no score
@@ -285,17 +284,23 @@ def _in_range(value: str) -> float:
 
 
 def _lone_number(text: str) -> float:
-    without_scale = _SCALE.sub(" ", outside_brackets(text)).strip()
-    if _RANGE.search(without_scale):
+    unscaled = outside_brackets(text).strip()
+    if _RANGE.search(unscaled):
         return math.nan
-    found = list(_STANDALONE.finditer(without_scale))
-    if len({float(m.group(1)) for m in found}) != 1 or not in_score_position(without_scale, found[0].start()):
+    found = list(_STANDALONE.finditer(unscaled))
+    if len({float(m.group(1)) for m in found}) != 1 or not in_score_position(unscaled, found[0].start()):
         return math.nan
     return _in_range(_format(float(found[0].group(1))))
 
 
 def _format(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def _cleaned(text: str) -> str:
+    """A reply without what holds no score: step numbers, and what ``recjudge.llm.parsing.score_text`` blanks
+    (emphasis, the prompt's echo, the 1-5 scale's notation)."""
+    return score_text(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)), 1, 5)
 
 
 def parse_serendipity(text: str | None, strategy: str = "base") -> float:
@@ -306,7 +311,7 @@ def parse_serendipity(text: str | None, strategy: str = "base") -> float:
     _check_strategy(strategy)
     if not isinstance(text, str) or not text.strip():
         return math.nan
-    cleaned = without_echo(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)))
+    cleaned = _cleaned(text)
     labelled = list(_LABEL.finditer(cleaned))
     if labelled:
         last = labelled[-1]
@@ -324,7 +329,7 @@ def parse_step(text: str | None, step: str) -> float:
         raise ValueError(f"unknown step {step!r}; known: {STEP_NAMES}")
     if not isinstance(text, str):
         return math.nan
-    found = _STEP_LABEL[step].findall(without_echo(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text))))
+    found = _STEP_LABEL[step].findall(_cleaned(text))
     return _in_range(found[-1]) if found else math.nan
 
 
