@@ -220,9 +220,11 @@ def test_the_worth_table_shows_the_headline_n_and_500_and_saves_every_n(results)
     table = page.show_worth_table(worth, 50, notebook="chapter", data="small")
     assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Width, human only",
                                         "Width, PPI++", "Coverage, human (%) [MC 95%]",
-                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule"]
+                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule",
+                                        "Draws with s = 0"]
     assert set(table.data["Labels n"]) == {"50", "500"}
-    assert table.caption == "Human labels each judge is worth at n = 50 and 500 (every n in the full table)"
+    assert table.caption == ("Human labels each judge is worth at n = 50 and 500 (every n in the full table); a draw "
+                             "whose labels are all equal (s = 0) has zero-width intervals for both methods")
     assert len(pd.read_csv(results / "chapter" / "labels_worth.csv")) == len(worth)
 
 

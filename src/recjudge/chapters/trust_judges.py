@@ -182,14 +182,16 @@ def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, dat
     at = at.assign(coverage_human_text=coverage_text(at, "human_only"), coverage_ppi_text=coverage_text(at, "ppi"))
     return format_table(
         at[["estimand", "judge", "n", "pearson", "width_human_only", "width_ppi", "coverage_human_text",
-            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2"]],
+            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2", "degenerate_draws"]],
         {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
          "width_human_only": number(3, label="Width, human only"), "width_ppi": number(3, label="Width, PPI++"),
          "coverage_human_text": text(label="Coverage, human (%) [MC 95%]"),
          "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
-         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
+         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule"),
+         "degenerate_draws": count(label="Draws with s = 0")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table)",
+        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table); "
+                "a draw whose labels are all equal (s = 0) has zero-width intervals for both methods",
         full_table=(notebook, "labels_worth"))
 
 
