@@ -25,6 +25,7 @@ from IPython.display import Markdown
 from recjudge.compendium.pages import fmt, span
 from recjudge.compendium.results import in_variant, load_table, results_path
 from recjudge.llm.judge_spec import JudgeSpec
+from recjudge.prompts.explanations import distinct_runs
 
 Loader = Callable[[str, str], pd.DataFrame]
 
@@ -509,18 +510,20 @@ def _gaps_in_words(rows: dict[str, pd.Series]) -> str:
 
 def evaluator_replies(load: Loader) -> tuple[int, int]:
     """Zhang et al.'s chapter: (replies that held a score, replies) of every LLM evaluator run of the book's own
-    judge, with our reconstructed prompts and with the authors' own."""
+    judge, with our reconstructed prompts and with the authors' own; a reply read two ways counts once, as its first
+    reading (``distinct_runs``)."""
     runs = pd.concat([_book_judge_rows(load("explanation_evaluators", "llm_runs"), "model", BOOK_JUDGE_RUNS),
                       _book_judge_rows(load("explanation_evaluators", "authors_runs"), "model", BOOK_JUDGE_RUNS)],
                      ignore_index=True)
+    runs = distinct_runs(runs)
     total = int(runs["n_replies"].sum())
     return total - int(runs["n_unparsable"].sum()), total
 
 
 def _llm_evaluators(load: Loader) -> Evidence:
     held, total = evaluator_replies(load)
-    return Evidence(ours=f"SmolLM2-135M: {held:,} of {total:,} replies held a score (every run, the authors' prompt "
-                         "included)", n=total, missing=NEEDS_A_CAPABLE_LLM)
+    return Evidence(ours=f"SmolLM2-135M: {held:,} of {total:,} distinct replies held a score (every run, the authors' "
+                         "prompt included; a reply read two ways counted once)", n=total, missing=NEEDS_A_CAPABLE_LLM)
 
 
 _LATEST_SMALL = Difference("data", "ml-latest-small (embedded sample)", "MovieLens-1M with movie descriptions")
