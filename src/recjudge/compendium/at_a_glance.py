@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from recjudge.compendium import claims
+from recjudge.compendium import claims, pages
 from recjudge.compendium.claims import NOT_RUN, named_row, with_interval
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
@@ -389,9 +389,8 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
 #: ``this_variant``: the variant's build of the same rows.
 HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "n", "ci_low", "ci_high", "note"]
 THIS_VARIANT = "this_variant"
-#: This book's own threshold (no paper states one): a number measured on fewer answers than this is shown as "too few
-#: answers (n)" instead of a number, in the book's column and in every reader's judge's alike.
-MIN_ANSWERS = 10
+#: This book's own threshold (``pages.MIN_ANSWERS``), in the book's column and in every reader's judge's alike.
+MIN_ANSWERS = pages.MIN_ANSWERS
 _LLM_FAMILIES = ("LLM zero-shot", "LLM few-shot")
 #: Reads one reader's judge's number (or its :class:`Detail`) from a variant's tables: its rows, columns or pool,
 #: named by the judge.
@@ -850,8 +849,8 @@ def _count(n: float) -> str:
 
 def _shown_number(value: float, n: float, low: float, high: float, number: str) -> str:
     """A number with its interval at the precision its n allows; "too few answers (n)" below ``MIN_ANSWERS``."""
-    if pd.notna(n) and n < MIN_ANSWERS:
-        return f"too few answers ({_count(n)})"
+    if pages.too_few(n):
+        return pages.too_few_text(n)
     if pd.isna(value):
         return "–"
     return with_interval(value, low, high, _decimals(n, number))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown
 
-from recjudge.compendium.pages import fmt, span
+from recjudge.compendium.pages import fmt, span, unless_too_few
 from recjudge.compendium.results import in_variant, load_table, results_path
 from recjudge.llm.judge_spec import JudgeSpec
 from recjudge.prompts.explanations import distinct_runs
@@ -399,8 +399,10 @@ def _ensembles(load: Loader) -> Evidence:
     table5 = load("llm_ensembles", "table5_ours")
     held = named_row(table5, "method", "Multi-LLM & Auxiliary Data, held out", "llm_ensembles/table5_ours")
     return Evidence(
-        key=f"chosen on half of the users, the tiny judges' best ensemble agrees {fmt(held['pearson_pct'])}% "
-            "(Pearson) with the other half",
+        key=unless_too_few(f"chosen on half of the users, the tiny judges' best ensemble agrees "
+                           f"{fmt(held['pearson_pct'])}% (Pearson) with the other half", int(held["n"]),
+                           detail=f"{answers_per_half(held)} per held-out half"),
+        n=int(held["n"]),
         ours=f"tiny judges' ensemble on held-out users: {fmt(held['pearson_pct'])}% ({splits(held['cell'])}; about "
              f"{answers_per_half(held)} answers per held-out half)",
         differences=(Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2"),),
@@ -425,14 +427,27 @@ def _avg_score_vs_g(load: Loader) -> Evidence:
     g_mean = float(alignment["g_mean"].iloc[0])
     table3 = _book_judge_rows(load("recommender_reevaluation", "table3_latest-small"), "judge", BOOK_JUDGE_MODEL)
     ours = table3[table3["recommender"] != "Random"]["avg_score_mean"]
+    users, per_fold = _judged_users(table3)
     return Evidence(
         paper_numbers=f"Avg. Score@20 {fmt(alignment['avg_score'].min(), 3)}–{fmt(alignment['avg_score'].max(), 3)} "
                       f"over {len(alignment)} dataset × recommender cells; g's mean {fmt(g_mean, 3)}",
-        ours=f"SmolLM2-135M's Avg. score (expected) {fmt(ours.min(), 2)}–{fmt(ours.max(), 2)}; a judge that answered "
-             f"{fmt(g_mean, 2)} for every item would match g's mean as well",
+        ours=f"SmolLM2-135M's Avg. score (expected) {fmt(ours.min(), 2)}–{fmt(ours.max(), 2)} on {per_fold} judged "
+             f"user(s) per fold; a judge that answered {fmt(g_mean, 2)} for every item would match g's mean as well",
+        key=unless_too_few(f"SmolLM2-135M's Avg. score (expected) {fmt(ours.min(), 2)}–{fmt(ours.max(), 2)} on "
+                           f"{per_fold} judged users per fold", users, "judged users", f"{per_fold} per fold"),
+        n=users,
         paper_checks=(*(Check(f"{row['dataset']} {row['recommender']}", float(row["avg_score"]), 2.1, 2.4)
                         for _, row in alignment.iterrows()), Check("g's mean", g_mean, 2.1, 2.4)),
         missing=NEEDS_A_CAPABLE_LLM)
+
+
+def _judged_users(table3: pd.DataFrame) -> tuple[int, str]:
+    """The users the judge scored in a re-evaluation table (its ``n_users``, "1/1/1": per fold), summed over the
+    folds, for the recommender with the fewest, and per fold in words ("1", "2–3")."""
+    per_fold = [[int(users) for users in str(cell).split("/")] for cell in table3["n_users"]]
+    fewest = min(per_fold, key=sum)
+    low, high = min(fewest), max(fewest)
+    return sum(fewest), f"{low}" if low == high else f"{low}–{high}"
 
 
 def _strategies(load: Loader) -> Evidence:
@@ -450,10 +465,12 @@ def _strategies(load: Loader) -> Evidence:
 def _serendipity_ranking(load: Loader) -> Evidence:
     table3 = _book_judge_rows(load("recommender_reevaluation", "table3_latest-small"), "judge", BOOK_JUDGE_MODEL)
     scores = table3[table3["recommender"] != "Random"]["avg_score_mean"]
+    users, per_fold = _judged_users(table3)
+    ours = (f"SmolLM2-135M's Avg. score (expected) {fmt(scores.min(), 2)}–{fmt(scores.max(), 2)} on "
+            f"ml-latest-small ({per_fold} judged user(s) per fold)")
     return Evidence(
         paper_numbers="GPT-4o-mini's Precision/NDCG_ser@20 and Avg. Score@20 by recommender",
-        ours=f"SmolLM2-135M's Avg. score (expected) {fmt(scores.min(), 2)}–{fmt(scores.max(), 2)} on "
-             "ml-latest-small",
+        ours=ours, key=unless_too_few(ours, users, "judged users", f"{per_fold} per fold"), n=users,
         differences=(Difference("data", "ml-latest-small", "ML-1M, Goodreads, Amazon"),),
         missing=NEEDS_A_CAPABLE_LLM)
 
