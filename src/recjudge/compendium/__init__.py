@@ -23,6 +23,8 @@
 - ``claims``   the claims registry: every paper claim a chapter examines as a record (the paper's numbers and ours,
   n, interval, checks, what differs, what is missing) and the one rule that chooses its verdict; the at-a-glance page
   and each chapter's verdict box render from it
+- ``trust_rules``  the rules that word part V's findings (a calibrated judge beating a constant answer, a judge saving
+  labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
 - ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval
   and how it was chosen, a variant's), every number read from the result tables by name
 

@@ -236,7 +236,8 @@ METHOD_COLUMNS = {"human only": "human_only", "PPI++": "ppi"}
 def summarise_draws(draws: pd.DataFrame, mc_alpha: float = 0.05) -> pd.DataFrame:
     """Per n: mean width and coverage of each method, the coverage's Monte Carlo (1 − mc_alpha) Wilson interval
     over the draws and where it stands against the nominal level (``against_nominal``), and the labels PPI++ is
-    worth (from the mean widths), with ``degenerate_draws``: how many draws' human labels were all equal.
+    worth (from the mean widths) with its Monte Carlo interval (``labels_worth_mc_low``/``_high``), and
+    ``degenerate_draws``: how many draws' human labels were all equal.
 
     Both methods are read over the same draws: a draw whose interval is not finite for either method (a regression
     interval of a difference on a sample with one group, say) leaves both mean widths, and counts as a miss for
@@ -267,7 +268,30 @@ def summarise_draws(draws: pd.DataFrame, mc_alpha: float = 0.05) -> pd.DataFrame
     table["finite_population"] = corrected
     table["labels_worth"] = [labels_worth(n, c, p, population if corrected else None) for n, c, p in
                              zip(table["n"], table["width_human_only"], table["width_ppi"])]
+    bounds = [_worth_mc_interval(draws[draws["n"] == n], n, population if corrected else None, mc_alpha)
+              for n in table["n"]]
+    table["labels_worth_mc_low"] = [low for low, _ in bounds]
+    table["labels_worth_mc_high"] = [high for _, high in bounds]
     return table
+
+
+def _worth_mc_interval(draws: pd.DataFrame, n: int, population_size: int | None,
+                       mc_alpha: float) -> tuple[float, float]:
+    """The Monte Carlo (1 − mc_alpha) interval of the labels PPI++ is worth at ``n``: the delta-method interval of the
+    ratio of the mean widths over the draws (each draw pairs the two methods' widths), carried through
+    :func:`labels_worth`. A judge whose interval holds ``n`` saves no label the simulation can tell apart from
+    noise (a judge with ρ = 0 is worth about n, give or take this interval)."""
+    wide = draws.pivot(index="draw", columns="method", values="width").dropna()
+    classical, powered = wide["human only"].to_numpy(), wide["PPI++"].to_numpy()
+    if len(wide) < 2 or classical.mean() == 0:
+        return np.nan, np.nan
+    ratio = powered.mean() / classical.mean()
+    error = np.std(powered - ratio * classical, ddof=1) / (np.sqrt(len(wide)) * classical.mean())
+    z = stats.norm.ppf(1 - mc_alpha / 2)
+    low_ratio, high_ratio = ratio - z * error, ratio + z * error
+    high = (np.inf if population_size is None else float(population_size)) if low_ratio <= 0 else \
+        labels_worth(n, 1.0, low_ratio, population_size)
+    return labels_worth(n, 1.0, high_ratio, population_size), high
 
 
 def judge_seed(seed: int, *names: str | None) -> list[int]:
