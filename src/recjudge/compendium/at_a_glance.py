@@ -72,7 +72,8 @@ def kang_rq2_rq3_answer(load: Loader) -> str:
                    2)
 
     return (f"Yes: auxiliary data lifts Qwen2.5-14B few-shot from {printed('none (NA)')}% to "
-            f"{printed('Auxiliary Data')}% (Pearson, Table 4), and averaging several LLMs lifts it further (Table 5)")
+            f"{printed('Auxiliary Data')}%, and averaging several LLMs lifts it further (Pearson, Serendipity-2018, "
+            "Table 5)")
 
 
 def tokutake_strategies_answer(load: Loader) -> str:
