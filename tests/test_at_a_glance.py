@@ -100,7 +100,8 @@ def test_named_row_refuses_a_missing_or_ambiguous_name():
 def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
     worth = pd.DataFrame({"judge": ["A", "B", "A"], "estimand": "mean serendipity", "n": [100, 100, 500],
                           "population": 2000, "labels_worth": [104.0, 131.0, 900.0],
-                          "labels_worth_mc_low": [99.0, 125.0, 850.0], "labels_worth_mc_high": [109.0, 137.0, 950.0]})
+                          "labels_worth_mc_low": [99.0, 125.0, 850.0], "labels_worth_mc_high": [109.0, 137.0, 950.0],
+                          "labels_worth_by_rho2": [100.5, 128.0, 880.0]})
     paper = pd.DataFrame({"labels": [1000], "paper_judge": ["GPT-4 (LLM few-shot)"], "pearson_pct": [14.55],
                           "labels_worth_by_rho2": [1021.6]})
 
@@ -127,10 +128,11 @@ def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
         "a gain whose interval holds zero is noise"
     within = tables(gains(0.0, 0.0))
 
-    def noisy(chapter: str, table: str) -> pd.DataFrame:
-        return worth.assign(labels_worth_mc_low=[95.0, 99.5, 850.0]) if table == "labels_worth" else \
+    def biased(chapter: str, table: str) -> pd.DataFrame:  # 131 simulated, but the ρ² rule gives 100.9
+        return worth.assign(labels_worth_by_rho2=[100.2, 100.9, 880.0]) if table == "labels_worth" else \
             within(chapter, table)
-    assert "no predictor's worth is told apart from the labels alone" in at_a_glance.trust_worth(noisy)["measured"]
+    assert "no predictor saves a whole label beyond the simulation's noise" in \
+        at_a_glance.trust_worth(biased)["measured"]
 
 
 def test_the_explanations_row_states_the_authors_slip_only_when_their_prompt_has_it():

@@ -85,9 +85,11 @@ def test_a_judge_beats_a_constant_answer_only_by_more_than_the_margin_and_beyond
     assert "the largest gain is 0.0010 [−0.0010, 0.0030] (weak, calibrated (isotonic))" in none
 
 
-def worth_rows(worth: list[float], low: list[float], high: list[float]) -> pd.DataFrame:
+def worth_rows(worth: list[float], low: list[float], high: list[float], rho2: list[float] | None = None
+               ) -> pd.DataFrame:
     return pd.DataFrame({"judge": ["a", "b"], "estimand": "mean serendipity", "n": 100, "labels_worth": worth,
-                         "labels_worth_mc_low": low, "labels_worth_mc_high": high})
+                         "labels_worth_mc_low": low, "labels_worth_mc_high": high,
+                         "labels_worth_by_rho2": rho2 or worth})
 
 
 def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_simulations_noise():
@@ -97,8 +99,13 @@ def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_s
     # 102 labels whose Monte Carlo interval holds 100: what a judge with r = 0 gets give or take the noise.
     noise = page.findings(worth_rows([102.0, 90.0], [99.2, 88.0], [104.9, 92.0]), errors_with_gains({"a": 0.0}),
                           reliability, bias, 100)
-    assert noise["worth_finding"].startswith("no judge's worth is told apart from the 100 labels alone")
-    assert "the largest, selected among 2, is a: 102.0 [99.2, 104.9] labels" in noise["worth_finding"]
+    assert noise["worth_finding"].startswith("no judge saves a whole label beyond the simulation's noise")
+    assert "the largest worth, selected among 2, is a: 102.0 [99.2, 104.9] labels (ρ² rule: 102.0)" in \
+        noise["worth_finding"]
+    # 101.7 [101.3, 102.0] simulated, but 100.9 by the ρ² rule: the simulation's tuning bias, not a saving.
+    biased = page.findings(worth_rows([101.7, 90.0], [101.3, 88.0], [102.0, 92.0], [100.9, 90.0]),
+                           errors_with_gains({"a": 0.0}), reliability, bias, 100)
+    assert biased["worth_finding"].startswith("no judge saves a whole label")
     assert noise["calibration_finding"].startswith("no judge beats a constant answer's MAE by more than 0.005")
     assert noise["retest_finding"] == ""
     assert (noise["n_clear"], noise["n_effects"]) == (0, 1)
@@ -107,7 +114,8 @@ def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_s
                            pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
                            bias.assign(ci_low=0.05), 100)
     assert saving["worth_finding"] == ("the most useful judge (selected among 2) is a, worth 130.0 [120.0, 141.0] "
-                                       "labels; 1 of 2 judges save labels beyond the simulation's noise.")
+                                       "labels (ρ² rule: 130.0); 1 of 2 judges save labels beyond the simulation's "
+                                       "noise.")
     assert saving["calibration_finding"].startswith("a beats a constant answer's MAE by more than 0.005")
     assert saving["retest_finding"] == "Asked twice at temperature 1, the few-shot judge agrees with itself at " \
                                        "α = 0.43; "
@@ -139,8 +147,9 @@ def test_the_answer_by_judge_says_how_many_labels_each_saves():
 def test_one_label_saved_is_singular_and_a_saving_within_the_noise_is_none():
     judged = small_population()
     worth = pd.DataFrame({"judge": [GOOD, NOISE], "estimand": "mean serendipity", "n": 50,
-                          "labels_worth": [51.2, 52.0], "labels_worth_mc_low": [50.6, 49.5],
-                          "labels_worth_mc_high": [51.8, 54.5], "pearson": [0.2, 0.0], "nominal": 0.95, "draws": 40,
+                          "labels_worth": [51.4, 52.0], "labels_worth_mc_low": [51.1, 49.5],
+                          "labels_worth_mc_high": [51.7, 54.5], "labels_worth_by_rho2": [51.2, 50.0],
+                          "pearson": [0.2, 0.0], "nominal": 0.95, "draws": 40,
                           "coverage_ppi": [0.95, 0.9], "coverage_ppi_mc_low": [0.9, 0.8],
                           "coverage_ppi_mc_high": [0.99, 0.96], "coverage_ppi_against_nominal": "consistent",
                           "coverage_human_only_against_nominal": "consistent"})

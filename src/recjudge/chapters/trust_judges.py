@@ -294,7 +294,7 @@ def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Seque
                              f"are too few for {headline_n} labels (PPI++ here needs twice as many).")
             continue
         row = headline.loc[judge]
-        # A saving counts only when the simulation tells it apart from noise: its Monte Carlo interval lies above n.
+        # A saving counts only beyond the simulation's noise and its tuning bias (trust_rules.saves_labels).
         saved = round(row["labels_worth"]) - headline_n if trust_rules.saves_labels(row, headline_n) else 0
         sentences.append(f"- **{judge}**: {headline_n} labels plus its scores are worth {round(row['labels_worth'])} "
                          f"[{round(row['labels_worth_mc_low'])}, {round(row['labels_worth_mc_high'])}] "
@@ -400,19 +400,20 @@ def bias_finding(bias: pd.DataFrame, judged: JudgedPopulation) -> Markdown:
 # The findings of the verdict's details
 
 def worth_finding(worth: pd.DataFrame, judged: JudgedPopulation | None, headline_n: int) -> str:
-    """Which judge is worth the most labels at the headline n, named only when the simulation tells its worth apart
-    from the labels alone (its Monte Carlo interval lies above ``headline_n``); selected among the judges, with its
-    kind, its worth and interval."""
+    """Which judge is worth the most labels at the headline n, named as the most useful only when it saves labels
+    beyond the simulation's noise and its tuning bias (``trust_rules.saves_labels``); selected among the judges, with
+    its kind, its worth, its interval and the ρ² rule's worth."""
     headline = headline_worth(worth, headline_n)
     best = headline.loc[headline["labels_worth"].idxmax()]
     kind = "" if judged is None else f", {judged.kind(best.name)}"
     interval = (f"{pages.fmt(best['labels_worth'], 1)} [{pages.fmt(best['labels_worth_mc_low'], 1)}, "
-                f"{pages.fmt(best['labels_worth_mc_high'], 1)}] labels")
+                f"{pages.fmt(best['labels_worth_mc_high'], 1)}] labels (ρ² rule: "
+                f"{pages.fmt(best['labels_worth_by_rho2'], 1)})")
     saving = headline[[trust_rules.saves_labels(row, headline_n) for _, row in headline.iterrows()]]
     if saving.empty:
-        return (f"no judge's worth is told apart from the {headline_n} labels alone by the simulation's noise (each "
-                f"Monte Carlo 95% interval holds {headline_n} or lies below it); the largest, selected among "
-                f"{len(headline)}, is {best.name}{kind}: {interval}.")
+        return (f"no judge saves a whole label beyond the simulation's noise and its tuning bias (the lower of the "
+                f"Monte Carlo 95% bound and the ρ² rule); the largest worth, selected among {len(headline)}, is "
+                f"{best.name}{kind}: {interval}.")
     return (f"the most useful judge (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
             f"{len(saving)} of {len(headline)} judges save labels beyond the simulation's noise.")
 

@@ -328,8 +328,8 @@ def trust_worth(load: Loader) -> dict[str, str]:
         "measured": "with 100 human labels, "
                     + (f"the most useful predictor here (selected among {len(at_100)}: {best['judge']}) makes PPI++ "
                        f"worth {worth}" if trust_rules.saves_labels(best, 100) else
-                       f"no predictor's worth is told apart from the labels alone by the simulation's noise (the "
-                       f"largest, selected among {len(at_100)}: {best['judge']}, {worth})")
+                       f"no predictor saves a whole label beyond the simulation's noise and its tuning bias (the "
+                       f"largest worth, selected among {len(at_100)}: {best['judge']}, {worth})")
                     + "; calibrated, "
                     + (f"{', '.join(better)} beat{'s' if len(better) == 1 else ''} a constant answer's MAE on "
                        f"the same answers by more than {trust_rules.MAE_MARGIN} beyond its noise" if better else

@@ -23,6 +23,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from recjudge import papers
+from recjudge.compendium import trust_rules
 from recjudge.compendium.pages import fmt, span, unless_too_few
 from recjudge.compendium.results import in_variant, load_table, results_path
 from recjudge.llm.judge_spec import JudgeSpec
@@ -661,7 +662,7 @@ def _authors_prompt_aspects(load: Loader) -> Evidence:
 #: A judge is said to save human labels when, with this many labels, PPI++ with its scores is worth at least ...
 TRUST_LABELS = 100
 #: ... this many labels more than the labels alone (this book's own threshold: one whole label).
-SAVED_LABELS = 1.0
+SAVED_LABELS = trust_rules.SAVED_LABELS
 
 
 def _labels_saved(load: Loader) -> Evidence:
@@ -682,10 +683,11 @@ def _labels_saved(load: Loader) -> Evidence:
              f"is worth {fmt(best['labels_worth'], 1)} labels, {fmt(float(gains.max()), 1)} more than the labels "
              "alone"),
         n=TRUST_LABELS,
-        # The saving is read at the low end of the simulation's Monte Carlo interval (a judge with ρ = 0 is worth
-        # about n give or take that noise); a table written before the interval existed gives the worth itself.
-        checks=tuple(Check(str(row["judge"]), float(row.get("labels_worth_mc_low", row["labels_worth"]))
-                           - TRUST_LABELS, low=SAVED_LABELS) for _, row in llms.iterrows()),
+        # The saving is read as the part V rule reads it (trust_rules.saved_labels: beyond the simulation's noise
+        # and its tuning bias); a table written before the Monte Carlo interval existed gives the worth itself.
+        checks=tuple(Check(str(row["judge"]), trust_rules.saved_labels(row, TRUST_LABELS)
+                           if "labels_worth_mc_low" in row else float(row["labels_worth"]) - TRUST_LABELS,
+                           low=SAVED_LABELS) for _, row in llms.iterrows()),
         differences=(Difference("model class", "tiny local models and recorded gpt-3.5-turbo",
                                 "no paper measures what its judge is worth in labels"),))
 

@@ -29,7 +29,19 @@ def judges_beating_constant(errors: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(beating["judge"]))
 
 
+#: A judge saves labels when it is worth at least this many labels more than its n (this book's threshold: one whole
+#: label) ...
+SAVED_LABELS = 1.0
+
+
+def saved_labels(worth: pd.Series, n: int) -> float:
+    """The labels a judge saves beyond its ``n``, read cautiously: the lower of the simulation's Monte Carlo bound
+    (``labels_worth_mc_low``) and the ρ² rule (``labels_worth_by_rho2``). The simulated worth carries the in-sample
+    tuning of λ, which flatters every judge a little (one with ρ ≈ 0 is worth about 100.4 labels at n = 100); the
+    ρ² rule has no such bias but no simulation noise either."""
+    return float(min(worth["labels_worth_mc_low"], worth["labels_worth_by_rho2"]) - n)
+
+
 def saves_labels(worth: pd.Series, n: int) -> bool:
-    """Whether PPI++ with a judge's scores is worth more than its ``n`` labels beyond the simulation's noise: the
-    Monte Carlo interval of its worth (``labels_worth_mc_low``) lies above ``n``."""
-    return bool(worth["labels_worth_mc_low"] > n)
+    """... beyond the simulation's noise and its tuning bias (:func:`saved_labels`)."""
+    return saved_labels(worth, n) >= SAVED_LABELS
