@@ -99,7 +99,9 @@ def test_named_row_refuses_a_missing_or_ambiguous_name():
 
 def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
     worth = pd.DataFrame({"judge": ["A", "B", "A"], "estimand": "mean serendipity", "n": [100, 100, 500],
-                          "population": 2000, "labels_worth": [104.0, 131.0, 900.0]})
+                          "population": 2000, "labels_worth": [104.0, 131.0, 900.0],
+                          "labels_worth_mc_low": [99.0, 125.0, 850.0], "labels_worth_mc_high": [109.0, 137.0, 950.0],
+                          "labels_worth_by_rho2": [100.5, 128.0, 880.0]})
     paper = pd.DataFrame({"labels": [1000], "paper_judge": ["GPT-4 (LLM few-shot)"], "pearson_pct": [14.55],
                           "labels_worth_by_rho2": [1021.6]})
 
@@ -108,17 +110,29 @@ def test_the_trust_row_names_the_best_judge_and_follows_the_calibrated_errors():
             return {"labels_worth": worth, "calibration_errors": errors, "paper_best_judge_worth": paper}[table]
         return load
 
-    none_better = pd.DataFrame([
-        {"judge": "A", "reading": "calibrated (isotonic)", "mae": 0.779},
-        {"judge": "A", "reading": "constant answer", "mae": 0.780},
-        {"judge": "B", "reading": "calibrated (isotonic)", "mae": 0.781},
-        {"judge": "B", "reading": "constant answer", "mae": 0.780}])
-    found = at_a_glance.trust_worth(tables(none_better))["measured"]
-    assert "(B) adds the precision of 31 labels (PPI++ with it equals 131 labels alone)" in found
-    assert "isotonic regression, no judge beats" in found
+    def gains(a: float, b: float, half_width: float = 0.002) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"judge": "A", "reading": "calibrated (isotonic)", "mae": 0.780 - a, "gain_over_constant": a,
+             "gain_ci_low": a - half_width, "gain_ci_high": a + half_width},
+            {"judge": "A", "reading": "constant answer", "mae": 0.780},
+            {"judge": "B", "reading": "calibrated (isotonic)", "mae": 0.780 - b, "gain_over_constant": b,
+             "gain_ci_low": b - half_width, "gain_ci_high": b + half_width},
+            {"judge": "B", "reading": "constant answer", "mae": 0.780}])
+
+    found = at_a_glance.trust_worth(tables(gains(0.001, -0.001)))["measured"]
+    assert "(selected among 2: B) makes PPI++ worth 131 [125, 137] labels alone" in found
+    assert "calibrated, no judge beats" in found
     assert "1,022 labels per 1,000" in found
-    one_better = none_better.assign(mae=[0.70, 0.78, 0.781, 0.780])
-    assert "A beats a constant answer" in at_a_glance.trust_worth(tables(one_better))["measured"]
+    assert "A beats a constant answer" in at_a_glance.trust_worth(tables(gains(0.08, 0.0)))["measured"]
+    assert "no judge beats" in at_a_glance.trust_worth(tables(gains(0.0056, 0.0, 0.01)))["measured"], \
+        "a gain whose interval holds zero is noise"
+    within = tables(gains(0.0, 0.0))
+
+    def biased(chapter: str, table: str) -> pd.DataFrame:  # 131 simulated, but the ρ² rule gives 100.9
+        return worth.assign(labels_worth_by_rho2=[100.2, 100.9, 880.0]) if table == "labels_worth" else \
+            within(chapter, table)
+    assert "no predictor saves a whole label beyond the simulation's noise" in \
+        at_a_glance.trust_worth(biased)["measured"]
 
 
 def test_the_explanations_row_states_the_authors_slip_only_when_their_prompt_has_it():

@@ -36,11 +36,19 @@ def test_the_verdict_says_the_judges_are_not_invariant_only_when_a_verdict_flips
     runs = {"synthetic": run("Kang basic", skipped=2)}
     moving = page.findings(robustness_table(flips=(0.0, 0.5)), shaped_table(), runs)
     assert moving["invariance"] == "The judges are not invariant."
-    assert (moving["n_moving"], moving["n_cells"], moving["worst_flip"]) == ("1", "2", "50")
-    assert moving["worst_case"] == "Kang basic, MR4: random words, n = 4 scored cases"
+    assert (moving["n_moving"], moving["n_cells"]) == ("1", "2")
+    assert moving["pooled_flips"].startswith("2 verdict flips in 9 scored cases (22% [")
+    assert moving["pooled_change"] == "0.18"
+    assert moving["largest_flip"] == "too few answers (4)", "50% of 4 cases, selected among 2 cells, is no finding"
     assert moving["n_not_applicable"] == "2" and moving["n_spearman"] == "1"
     steady = page.findings(robustness_table(flips=(0.0, 0.0)), shaped_table(), runs)
     assert steady["invariance"] == "No verdict flips here." and steady["n_moving"] == "0"
+
+
+def test_the_largest_cells_flip_rate_is_named_selected_and_carries_its_n_when_it_rests_on_enough_cases():
+    table = robustness_table(flips=(0.0, 0.25), scored=(12, 20))
+    largest = page.findings(table, shaped_table(), {"synthetic": run("Kang basic")})["largest_flip"]
+    assert largest == "25% (Kang basic, MR4: random words, n = 20 scored cases)"
 
 
 def test_the_real_answers_finding_gives_ranges_and_says_when_nothing_flips():

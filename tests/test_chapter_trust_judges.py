@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from recjudge.chapters import trust_judges as page  # noqa: E402
-from recjudge.compendium import figures  # noqa: E402
+from recjudge.compendium import figures, trust_rules  # noqa: E402
 from recjudge.trust import ppi  # noqa: E402
 from recjudge.trust.population import JudgedPopulation  # noqa: E402
 
@@ -53,14 +53,17 @@ def small_worth(judged: JudgedPopulation, sizes=(20, 50), draws: int = 40) -> pd
                       .assign(estimand="share serendipitous (truth >= 4)")], ignore_index=True)
 
 
-def errors_with_gains(gains: dict[str, float]) -> pd.DataFrame:
-    """A calibration error table where each judge's calibrated MAE is ``gain`` below its constant answer's."""
+def errors_with_gains(gains: dict[str, float], half_width: float = 0.002) -> pd.DataFrame:
+    """A calibration error table where each judge's isotonic-calibrated MAE is ``gain`` below its constant answer's,
+    the gain's interval ``half_width`` either side."""
     rows = []
     for judge, gain in gains.items():
         rows += [{"judge": judge, "reading": "raw", "mae": 1.5}, {"judge": judge, "reading": "eq. 6 rescaled",
                                                                   "mae": 1.4},
-                 {"judge": judge, "reading": "calibrated (isotonic)", "mae": 1.0 - gain},
-                 {"judge": judge, "reading": "calibrated (ordinal)", "mae": 1.0},
+                 {"judge": judge, "reading": "calibrated (isotonic)", "mae": 1.0 - gain, "gain_over_constant": gain,
+                  "gain_ci_low": gain - half_width, "gain_ci_high": gain + half_width},
+                 {"judge": judge, "reading": "calibrated (ordinal)", "mae": 1.0, "gain_over_constant": 0.0,
+                  "gain_ci_low": -half_width, "gain_ci_high": half_width},
                  {"judge": judge, "reading": "constant answer", "mae": 1.0}]
     return pd.DataFrame(rows)
 
@@ -68,41 +71,57 @@ def errors_with_gains(gains: dict[str, float]) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------------------------
 # The rules that choose words
 
-def test_a_judge_beats_a_constant_answer_only_by_more_than_half_a_hundredth():
+def test_a_judge_beats_a_constant_answer_only_by_more_than_the_margin_and_beyond_its_noise():
     errors = errors_with_gains({"above": 0.0051, "below": 0.0049})
-    assert page.judges_beating_constant(errors) == ["above"]
-    assert "only above improves on it by more than 0.005" in page.scale_finding(errors).data
+    assert trust_rules.judges_beating_constant(errors) == ["above"]
+    assert "above beats a constant answer's MAE by more than 0.005 with a 95% interval" in \
+        page.scale_finding(errors).data
+    assert trust_rules.judges_beating_constant(errors_with_gains({"noisy": 0.0056}, half_width=0.01)) == [], \
+        "a gain of 0.0056 whose interval holds zero is noise"
     two = errors_with_gains({"first": 0.02, "second": 0.01})
-    assert "only first, second improve on it" in page.scale_finding(two).data
+    assert "first, second beat a constant answer's MAE" in page.scale_finding(two).data
     none = page.scale_finding(errors_with_gains({"weak": 0.001})).data
-    assert "none improves on it by more than 0.005" in none
-    assert "the largest improvement on a constant answer's MAE (the other users' mean, on the same answers) is 0.001 " \
-           "(weak)" in none
+    assert "no judge beats a constant answer's MAE by more than 0.005" in none
+    assert "the largest gain is 0.0010 [−0.0010, 0.0030] (weak, calibrated (isotonic))" in none
 
 
-def test_findings_say_whether_any_judge_saves_a_label():
-    worth = pd.DataFrame({"judge": ["a", "b"], "estimand": "mean serendipity", "n": 100,
-                          "labels_worth": [100.4, 90.0]})
+def worth_rows(worth: list[float], low: list[float], high: list[float], rho2: list[float] | None = None
+               ) -> pd.DataFrame:
+    return pd.DataFrame({"judge": ["a", "b"], "estimand": "mean serendipity", "n": 100, "labels_worth": worth,
+                         "labels_worth_mc_low": low, "labels_worth_mc_high": high,
+                         "labels_worth_by_rho2": rho2 or worth})
+
+
+def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_simulations_noise():
     reliability = pd.DataFrame({"readings": ["a / b"], "alpha": [0.5]})
     bias = pd.DataFrame({"judge": ["a"], "term": ["popularity (log)"], "coefficient": [0.1], "ci_low": [-0.1],
                          "ci_high": [0.3]})
-    errors = errors_with_gains({"a": 0.0})
-    saving_none = page.findings(worth, errors, reliability, bias, 100)
-    assert saving_none["labels_saved"] == "no judge saves a label."
-    assert (saving_none["best_worth"], saving_none["best_labels"]) == ("a", 100)
-    assert saving_none["calibration_finding"] == "no judge beats a constant answer's MAE by more than 0.005."
-    assert saving_none["retest_finding"] == ""
-    assert (saving_none["n_clear"], saving_none["n_effects"]) == (0, 1)
+    # 102 labels whose Monte Carlo interval holds 100: what a judge with r = 0 gets give or take the noise.
+    noise = page.findings(worth_rows([102.0, 90.0], [99.2, 88.0], [104.9, 92.0]), errors_with_gains({"a": 0.0}),
+                          reliability, bias, 100)
+    assert noise["worth_finding"].startswith("no judge saves a whole label beyond the simulation's noise")
+    assert "the largest worth, selected among 2, is a: 102.0 [99.2, 104.9] labels (ρ² rule: 102.0)" in \
+        noise["worth_finding"]
+    # 101.7 [101.3, 102.0] simulated, but 100.9 by the ρ² rule: the simulation's tuning bias, not a saving.
+    biased = page.findings(worth_rows([101.7, 90.0], [101.3, 88.0], [102.0, 92.0], [100.9, 90.0]),
+                           errors_with_gains({"a": 0.0}), reliability, bias, 100)
+    assert biased["worth_finding"].startswith("no judge saves a whole label")
+    assert noise["calibration_finding"].startswith("no judge beats a constant answer's MAE by more than 0.005")
+    assert noise["retest_finding"] == ""
+    assert (noise["n_clear"], noise["n_effects"]) == (0, 1)
 
-    saving = page.findings(worth.assign(labels_worth=[100.6, 90.0]), errors_with_gains({"a": 0.01}),
+    saving = page.findings(worth_rows([130.0, 90.0], [120.0, 88.0], [141.0, 92.0]), errors_with_gains({"a": 0.01}),
                            pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
                            bias.assign(ci_low=0.05), 100)
-    assert saving["labels_saved"] == "the others save less." and saving["best_labels"] == 101
-    assert saving["calibration_finding"] == "a beats a constant answer's MAE by more than 0.005."
+    assert saving["worth_finding"] == ("the most useful judge (selected among 2) is a, worth 130.0 [120.0, 141.0] "
+                                       "labels (ρ² rule: 130.0); 1 of 2 judges save labels beyond the simulation's "
+                                       "noise.")
+    assert saving["calibration_finding"].startswith("a beats a constant answer's MAE by more than 0.005")
     assert saving["retest_finding"] == "Asked twice at temperature 1, the few-shot judge agrees with itself at " \
                                        "α = 0.43; "
     assert saving["n_clear"] == 1
-    both = page.findings(worth, errors_with_gains({"a": 0.01, "b": 0.01}), reliability, bias, 100)
+    both = page.findings(worth_rows([130.0, 90.0], [120.0, 88.0], [141.0, 92.0]),
+                         errors_with_gains({"a": 0.01, "b": 0.01}), reliability, bias, 100)
     assert both["calibration_finding"].startswith("a, b beat a constant")
 
 
@@ -125,16 +144,20 @@ def test_the_answer_by_judge_says_how_many_labels_each_saves():
             in page.answer_by_judge(fewer, judged, [GOOD, NOISE], 50, paper_best).data)
 
 
-def test_one_label_saved_is_singular_and_none_is_no_saving():
+def test_one_label_saved_is_singular_and_a_saving_within_the_noise_is_none():
     judged = small_population()
     worth = pd.DataFrame({"judge": [GOOD, NOISE], "estimand": "mean serendipity", "n": 50,
-                          "labels_worth": [51.2, 49.0], "pearson": [0.2, 0.0], "nominal": 0.95, "draws": 40,
+                          "labels_worth": [51.4, 52.0], "labels_worth_mc_low": [51.1, 49.5],
+                          "labels_worth_mc_high": [51.7, 54.5], "labels_worth_by_rho2": [51.2, 50.0],
+                          "pearson": [0.2, 0.0], "nominal": 0.95, "draws": 40,
                           "coverage_ppi": [0.95, 0.9], "coverage_ppi_mc_low": [0.9, 0.8],
                           "coverage_ppi_mc_high": [0.99, 0.96], "coverage_ppi_against_nominal": "consistent",
                           "coverage_human_only_against_nominal": "consistent"})
     paper_best = pd.Series({"method": "m", "family": "LLM x", "pearson_pct": 10.0, "labels_worth_by_rho2": 1010.0})
     lines = page.answer_by_judge(worth, judged, [GOOD, NOISE], 50, paper_best).data.splitlines()
-    assert lines[0].endswith("(Pearson 20.0%; 1 label saved).") and lines[1].endswith("(Pearson 0.0%; no saving).")
+    assert lines[0].endswith("worth 51 [51, 52] labels (Pearson 20.0%; 1 label saved).")
+    assert lines[1].endswith("(Pearson 0.0%; no saving beyond the simulation's noise)."), \
+        "52 labels whose interval holds 50 is noise, not a saving"
 
 
 def test_coverage_short_of_nominal_is_counted_with_what_chance_gives():
@@ -220,9 +243,11 @@ def test_the_worth_table_shows_the_headline_n_and_500_and_saves_every_n(results)
     table = page.show_worth_table(worth, 50, notebook="chapter", data="small")
     assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Width, human only",
                                         "Width, PPI++", "Coverage, human (%) [MC 95%]",
-                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule"]
+                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule",
+                                        "Draws with s = 0"]
     assert set(table.data["Labels n"]) == {"50", "500"}
-    assert table.caption == "Human labels each judge is worth at n = 50 and 500 (every n in the full table)"
+    assert table.caption == ("Human labels each judge is worth at n = 50 and 500 (every n in the full table); a draw "
+                             "whose labels are all equal (s = 0) has zero-width intervals for both methods")
     assert len(pd.read_csv(results / "chapter" / "labels_worth.csv")) == len(worth)
 
 

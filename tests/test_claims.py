@@ -43,6 +43,7 @@ HOLDS, FAILS = Check("holds", 1.0, high=2.0), Check("fails", 3.0, high=2.0)
     (Evidence(checks=(HOLDS,), differences=(Difference("data", "a sample", "all of it"),)), claims.REPRODUCED),
     (Evidence(missing="a capable LLM"), claims.NOT_TESTABLE),
     (Evidence(missing="a capable LLM", paper_checks=(FAILS,)), claims.CONTRADICTED),
+    (Evidence(paper_checks=(HOLDS, FAILS), paper_text=True), claims.CONTRADICTED_BY_TEXT),
     (Evidence(paper_checks=(HOLDS, HOLDS)), claims.REPRODUCED),
     (Evidence(not_run="results/x/y.csv does not exist", checks=(HOLDS,)), claims.NOT_RUN),
 ])
@@ -53,6 +54,7 @@ def test_every_verdict_is_reachable_by_the_one_rule(evidence, expected):
 def test_the_rule_reaches_every_verdict_of_the_list():
     reached = {verdict(Evidence(checks=(HOLDS,))), verdict(Evidence(checks=(HOLDS, FAILS))),
                verdict(Evidence(checks=(FAILS,))), verdict(Evidence(paper_checks=(FAILS,), checks=(HOLDS,))),
+               verdict(Evidence(paper_checks=(FAILS,), paper_text=True)),
                verdict(Evidence(checks=(HOLDS,), differences=(Difference("a", "b", "c", blocks=True),))),
                verdict(Evidence(missing="x")), verdict(Evidence(not_run="x"))}
     assert reached == set(claims.VERDICTS)
@@ -340,7 +342,8 @@ def test_no_llm_judge_here_saves_a_label_and_the_authors_prompt_skips_transparen
     trust = found.loc["An LLM judge's scores save human labels"]
     assert trust["verdict"] == claims.NOT_REPRODUCED and trust["checks_holding"] == 0 and trust["n"] == 100
     prompt = found.loc["The LLM is asked about each aspect with the users' questionnaire statement"]
-    assert prompt["verdict"] == claims.CONTRADICTED
+    assert prompt["verdict"] == claims.CONTRADICTED_BY_TEXT, "a prompt is text, not the paper's numbers"
+    assert prompt["reason"].startswith("the authors' own text: 3 of 4 hold")
     assert (prompt["paper_checks_holding"], prompt["paper_checks_total"]) == (3, 4)
     assert "never asks about transparency" in prompt["key_number"]
     fixed = changed("explanation_evaluators", "authors_prompt_statements", lambda f: f.assign(asks_its_aspect=True))

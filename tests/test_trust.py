@@ -137,3 +137,41 @@ def test_each_judge_meets_its_constant_answer_on_the_answers_it_scored():
     own_constant = alone.loc[alone["judge"].str.startswith("constant"), "mae"].item()
     assert by.loc[("sampled", "constant answer"), "mae"] == own_constant
     assert by.loc[("sampled", "constant answer"), "n"] == 150 and by.loc[("full", "constant answer"), "n"] == 300
+
+
+def test_a_sample_with_no_variance_has_a_zero_width_interval_and_is_counted_for_both_methods():
+    # Every label is 0: every labelled sample is degenerate (s = 0), for certain.
+    judge = np.random.default_rng(4).normal(0.0, 1.0, 60)
+    draws = ppi.simulate_draws(np.zeros(60), judge, sizes=[5], draws=20, seed=1)
+    assert draws["degenerate"].all()
+    assert (draws["width"] == 0).all(), "a sample with s = 0 has a zero-width interval, not a NaN one"
+    assert ppi.power_tuning(np.zeros(5), judge[:5], judge[5:]) == 0.0, "labels with no variance: λ is 0"
+    summary = ppi.summarise_draws(draws).iloc[0]
+    assert summary["degenerate_draws"] == 20
+    assert summary["width_human_only"] == summary["width_ppi"] == 0
+    assert summary["labels_worth"] == 5, "a judge that narrows no interval is worth its n labels"
+
+
+def test_both_methods_read_the_same_draws_when_some_samples_are_all_zeros():
+    # A share of 1 in 20: at n = 10 about a third of the labelled samples hold only zeros.
+    human = np.zeros(400)
+    human[::20] = 1.0
+    judge = human + np.random.default_rng(5).normal(0.0, 2.0, 400)
+    draws = ppi.simulate_draws(human, judge, sizes=[10], draws=100, seed=2)
+    degenerate = draws[draws["method"] == "human only"]["degenerate"]
+    assert 0 < degenerate.sum() < 100
+    assert np.isfinite(draws["width"]).all()
+    assert (draws.loc[draws["degenerate"] & (draws["method"] == "human only"), "width"] == 0).all()
+    summary = ppi.summarise_draws(draws).iloc[0]
+    assert summary["degenerate_draws"] == degenerate.sum()
+    for method, suffix in ppi.METHOD_COLUMNS.items():
+        assert summary[f"width_{suffix}"] == pytest.approx(draws.loc[draws["method"] == method, "width"].mean())
+
+
+def test_a_draw_with_no_finite_interval_for_one_method_leaves_both_mean_widths():
+    draws = pd.DataFrame({"n": 4, "draw": [0, 0, 1, 1], "method": ["PPI++", "human only"] * 2,
+                          "width": [np.nan, 1.0, 2.0, 3.0], "covers": [False, True, True, True],
+                          "degenerate": False, "population": 50, "nominal": 0.95, "finite_population": True})
+    summary = ppi.summarise_draws(draws).iloc[0]
+    assert (summary["width_ppi"], summary["width_human_only"]) == (2.0, 3.0)
+    assert summary["coverage_ppi"] == summary["coverage_human_only"] == 0.5

@@ -92,7 +92,7 @@ def test_labels_worth_in_a_finite_population_never_exceeds_it():
 
 
 def coverage_draws(covered: int, draws: int = 200) -> pd.DataFrame:
-    rows = [{"n": 50, "draw": d, "method": m, "width": 1.0, "covers": d < covered}
+    rows = [{"n": 50, "draw": d, "method": m, "width": 1.0, "covers": d < covered, "degenerate": False}
             for d in range(draws) for m in ("PPI++", "human only")]
     return pd.DataFrame(rows).assign(population=1000, nominal=0.95, finite_population=True)
 

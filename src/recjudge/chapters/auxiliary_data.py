@@ -54,8 +54,8 @@ def opening(study, rows: pd.DataFrame, chosen: Sequence[aux.Setting], movielens,
         ("Judged answers", f"{len(rows)} answers, stratified by ground-truth level (seed {seed}) from a stratified "
                            f"pool of {aux_pool_size} of the RQ1 sample of {len(study.sample)}; the same answers under "
                            f"all {len(chosen)} settings; {int((rows_hist > 0).sum())} of them have an earlier history. "
-                           "The sample is this small because the local model took 15-30 s per judgment on the shared "
-                           "machine that filled the store"),
+                           "The sample is this small because the local model is slow (the time it took is in the "
+                           "reproducibility page)"),
         ("Judge", "SmolLM2-135M-Instruct (local, 4-bit), Kang et al.'s 5-shot prompt, expected-score mode, "
                   "temperature 0, replayed from the response store"
                   + ("" if not judges else "; the reader's judges in the same role, on the same prompts (long-term "

@@ -13,7 +13,7 @@ from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
-from recjudge.compendium.tables import Table, correlation, count, format_table, number, paper_beside_ours
+from recjudge.compendium.tables import Table, correlation, count, format_table, number, paper_beside_ours, text
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.explanations import evaluators as ex
 from recjudge.metaeval import ensembles
@@ -22,6 +22,7 @@ from recjudge.prompts import template_text
 
 LEVEL_FORMATS = {level: correlation(2, scale="percent", label=f"{level.capitalize()} level (%)")
                  for level in ex.LEVELS}
+LEVEL_TEXTS = {level: text(label=f"{level.capitalize()} level (%)") for level in ex.LEVELS}
 ANNOTATOR_ROWS = ["Annotator-1", "Annotator-2", "Average"]
 REFERENCE_ROWS = ["BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"]
 
@@ -212,13 +213,25 @@ def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFram
                "llm_rows_sample_missing_as_0")
     llm_average = ex.average_over_aspects(llm_table).pivot(index="evaluator", columns="level", values="value")
     llm_average = llm_average.reindex(list(dict.fromkeys(llm_table["evaluator"]))).reset_index()
-    return format_table(llm_average.assign(scored_texts=[int(scored.get(e, 0)) for e in llm_average["evaluator"]])
-                        [["evaluator", "scored_texts", *ex.LEVELS]],
-                        {"scored_texts": count(label="Texts scored"), **LEVEL_FORMATS},
+    llm_average = llm_average.assign(scored_texts=[int(scored.get(e, 0)) for e in llm_average["evaluator"]])
+    return format_table(levels_unless_too_few(llm_average, "scored_texts")[["evaluator", "scored_texts", *ex.LEVELS]],
+                        {"scored_texts": count(label="Texts scored"), **LEVEL_TEXTS},
                         labels={"evaluator": "Evaluator"},
                         caption="Our LLM rows on the sample, Pearson (%), mean over the aspects whose correlation is "
-                                "defined; a missing score left out (SmolLM2-135M: a near-noise judge)",
+                                f"defined; a missing score left out; a row on fewer than {pages.MIN_ANSWERS} scored "
+                                "texts (this book's minimum) shows too few (SmolLM2-135M: a near-noise judge)",
                         full_table=(notebook, "llm_rows_sample"))
+
+
+def levels_unless_too_few(frame: pd.DataFrame, n_column: str) -> pd.DataFrame:
+    """The level columns (Pearson as a fraction) as text in per cent, or "too few answers (n)" in a row whose
+    ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts is no number."""
+    shown = frame.copy()
+    for level in ex.LEVELS:
+        shown[level] = [pages.too_few_text(n, "texts") if pages.too_few(n) else
+                        "—" if pd.isna(value) else pages.fmt(100 * value, 2)
+                        for value, n in zip(frame[level], frame[n_column])]
+    return shown
 
 
 def show_paper_llm_rows(notebook: str) -> Table:
@@ -286,17 +299,23 @@ def authors_average(notebook: str, authors: ex.LLMEvaluation, authors_table: pd.
     save_table(ex.table1_layout(authors_table), notebook, "authors_rows_sample")
     average = ex.average_over_aspects(authors_table).pivot(index="evaluator", columns="level", values="value")
     average = average.loc[list(dict.fromkeys(authors_table["evaluator"]))].reset_index()
+    read = authors.scores.dropna(subset=["score"]).groupby("evaluator")["row_id"].nunique()
+    average = average.assign(n_read=[int(read.get(e, 0)) for e in average["evaluator"]])
     return average.merge(runs[["evaluator", "n_texts", "n_prompts", "n_unparsable"]], on="evaluator")
 
 
 def show_authors_rows(notebook: str, average: pd.DataFrame) -> Table:
-    return format_table(average[["evaluator", "n_texts", "n_prompts", "n_unparsable", *ex.LEVELS]],
+    return format_table(levels_unless_too_few(average, "n_read")
+                        [["evaluator", "n_texts", "n_prompts", "n_unparsable", "n_read", *ex.LEVELS]],
                         {"n_texts": count(label="Texts"), "n_prompts": count(label="Prompts"),
-                         "n_unparsable": count(label="Unreadable replies"), **LEVEL_FORMATS},
+                         "n_unparsable": count(label="Replies with an aspect unread"),
+                         "n_read": count(label="Texts with a score read"), **LEVEL_TEXTS},
                         labels={"evaluator": "Evaluator"},
                         caption="The authors' prompts on the sample, Pearson (%), mean over the four aspects, a "
                                 "missing score counted as 0 as in the paper; each run read with the authors' rule "
-                                "and, separately, by aspect name (SmolLM2-135M: a near-noise judge)",
+                                "and, separately, by aspect name; a row with a score read in fewer than "
+                                f"{pages.MIN_ANSWERS} texts (this book's minimum) shows too few (SmolLM2-135M: a "
+                                "near-noise judge)",
                         full_table=(notebook, "authors_rows_sample"))
 
 

@@ -201,18 +201,38 @@ def constrained_finding(shaped: pd.DataFrame) -> str:
     ) + "; on a tiny model, the flip rates say how steady its answers are, not a capable judge's."
 
 
+def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
+    """The flips of every cell pooled (flips in scored cases, with a Wilson interval, and the mean absolute change
+    over those cases), and the largest cell's flip rate, named as selected among the cells and carrying its n (or
+    "too few answers (n)" below this book's minimum): a maximum chosen on the same answers is no finding alone."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    scored = table[table["scored"] > 0]
+    flips = int((scored["verdict_flip_rate"] * scored["scored"]).round().sum())
+    cases = int(scored["scored"].sum())
+    low, high = proportion_confint(flips, cases, method="wilson") if cases else (float("nan"),) * 2
+    change = float((scored["mean_abs_change"] * scored["scored"]).sum() / cases) if cases else float("nan")
+    largest = scored.sort_values("verdict_flip_rate", ascending=False).iloc[0] if cases else None
+    return {
+        "pooled_flips": f"{flips:,} verdict flip{'' if flips == 1 else 's'} in {cases:,} scored cases"
+                        + (f" ({pages.fmt(100 * flips / cases, 0)}% [{pages.fmt(100 * low, 0)}, "
+                           f"{pages.fmt(100 * high, 0)}])" if cases else ""),
+        "pooled_change": pages.fmt(change, 2) if cases else "–",
+        "largest_flip": "–" if largest is None else pages.unless_too_few(
+            f"{pages.fmt(100 * largest['verdict_flip_rate'], 0)}% ({largest['judge']}, {largest['relation']}, "
+            f"n = {int(largest['scored'])} scored cases)", int(largest["scored"])),
+    }
+
+
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
     """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
     two findings written as sentences."""
-    worst = table.sort_values("verdict_flip_rate", ascending=False).iloc[0]
     moving = table[table["verdict_flip_rate"] > 0]
     return {
         "invariance": "The judges are not invariant." if len(moving) else "No verdict flips here.",
         "n_moving": f"{len(moving)}",
         "n_cells": f"{len(table)}",
-        "worst_flip": pages.fmt(100 * worst["verdict_flip_rate"], 0),
-        "worst_case": f"{worst['judge']}, {worst['relation']}, n = {int(worst['scored'])} scored cases",
-        "worst_change": pages.fmt(worst["mean_abs_change"], 2),
+        **pooled_flips(table),
         "spearman_low": pages.fmt(table["spearman"].min(), 2),
         "spearman_high": pages.fmt(table["spearman"].max(), 2),
         "n_spearman": f"{int(table['spearman'].notna().sum())}",

@@ -306,8 +306,9 @@ def ground_truth_finding(study: ps.PromptStrategyStudy) -> str:
     ours_counts = ", ".join(f"{k}: {int(best['n_' + str(k)]):,}" for k in range(1, 6))
     paper_counts = ", ".join(f"{k}: {v:,}" for k, v in ps.PAPER_G_DISTRIBUTION.items())
     return (f"{'No' if n_exact == 0 else n_exact} candidate of {len(study.search):,} reproduces the paper's "
-            f"distribution of g exactly; the closest, {best['candidate']}, is {int(best['distance'])} answers away in "
-            f"total ({ours_counts} against the paper's {paper_counts}).")
+            f"distribution of g exactly; the closest, {best['candidate']}, has an L1 distance of "
+            f"{int(best['distance'])} between its histogram and the printed one (the sum of the count differences: "
+            f"{ours_counts} against the paper's {paper_counts}).")
 
 
 def strategies_finding(metrics: pd.DataFrame) -> str:

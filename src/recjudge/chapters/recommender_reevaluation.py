@@ -12,7 +12,7 @@ from IPython.display import Markdown, display
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, mean_sd, number, p_value, paper_beside_ours, percent, text
-from recjudge.llm import JudgeConfig, open_store
+from recjudge.llm import JudgeConfig
 from recjudge.llm.judge_spec import chapter_judge, role_of
 from recjudge.recsys import judging, split, tuning
 from recjudge.recsys import lists as recsys_lists
@@ -194,17 +194,11 @@ def save_judgments(scored: pd.DataFrame, ser_per_fold: pd.DataFrame, judged_list
     save_table(integer.assign(dataset=dataset), notebook, f"serendipity_per_fold_integer_{dataset}")
 
 
-def judging_note(scored: pd.DataFrame, runs, judged: Mapping[int, Sequence]) -> Markdown:
-    """What the local judge's judgments took when they were asked (the wall-clock times kept in the store) and
-    their number, tokens and unparsable replies."""
-    store = open_store()
-    latencies = [(store.peek(key) or {}).get("latency_s") for run in runs for key in run.table["store_key"].dropna()]
-    latencies = [x for x in latencies if isinstance(x, (int, float))]
+def judging_note(scored: pd.DataFrame, judged: Mapping[int, Sequence]) -> Markdown:
+    """The local judge's judgments: their number, tokens and unparsable replies (how long asking them took is a
+    process note of the reproducibility page, not a finding)."""
     in_tokens, out_tokens = int(scored["input_tokens"].sum()), int(scored["output_tokens"].sum())
     return Markdown(
-        f"When asked, the local model took {np.mean(latencies):.1f} s per judgment on average (median "
-        f"{np.median(latencies):.1f} s on one CPU thread, the wall-clock times kept in the "
-        "store); replaying them takes no model time. "
         f"{len(scored)} unique judgments ({', '.join(f'fold {f}: {int((scored.fold == f).sum())}' for f in judged)}), "
         f"{in_tokens:,} input and {out_tokens:,} output tokens, {int(scored['score'].isna().sum())} unparsable.")
 

@@ -11,7 +11,7 @@ import pandas as pd
 from IPython.display import Markdown
 from matplotlib.figure import Figure
 
-from recjudge.compendium import figures, pages
+from recjudge.compendium import figures, pages, trust_rules
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, error, format_table, number, text
 from recjudge.serendipity import ground_truth as ser
@@ -97,27 +97,26 @@ def show_calibration_table(errors: pd.DataFrame, *, notebook: str, data: str) ->
                         full_table=(notebook, "calibration_errors"), audit=True)
 
 
-def _calibration_gain(errors: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
-    by_reading = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False)
-    return by_reading, by_reading["constant answer"] - by_reading["calibrated (isotonic)"]
-
-
-def judges_beating_constant(errors: pd.DataFrame) -> list[str]:
-    """The judges whose isotonic-calibrated MAE is lower than the constant answer's by more than 0.005."""
-    gain = _calibration_gain(errors)[1]
-    return gain.index[gain > 0.005].tolist()
+def _beating_words(beats_constant: Sequence[str], largest: pd.Series) -> str:
+    """Which judges beat a constant answer by the rule, and the largest gain with its interval and reading."""
+    gain = (f"{pages.fmt(largest['gain_over_constant'], 4)} [{pages.fmt(largest['gain_ci_low'], 4)}, "
+            f"{pages.fmt(largest['gain_ci_high'], 4)}] ({largest['judge']}, {largest['reading']})")
+    rule = f"by more than {trust_rules.MAE_MARGIN} with a 95% interval (clustered by user) above zero"
+    if beats_constant:
+        return (f"{', '.join(beats_constant)} beat{'s' if len(beats_constant) == 1 else ''} a constant answer's MAE "
+                f"{rule}; the largest gain is {gain}.")
+    return f"no judge beats a constant answer's MAE {rule}; the largest gain is {gain}."
 
 
 def scale_finding(errors: pd.DataFrame) -> Markdown:
     """What calibration leaves of each judge's MAE against a constant answer's, and the spread of the raw MAEs."""
-    by_reading, gain = _calibration_gain(errors)
-    beats_constant = judges_beating_constant(errors)
+    by_reading = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False)
+    gains = trust_rules.calibrated_gains(errors)
+    largest = gains.loc[gains["gain_over_constant"].idxmax()]
     return Markdown(
-        f"Calibrated, the largest improvement on a constant answer's MAE (the other users' mean, on the same answers) "
-        f"is {pages.fmt(gain.max(), 3)} ({gain.idxmax()}); "
-        + (f"only {', '.join(beats_constant)} improve{'s' if len(beats_constant) == 1 else ''} on it by more than "
-           "0.005. " if beats_constant else "none improves on it by more than 0.005. ")
-        + f"As given, the MAEs range from {pages.fmt(by_reading['raw'].min(), 3)} to "
+        "Calibrated, against a constant answer (the other users' mean, on the same answers): "
+        + _beating_words(trust_rules.judges_beating_constant(errors), largest)
+        + f" As given, the MAEs range from {pages.fmt(by_reading['raw'].min(), 3)} to "
           f"{pages.fmt(by_reading['raw'].max(), 3)}: that spread is scale, not information about serendipity.")
 
 
@@ -182,14 +181,16 @@ def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, dat
     at = at.assign(coverage_human_text=coverage_text(at, "human_only"), coverage_ppi_text=coverage_text(at, "ppi"))
     return format_table(
         at[["estimand", "judge", "n", "pearson", "width_human_only", "width_ppi", "coverage_human_text",
-            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2"]],
+            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2", "degenerate_draws"]],
         {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
          "width_human_only": number(3, label="Width, human only"), "width_ppi": number(3, label="Width, PPI++"),
          "coverage_human_text": text(label="Coverage, human (%) [MC 95%]"),
          "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
-         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
+         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule"),
+         "degenerate_draws": count(label="Draws with s = 0")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table)",
+        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table); "
+                "a draw whose labels are all equal (s = 0) has zero-width intervals for both methods",
         full_table=(notebook, "labels_worth"))
 
 
@@ -282,7 +283,8 @@ def headline_worth(worth: pd.DataFrame, headline_n: int) -> pd.DataFrame:
 
 def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str], headline_n: int,
                     paper_best: pd.Series) -> Markdown:
-    """One bullet per judge: what ``headline_n`` labels plus its scores are worth, and whether that saves any; then
+    """One bullet per judge: what ``headline_n`` labels plus its scores are worth (with the Monte Carlo interval),
+    and whether that saves any beyond the simulation's noise; then
     the paper's best judge by the ρ² rule (``paper_best_judge_worth``) and the coverage finding."""
     headline = headline_worth(worth, headline_n)
     sentences = []
@@ -292,10 +294,13 @@ def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Seque
                              f"are too few for {headline_n} labels (PPI++ here needs twice as many).")
             continue
         row = headline.loc[judge]
-        saved = round(row["labels_worth"]) - headline_n
+        # A saving counts only beyond the simulation's noise and its tuning bias (trust_rules.saves_labels).
+        saved = round(row["labels_worth"]) - headline_n if trust_rules.saves_labels(row, headline_n) else 0
         sentences.append(f"- **{judge}**: {headline_n} labels plus its scores are worth {round(row['labels_worth'])} "
+                         f"[{round(row['labels_worth_mc_low'])}, {round(row['labels_worth_mc_high'])}] "
                          f"labels (Pearson {pages.fmt(100 * row['pearson'], 1)}%; "
-                         + ("no saving" if saved <= 0 else f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
+                         + ("no saving beyond the simulation's noise" if saved <= 0 else
+                            f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
     sentences.append(f"- **The best judge Kang et al. report on Serendipity-2018** ({paper_best['method']}, "
                      f"{paper_best['family'].removeprefix('LLM ')}, Pearson {pages.fmt(paper_best['pearson_pct'], 2)}%)"
                      f" would be worth {paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
@@ -394,23 +399,38 @@ def bias_finding(bias: pd.DataFrame, judged: JudgedPopulation) -> Markdown:
 # ---------------------------------------------------------------------------------------------------------------
 # The findings of the verdict's details
 
-def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFrame, bias: pd.DataFrame,
-             headline_n: int) -> dict[str, object]:
-    """The glue values of the verdict's details: the most useful judge and whether any saves a label, which judges
-    beat a constant answer once calibrated, the test-retest α, and how many bias effects exclude zero."""
+def worth_finding(worth: pd.DataFrame, judged: JudgedPopulation | None, headline_n: int) -> str:
+    """Which judge is worth the most labels at the headline n, named as the most useful only when it saves labels
+    beyond the simulation's noise and its tuning bias (``trust_rules.saves_labels``); selected among the judges, with
+    its kind, its worth, its interval and the ρ² rule's worth."""
     headline = headline_worth(worth, headline_n)
-    best_worth = headline["labels_worth"].idxmax()
-    beats_constant = judges_beating_constant(errors)
+    best = headline.loc[headline["labels_worth"].idxmax()]
+    kind = "" if judged is None else f", {judged.kind(best.name)}"
+    interval = (f"{pages.fmt(best['labels_worth'], 1)} [{pages.fmt(best['labels_worth_mc_low'], 1)}, "
+                f"{pages.fmt(best['labels_worth_mc_high'], 1)}] labels (ρ² rule: "
+                f"{pages.fmt(best['labels_worth_by_rho2'], 1)})")
+    saving = headline[[trust_rules.saves_labels(row, headline_n) for _, row in headline.iterrows()]]
+    if saving.empty:
+        return (f"no judge saves a whole label beyond the simulation's noise and its tuning bias (the lower of the "
+                f"Monte Carlo 95% bound and the ρ² rule); the largest worth, selected among {len(headline)}, is "
+                f"{best.name}{kind}: {interval}.")
+    return (f"the most useful judge (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
+            f"{len(saving)} of {len(headline)} judges save labels beyond the simulation's noise.")
+
+
+def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFrame, bias: pd.DataFrame,
+             headline_n: int, judged: JudgedPopulation | None = None) -> dict[str, object]:
+    """The glue values of the verdict's details: whether any judge saves labels beyond the simulation's noise
+    (``worth_finding``), which judges beat a constant answer once calibrated (``judges_beating_constant``), the
+    test-retest α, and how many bias effects exclude zero."""
     retest_row = reliability[reliability["readings"].str.endswith("(test-retest)")]
     effects, clear = _bias_effects(bias)
+    gains = trust_rules.calibrated_gains(errors)
     return {
-        "headline_n": headline_n, "best_worth": best_worth,
-        "best_labels": round(headline.loc[best_worth, "labels_worth"]),
-        "labels_saved": ("no judge saves a label." if round(headline["labels_worth"].max()) <= headline_n
-                         else "the others save less."),
-        "calibration_finding": (f"{', '.join(beats_constant)} beat{'s' if len(beats_constant) == 1 else ''} a "
-                                "constant answer's MAE by more than 0.005." if beats_constant else
-                                "no judge beats a constant answer's MAE by more than 0.005."),
+        "headline_n": headline_n,
+        "worth_finding": worth_finding(worth, judged, headline_n),
+        "calibration_finding": _beating_words(trust_rules.judges_beating_constant(errors),
+                                              gains.loc[gains["gain_over_constant"].idxmax()]),
         "retest_finding": (f"Asked twice at temperature 1, the few-shot judge agrees with itself at α = "
                            f"{pages.fmt(float(retest_row['alpha'].iloc[0]), 2)}; " if len(retest_row) else ""),
         "n_clear": len(clear), "n_effects": len(effects),

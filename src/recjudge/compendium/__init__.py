@@ -18,10 +18,13 @@
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
   and the plots chapters share
-- ``pages``    the frame every chapter shares: opening box, closing verdict, download links
+- ``pages``    the frame every chapter shares: opening box, closing verdict, download links, and the one small-n rule
+  (``MIN_ANSWERS``: "too few answers (n)")
 - ``claims``   the claims registry: every paper claim a chapter examines as a record (the paper's numbers and ours,
   n, interval, checks, what differs, what is missing) and the one rule that chooses its verdict; the at-a-glance page
   and each chapter's verdict box render from it
+- ``trust_rules``  the rules that word part V's findings (a calibrated judge beating a constant answer, a judge saving
+  labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
 - ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval
   and how it was chosen, a variant's), every number read from the result tables by name
 

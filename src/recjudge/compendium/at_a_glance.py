@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from recjudge.compendium import claims
+from recjudge.compendium import claims, pages, trust_rules
 from recjudge.compendium.claims import NOT_RUN, named_row, with_interval
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
@@ -72,7 +72,8 @@ def kang_rq2_rq3_answer(load: Loader) -> str:
                    2)
 
     return (f"Yes: auxiliary data lifts Qwen2.5-14B few-shot from {printed('none (NA)')}% to "
-            f"{printed('Auxiliary Data')}% (Pearson, Table 4), and averaging several LLMs lifts it further (Table 5)")
+            f"{printed('Auxiliary Data')}%, and averaging several LLMs lifts it further (Pearson, Serendipity-2018, "
+            "Table 5)")
 
 
 def tokutake_strategies_answer(load: Loader) -> str:
@@ -313,21 +314,27 @@ def trust_worth(load: Loader) -> dict[str, str]:
     if at_100.empty:
         raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
     best = at_100.loc[at_100["labels_worth"].idxmax()]
-    mae = errors.pivot_table(index="judge", columns="reading", values="mae")
-    for reading in ("calibrated (isotonic)", "constant answer"):
-        if reading not in mae.columns:
-            raise KeyError(f"trust_judges/calibration_errors: no rows of the reading {reading!r}")
-    better = mae.index[mae["constant answer"] - mae["calibrated (isotonic)"] > 0.005].tolist()
-    gain = float(best["labels_worth"]) - 100
+    try:
+        better = trust_rules.judges_beating_constant(errors)
+        trust_rules.saves_labels(best, 100)
+    except KeyError as stale:  # tables written before the rules' intervals existed: the chapter has to run again
+        raise FileNotFoundError(f"trust_judges tables older than their intervals ({stale}); rerun the chapter") \
+            from stale
+    worth = (f"{best['labels_worth']:.0f} [{best['labels_worth_mc_low']:.0f}, {best['labels_worth_mc_high']:.0f}] "
+             "labels alone")
     return {
         "here": f"calibration, prediction-powered inference (PPI++) and audits of {len(at_100)} judges and proxies "
                 f"on Serendipity-2018 ({int(at_100['population'].max()):,} answers)",
-        "measured": f"with 100 human labels, the most useful predictor here ({best['judge']}) adds the precision of "
-                    f"{fmt(gain, 0)} labels (PPI++ with it equals {best['labels_worth']:.0f} labels alone); "
-                    "calibrated by isotonic regression, "
+        "measured": "with 100 human labels, "
+                    + (f"the most useful predictor here (selected among {len(at_100)}: {best['judge']}) makes PPI++ "
+                       f"worth {worth}" if trust_rules.saves_labels(best, 100) else
+                       f"no predictor saves a whole label beyond the simulation's noise and its tuning bias (the "
+                       f"largest worth, selected among {len(at_100)}: {best['judge']}, {worth})")
+                    + "; calibrated, "
                     + (f"{', '.join(better)} beat{'s' if len(better) == 1 else ''} a constant answer's MAE on "
-                       "the same answers by more than 0.005" if better else
-                       "no judge beats a constant answer's MAE on the same answers by more than 0.005")
+                       f"the same answers by more than {trust_rules.MAE_MARGIN} beyond its noise" if better else
+                       f"no judge beats a constant answer's MAE on the same answers by more than "
+                       f"{trust_rules.MAE_MARGIN} beyond its noise")
                     + f"; the papers' best reported judge ({paper_best['paper_judge']}, Pearson "
                       f"{fmt(paper_best['pearson_pct'], 2)}%) would be worth "
                       f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule",
@@ -389,9 +396,8 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
 #: ``this_variant``: the variant's build of the same rows.
 HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "n", "ci_low", "ci_high", "note"]
 THIS_VARIANT = "this_variant"
-#: This book's own threshold (no paper states one): a number measured on fewer answers than this is shown as "too few
-#: answers (n)" instead of a number, in the book's column and in every reader's judge's alike.
-MIN_ANSWERS = 10
+#: This book's own threshold (``pages.MIN_ANSWERS``), in the book's column and in every reader's judge's alike.
+MIN_ANSWERS = pages.MIN_ANSWERS
 _LLM_FAMILIES = ("LLM zero-shot", "LLM few-shot")
 #: Reads one reader's judge's number (or its :class:`Detail`) from a variant's tables: its rows, columns or pool,
 #: named by the judge.
@@ -850,8 +856,8 @@ def _count(n: float) -> str:
 
 def _shown_number(value: float, n: float, low: float, high: float, number: str) -> str:
     """A number with its interval at the precision its n allows; "too few answers (n)" below ``MIN_ANSWERS``."""
-    if pd.notna(n) and n < MIN_ANSWERS:
-        return f"too few answers ({_count(n)})"
+    if pages.too_few(n):
+        return pages.too_few_text(n)
     if pd.isna(value):
         return "–"
     return with_interval(value, low, high, _decimals(n, number))

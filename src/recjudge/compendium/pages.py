@@ -71,6 +71,31 @@ def fmt(value: float, decimals: int = 1) -> str:
     return text.replace("-", "\u2212")
 
 
+#: This book's own threshold (no paper states one): a number measured on fewer answers than this is not shown as a
+#: number but as "too few answers (n)": in the headline table, the claims' key numbers, the findings and the verdicts.
+MIN_ANSWERS = 10
+
+
+def too_few(n: float | None) -> bool:
+    """Whether a number measured on ``n`` answers (users, texts, cases) is too few to read (``MIN_ANSWERS``); an
+    unknown n is not."""
+    try:
+        value = float(n)
+    except (TypeError, ValueError):
+        return False
+    return value < MIN_ANSWERS  # NaN (unknown) compares False
+
+
+def too_few_text(n: float, noun: str = "answers", detail: str = "") -> str:
+    """"too few answers (5)", or with ``detail`` "too few answers (5–6 per held-out half)"."""
+    return f"too few {noun} ({detail or f'{int(n):,}'})"
+
+
+def unless_too_few(text: str, n: float | None, noun: str = "answers", detail: str = "") -> str:
+    """``text`` when the number it states rests on at least ``MIN_ANSWERS`` answers; else "too few answers (n)"."""
+    return too_few_text(n, noun, detail) if too_few(n) else text
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """"1 user", "3 users", "1,024 replies": a count and its noun in the right number (``plural`` for irregular
     nouns; the default adds "s")."""

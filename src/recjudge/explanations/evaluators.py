@@ -369,7 +369,7 @@ def run_llm_evaluators(
         built = build(study, row_ids, aspect_mode, setting, seed=seed)
         name = ex_prompts.evaluator_name(label, aspect_mode, setting)
         if prompts == "authors" and reading == "names":
-            name = f"{name}, read by name"
+            name = f"{name}{ex_prompts.READ_BY_NAME}"
         run = run_judge(config.with_(prompt=built.template), built.requests, parser(aspect_mode),
                         store=store, mode=mode, progress=progress, batch=batch)
         score_parts.append(ex_prompts.scores_from_run(run, built, name))
@@ -405,12 +405,30 @@ _EMPTY_RUNS = ("evaluator", "template", "model", "n_texts", "n_prompts", "n_unpa
 
 def concat_evaluations(results: Sequence[LLMEvaluation]) -> LLMEvaluation:
     """The :class:`LLMEvaluation` of several runs (one per judge) as one; with no run (no judge configured), empty
-    frames with the columns the meta-evaluation and the run tables read."""
+    frames with the columns the meta-evaluation and the run tables read. A run whose every reply an earlier run
+    already read (the same store keys, read another way) names that run in ``rereads``."""
     if not results:
         return LLMEvaluation(scores=pd.DataFrame(columns=list(_EMPTY_SCORES)),
-                             runs=pd.DataFrame(columns=list(_EMPTY_RUNS)), replies=pd.DataFrame())
-    return LLMEvaluation(*(pd.concat([getattr(r, part) for r in results], ignore_index=True)
-                           for part in ("scores", "runs", "replies")))
+                             runs=pd.DataFrame(columns=[*_EMPTY_RUNS, "rereads"]), replies=pd.DataFrame())
+    joined = LLMEvaluation(*(pd.concat([getattr(r, part) for r in results], ignore_index=True)
+                             for part in ("scores", "runs", "replies")))
+    joined.runs["rereads"] = rereads(joined.runs, joined.replies)
+    return joined
+
+
+def rereads(runs: pd.DataFrame, replies: pd.DataFrame) -> list[str]:
+    """Per run (row of ``runs``), the earlier run whose replies it reads again: every store key of its replies is one
+    of that run's ("" when it asked anything new). A share of replies counts each reply once: over the runs with no
+    ``rereads`` (``recjudge.prompts.explanations.distinct_runs``)."""
+    keys = {name: frozenset(part["key"]) for name, part in replies.groupby("evaluator", sort=False)} \
+        if len(replies) else {}
+    earlier: list[str] = []
+    found = []
+    for name in runs["evaluator"]:
+        mine = keys.get(name, frozenset())
+        found.append(next((e for e in earlier if mine and mine <= keys.get(e, frozenset())), ""))
+        earlier.append(name)
+    return found
 
 
 def run_authors_prompts(

@@ -135,6 +135,18 @@ def evaluator_name(model_label: str, aspect_mode: str, setting: str) -> str:
     return f"{model_label} ({mode}, {_SETTING_LABELS[setting]})"
 
 
+#: The suffix of the evaluator rows that read the authors' prompts' replies again, by aspect name.
+READ_BY_NAME = ", read by name"
+
+
+def distinct_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that read replies no earlier run read: those whose ``rereads`` is empty (a table written before the
+    column existed marks a re-reading by its name's suffix ", read by name")."""
+    if "rereads" in runs.columns:
+        return runs[runs["rereads"].fillna("").eq("")]
+    return runs[~runs["evaluator"].str.endswith(READ_BY_NAME)]
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Sample and examples
 # --------------------------------------------------------------------------------------------------------------------

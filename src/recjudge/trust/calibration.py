@@ -62,13 +62,34 @@ def calibrate_out_of_fold(score: Sequence[float], human: Sequence[float], users:
     return result
 
 
+def gain_over_constant(values: Sequence[float], constant: Sequence[float], human: Sequence[float],
+                       users: Sequence[object], alpha: float = 0.05) -> tuple[float, float, float]:
+    """How much lower the absolute error of ``values`` is than the constant answer's, on the answers both score: the
+    mean paired difference and its (1 − alpha) interval, clustered by user (an answer's errors are not independent
+    of its user's other answers)."""
+    import statsmodels.api as sm
+
+    values, constant, human = (np.asarray(x, dtype=float) for x in (values, constant, human))
+    both = np.isfinite(values) & np.isfinite(constant) & np.isfinite(human)
+    difference = np.abs(constant[both] - human[both]) - np.abs(values[both] - human[both])
+    groups = pd.factorize(np.asarray(users)[both])[0]
+    if len(difference) < 2 or len(np.unique(groups)) < 2:
+        return float(difference.mean()) if len(difference) else np.nan, np.nan, np.nan
+    fitted = sm.OLS(difference, np.ones(len(difference))).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    low, high = np.ravel(fitted.conf_int(alpha))
+    return float(fitted.params[0]), float(low), float(high)
+
+
 def error_table(scores: pd.DataFrame, human: pd.Series, users: pd.Series, judges: Sequence[str],
                 n_splits: int = 5) -> pd.DataFrame:
     """Per judge: MAE and RMSE of the raw score, after eq. 6 rescaling, and after each calibration, and of a judge
-    that always answers the mean human rating of the other folds (the constant baseline)."""
+    that always answers the mean human rating of the other folds (the constant baseline); each reading's
+    ``gain_over_constant`` (the constant's MAE minus its, paired) with its interval clustered by user
+    (:func:`gain_over_constant`)."""
     from recjudge.metaeval.agreement import agreement, rescale_to_likert
 
     rows = []
+    constant = calibrate_out_of_fold(np.zeros(len(human)), human, users, "isotonic", n_splits)
     for judge in judges:
         raw = scores[judge].to_numpy(dtype=float)
         readings = {"raw": raw, "eq. 6 rescaled": np.asarray(rescale_to_likert(raw), dtype=float)}
@@ -76,9 +97,10 @@ def error_table(scores: pd.DataFrame, human: pd.Series, users: pd.Series, judges
             readings[f"calibrated ({method})"] = calibrate_out_of_fold(raw, human, users, method, n_splits)
         for reading, values in readings.items():
             found = agreement(values, human.to_numpy(dtype=float))
+            gain, low, high = gain_over_constant(values, constant, human, users)
             rows.append({"judge": judge, "reading": reading, "n": found["n"], "pearson_pct": 100 * found["pearson_r"],
-                         "mae": found["mae"], "rmse": found["rmse"]})
-    constant = calibrate_out_of_fold(np.zeros(len(human)), human, users, "isotonic", n_splits)
+                         "mae": found["mae"], "rmse": found["rmse"], "gain_over_constant": gain,
+                         "gain_ci_low": low, "gain_ci_high": high})
     found = agreement(constant, human.to_numpy(dtype=float))
     rows.append({"judge": "constant (mean of other users)", "reading": "calibrated (isotonic)", "n": found["n"],
                  "pearson_pct": np.nan, "mae": found["mae"], "rmse": found["rmse"]})

@@ -52,6 +52,11 @@ def _arrays(*values) -> list[np.ndarray]:
 
 
 def _z_interval(estimate: float, standard_error: float, alpha: float) -> Interval:
+    # A labelled sample with no variance (all zeros, say) has a standard error of 0 and so a zero-width interval;
+    # scipy's normal distribution with scale 0 would return NaN, and a NaN width drops out of a mean width while a
+    # NaN interval counts as a miss.
+    if standard_error == 0:
+        return Interval(float(estimate), float(estimate), float(estimate))
     low, high = stats.norm.interval(1 - alpha, loc=estimate, scale=standard_error)
     return Interval(float(estimate), float(low), float(high))
 
@@ -61,6 +66,10 @@ def power_tuning(human: Sequence[float], judge_labelled: Sequence[float], judge_
     from ppi_py.ppi import _calc_lam_glm
 
     y, yhat, yhat_unlabelled = _arrays(human, judge_labelled, judge_unlabelled)
+    if np.ptp(y) == 0:
+        # Labels with no variance have no covariance with the judge: λ is 0 (ppi-python's rounding gives ~1e-17,
+        # enough to make a degenerate sample's PPI++ interval 1e-33 wide where the human-only one is exactly 0).
+        return 0.0
     centre = yhat_unlabelled.mean() + (y - yhat).mean()
     return float(_calc_lam_glm(y - centre, yhat - centre, yhat_unlabelled - centre, np.eye(1), clip=True))
 
@@ -104,7 +113,10 @@ def classical_mean(human: Sequence[float], alpha: float = 0.05, population_size:
 
 def labels_worth(n: int, classical_width: float, ppi_width: float, population_size: int | None = None) -> float:
     """How many human labels alone give an interval as narrow as PPI's with ``n`` labels (widths ∝ 1/√n, or with
-    ``population_size`` N, widths ∝ √(1/n − 1/N))."""
+    ``population_size`` N, widths ∝ √(1/n − 1/N)). Two zero widths (every draw degenerate) mean the judge adds
+    nothing: ``n``."""
+    if classical_width == 0 and ppi_width == 0:
+        return float(n)
     if population_size is None:
         return float(n * (classical_width / ppi_width) ** 2)
     return float(1.0 / ((ppi_width / classical_width) ** 2 * (1 / n - 1 / population_size) + 1 / population_size))
@@ -159,7 +171,8 @@ def simulate_draws(human: Sequence[float], judge: Sequence[float], sizes: Sequen
     and group 0. One row per (n, draw, method): estimate, low, high, width, and ``covers`` (the interval holds the
     full-data value, the one a complete user study would report), with the population size, the nominal coverage and
     whether the intervals have the finite-population correction (means only: ``ppi-python``'s regression intervals
-    of a difference have none)."""
+    of a difference have none). ``degenerate``: the draw's human labels are all equal (s = 0), the same for both
+    methods; such a draw has zero-width intervals, not NaN ones."""
     y, yhat = _arrays(human, judge)
     if len(y) != len(yhat):
         raise ValueError(f"{len(y)} human labels but {len(yhat)} judge scores")
@@ -187,10 +200,11 @@ def simulate_draws(human: Sequence[float], judge: Sequence[float], sizes: Sequen
                 intervals = (("PPI++", ppi_difference(y[labelled], yhat[labelled], g[labelled], yhat[~labelled],
                                                       g[~labelled], alpha)),
                              ("human only", classical_difference(y[labelled], g[labelled], alpha)))
+            degenerate = bool(np.ptp(y[labelled]) == 0)
             for method, interval in intervals:
                 rows.append({"n": n, "draw": draw, "method": method, "estimate": interval.estimate,
                              "low": interval.low, "high": interval.high, "width": interval.width,
-                             "covers": interval.low <= truth <= interval.high})
+                             "covers": interval.low <= truth <= interval.high, "degenerate": degenerate})
     table = pd.DataFrame(rows)
     return table.assign(population=len(y), nominal=1 - alpha, finite_population=corrected)
 
@@ -222,11 +236,18 @@ METHOD_COLUMNS = {"human only": "human_only", "PPI++": "ppi"}
 def summarise_draws(draws: pd.DataFrame, mc_alpha: float = 0.05) -> pd.DataFrame:
     """Per n: mean width and coverage of each method, the coverage's Monte Carlo (1 − mc_alpha) Wilson interval
     over the draws and where it stands against the nominal level (``against_nominal``), and the labels PPI++ is
-    worth (from the mean widths)."""
+    worth (from the mean widths) with its Monte Carlo interval (``labels_worth_mc_low``/``_high``), and
+    ``degenerate_draws``: how many draws' human labels were all equal.
+
+    Both methods are read over the same draws: a draw whose interval is not finite for either method (a regression
+    interval of a difference on a sample with one group, say) leaves both mean widths, and counts as a miss for
+    both."""
     from statsmodels.stats.proportion import proportion_confint
 
     population, nominal = int(draws["population"].iloc[0]), float(draws["nominal"].iloc[0])
     corrected = bool(draws["finite_population"].iloc[0])
+    finite = draws.assign(finite=np.isfinite(draws["width"])).groupby(["n", "draw"])["finite"].transform("all")
+    draws = draws.assign(width=draws["width"].where(finite), covers=draws["covers"] & finite)
     grouped = draws.groupby(["n", "method"]).agg(width=("width", "mean"), covered=("covers", "sum"),
                                                  draws=("covers", "size"))
     table = pd.DataFrame({"n": grouped.index.get_level_values("n").unique()})
@@ -241,11 +262,36 @@ def summarise_draws(draws: pd.DataFrame, mc_alpha: float = 0.05) -> pd.DataFrame
                                                        zip(table[f"coverage_{suffix}_mc_low"],
                                                            table[f"coverage_{suffix}_mc_high"])]
     table["draws"] = grouped.xs("PPI++", level="method")["draws"].reindex(table["n"]).to_numpy()
+    degenerate = draws[draws["method"] == "PPI++"].groupby("n")["degenerate"].sum()
+    table["degenerate_draws"] = degenerate.reindex(table["n"]).astype(int).to_numpy()
     table["nominal"] = nominal
     table["finite_population"] = corrected
     table["labels_worth"] = [labels_worth(n, c, p, population if corrected else None) for n, c, p in
                              zip(table["n"], table["width_human_only"], table["width_ppi"])]
+    bounds = [_worth_mc_interval(draws[draws["n"] == n], n, population if corrected else None, mc_alpha)
+              for n in table["n"]]
+    table["labels_worth_mc_low"] = [low for low, _ in bounds]
+    table["labels_worth_mc_high"] = [high for _, high in bounds]
     return table
+
+
+def _worth_mc_interval(draws: pd.DataFrame, n: int, population_size: int | None,
+                       mc_alpha: float) -> tuple[float, float]:
+    """The Monte Carlo (1 − mc_alpha) interval of the labels PPI++ is worth at ``n``: the delta-method interval of the
+    ratio of the mean widths over the draws (each draw pairs the two methods' widths), carried through
+    :func:`labels_worth`. A judge whose interval holds ``n`` saves no label the simulation can tell apart from
+    noise (a judge with ρ = 0 is worth about n, give or take this interval)."""
+    wide = draws.pivot(index="draw", columns="method", values="width").dropna()
+    classical, powered = wide["human only"].to_numpy(), wide["PPI++"].to_numpy()
+    if len(wide) < 2 or classical.mean() == 0:
+        return np.nan, np.nan
+    ratio = powered.mean() / classical.mean()
+    error = np.std(powered - ratio * classical, ddof=1) / (np.sqrt(len(wide)) * classical.mean())
+    z = stats.norm.ppf(1 - mc_alpha / 2)
+    low_ratio, high_ratio = ratio - z * error, ratio + z * error
+    high = (np.inf if population_size is None else float(population_size)) if low_ratio <= 0 else \
+        labels_worth(n, 1.0, low_ratio, population_size)
+    return labels_worth(n, 1.0, high_ratio, population_size), high
 
 
 def judge_seed(seed: int, *names: str | None) -> list[int]:

@@ -1,0 +1,58 @@
+"""One rule for small n, everywhere: a number on fewer answers than this book's minimum is shown as "too few answers
+(n)" in the headline table, the claims' key numbers, the chapters' findings and their tables."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from recjudge.chapters import explanation_evaluators as explanation_page
+from recjudge.compendium import at_a_glance, claims, pages
+
+MIN = pages.MIN_ANSWERS
+
+
+def test_the_rule_reads_n_against_the_one_minimum():
+    assert at_a_glance.MIN_ANSWERS == MIN
+    assert pages.unless_too_few("r = 0.3", MIN - 1) == f"too few answers ({MIN - 1})"
+    assert pages.unless_too_few("r = 0.3", MIN) == "r = 0.3"
+    assert pages.unless_too_few("r = 0.3", None) == "r = 0.3" and pages.unless_too_few("r = 0.3", float("nan")) \
+        == "r = 0.3"
+    assert pages.too_few_text(5, detail="5–6 per half") == "too few answers (5–6 per half)"
+
+
+def held_out(n: int, n_max: int) -> claims.Loader:
+    table = pd.DataFrame({"method": ["Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [-18.1],
+                          "cell": ["chosen per split (13 distinct cells in 20 splits)"], "n": [n], "n_max": [n_max]})
+    return lambda chapter, name: table
+
+
+def test_the_ensembles_held_out_key_number_on_a_few_answers_per_half_is_too_few():
+    few = claims._ensembles(held_out(5, 6))
+    assert few.key == "too few answers (5–6 per held-out half)" and few.n == 5
+    assert "−18.1%" in few.ours, "every number stays in the claim's full record"
+    assert "−18.1%" in claims._ensembles(held_out(40, 41)).key
+
+
+def reevaluation(n_users: str) -> claims.Loader:
+    table3 = pd.DataFrame({"recommender": ["BPRMF", "SASRec", "Random"], "avg_score_mean": [1.81, 1.91, 1.87],
+                           "n_users": n_users, "judge": claims.BOOK_JUDGE_MODEL})
+    alignment = pd.DataFrame({"dataset": "ML-1M", "recommender": ["BPRMF", "SASRec"], "avg_score": [2.378, 2.339],
+                              "g_mean": 2.335})
+    return lambda chapter, name: alignment if name == "paper_claim_avg_score_vs_g" else table3
+
+
+@pytest.mark.parametrize("read", [claims._serendipity_ranking, claims._avg_score_vs_g])
+def test_the_reevaluations_scores_on_one_judged_user_per_fold_are_too_few(read):
+    few = read(reevaluation("1/1/1"))
+    assert few.key == "too few judged users (1 per fold)" and few.n == 3
+    assert "1.81–1.91" in few.ours
+    assert "1.81–1.91" in read(reevaluation("4/4/5")).key
+
+
+def test_an_explanation_row_on_three_texts_shows_too_few_not_a_correlation():
+    frame = pd.DataFrame({"evaluator": ["few", "enough"], "dataset": [0.8973, 0.1], "user": [0.8973, float("nan")],
+                          "pair": [1.0, 0.2], "scored_texts": [3, 46]})
+    shown = explanation_page.levels_unless_too_few(frame, "scored_texts").set_index("evaluator")
+    assert (shown.loc["few", ["dataset", "user", "pair"]] == "too few texts (3)").all()
+    assert shown.loc["enough"].tolist()[:3] == ["10.00", "—", "20.00"]
