@@ -13,7 +13,7 @@ Steps, each timed:
    run, and each executed notebook must exist (``recjudge run`` writes them).
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
 4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host; the
-   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, data present).
+   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, each dataset's status).
 5. **Publish** (``--publish DEST``, ``make publish``): ``recjudge.compendium.publish`` puts the built site online.
 
 ``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
@@ -575,12 +575,12 @@ def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges
                   variant: str | None = None) -> None:
     """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (read when
     the book is published)."""
-    from recjudge.compendium.publish import PublishError, datasets_present, write_build_info
+    from recjudge.compendium.publish import PublishError, dataset_statuses, write_build_info
     from recjudge.compendium.runplan import DEFAULT_PROFILE
 
     try:
         write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
-                         data=datasets_present(root), variant=variant)
+                         data=dataset_statuses(root), variant=variant)
     except (PublishError, OSError, ValueError) as error:  # e.g. not a git checkout: the book is built, not publishable
         print(f"[book] no build record ({error})", file=sys.stderr)
 
