@@ -61,7 +61,9 @@ data: setup
 # Your judge(s) and/or another scale for the whole book: `make book JUDGE=openai:gpt-4o-mini PROFILE=smoke` runs the
 # chapters that ask an LLM into variants/<judges>-<profile>/ and builds that variant's book into
 # _build/variants/<judges>-<profile>/html; the committed results/ and _build/html are not touched. JUDGE may list
-# several judges (separated by spaces); PROFILE is default, paper or smoke (runplan.yaml). At a PROFILE other than
+# several judges (separated by spaces); PROFILE is default, paper or smoke (runplan.yaml). <judges> is each judge's
+# provider-model made safe for a folder, with an 8-character hash when that changed the name or the judge sets a label
+# or sampling (e.g. openai-smollm2-135m-instruct-q4_1-llama-cpp-server-4d43783a-smoke): `recjudge run` prints the folder. At a PROFILE other than
 # default only your judges are asked (the book's own replay the store; WITH_BOOK_JUDGES=1 asks them too). A judge on
 # an OpenAI-compatible server (vLLM, llama.cpp's server): BASE_URL=http://host:port/v1, and SERVED_MODEL=the name the
 # server knows the weights by when JUDGE=openai:IDENTITY names them otherwise (recjudge run --base-url/--served-model).

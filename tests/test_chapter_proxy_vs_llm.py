@@ -197,3 +197,24 @@ def test_the_figure_has_one_panel_per_family_and_names_the_sample(monkeypatch):
     page.draw_score_by_level(scores, families, small_study())
     assert glued["name"] == "fig-score-by-level" and glued["panels"] == ["Proxy metrics", "SmolLM2-135M"]
     assert "stratified sample of 3 answers (SMALL)" in glued["caption"]
+
+
+def test_the_synthetic_verdict_says_which_judge_runs_were_asked_and_which_replayed():
+    def run(asked: int, from_store: int, planned: int = 0) -> SimpleNamespace:
+        return SimpleNamespace(report=SimpleNamespace(origin=_origin(asked, from_store, planned)))
+
+    def _origin(asked: int, from_store: int, planned: int) -> str:
+        from recjudge.llm.report import RunReport
+
+        fields = {name: 0 for name in ("n_prompts", "n_runs", "n_replies", "n_provider_calls", "n_retries",
+                                       "n_failed", "n_unparsable", "n_no_logprobs", "input_tokens",
+                                       "output_tokens", "tokens", "job_tokens")}
+        return RunReport(config_label="j", mode="auto", store="s", n_from_store=from_store, n_asked=asked,
+                         cost_usd=0.0, job_cost_usd=0.0, seconds=0.0, n_planned=planned, **fields).origin
+
+    mixed = {"SmolLM2 zero-shot": run(0, 5), "SmolLM2 few-shot": run(0, 5), "Reader zero-shot": run(5, 0)}
+    text = page.synthetic_verdict(20, mixed, 100).data
+    assert "3 LLM judge runs (2 replayed from the store, 1 asked live)" in text
+    replayed = {"SmolLM2 zero-shot": run(0, 5)}
+    assert "1 LLM judge run replayed from the store." in page.synthetic_verdict(20, replayed, 100).data
+    assert "1 LLM judge run planned, not asked" in page.synthetic_verdict(20, {"r": run(0, 2, 3)}, 100).data

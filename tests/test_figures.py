@@ -6,6 +6,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgb  # noqa: E402
 
@@ -196,3 +197,37 @@ def test_the_size_table_plot_keeps_its_legend_off_the_data():
     table = pd.DataFrame({"metric": ["pearson"] * 3, "n": [1, 2, 3], "mean": [0.1, 0.2, 0.25],
                           "best": [0.3, 0.3, 0.25], "worst": [-0.1, 0.1, 0.25]})
     assert figures.check_figure(figures.plot_size_table(table, ["pearson"], {"pearson": "Pearson"})) == []
+
+
+def test_a_figure_with_no_scores_in_any_panel_passes_as_a_labelled_placeholder_but_a_half_empty_one_does_not():
+    import pandas as pd
+
+    from recjudge.serendipity import auxiliary_data as aux
+
+    columns = ["pearson_pct", "pearson_ci_low", "pearson_ci_high", "mae", "mae_ci_low", "mae_ci_high", "rmse",
+               "rmse_ci_low", "rmse_ci_high"]
+    settings = ["NA", "Pop + Sim"]
+    no_scores = pd.DataFrame({"method": settings, **{column: [np.nan, np.nan] for column in columns}})
+    fig = aux.plot_agreement_by_setting(no_scores, settings)  # what a plan, which asks nothing, draws
+    assert figures.shows_no_data(fig)
+    assert any("shows no data" in problem for problem in figures.check_figure(fig))
+    assert figures.assert_legible(fig) is fig
+    assert [t.get_text() for ax in fig.axes for t in ax.texts] == [figures.NO_SCORES] * 3
+    half = no_scores.assign(mae=[0.9, 1.1], mae_ci_low=[0.8, 1.0], mae_ci_high=[1.0, 1.2])
+    broken = aux.plot_agreement_by_setting(half, settings)
+    assert not figures.shows_no_data(broken)
+    with pytest.raises(ValueError, match="panel 1 .*shows no data"):
+        figures.assert_legible(broken)
+
+
+def test_a_glued_figure_with_no_scores_says_so_in_its_caption(monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=False: glued.__setitem__(name, value))
+    fig, ax = plt.subplots()
+    _labelled(ax)
+    ax.plot([np.nan], [np.nan])
+    figures.glue_figure("fig-empty", fig, "Scores by rank.")
+    assert glued["fig-empty-caption"].data == f"Scores by rank. {figures.NO_SCORES_CAPTION}"
+    assert "<svg" in glued["fig-empty"].svg

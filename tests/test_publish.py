@@ -57,7 +57,7 @@ def checkout(tmp_path: Path) -> Path:
     return root
 
 
-def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool] | None = None,
+def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, str] | None = None,
           chapters: dict[str, dict[str, str | None]] | None = None) -> Path:
     """A built site as `recjudge book` leaves it: Jupyter Book's redirecting index.html, the pages and the build
     record of the checkout's commit."""
@@ -69,7 +69,7 @@ def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, bool]
     for name, text in {"book/intro.html": INTRO, **(pages or {})}.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
-    write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": True},
+    write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": "complete"},
                      chapters=chapters if chapters is not None else {"proxy_vs_llm": {"fingerprint": "f1",
                                                                                         "executed": "f1"}})
     return site
@@ -98,10 +98,10 @@ def test_publishing_to_a_bare_repository_puts_the_site_on_its_branch(checkout: P
     record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
     commit = git(checkout, "rev-parse", "HEAD")
     assert record["commit"] == commit and record["profile"] == "default" and record["partial"] == []
-    assert record["data"] == {"movielens-latest-small": True} and record["judges"] == []
+    assert record["data"] == {"movielens-latest-small": "complete"} and record["judges"] == []
     # The landing page (where index.html redirects) says what it was built from; the built site is not changed
     intro = git(bare, "show", "gh-pages:book/intro.html")
-    assert f"Built from commit <code>{commit[:12]}</code> with the full data" in intro
+    assert f"Built from commit <code>{commit[:12]}</code> with the data the data tour lists (all complete)" in intro
     assert '<a href="../build-info.json">' in intro
     assert "Built from" not in (site / "book" / "intro.html").read_text()
     assert git(checkout, "status", "--porcelain") == ""
@@ -121,7 +121,7 @@ def test_publishing_twice_with_no_change_makes_no_new_commit(checkout: Path, tmp
 
 
 def test_a_partial_book_is_refused_with_one_line(checkout: Path, tmp_path: Path) -> None:
-    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": False})
+    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": "missing"})
     message = refused(site, checkout, Destination.parse("pages"))
     assert len(message.splitlines()) == 1
     assert "Data needed box (book/notebooks/proxy_vs_llm.html)" in message and "--allow-partial" in message
@@ -159,13 +159,13 @@ def test_a_build_older_than_the_last_commit_is_refused_with_one_line(checkout: P
 
 
 def test_a_partial_book_is_published_when_allowed_and_says_so(checkout: Path, tmp_path: Path) -> None:
-    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": False})
+    site = build(checkout, {"book/notebooks/proxy_vs_llm.html": DATA_NEEDED}, {"serendipity-2018": "missing"})
     publish(site, checkout, Destination.parse("pages"), allow_partial=True, log=lambda line: None)
     bare = tmp_path / "pages.git"
     record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
-    assert len(record["partial"]) == 1 and record["data"] == {"serendipity-2018": False}
+    assert len(record["partial"]) == 1 and record["data"] == {"serendipity-2018": "missing"}
     intro = git(bare, "show", "gh-pages:book/intro.html")
-    assert "without the data of <code>serendipity-2018</code>" in intro and "A partial book" in intro
+    assert "(1 missing: <code>serendipity-2018</code>)" in intro and "A partial book" in intro
 
 
 def test_a_variant_goes_to_its_own_folder_beside_the_book(checkout: Path, tmp_path: Path) -> None:
@@ -268,7 +268,7 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
     monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
     monkeypatch.setattr(book_module, "build_html", fake_build)
-    monkeypatch.setattr(publish_module, "datasets_present", lambda root: {"serendipity-2018": True})
+    monkeypatch.setattr(publish_module, "dataset_statuses", lambda root: {"serendipity-2018": "complete"})
     monkeypatch.setattr(runplan_module, "executed_from", lambda runs, root: {})
     monkeypatch.setattr(runplan_module, "load_runplan", lambda root: [])
     assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0

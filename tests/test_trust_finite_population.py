@@ -129,3 +129,11 @@ def test_the_chance_of_falling_short_by_luck_alone_matches_a_simulation():
                  == "short of nominal" for covered in rng.binomial(200, 0.95, size=400)]
     assert 0.005 < chance < 0.05
     assert np.mean(simulated) == pytest.approx(chance, abs=0.02)
+
+
+def test_a_worth_table_with_no_scored_answer_has_the_columns_of_one_with_rows():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"truth": rng.integers(0, 2, 400).astype(float), "judge": rng.random(400)})
+    full = ppi.worth_table(frame, ["judge"], "truth", [50], draws=5, seed=0)
+    none = ppi.worth_table(frame.assign(judge=np.nan), ["judge"], "truth", [50], draws=5, seed=0)  # a plan's scores
+    assert len(none) == 0 and list(none.columns) == list(full.columns)

@@ -294,6 +294,20 @@ def test_a_book_judged_by_a_readers_model_does_not_say_no_capable_llm_judged_any
     assert intro_text(intro, scaled) == intro
 
 
+def test_the_intro_sentence_a_readers_judge_replaces_ends_at_its_full_stop_not_at_a_dot_in_a_model_name(
+        tmp_path: Path) -> None:
+    from recjudge.compendium.variant_book import CLAIMS_BESIDE_YOUR_JUDGE, intro_text
+    from recjudge.paths import project_root
+
+    judged = Variant(NAME, tmp_path, "smoke", ({"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"},))
+    intro = intro_text((project_root() / "book" / "intro.md").read_text(encoding="utf-8"), judged)
+    assert "5-turbo scores" not in intro  # the committed sentence's tail ("... recorded gpt-3.5-turbo scores.")
+    assert CLAIMS_BESIDE_YOUR_JUDGE + "\n- **Appendix" in intro
+    text = ("Intro. No capable LLM runs offline, so no LLM-judge claim of the\npapers is tested in this build: judges "
+            "are v1.5 models and gpt-3.5-turbo scores. Next sentence.")
+    assert intro_text(text, judged) == f"Intro. {CLAIMS_BESIDE_YOUR_JUDGE} Next sentence."
+
+
 def test_a_caption_names_the_judges_its_table_holds() -> None:
     from recjudge.compendium.pages import judges_in
 

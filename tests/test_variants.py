@@ -136,6 +136,22 @@ def test_cost_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "cost is unknown" in cost_gate(unknown, False)
 
 
+def test_a_plan_says_whether_its_live_run_would_stop_at_the_spending_limit(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from recjudge.compendium.variants import limit_line
+
+    monkeypatch.delenv("RECJUDGE_LLM_MAX_USD", raising=False)  # the default limit
+    expensive = plan_table({"a": write_log(tmp_path / "a.jsonl", job(input_tokens=50_000_000))})  # $7.50
+    line = limit_line(expensive, paid=True)
+    assert "about $7.50 is above the limit of $5.00 (env RECJUDGE_LLM_MAX_USD)" in line
+    assert "will stop before its first request" in line and "RECJUDGE_LLM_MAX_USD=8" in line
+    cheap = plan_table({"a": write_log(tmp_path / "b.jsonl", job())})
+    assert "within the limit of $5.00" in limit_line(cheap, paid=True)
+    assert limit_line(expensive, paid=False) is None  # the reader's own server: no limit applies
+    unknown = plan_table({"a": write_log(tmp_path / "c.jsonl", job(model="gpt-9"))})
+    assert "cost is unknown" in limit_line(unknown, paid=True)
+
+
 def test_variant_names() -> None:
     judge = parse_judge("openai:gpt-4o-mini")
     assert variant_name([judge], "paper") == "openai-gpt-4o-mini-paper"
@@ -259,6 +275,8 @@ def test_plan_prints_per_chapter_and_total_and_asks_nothing(book: Path, capsys: 
     judge_rows = [line for line in printed.splitlines() if line.split()[:1] == ["openai:gpt-4o-mini"]]
     assert [row.split()[1:9] for row in judge_rows] == [["1", "2", "2", "asked", "~2,000,000", "<=0", "$0.30",
                                                         "$0.15"]]
+    assert "Spending limit: about $0.30 is within the limit" in printed
+    assert "[plan] priced in" in printed
     variant = book / "variants" / "openai-gpt-4o-mini-smoke"
     assert (variant / "plan" / "plan_by_chapter.csv").is_file() and (variant / "plan" / "plan_by_judge.csv").is_file()
     assert not (variant / "results").exists(), "a plan writes no variant results"
@@ -446,7 +464,8 @@ def test_a_judged_run_also_runs_the_pages_that_read_its_tables(book: Path, capsy
     assert committed(book) == before
 
 
-def test_a_summary_page_that_declares_judges_gets_every_readers_judge(book: Path) -> None:
+def test_a_summary_page_that_declares_judges_gets_every_readers_judge(book: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     write_notebook(book / "notebooks" / "summary.ipynb", SUMMARY_CELL + """
 import pandas as pd
 save_table(pd.DataFrame({"label": [judge["label"] for judge in judges]}), NOTEBOOK, "labels")
@@ -454,8 +473,13 @@ save_table(pd.DataFrame({"label": [judge["label"] for judge in judges]}), NOTEBO
     (book / "runplan.yaml").write_text(PLAN.replace(
         "profiles:", "  - {name: summary, notebook: notebooks/summary.ipynb, results_of: [judged]}\nprofiles:"))
     before = committed(book)
-    assert main(["run", "--judge", "openai:gpt-4o-mini", "--judge", "anthropic:claude-sonnet-4-6", "--plan"]) == 0
-    labels = next((book / "variants").glob("*/plan/results/summary/labels.csv"))
+    judges = ["--judge", "openai:gpt-4o-mini", "--judge", "anthropic:claude-sonnet-4-6"]
+    assert main(["run", *judges, "--plan"]) == 0
+    # A plan runs only the chapters that ask (a summary page asks nothing); the run itself gives the page the judges
+    assert not list((book / "variants").glob("*/plan/results/summary"))
+    monkeypatch.setenv("RECJUDGE_LLM_MODE", "replay")  # the run, from the store alone: nothing asked
+    assert main(["run", *judges]) == 0
+    labels = next((book / "variants").glob("*/results/summary/labels.csv"))
     assert labels.read_text() == "label\ngpt-4o-mini\nclaude-sonnet-4-6\n"
     assert committed(book) == before
 

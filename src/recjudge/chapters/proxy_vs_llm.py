@@ -3,7 +3,9 @@ figure and the glued findings with the rules that choose their words."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 from IPython.display import Markdown, display
@@ -513,12 +515,21 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
     return Markdown("\n".join(f"- {finding}" for finding in further))
 
 
-def synthetic_verdict(n_answers: int, n_judged: int, random_seeds: int) -> Markdown:
+def judge_run_origins(judge_runs: Mapping[str, Any]) -> str:
+    """The judge runs counted by where their replies came from ("3 LLM judge runs (2 replayed from the store, 1
+    asked live)"), so a page never calls a run asked of a reader's server "replayed"."""
+    origins = Counter(run.report.origin for run in judge_runs.values())
+    if len(origins) == 1:
+        return f"{pages.count(len(judge_runs), 'LLM judge run')} {next(iter(origins))}"
+    return (f"{pages.count(len(judge_runs), 'LLM judge run')} ("
+            + ", ".join(f"{n:,} {origin}" for origin, n in sorted(origins.items(), key=lambda item: -item[1])) + ")")
+
+
+def synthetic_verdict(n_answers: int, judge_runs: Mapping[str, Any], random_seeds: int) -> Markdown:
     """The verdict of the synthetic run: the pipeline ran, and its numbers say nothing about serendipity."""
     return pages.verdict([
         f"The pipeline ran end to end on {n_answers:,} synthetic answers: ground truth, {len(proxies.PROXIES)} "
-        f"proxies, Random over {random_seeds:,} seeds and {pages.count(n_judged, 'LLM judge run')} replayed from the "
-        "store.",
+        f"proxies, Random over {random_seeds:,} seeds and {judge_run_origins(judge_runs)}.",
         "The numbers are about generated answers and say nothing about serendipity or about any judge.",
     ])
 

@@ -13,7 +13,7 @@ Steps, each timed:
    run, and each executed notebook must exist (``recjudge run`` writes them).
 3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
 4. **Checks**: ``_build/html/index.html`` exists and no page or stylesheet loads anything from another host; the
-   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, data present).
+   build is recorded in ``_build/html/build-info.json`` (commit, profile, judges, each dataset's status).
 5. **Publish** (``--publish DEST``, ``make publish``): ``recjudge.compendium.publish`` puts the built site online.
 
 ``recjudge book --variant NAME`` (or the run's ``--judge``/``--profile``) takes the same steps for a variant of the
@@ -583,15 +583,16 @@ def _forget_build(html_dir: Path) -> None:
 
 def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges: tuple[str, ...] = (),
                   variant: str | None = None) -> None:
-    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from, and for the
-    committed book which sources each chapter was executed from (read when the book is published)."""
-    from recjudge.compendium.publish import PublishError, datasets_present, write_build_info
+    """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (each dataset's
+    status), and for the committed book which sources each chapter was executed from (read when the book is
+    published)."""
+    from recjudge.compendium.publish import PublishError, dataset_statuses, write_build_info
     from recjudge.compendium.runplan import DEFAULT_PROFILE, RunPlanError, executed_from, load_runplan
 
     try:
         chapters = None if variant else executed_from(load_runplan(root=root), root)
         write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
-                         data=datasets_present(root), variant=variant, chapters=chapters)
+                         data=dataset_statuses(root), variant=variant, chapters=chapters)
     except (PublishError, RunPlanError, OSError, ValueError) as error:  # e.g. no git checkout: not publishable
         print(f"[book] no build record ({error})", file=sys.stderr)
 

@@ -1,4 +1,5 @@
-"""Which cells of a notebook a run executes: cells for one variant of a chapter, and cells whose data are present.
+"""Which cells of a notebook a run executes: cells for one variant of a chapter, cells whose data are present, and in
+a plan pass the cells up to the chapter's last judge call (:data:`PLAN_ENDS_TAG`).
 
 **Variants.** One notebook can serve several runs (the real study, a pipeline demonstration on synthetic data). A
 cell tagged ``only:NAME`` runs only in runs whose ``variant`` (run plan) is NAME; runs without a variant are
@@ -25,6 +26,10 @@ from recjudge.data.registry import get_spec
 from recjudge.paths import DATA_MIRROR_ENV
 
 NEEDS_TAG_PREFIX = "needs:"
+#: Tag of a chapter's last cell that asks a judge. A plan pass (``recjudge run --plan``) only counts what the chapters
+#: would ask, so it executes each notebook up to that cell and no further: what follows draws the page from replies
+#: a plan does not have (a test checks that no cell after it calls a function that asks a judge).
+PLAN_ENDS_TAG = "plan-ends-here"
 ONLY_TAG_PREFIX = "only:"
 DEFAULT_VARIANT = "default"
 #: Tag of the inserted box, so that tests and readers of the executed notebook can find it.
@@ -55,6 +60,16 @@ def notebook_for_variant(notebook: nbformat.NotebookNode, variant: str | None) -
     if len(kept) == len(notebook.cells):
         return notebook
     return nbformat.from_dict(dict(notebook, cells=kept))
+
+
+def notebook_for_plan(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``notebook`` up to and including its last cell tagged :data:`PLAN_ENDS_TAG` (the same object when no cell is
+    tagged: the whole notebook is executed)."""
+    ends = [index for index, cell in enumerate(notebook.cells)
+            if PLAN_ENDS_TAG in cell.get("metadata", {}).get("tags", [])]
+    if not ends or ends[-1] == len(notebook.cells) - 1:
+        return notebook
+    return nbformat.from_dict(dict(notebook, cells=notebook.cells[:ends[-1] + 1]))
 
 
 def data_needed_markdown(missing: Sequence[str], n_cells_left_out: int) -> str:

@@ -253,8 +253,35 @@ def _axis_has_ticks(ax, axis: str) -> bool:
     return any(t.get_text() for t in ticks)
 
 
+#: What each panel of a figure with no data at all says: a run without scores (a plan, which asks nothing; a judge
+#: whose every judgment failed; a chapter whose data are absent) still draws its figures, as labelled placeholders.
+NO_SCORES = "No scores in this run"
+#: What the caption of such a figure adds.
+NO_SCORES_CAPTION = "(No scores in this run: a plan, a judge with no replies, or data absent; the panels are empty.)"
+
+
+def shows_no_data(fig: Figure) -> bool:
+    """True when no visible panel of ``fig`` holds data or text: a figure drawn from no scores at all (a figure
+    with some panels drawn and others empty is not, and :func:`check_figure` still rejects it)."""
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    return bool(panels) and all(not len(_data_points(ax)) and not any(
+        t.get_visible() and t.get_text().strip() for t in ax.texts) for ax in panels)
+
+
+def label_no_scores(fig: Figure) -> Figure:
+    """Write :data:`NO_SCORES` in the middle of every visible panel of ``fig`` (a figure :func:`shows_no_data`)."""
+    for ax in fig.axes:
+        if ax.get_visible():
+            ax.text(0.5, 0.5, NO_SCORES, transform=ax.transAxes, ha="center", va="center", color="0.35")
+    return fig
+
+
 def assert_legible(fig: Figure, **kwargs) -> Figure:
-    """Raise ``ValueError`` listing :func:`check_figure`'s problems; return ``fig`` when there are none."""
+    """Raise ``ValueError`` listing :func:`check_figure`'s problems; return ``fig`` when there are none. A figure
+    with no data in any panel (:func:`shows_no_data`) passes as a labelled placeholder (:func:`label_no_scores`):
+    a run without scores must not fail on its page."""
+    if shows_no_data(fig):
+        label_no_scores(fig)
     problems = check_figure(fig, **kwargs)
     if problems:
         raise ValueError("figure hard to read:\n- " + "\n- ".join(problems))
@@ -315,11 +342,13 @@ def glue_figure(name: str, fig: Figure, caption: str | None = None, *, check: bo
         raise ValueError(f"figure name {name!r}: 'fig-' then lower-case letters, digits and '-' (e.g. 'fig-limits')")
     if caption is not None and not caption.strip():
         raise ValueError(f"figure {name!r}: an empty caption; write it in the glue:figure directive or pass one")
+    empty = shows_no_data(fig)
     if check:
         assert_legible(fig)
     image = svg_image(fig)
     glue(name, image, display=False)
     if caption is not None:
+        caption = f"{caption} {NO_SCORES_CAPTION}" if empty else caption
         glue(name + CAPTION_SUFFIX, Markdown(" ".join(caption.split())), display=False)
 
 
@@ -358,4 +387,5 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
            "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
+           "NO_SCORES", "NO_SCORES_CAPTION", "shows_no_data", "label_no_scores",
            "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "plot_size_table"]

@@ -1,7 +1,8 @@
 """Publishing the built book for readers: ``recjudge book --publish DEST`` (``make publish``).
 
 A build of the book (``recjudge book``) leaves ``build-info.json`` in its site folder: the commit it was built from,
-whether the checkout was clean, the profile, the judges and which of the run plan's datasets were present. Publishing
+whether the checkout was clean, the profile, the judges and the status of each of the run plan's datasets (complete,
+partial, sample, missing: ``recjudge.data.availability``). Publishing
 takes a site folder and a destination, and refuses a partial book, one line per reason, unless told
 ``allow_partial``:
 
@@ -15,7 +16,8 @@ takes a site folder and a destination, and refuses a partial book, one line per 
 
 What it publishes is a copy of the site with ``.nojekyll`` (GitHub Pages serves ``_static/`` as it is), the
 ``build-info.json`` (with what, if anything, makes the book partial) and, on the landing page, one line saying "built
-from commit X with the full data". The committed sources are not touched: the line and the record exist only in the
+from commit X with the data the data tour lists (2 partial: ...)", each dataset's status as the data layer reports
+it. The committed sources are not touched: the line and the record exist only in the
 published copy and the build folder.
 
 Destinations: a git remote and branch (``origin`` and ``gh-pages`` by default), committed with ``ghp-import`` and
@@ -86,21 +88,25 @@ def checkout_state(root: Path) -> tuple[str, bool]:
 
 
 # ------------------------------------------------------------------------------------------------ the build record
-def datasets_present(root: Path) -> dict[str, bool]:
-    """Every dataset the run plan's chapters read, and whether this machine holds it."""
+def dataset_statuses(root: Path) -> dict[str, str]:
+    """Every dataset the run plan's chapters read, and its status as the data layer reports it
+    (``recjudge.data.availability``: complete, partial, sample, missing or invalid), which the data tour shows too."""
     from recjudge.compendium.runplan import load_runplan
-    from recjudge.data.fetch import locate
+    from recjudge.data.fetch import availability
 
     names = sorted({name for run in load_runplan(root=root) for name in run.datasets})
-    return {name: locate(name) is not None for name in names}
+    if not names:
+        return {}
+    table = availability(names)
+    return dict(zip(table["dataset"], table["status"]))
 
 
 def write_build_info(site: Path, root: Path, *, profile: str, judges: Iterable[str] = (),
-                     data: Mapping[str, bool], variant: str | None = None,
+                     data: Mapping[str, str], variant: str | None = None,
                      chapters: Mapping[str, Mapping[str, str | None]] | None = None) -> dict[str, Any]:
-    """Record in ``site/build-info.json`` what a build was made from; returns the record. ``chapters``: each
-    chapter's input fingerprint at the build and the one its executed notebook was made from
-    (``runplan.executed_from``), which publishing compares."""
+    """Record in ``site/build-info.json`` what a build was made from; returns the record. ``data``: each dataset's
+    status (``dataset_statuses``). ``chapters``: each chapter's input fingerprint at the build and the one its
+    executed notebook was made from (``runplan.executed_from``), which publishing compares."""
     commit, clean = checkout_state(root)
     record = {"project": PROJECT, "commit": commit, "clean_checkout": clean, "profile": profile, "variant": variant,
               "judges": list(judges), "data": dict(sorted(data.items()))}
@@ -204,12 +210,32 @@ def refusals(site: Path, root: Path) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------- the published copy
+#: A dataset's status in a build record: the data layer's word; a record written before statuses were recorded
+#: holds True or False (present or not).
+COMPLETE = "complete"
+_LEGACY_STATUS = {True: "present", False: "missing"}
+
+
+def data_phrase(data: Mapping[str, Any]) -> str:
+    """What the landing line says of the data (HTML): "with the data the data tour lists (all complete)", or the
+    count and names of the datasets that are not complete copies, by status ("(2 partial: <code>…</code>)")."""
+    by_status: dict[str, list[str]] = {}
+    for name, status in sorted(data.items()):
+        status = _LEGACY_STATUS.get(status, str(status)) if isinstance(status, bool) else str(status)
+        if status != COMPLETE:
+            by_status.setdefault(status, []).append(name)
+    if not by_status:
+        return "with the data the data tour lists (all complete)"
+    parts = [f"{len(names)} {html.escape(status)}: " + ", ".join(f"<code>{html.escape(name)}</code>" for name in names)
+             for status, names in sorted(by_status.items())]
+    return "with the data the data tour lists (" + "; ".join(parts) + ")"
+
+
 def landing_line(record: Mapping[str, Any], link: str) -> str:
-    """The sentence the landing page shows: which commit, whether with the full data, which profile and judges."""
+    """The sentence the landing page shows: which commit, with which data (each dataset's status as the data layer
+    reported it at the build), which profile and judges."""
     commit = html.escape(str(record.get("commit", ""))[:12])
-    missing = sorted(name for name, present in record.get("data", {}).items() if not present)
-    data = ("(its data not recorded)" if "data" not in record else "with the full data" if not missing else
-            "without the data of " + ", ".join(f"<code>{html.escape(name)}</code>" for name in missing))
+    data = "(its data not recorded)" if "data" not in record else data_phrase(record["data"])
     judges = record.get("judges") or []
     who = ("judges " + ", ".join(f"<code>{html.escape(str(judge))}</code>" for judge in judges) if judges
            else "the chapters' own judges")
@@ -525,6 +551,6 @@ def _tree(root: Path, commit: str) -> str:
     return _git(root, "rev-parse", f"{commit}^{{tree}}").stdout.strip()
 
 
-__all__ = ["BUILD_INFO", "DEFAULT_BRANCH", "Destination", "PublishError", "checkout_state", "datasets_present",
-           "landing_line", "landing_page", "mirror", "not_clean", "partial_pages", "publish", "read_build_info",
-           "refusals", "stage", "write_build_info"]
+__all__ = ["BUILD_INFO", "DEFAULT_BRANCH", "Destination", "PublishError", "checkout_state", "data_phrase",
+           "dataset_statuses", "landing_line", "landing_page", "mirror", "not_clean", "partial_pages", "publish",
+           "read_build_info", "refusals", "stage", "write_build_info"]

@@ -848,21 +848,24 @@ def _write_json_atomic(path: Path, data: Any) -> None:
     os.replace(temporary, path)
 
 
-def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path) -> None:
+def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path, *, plan: bool = False) -> None:
     """Execute ``run`` with papermill into ``output``. The notebook is written to a temporary file first, so a failure
-    never replaces the last good output; the partial notebook is kept at ``failed_copy`` for inspection."""
+    never replaces the last good output; the partial notebook is kept at ``failed_copy`` for inspection. ``plan``: a
+    plan pass, which stops after the chapter's last judge call (``cell_selection.notebook_for_plan``)."""
     import nbformat
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from recjudge.compendium.cell_selection import notebook_for_available_data, notebook_for_variant
+    from recjudge.compendium.cell_selection import notebook_for_available_data, notebook_for_plan, notebook_for_variant
 
     output.parent.mkdir(parents=True, exist_ok=True)
     # Names of this run's own (two runs of one chapter never share them), removed however the run ends.
     temporary = _private_path(output, ".running.ipynb")
     source = root / run.notebook
     original = read_source_notebook(source)
-    selected, missing = notebook_for_available_data(notebook_for_variant(original, run.variant), run.datasets)
+    # The plan's end first: it is a position in the chapter, whichever cells the variant or the data leave out
+    selected, missing = notebook_for_available_data(
+        notebook_for_variant(notebook_for_plan(original) if plan else original, run.variant), run.datasets)
     selecting = selected is not original or source.suffix != ".ipynb"
     if selecting:  # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
         source = _private_path(output, ".selected-cells.ipynb")
@@ -1083,7 +1086,8 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
     failure_log.parent.mkdir(parents=True, exist_ok=True)
     failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
     target.job_log(run).unlink(missing_ok=True)  # and this execution's job summaries
-    execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb")
+    execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb",
+                     plan=target.plan_logs is not None)
     failures = read_failure_log(failure_log)
     seconds = time.perf_counter() - started
     if failures:
@@ -1372,11 +1376,13 @@ def run_command(args: argparse.Namespace) -> int:
             print(format_plan(table))
             print("\nThe same plan by judge (a judge not asked: what asking it too would take):")
             print(format_plan(by_judge))
-            from recjudge.compendium.variants import left_out_line, not_fetched_line
+            from recjudge.compendium.variants import left_out_line, limit_line, not_fetched_line
 
-            for line in (left_out_line(by_judge), not_fetched_line(by_judge)):
+            for line in (left_out_line(by_judge), not_fetched_line(by_judge), limit_line(table, invocation.paid())):
                 if line:
                     print(line)
+            print(f"[plan] priced in {time.perf_counter() - started:.0f} s: each chapter that asks an LLM ran up to "
+                  "its last judge call, nothing asked")
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -1468,14 +1474,17 @@ def _report_batches(invocation: _Invocation) -> None:
 
 
 def _plan(invocation: _Invocation, root: Path, *, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Execute the runs in the engine's dry-run mode and sum their job lines by chapter and by judge
-    (``compendium.variants.plan_table``, ``plan_by_judge``); both are also written beside the logs, as CSV."""
+    """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
+    only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
+    them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
+    both are also written beside the logs, as CSV."""
     from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
-    execute_plan(invocation.runs, root, force=force, target=target)
+    asking = [run for run in invocation.runs if run.asks_llm]
+    execute_plan(asking, root, force=force, target=target)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
-    logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in invocation.runs}
+    logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
     tables = plan_table(logs, free), plan_by_judge(logs, free)
     for table, name in zip(tables, ("plan_by_chapter.csv", "plan_by_judge.csv")):
         table.to_csv(target.plan_logs.parent / name, index=False)

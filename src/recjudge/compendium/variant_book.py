@@ -304,9 +304,10 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
 OFFLINE_JUDGES_BULLET = re.compile(r"^- \*\*No capable LLM judged anything here\.\*\*.*?(?=^- \*\*)",
                                    re.MULTILINE | re.DOTALL)
 #: The intro's sentence saying that no LLM-judge claim is tested because no capable LLM runs (a sentence that may
-#: wrap over lines), and what a book a reader's judge ran says instead.
+#: wrap over lines), and what a book a reader's judge ran says instead. The sentence ends at a full stop followed by
+#: a space, a line end or the text's end: a full stop inside a word ("gpt-3.5-turbo") does not end it.
 OFFLINE_CLAIMS_SENTENCE = re.compile(r"No capable LLM runs offline, so no LLM-judge claim of the\s+papers is tested "
-                                     r"in this build:[^.]*\.")
+                                     r"in this build:.*?\.(?=\s|$)", re.DOTALL)
 CLAIMS_BESIDE_YOUR_JUDGE = ("In this variant each chapter's verdicts say whose numbers they read and what share of "
                             "your judge's replies held no answer.")
 

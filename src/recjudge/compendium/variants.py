@@ -329,6 +329,25 @@ def cost_gate(table: pd.DataFrame, confirmed: bool) -> str | None:
             "nothing was asked. Confirm with --yes, or raise the limit, or choose a smaller --profile")
 
 
+def limit_line(table: pd.DataFrame, paid: bool) -> str | None:
+    """What a plan's estimate (``plan_table``) means for the live run of the same command: whether it is within the
+    spending limit (``recjudge.llm.estimate.cost_limit``) or will stop before its first request (``cost_gate``).
+    None when no judge costs money (no limit applies)."""
+    if not paid:
+        return None
+    cost = float(table.loc[table["chapter"] == "total", "cost_run_usd"].iloc[0])
+    limit = cost_limit()
+    if math.isnan(cost):
+        return (f"Spending limit: the cost is unknown (a judge's model has no listed price), so the live run will stop "
+                f"before its first request unless confirmed with --yes (limit ${limit:,.2f}, env {MAX_USD_ENV}).")
+    if cost > limit:
+        return (f"Spending limit: about ${cost:,.2f} is above the limit of ${limit:,.2f} (env {MAX_USD_ENV}), so the "
+                f"live run of this command will stop before its first request. Add --yes to confirm the cost, set "
+                f"{MAX_USD_ENV}={math.ceil(cost)}, or choose a smaller --profile.")
+    return (f"Spending limit: about ${cost:,.2f} is within the limit of ${limit:,.2f} (env {MAX_USD_ENV}); the live "
+            "run starts without asking.")
+
+
 def plan_log_path(folder: Path, run_name: str) -> Path:
     """Where a plan pass has the engine write one run's job lines."""
     return Path(folder) / f"{run_name}.jsonl"
@@ -336,6 +355,6 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
 
 __all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "batch_environment", "cost_gate",
            "describe_variant", "pending_batches",
-           "format_plan", "job_costs", "left_out_line", "not_fetched_line",
+           "format_plan", "job_costs", "left_out_line", "limit_line", "not_fetched_line",
            "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",
            "variant_folder", "variant_name"]

@@ -96,6 +96,19 @@ class RunReport:
     def n_skipped_store_lines(self) -> int:
         return len(self.skipped_store_lines)
 
+    @property
+    def origin(self) -> str:
+        """Where this run's replies came from, for a page that says so: "asked live" (at least one reply asked of
+        the provider), "planned, not asked" (plan mode, none asked), "replayed from the store" (every reply there),
+        else "not answered" (every judgment failed or was left out)."""
+        if self.n_asked:
+            return "asked live"
+        if self.n_planned:
+            return "planned, not asked"
+        if self.n_from_store:
+            return "replayed from the store"
+        return "not answered"
+
     def __str__(self) -> str:
         cost = "unknown" if math.isnan(self.cost_usd) else f"${self.cost_usd:.4f}"
         job_cost = "unknown" if math.isnan(self.job_cost_usd) else f"${self.job_cost_usd:.4f}"

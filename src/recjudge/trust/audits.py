@@ -54,6 +54,19 @@ def reliability(readings: pd.DataFrame, n_boot: int = 500, seed: int = 0, level:
             "alpha": alpha, "alpha_ci_low": float(low), "alpha_ci_high": float(high)}
 
 
+#: The columns of ``reliability``'s record, and of ``reliability_table`` after its ``readings`` column.
+RELIABILITY_COLUMNS = ("n_readings", "answers", "answers_complete", "alpha", "alpha_ci_low", "alpha_ci_high")
+#: The columns of ``bias_table``.
+BIAS_COLUMNS = ("judge", "term", "coefficient", "ci_low", "ci_high", "p_value", "n")
+
+
+def reliability_table(reading_sets: Mapping[str, pd.DataFrame], n_boot: int = 500, seed: int = 0) -> pd.DataFrame:
+    """One row per set of readings (its name in ``readings``): ``reliability`` of each; with no set (no judge scored
+    anything: a plan, judges whose judgments all failed) a table with the same columns and no row."""
+    return pd.DataFrame([{"readings": name, **reliability(readings, n_boot, seed)}
+                         for name, readings in reading_sets.items()], columns=["readings", *RELIABILITY_COLUMNS])
+
+
 def bias_table(frame: pd.DataFrame, judges: Sequence[str], properties: Mapping[str, str], human: str = "truth",
                groups: str | None = None) -> pd.DataFrame:
     """One row per (judge, property): the coefficient of the standardised property in an OLS regression of the
@@ -85,4 +98,4 @@ def bias_table(frame: pd.DataFrame, judges: Sequence[str], properties: Mapping[s
                          "coefficient": float(fitted.params[column]), "ci_low": float(intervals.loc[column, 0]),
                          "ci_high": float(intervals.loc[column, 1]), "p_value": float(fitted.pvalues[column]),
                          "n": int(fitted.nobs)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(BIAS_COLUMNS))

@@ -327,4 +327,14 @@ def worth_table(frame: pd.DataFrame, judges: Sequence[str], human: str, sizes: S
             labels_worth_by_correlation(n, rho, len(rows) if corrected else None)
             for n, corrected in zip(table["n"], table["finite_population"])]
         tables.append(table)
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=worth_columns())
+
+
+def worth_columns() -> list[str]:
+    """The columns of ``worth_table``, which a table with no row (no judge scored enough answers: a plan, a judge
+    whose judgments all failed) has too, so that a page selecting them shows an empty table instead of failing."""
+    per_method = [f"{kind}_{suffix}{end}" for suffix in METHOD_COLUMNS.values()
+                  for kind, end in (("width", ""), ("coverage", ""), ("coverage", "_mc_low"), ("coverage", "_mc_high"),
+                                    ("coverage", "_against_nominal"))]
+    return ["judge", "population", "n", *per_method, "draws", "nominal", "finite_population", "labels_worth",
+            "pearson", "labels_worth_by_rho2"]

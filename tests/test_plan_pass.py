@@ -1,0 +1,96 @@
+"""A plan pass (`recjudge run --plan`) counts what the chapters would ask without drawing their pages: each chapter
+that asks an LLM runs up to its last judge call (the cell tagged `plan-ends-here`), and no cell after it asks one.
+And every chapter, run to its end in plan mode with a reader's judge and an empty store (no scores at all), renders
+its page instead of failing."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from recjudge.compendium import cell_selection
+from recjudge.compendium.runplan import load_runplan, read_source_notebook
+from recjudge.paths import project_root
+
+ROOT = project_root()
+#: The engine's entry point: every judgment a chapter asks goes through it.
+ENGINE_CALLS = {"run_judge"}
+
+
+def called_names(tree: ast.AST) -> set[str]:
+    """The names a piece of code calls (``f(...)`` and ``x.f(...)`` alike: a method is known by its name)."""
+    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))}
+
+
+def judge_asking_functions() -> set[str]:
+    """Names of the package's functions that call the engine, directly or through others (by name: a name shared by
+    an unrelated function counts too, which errs on the safe side)."""
+    calls: dict[str, set[str]] = {}
+    for path in (ROOT / "src" / "recjudge").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls.setdefault(node.name, set()).update(called_names(node))
+    asking, grown = set(ENGINE_CALLS), True
+    while grown:
+        new = {name for name, called in calls.items() if name not in asking and called & asking}
+        asking |= new
+        grown = bool(new)
+    return asking
+
+
+def asks(cell, asking: set[str]) -> bool:
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError:  # IPython magics: no judge call
+        return False
+    return bool(called_names(tree) & asking)
+
+
+ASKING_RUNS = sorted({run.notebook for run in load_runplan(root=ROOT) if run.asks_llm})
+
+
+@pytest.mark.parametrize("notebook", ASKING_RUNS)
+def test_a_chapter_that_asks_a_judge_marks_where_a_plan_ends_and_asks_none_after_it(notebook: str) -> None:
+    cells = [cell for cell in read_source_notebook(ROOT / notebook).cells if cell.cell_type == "code"]
+    asking = judge_asking_functions()
+    ends = [index for index, cell in enumerate(cells) if cell_selection.PLAN_ENDS_TAG in cell.metadata.get("tags", [])]
+    assert len(ends) == 1, f"{notebook}: tag its last cell that asks a judge {cell_selection.PLAN_ENDS_TAG!r}, once"
+    assert asks(cells[ends[0]], asking), f"{notebook}: the cell tagged {cell_selection.PLAN_ENDS_TAG!r} asks no judge"
+    later = [index for index in range(ends[0] + 1, len(cells)) if asks(cells[index], asking)]
+    assert not later, (f"{notebook}: code cell(s) {later} ask a judge after the plan's end (cell {ends[0]}): a plan "
+                       "would not count their requests; move the tag")
+
+
+def test_a_plan_pass_executes_a_notebook_up_to_its_plan_end_and_a_whole_notebook_without_one() -> None:
+    cells = [nbformat.v4.new_code_cell("a = 1"), nbformat.v4.new_code_cell("asked = run_judge()"),
+             nbformat.v4.new_code_cell("draw(asked)")]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    assert cell_selection.notebook_for_plan(notebook) is notebook
+    cells[1].metadata["tags"] = ["needs:serendipity-2018", cell_selection.PLAN_ENDS_TAG]
+    assert [cell.source for cell in cell_selection.notebook_for_plan(notebook).cells] == ["a = 1",
+                                                                                         "asked = run_judge()"]
+
+
+def test_every_chapter_renders_its_page_with_no_scores_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The smoke profile, a reader's paid judge and an empty store: in plan mode nothing is asked and no judge has a
+    single score, yet every chapter runs to its end (its figures as labelled placeholders, its tables empty). With the
+    data mirror (RECJUDGE_DATA_MIRROR) every chapter computes; without it, the chapters whose data are absent too."""
+    from recjudge.compendium.runplan import ASK_ONLY_ENV, MODE_ENV, Target, execute_plan, with_judges, with_summaries
+    from recjudge.llm.judge_spec import parse_judges
+    from recjudge.paths import RESULTS_ENV
+
+    monkeypatch.setenv("RECJUDGE_STORE", str(tmp_path / "empty-store"))
+    judges = [judge.to_parameter() for judge in parse_judges(["openai:gpt-4o-mini"])]
+    runs = load_runplan(root=ROOT, profile="smoke")
+    judged, _, _ = with_judges(runs, judges, ROOT)
+    runs = with_summaries(runs, judged, judges, ROOT)
+    # Not a plan pass (which stops at each chapter's last judge call): whole chapters, the engine in plan mode
+    target = Target(tmp_path / "notebooks", tmp_path / "cache",
+                    ((MODE_ENV, "plan"), (RESULTS_ENV, str(tmp_path / "results")),
+                     (ASK_ONLY_ENV, "openai:gpt-4o-mini")), profile="smoke")
+    outcomes = execute_plan(runs, ROOT, target=target, log=lambda line: None)  # raises naming a chapter that fails
+    assert [outcome.run.name for outcome in outcomes] == [run.name for run in runs]
