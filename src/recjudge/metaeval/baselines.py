@@ -115,12 +115,13 @@ def constant_answers(truth, folds: Sequence[object] | None = None) -> pd.DataFra
 
 
 def baselines_out_of_fold(truth, folds: Sequence[object] | None = None, classes: Classes = level, low: int = 1,
-                          high: int = 5, scored: Sequence[bool] | None = None) -> pd.DataFrame:
+                          high: int = 5, scored: Sequence[bool] | None = None,
+                          chosen_on: str = "the other folds' answers") -> pd.DataFrame:
     """The constant answers (most frequent level, mean; :func:`constant_answers`: each chosen for a fold on every
     other fold's answers, so it never sees the answers it is scored on) and Random scored against ``truth``. Columns
     :data:`COLUMNS`; ``answer`` gives the constant(s) chosen (a range when they differ by fold). ``scored``: score
     only these answers (e.g. a judge's sample), each constant still chosen on every other fold's answers (the whole
-    survey but the user's own)."""
+    survey but the user's own); ``chosen_on`` names those answers in the table (e.g. "the other users' answers")."""
     t = np.asarray(truth, dtype=float).ravel()
     mask = np.ones(t.size, dtype=bool) if scored is None else np.asarray(scored, dtype=bool).ravel()
     if mask.shape != t.shape:
@@ -132,13 +133,13 @@ def baselines_out_of_fold(truth, folds: Sequence[object] | None = None, classes:
     rows = []
     for name in (MODE, MEAN):
         answers = constants[name].to_numpy()[mask]
-        chosen = (f"{answers.min():.3g}" if np.ptp(answers) < 5e-4 else
-                  f"{answers.min():.3g}–{answers.max():.3g}")
+        low_text, high_text = f"{answers.min():.3g}", f"{answers.max():.3g}"
+        chosen = low_text if low_text == high_text else f"{low_text}–{high_text}"
         rows.append({"baseline": name, "answer": chosen, **score_answers(answers, t[mask], classes)})
     rows.append({"baseline": RANDOM, "answer": f"uniform on {low}–{high} (expected)",
                  **random_expected(t[mask], classes, low, high)})
     frame = pd.DataFrame(rows)
-    frame["chosen_on"] = ["the other folds' answers"] * 2 + ["nothing (no choice)"]
+    frame["chosen_on"] = [chosen_on] * 2 + ["nothing (no choice)"]
     frame["pearson_pct"] = [np.nan, np.nan, 0.0]
     frame["pearson_note"] = [CONSTANT_PEARSON_NOTE] * 2 + ["expected 0 (independent of the truth)"]
     return frame[COLUMNS]
