@@ -25,6 +25,8 @@ from recjudge.trust.ppi import labels_worth_by_correlation
 
 #: Zhang et al.'s text entries ("around 2,500", section 2.2.1): the n of their dataset-level correlations.
 ZHANG_ENTRIES = 2500
+#: Kang et al.'s Table 5 ensemble (their caption: Qwen2.5-14B, Qwen2.5-72B and GPT-4, few-shot).
+ENSEMBLE = "mean of Qwen2.5-14B, Qwen2.5-72B, GPT-4 few-shot"
 #: Kang et al.'s Table 2 families that are LLM judges.
 KANG_LLM_FAMILIES = ("LLM-based Baseline", "LLM zero-shot", "LLM few-shot")
 #: Zhang et al.'s Table 1 rows that are not LLM evaluators.
@@ -37,9 +39,11 @@ def _kang() -> pd.DataFrame:
     table2 = papers.table("kang2025serendipity_table2")
     table2 = table2[table2["family"].isin(KANG_LLM_FAMILIES)].assign(
         table="Table 2", judge=lambda t: t["family"] + ": " + t["method"])
-    later = papers.table("kang2025serendipity_tables4_5").assign(
-        table=lambda t: "Table " + t["table"].astype(str),
-        judge=lambda t: "Qwen2.5-14B few-shot: " + t["method"].replace({"NA": "no interactions / no auxiliary data"}))
+    later = papers.table("kang2025serendipity_tables4_5")
+    # the paper's judge for Tables 4-5 is Qwen2.5-14B few-shot; its Table 5 ensemble averages three judges
+    judge = later["method"].str.startswith("Multi-LLM").map({True: ENSEMBLE, False: "Qwen2.5-14B few-shot"})
+    later = later.assign(table="Table " + later["table"].astype(str),
+                         judge=judge + ": " + later["method"].replace({"NA": "no interactions / no auxiliary data"}))
     rows = pd.concat([table2, later], ignore_index=True)
     return rows.assign(paper="Kang et al. 2025", n=rows["dataset"].map(KANG_TABLE1_RATINGS))
 
