@@ -360,6 +360,9 @@ def test_not_testable_says_which_of_no_capable_judge_and_too_few_answers_holds()
     rq2 = claims.registry(load_table).set_index("claim").loc[claim("agreement_by_setting").claim]
     assert rq2["verdict"] == claims.NOT_TESTABLE and "too few answers" in rq2["reason"]
     assert 1930 <= rq2["n_needed"] <= 1950 and rq2["n"] < rq2["n_needed"]
+    rq3 = claims.registry(load_table).set_index("claim").loc[claim("table5_ours").claim]
+    assert "more than the 2,150 answers the dataset holds" in rq3["reason"]
+    assert "dataset holds" not in rq2["reason"]
 
 
 def test_a_constant_answer_decides_tokutakes_claims_by_the_papers_own_numbers():

@@ -123,12 +123,16 @@ class SampleNeed:
     n_needed: int
     effect: str
     method: str
+    #: The answers the dataset holds in all, when known: a need beyond it cannot be met with this dataset.
+    available: int | None = None
 
     def too_few(self) -> bool:
         return self.n_here < self.n_needed
 
     def __str__(self) -> str:
         counts = f"{self.n_here:,} here, {self.n_needed:,} needed to detect {self.effect} ({self.method})"
+        if self.available is not None and self.n_needed > self.available:
+            counts += f"; more than the {self.available:,} answers the dataset holds"
         return f"too few answers: {counts}" if self.too_few() else f"enough answers: {counts}"
 
 
@@ -408,15 +412,24 @@ def _auxiliary_data(load: Loader) -> Evidence:
                      Difference("sample", f"{int(none['n'])} answers", "all answers")),
         missing=NEEDS_A_CAPABLE_LLM,
         sample=_correlation_gain_need(int(none["n"]), float(none["paper_pearson_pct"]),
-                                      float(best["paper_pearson_pct"])))
+                                      float(best["paper_pearson_pct"]), _serendipity_2018_answers()))
 
 
-def _correlation_gain_need(n_here: int, before_pct: float, after_pct: float) -> SampleNeed:
+def _correlation_gain_need(n_here: int, before_pct: float, after_pct: float,
+                           available: int | None = None) -> SampleNeed:
     """The answers a paper's gain in Pearson (``before_pct`` → ``after_pct``) needs, by Fisher z on two independent
     samples (this book's reading: the paper does not say how its settings share answers)."""
     return SampleNeed(n_here, power.n_for_correlation_difference(before_pct / 100, after_pct / 100),
                       f"the paper's gain of {fmt(after_pct - before_pct, 1)} points in Pearson ({fmt(before_pct, 1)}% "
-                      f"→ {fmt(after_pct, 1)}%)", "Fisher z, two independent samples, 80% power, α = 0.05")
+                      f"→ {fmt(after_pct, 1)}%)", "Fisher z, two independent samples, 80% power, α = 0.05",
+                      available)
+
+
+def _serendipity_2018_answers() -> int:
+    """Serendipity-2018's survey answers in all (the sum of Tokutake et al.'s printed distribution of g)."""
+    from recjudge import papers
+
+    return int(papers.table("tokutake2025framework_g_distribution")["answers"].sum())
 
 
 def splits(cell: str) -> str:
@@ -443,7 +456,7 @@ def _ensembles(load: Loader) -> Evidence:
              f"{answers_per_half(held)} answers per held-out half)",
         differences=(Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2"),),
         missing=NEEDS_A_CAPABLE_LLM,
-        sample=_correlation_gain_need(int(held["n"]), *_kang_table5_gain()))
+        sample=_correlation_gain_need(int(held["n"]), *_kang_table5_gain(), _serendipity_2018_answers()))
 
 
 def _kang_table5_gain() -> tuple[float, float]:
