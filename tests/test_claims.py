@@ -371,3 +371,8 @@ def test_a_constant_answer_decides_tokutakes_claims_by_the_papers_own_numbers():
     assert "errs more on its own g than answering 2" in best["key_number"]
     assert "0.633" in best["baselines"] and "62.5%" in best["baselines"]
     assert "failing" in best["reason"] and "answering 2" in best["reason"]
+
+
+def test_a_judge_worth_less_than_one_more_label_reads_as_no_saving():
+    trust = claims.registry(load_table).set_index("claim").loc[claims.ANSWERS["trust_judges"]]
+    assert trust["verdict"] == claims.NOT_REPRODUCED and "no saving" in trust["key_number"]

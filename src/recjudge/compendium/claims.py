@@ -747,7 +747,8 @@ def _labels_saved(load: Loader) -> Evidence:
         key=(f"with {TRUST_LABELS} human labels, the most useful of {len(llms)} LLM judges here (selected: "
              f"{best['judge']}) "
              f"is worth {fmt(best['labels_worth'], 1)} labels, {fmt(float(gains.max()), 1)} more than the labels "
-             "alone"),
+             "alone" + (f": no saving (under this book's threshold of {fmt(SAVED_LABELS, 0)} whole label)"
+                        if float(gains.max()) < SAVED_LABELS else "")),
         n=TRUST_LABELS,
         checks=tuple(Check(str(row["judge"]), float(row["labels_worth"]) - TRUST_LABELS, low=SAVED_LABELS)
                      for _, row in llms.iterrows()),
