@@ -153,7 +153,7 @@ NOT_YET_CONVERTED: set[str] = set()
 CHAPTER_DIR = Path("book") / "notebooks"
 #: Pages executed like chapters that answer no paper's question of their own (the findings of all chapters on one
 #: page): they open with an admonition but have no verdict.
-SUMMARY_PAGES = {"at_a_glance"}
+SUMMARY_PAGES = {"at_a_glance", "what_we_learned"}
 #: Height of a laptop's first screen at 1280 px wide: a chapter's verdict must begin within it.
 FIRST_SCREEN_PX = 900
 #: The class tables.paper_beside_ours gives its tables.

@@ -78,14 +78,21 @@ def test_the_constrained_finding_says_when_it_was_not_run():
 
 def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_scores(page_results):
     metrics = metric_rows([(0.5, 1.5), (np.nan, np.nan)], n=(10, 0))
-    shown = SimpleNamespace(items=pd.DataFrame({"key": range(10)}), synthetic=True,
-                            definition=SimpleNamespace(label="g as defined"))
+    # the survey: 12 users; the first 10 answers are the judged sample
+    answers = pd.DataFrame({"user_id": range(12), "item_id": 7, "g": [2.0] * 8 + [4.0] * 4})
+    shown = SimpleNamespace(items=pd.DataFrame({"key": [f"{u}:7" for u in range(10)]}), synthetic=True,
+                            definition=SimpleNamespace(label="g as defined"), answers=answers)
     table = page.show_metrics_table(metrics, shown, "chapter")
-    # the one judge is named once, in the caption, not in a column
-    assert table.caption == "Our runs on the sample of 10 answers. Judge: SmolLM2-135M."
-    assert list(table.data.columns) == ["Template", "n scored", "Unparsable", "MAE [95% CI]",
+    assert table.caption == "Our runs on the sample of 10 answers"
+    assert list(table.data.columns) == ["Judge", "Template", "n scored", "Unparsable", "MAE [95% CI]",
                                         "Accuracy (%) [95% CI]"]
-    assert table.data["MAE [95% CI]"].tolist() == ["1.00 [0.50, 1.50]", "–"]
+    assert table.data["MAE [95% CI]"].tolist()[:2] == ["1.00 [0.50, 1.50]", "–"]
+    # below the judge, the constants (chosen on the other users: always 2 here) and Random, on the 10 sampled answers
+    floor = pd.read_csv(page_results / "chapter" / "baselines.csv").set_index("judge")
+    assert floor.loc["constant (most frequent level)", "mae"] == pytest.approx(2 * 2 / 10)
+    assert floor.loc["constant (most frequent level)", "n"] == 10
+    assert table.data["Judge"].tolist()[2:] == floor.index.tolist()
+    assert table.data["MAE [95% CI]"].tolist()[2] == "0.40"  # a fixed answer: no interval
     saved = pd.read_csv(page_results / "chapter" / "metrics.csv")
     assert set(saved["data"]) == {"SYNTHETIC survey (not real users)"} and set(saved["ground_truth"]) == {
         "g as defined"}

@@ -99,7 +99,9 @@ def test_the_committed_verdicts_of_the_audited_claims():
     assert found[claim("order_vs_paper_1m").claim] == claims.NOT_COMPARABLE
     # DESR's Pearson (-2.3%) is below Random's
     assert found[claim("agreement_all_answers", "Every proxy metric").claim] == claims.PARTLY
-    assert found[claim("paper_claim_avg_score_vs_g").claim] == claims.NOT_TESTABLE
+    # its Table 3 judge (GPT-4o-mini, CoT) errs more on g than answering 2 every time (its Table 1)
+    assert found[claim("paper_claim_avg_score_vs_g").claim] == claims.CONTRADICTED
+    assert found[claim("metrics", "Chain-of-thought").claim] == claims.CONTRADICTED
     assert found[claim("ordering_check").claim] == claims.REPRODUCED
 
 
@@ -281,9 +283,11 @@ def test_a_variants_verdicts_name_the_judge_they_read_and_the_readers_unparsable
     ground_truth = next(line for line in variant.splitlines() if "ground truth" in line)
     assert "read from no LLM judge's numbers" in ground_truth
     assert "Verdict read" not in book, "the committed book names no reader's judge"
-    assert claims.NEEDS_A_CAPABLE_LLM in book and claims.NEEDS_A_CAPABLE_LLM not in variant, \
-        "a variant that ran a reader's judge does not say every judge here is tiny"
     zhang = claims.chapter_verdicts("explanation_evaluators", reader_variant(reader), [reader]).data
+    # (Tokutake's chain-of-thought claim is decided by the paper's own numbers: Zhang's LLM claim needs a judge)
+    book_zhang = claims.chapter_verdicts("explanation_evaluators", load_table).data
+    assert claims.NEEDS_A_CAPABLE_LLM in book_zhang and claims.NEEDS_A_CAPABLE_LLM not in zhang, \
+        "a variant that ran a reader's judge does not say every judge here is tiny"
     evaluators = next(line for line in zhang.splitlines() if "as well as or better" in line)
     assert "gpt-4o-mini, 0 of 40 replies unparsable (0.0%)" in evaluators
     ours = claims.for_chapter("explanation_evaluators", reader_variant(reader)).set_index("claim")["ours"]
@@ -348,3 +352,30 @@ def test_no_llm_judge_here_saves_a_label_and_the_authors_prompt_skips_transparen
     assert "never asks about transparency" in prompt["key_number"]
     fixed = changed("explanation_evaluators", "authors_prompt_statements", lambda f: f.assign(asks_its_aspect=True))
     assert claims.record(claim("authors_prompt_statements"), fixed)["verdict"] == claims.REPRODUCED
+
+
+def test_not_testable_says_which_of_no_capable_judge_and_too_few_answers_holds():
+    need = claims.SampleNeed(12, 1940, "a gain", "Fisher z")
+    text = claims.reason(Evidence(missing=claims.NEEDS_A_CAPABLE_LLM, sample=need))
+    assert text.startswith("no capable judge") and "too few answers: 12 here, 1,940 needed" in text
+    enough = claims.reason(Evidence(missing=claims.NEEDS_A_CAPABLE_LLM, sample=claims.SampleNeed(400, 175, "r", "z")))
+    assert "enough answers: 400 here" in enough
+    rq2 = claims.registry(load_table).set_index("claim").loc[claim("agreement_by_setting").claim]
+    assert rq2["verdict"] == claims.NOT_TESTABLE and "too few answers" in rq2["reason"]
+    assert 1930 <= rq2["n_needed"] <= 1950 and rq2["n"] < rq2["n_needed"]
+    rq3 = claims.registry(load_table).set_index("claim").loc[claim("table5_ours").claim]
+    assert "more than the 2,150 answers the dataset holds" in rq3["reason"]
+    assert "dataset holds" not in rq2["reason"]
+
+
+def test_a_constant_answer_decides_tokutakes_claims_by_the_papers_own_numbers():
+    records = claims.registry(load_table).set_index("claim")
+    best = records.loc[claim("metrics", "Chain-of-thought").claim]
+    assert "errs more on its own g than answering 2" in best["key_number"]
+    assert "0.633" in best["baselines"] and "62.5%" in best["baselines"]
+    assert "failing" in best["reason"] and "answering 2" in best["reason"]
+
+
+def test_a_judge_worth_less_than_one_more_label_reads_as_no_saving():
+    trust = claims.registry(load_table).set_index("claim").loc[claims.ANSWERS["trust_judges"]]
+    assert trust["verdict"] == claims.NOT_REPRODUCED and "no saving" in trust["key_number"]

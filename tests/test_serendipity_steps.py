@@ -72,17 +72,25 @@ def test_agreement_beside_random_puts_random_over_seeds_above_the_methods(study)
     scores = study.answers[["user_id", "truth"]].dropna().assign(
         close=lambda f: f["truth"].round(), flat=lambda f: 3.0 + (f.index % 2))
     table = ser.agreement_beside_random(scores, ["close", "flat"], "close", n_seeds=20, n_boot=10, seed=1)
-    assert table["method"].tolist() == ["Random", "close", "flat"]
+    constants = list(ser.CONSTANT_METHODS.values())
+    assert table["method"].tolist() == ["Random", *constants, "close", "flat"]
     assert table.loc[0, "seeds"] == 20
     alone = ser.agreement_table(scores, ["close", "flat"], reference="close", n_boot=10, seed=1, groups="user_id")
-    pd.testing.assert_frame_equal(table.iloc[1:][alone.columns].reset_index(drop=True), alone)
+    pd.testing.assert_frame_equal(table.iloc[3:][alone.columns].reset_index(drop=True), alone)
+    # a constant answer has no Pearson, and is chosen for each user on the other users' answers
+    from recjudge.metaeval.baselines import constant_answers
+
+    rows = table.set_index("method").loc[constants]
+    assert rows["pearson_pct"].isna().all() and rows["pearson_note"].str.contains("constant").all()
+    mean = constant_answers(scores["truth"], scores["user_id"])["constant (mean)"].to_numpy()
+    assert rows.loc["Constant (mean)", "mae"] == pytest.approx(np.abs(mean - scores["truth"].to_numpy()).mean())
 
 
 def test_taobao_agreement_scores_rare_categories_as_more_serendipitous():
     survey = pd.DataFrame({"user_id": range(8), "category_id": [1, 1, 1, 1, 2, 2, 3, 4],
                            "serendipity": [1, 2, 1, 2, 3, 4, 5, 5]})
     table = ser.taobao_agreement(survey, n_seeds=10, n_boot=0, seed=0).set_index("method")
-    assert table.index.tolist() == ["Random", ser.CATEGORY_COMMONNESS]
+    assert table.index.tolist() == ["Random", *ser.CONSTANT_METHODS.values(), ser.CATEGORY_COMMONNESS]
     signal = -np.log1p(np.array([4, 4, 4, 4, 2, 2, 1, 1]))
     likert = np.round((signal - signal.min()) / (signal.max() - signal.min()) * 4 + 1)
     pearson = 100 * np.corrcoef(likert, survey["serendipity"])[0, 1]

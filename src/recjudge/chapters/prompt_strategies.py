@@ -13,6 +13,8 @@ from IPython.display import Markdown, display
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, error, format_table, number, text
+from recjudge.metaeval import baselines
+from recjudge.metaeval.papers_vs_baselines import tokutake_table1_vs_baselines
 from recjudge.serendipity import prompt_strategies as ps
 
 #: The label of the book's own judge in the panel, its tables and its figure.
@@ -157,13 +159,39 @@ def show_ltm_chains(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.Pr
 
 
 def interval(value: float, low: float, high: float, n: int, decimals: int) -> str:
-    """"0.95 [0.60, 1.30]", or "–" when no reply was scored."""
-    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]" if n else "–"
+    """"0.95 [0.60, 1.30]", "0.60" without an interval (a baseline's), or "–" when no reply was scored."""
+    if not n:
+        return "–"
+    if pd.isna(low) or pd.isna(high):
+        return f"{value:.{decimals}f}"
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def sample_baselines(study: ps.PromptStrategyStudy) -> pd.DataFrame:
+    """The constant answers and Random scored on the judged sample's g (three-class accuracy), each constant chosen
+    for a user on every other user's answers of the survey (``recjudge.metaeval.baselines``), in the shape of the
+    metrics table (``judge`` names the baseline; no interval: the constants are fixed, Random's row is its
+    expectation)."""
+    answers = study.answers.dropna(subset=["g"])
+    sampled = set(study.items["key"].astype(str))
+    keys = answers["user_id"].astype(str) + ":" + answers["item_id"].astype(str)
+    table = baselines.baselines_out_of_fold(answers["g"], answers["user_id"], classes=baselines.three_class,
+                                            scored=keys.isin(sampled), chosen_on="the other users' answers")
+    constant = table["baseline"] != baselines.RANDOM
+    return pd.DataFrame({"judge": table["baseline"], "strategy": "baseline",
+                         "template": np.where(constant, "answers " + table["answer"] + ", chosen on "
+                                              + table["chosen_on"], table["answer"]),
+                         "n": table["n"], "n_unparsable": 0, "mae": table["mae"], "mae_ci_low": np.nan,
+                         "mae_ci_high": np.nan, "accuracy_pct": table["accuracy_pct"],
+                         "accuracy_pct_ci_low": np.nan, "accuracy_pct_ci_high": np.nan})
 
 
 def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, notebook: str):
-    """MAE and accuracy of every judge and strategy with their 95% intervals (saved with the data and g)."""
+    """MAE and accuracy of every judge and strategy with their 95% intervals (saved with the data and g), and below
+    them a constant answer and Random on the same answers (saved as ``baselines``)."""
     save_table(metrics.assign(data=data_label(study), ground_truth=study.definition.label), notebook, "metrics")
+    floor = save_table(sample_baselines(study), notebook, "baselines")
+    metrics = pd.concat([metrics, floor], ignore_index=True)
     shown = metrics.assign(
         mae_ci=[interval(*row, 2) for row in metrics[["mae", "mae_ci_low", "mae_ci_high", "n"]]
                 .itertuples(index=False)],
@@ -175,6 +203,26 @@ def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, not
                         labels={"template": "Template"},
                         caption=f"Our runs on the sample of {len(study.items)} answers",
                         full_table=(notebook, "metrics"))
+
+
+def show_table1_against_baselines(notebook: str):
+    """Every LLM row of Tokutake et al.'s Table 1 beside a constant answer and Random on the paper's own printed g
+    (saved as ``table1_vs_baselines``)."""
+    table = save_table(tokutake_table1_vs_baselines(), notebook, "table1_vs_baselines")
+    return format_table(
+        table[["model", "strategy", "mae", "constant_mode_mae", "constant_mean_mae", "random_mae", "accuracy_pct",
+               "constant_mode_accuracy_pct", "constant_mean_accuracy_pct", "random_accuracy_pct"]],
+        {"mae": error(3, label="MAE (paper)"),
+         "constant_mode_mae": error(3, label=f"MAE, answering {table['constant_mode_answer'].iloc[0]}"),
+         "constant_mean_mae": error(3, label="MAE, answering the mean"), "random_mae": error(3, label="MAE, Random"),
+         "accuracy_pct": number(1, label="Acc. % (paper)"),
+         "constant_mode_accuracy_pct": number(1, label=f"Acc. %, answering {table['constant_mode_answer'].iloc[0]}"),
+         "constant_mean_accuracy_pct": number(1, label="Acc. %, answering the mean"),
+         "random_accuracy_pct": number(1, label="Acc. %, Random")},
+        labels={"model": "Judge", "strategy": "Prompt"},
+        caption="Tokutake et al.'s Table 1 beside a constant answer and Random, all on the paper's printed "
+                "distribution of g (2,150 answers; each constant chosen leaving the answer it is scored on out)",
+        full_table=(notebook, "table1_vs_baselines"))
 
 
 def show_table1_beside_paper(metrics: pd.DataFrame, panel: Sequence[tuple[str, object]], notebook: str):

@@ -246,7 +246,8 @@ def show_table2(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, loc
     shots = {"LLM zero-shot": "zero-shot", "LLM few-shot": "few-shot"}
     paper_ser = paper_ser.assign(method=[f"{m} ({shots[f]})" if f in shots else m
                                          for m, f in zip(paper_ser["method"], paper_ser["family"])])
-    ours = pd.concat([agreement_all[agreement_all["method"].isin(["Random", *proxies.PROXIES, RECORDED])],
+    baselines = ["Random", *ser.CONSTANT_METHODS.values()]
+    ours = pd.concat([agreement_all[agreement_all["method"].isin([*baselines, *proxies.PROXIES, RECORDED])],
                       agreement_sample[agreement_sample["method"].isin(local_methods)]])
     ours = ours.assign(method=ours["method"].replace(table2_names()))
     save_table(paper_ser, notebook, "paper_table2")
@@ -256,6 +257,36 @@ def show_table2(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, loc
     return paper_beside_ours(ours, paper_ser, keys="method", metrics=TABLE2_METRICS, labels={"method": "Method"},
                              caption="Table 2 (Serendipity-2018) of Kang et al. (2025) beside ours",
                              full_table=(notebook, "table2_vs_paper"))
+
+
+def show_table2_against_constant(agreement_all: pd.DataFrame, notebook: str):
+    """Every LLM row of the paper's Table 2 on Serendipity-2018 (its printed MAE and RMSE) beside a constant answer's
+    on our answers — the paper prints no distribution of its ground truth, so the constant's numbers are ours —, and
+    whether the constant errs less (saved as ``table2_llm_vs_constant``)."""
+    paper = ser.kang2025_table2()
+    llm = paper[(paper["dataset"] == "Serendipity-2018") & paper["family"].str.startswith("LLM")]
+    by_method = agreement_all.set_index("method")
+    table = llm[["family", "method", "mae", "rmse"]].reset_index(drop=True)
+    for label in ser.CONSTANT_METHODS.values():
+        key = "mode" if "most frequent" in label else "mean"
+        table[f"constant_{key}_mae_ours"] = float(by_method.loc[label, "mae"])
+        table[f"constant_{key}_rmse_ours"] = float(by_method.loc[label, "rmse"])
+    table["n_ours"] = int(by_method.loc[next(iter(ser.CONSTANT_METHODS.values())), "n"])
+    table["constant_beats_mae"] = table[["constant_mode_mae_ours", "constant_mean_mae_ours"]].min(axis=1) < table["mae"]
+    save_table(table, notebook, "table2_llm_vs_constant")
+    return format_table(
+        table[["family", "method", "mae", "constant_mode_mae_ours", "constant_mean_mae_ours", "rmse",
+               "constant_mode_rmse_ours", "constant_mean_rmse_ours"]],
+        {"mae": error(3, label="MAE (paper)"),
+         "constant_mode_mae_ours": error(3, label="MAE, most frequent level (ours)"),
+         "constant_mean_mae_ours": error(3, label="MAE, mean (ours)"), "rmse": error(3, label="RMSE (paper)"),
+         "constant_mode_rmse_ours": error(3, label="RMSE, most frequent level (ours)"),
+         "constant_mean_rmse_ours": error(3, label="RMSE, mean (ours)")},
+        labels={"family": "Family", "method": "Judge"},
+        caption=f"Kang et al.'s LLM rows (Serendipity-2018, as printed) beside a constant answer on our "
+                f"{int(table['n_ours'].iloc[0]):,} answers (each user's constant chosen on the other users' answers; "
+                "the paper prints no distribution of its ground truth, so the constant's numbers are ours)",
+        full_table=(notebook, "table2_llm_vs_constant"))
 
 
 def method_families(full_methods: Sequence[str], local_expected: Sequence[str],

@@ -15,7 +15,7 @@ from recjudge.compendium import figures, pages, trust_rules
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, error, format_table, number, text
 from recjudge.serendipity import ground_truth as ser
-from recjudge.trust import calibration, population, ppi
+from recjudge.trust import calibration, papers_worth, population, ppi
 from recjudge.trust.population import JudgedPopulation
 
 PROXY = "proxy metric"
@@ -241,6 +241,34 @@ def paper_best_judge_worth(notebook: str) -> pd.Series:
     save_table(pd.DataFrame([{"paper_judge": f"{best['method']} ({best['family']})", "pearson_pct": best["pearson_pct"],
                               "labels": 1000, "labels_worth_by_rho2": best_worth}]), notebook, "paper_best_judge_worth")
     return pd.concat([best, pd.Series({"labels_worth_by_rho2": best_worth})])
+
+
+def show_paper_judges_worth(notebook: str) -> Table:
+    """Every LLM row of the papers' agreement tables priced in labels by the ρ² rule at the paper's n, with the
+    correlation that n detects and the n the row's own correlation needs (saved as ``paper_judges_worth``)."""
+    table = save_table(papers_worth.paper_judges_worth(), notebook, "paper_judges_worth")
+    return format_table(
+        table[["paper", "table", "dataset", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
+               "detectable_pearson_pct", "n_needed_to_detect"]],
+        {"pearson_pct": number(2, label="Pearson % (paper)"), "n": count(label="n (paper)"),
+         "labels_saved_pct": number(2, label="Labels saved % (ρ²)"),
+         "labels_worth_at_n": number(0, label="n labels + judge worth"),
+         "detectable_pearson_pct": number(1, label="Pearson % detectable at n (80% power)"),
+         "n_needed_to_detect": count(label="n its Pearson needs")},
+        labels={"paper": "Paper", "table": "Table", "dataset": "Dataset", "judge": "Judge"},
+        caption="The papers' own LLM judges priced in human labels by the ρ² rule, from their printed correlations "
+                "and the papers' n (Kang et al.: the ratings of their Table 1; Zhang et al.: about 2,500 entries)",
+        full_table=(notebook, "paper_judges_worth"))
+
+
+def paper_judges_worth_finding() -> Markdown:
+    """The most any paper's LLM judge saves by the ρ² rule, and how many rows save under 5% of the labels."""
+    table = papers_worth.paper_judges_worth()
+    best = table.loc[table["labels_saved_pct"].idxmax()]
+    return Markdown(f"By the ρ² rule, the most any of the papers' {len(table)} printed LLM rows saves is "
+            f"{pages.fmt(best['labels_saved_pct'], 1)}% of the human labels ({best['paper']}, {best['table']}, "
+            f"{best['judge']}, Pearson {pages.fmt(best['pearson_pct'], 2)}%, n = {int(best['n']):,}); "
+            f"{int((table['labels_saved_pct'] < 1).sum())} of them save less than 1%.")
 
 
 def _cells(count: int, total: int) -> str:

@@ -27,6 +27,8 @@
   labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
 - ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval
   and how it was chosen, a variant's), every number read from the result tables by name
+- ``answer``   the book's answer to its question, generated from the registry: the short answer that opens the
+  landing page (with the caveat that no capable LLM ran here) and the closing page "What we learned", per paper
 
 This layer imports no paper's package.
 """

@@ -27,6 +27,9 @@ from recjudge.compendium import trust_rules
 from recjudge.compendium.pages import fmt, span, unless_too_few
 from recjudge.compendium.results import in_variant, load_table, results_path
 from recjudge.llm.judge_spec import JudgeSpec
+from recjudge.metaeval import power
+from recjudge.metaeval.baselines import MEAN, MODE, RANDOM
+from recjudge.metaeval.papers_vs_baselines import tokutake_baselines, tokutake_table1_vs_baselines
 from recjudge.prompts.explanations import distinct_runs
 
 Loader = Callable[[str, str], pd.DataFrame]
@@ -118,6 +121,28 @@ class Difference:
 
 
 @dataclass(frozen=True)
+class SampleNeed:
+    """How far a claim is from testable by its sample: ``n_here`` answers here, ``n_needed`` to detect ``effect``
+    with 80% power at α = 0.05 (``method``: how the need was computed, :mod:`recjudge.metaeval.power`)."""
+
+    n_here: int
+    n_needed: int
+    effect: str
+    method: str
+    #: The answers the dataset holds in all, when known: a need beyond it cannot be met with this dataset.
+    available: int | None = None
+
+    def too_few(self) -> bool:
+        return self.n_here < self.n_needed
+
+    def __str__(self) -> str:
+        counts = f"{self.n_here:,} here, {self.n_needed:,} needed to detect {self.effect} ({self.method})"
+        if self.available is not None and self.n_needed > self.available:
+            counts += f"; more than the {self.available:,} answers the dataset holds"
+        return f"too few answers: {counts}" if self.too_few() else f"enough answers: {counts}"
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a build's tables say about one claim: ``key`` is our number that answers it, in plain words (the
     landing page and the chapters' verdicts show it; ``ours`` holds every number), ``n`` and ``interval`` its count
@@ -135,6 +160,10 @@ class Evidence:
     not_run: str | None = None
     #: The paper's checks read the authors' own text (their prompt), not their printed numbers.
     paper_text: bool = False
+    #: The trivial baselines beside the claim's numbers (a constant answer, Random), in words.
+    baselines: str = ""
+    #: How many answers the claim's comparison needs, against the answers here (``reason`` says it when not testable).
+    sample: SampleNeed | None = None
 
 
 def verdict(evidence: Evidence) -> str:
@@ -173,7 +202,10 @@ def reason(evidence: Evidence) -> str:
         return (f"{source}: {_holding(evidence.paper_checks)}"
                 + (f" (failing: {', '.join(failing)})" if len(failing) <= 4 else ""))
     if status == NOT_TESTABLE:
-        return f"needs {evidence.missing}"
+        # which of "no capable judge" and "too few answers" holds, with the numbers
+        needs = (f"no capable judge: needs {evidence.missing}" if NEEDS_A_CAPABLE_LLM in evidence.missing
+                 else f"needs {evidence.missing}")
+        return needs + (f"; {evidence.sample}" if evidence.sample else "")
     if status == NOT_COMPARABLE:
         return "; ".join(str(d) for d in evidence.differences if d.blocks)
     if evidence.checks:
@@ -213,7 +245,7 @@ class Claim:
 RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbers", "ours", "key_number", "n",
                   "ci_low",
                   "ci_high", "checks_holding", "checks_total", "paper_checks_holding", "paper_checks_total",
-                  "differences", "finding", "chapter", "table"]
+                  "differences", "finding", "chapter", "table", "baselines", "n_needed"]
 
 
 def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> dict[str, object]:
@@ -227,7 +259,8 @@ def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> d
             "paper_checks_holding": sum(check.holds() for check in evidence.paper_checks),
             "paper_checks_total": len(evidence.paper_checks),
             "differences": "; ".join(str(d) for d in evidence.differences), "finding": claim.finding,
-            "chapter": claim.chapter, "table": claim.table}
+            "chapter": claim.chapter, "table": claim.table, "baselines": evidence.baselines,
+            "n_needed": evidence.sample.n_needed if evidence.sample else None}
 
 
 def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None, *, strict: bool = True
@@ -235,7 +268,7 @@ def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None, *
     """Every claim's record in this build, one row each (columns ``RECORD_COLUMNS``); ``n`` is a count (nullable)."""
     frame = pd.DataFrame([record(claim, load, strict=strict) for claim in (CLAIMS if claims is None else claims)],
                          columns=RECORD_COLUMNS)
-    return frame.astype({"n": "Int64"})
+    return frame.astype({"n": "Int64", "n_needed": "Int64"})
 
 
 # ------------------------------------------------------------------------------------------------ helpers for readers
@@ -393,7 +426,26 @@ def _auxiliary_data(load: Loader) -> Evidence:
         differences=(_SURVEY_HISTORY, Difference("scoring", "expected score over the tokens 1–5", "integer score"),
                      Difference("model class", "SmolLM2-135M", "Qwen2.5 and GPT-4"),
                      Difference("sample", f"{int(none['n'])} answers", "all answers")),
-        missing=NEEDS_A_CAPABLE_LLM)
+        missing=NEEDS_A_CAPABLE_LLM,
+        sample=_correlation_gain_need(int(none["n"]), float(none["paper_pearson_pct"]),
+                                      float(best["paper_pearson_pct"]), _serendipity_2018_answers()))
+
+
+def _correlation_gain_need(n_here: int, before_pct: float, after_pct: float,
+                           available: int | None = None) -> SampleNeed:
+    """The answers a paper's gain in Pearson (``before_pct`` → ``after_pct``) needs, by Fisher z on two independent
+    samples (this book's reading: the paper does not say how its settings share answers)."""
+    return SampleNeed(n_here, power.n_for_correlation_difference(before_pct / 100, after_pct / 100),
+                      f"the paper's gain of {fmt(after_pct - before_pct, 1)} points in Pearson ({fmt(before_pct, 1)}% "
+                      f"→ {fmt(after_pct, 1)}%)", "Fisher z, two independent samples, 80% power, α = 0.05",
+                      available)
+
+
+def _serendipity_2018_answers() -> int:
+    """Serendipity-2018's survey answers in all (the sum of Tokutake et al.'s printed distribution of g)."""
+    from recjudge import papers
+
+    return int(papers.table("tokutake2025framework_g_distribution")["answers"].sum())
 
 
 def splits(cell: str) -> str:
@@ -424,7 +476,18 @@ def _ensembles(load: Loader) -> Evidence:
         ours=f"tiny judges' ensemble on held-out users: {fmt(held['pearson_pct'])}% ({splits(held['cell'])}; about "
              f"{answers_per_half(held)} answers per held-out half)",
         differences=(_SURVEY_HISTORY, Difference("model class", "tiny local models", "GPT-4, Qwen2.5, LLaMA2")),
-        missing=NEEDS_A_CAPABLE_LLM)
+        missing=NEEDS_A_CAPABLE_LLM,
+        sample=_correlation_gain_need(int(held["n"]), *_kang_table5_gain(), _serendipity_2018_answers()))
+
+
+def _kang_table5_gain() -> tuple[float, float]:
+    """Kang et al.'s Table 5 on Serendipity-2018: Pearson (%) with auxiliary data, and with several LLMs as well."""
+    from recjudge import papers
+
+    table5 = papers.table("kang2025serendipity_tables4_5")
+    rows = table5[(table5["table"] == 5) & (table5["dataset"] == "Serendipity-2018")].set_index("method")
+    return float(rows.loc["Auxiliary Data", "pearson_pct"]), float(rows.loc["Multi-LLM & Auxiliary Data",
+                                                                           "pearson_pct"])
 
 
 def _g_distribution(load: Loader) -> Evidence:
@@ -451,13 +514,59 @@ def _avg_score_vs_g(load: Loader) -> Evidence:
                       f"over {len(alignment)} dataset × recommender cells; g's mean {fmt(g_mean, 3)}",
         ours=f"SmolLM2-135M's Avg. score (expected) {fmt(ours.min(), 2)}–{fmt(ours.max(), 2)} on {per_fold} judged "
              f"user(s) per fold; a judge that answered {fmt(g_mean, 2)} for every item would match g's mean as well",
-        key=unless_too_few(f"SmolLM2-135M's Avg. score (expected) {fmt(ours.min(), 2)}–{fmt(ours.max(), 2)} on "
-                           f"{per_fold} judged users per fold", users, "judged users", f"{per_fold} per fold"),
+        key=f"a judge answering {fmt(g_mean, 2)} for every item matches g's mean exactly; by the paper's own "
+            f"Table 1 its Table 3 judge (GPT-4o-mini, CoT) errs {_more_or_less('GPT-4o-mini')} on g than answering "
+            f"{_tokutake_baselines().loc[MODE, 'answer']} every time ({_cot_versus_constant('GPT-4o-mini')})",
         n=users,
         paper_checks=(*(Check(f"{row['dataset']} {row['recommender']}", float(row["avg_score"]), 2.1, 2.4)
-                        for _, row in alignment.iterrows()), Check("g's mean", g_mean, 2.1, 2.4)),
+                        for _, row in alignment.iterrows()), Check("g's mean", g_mean, 2.1, 2.4),
+                      *_beats_the_constant("GPT-4o-mini", "CoT")),
+        baselines=_tokutake_baseline_words(),
         differences=(_BASIC_PROMPT,),
         missing=NEEDS_A_CAPABLE_LLM)
+
+
+def _tokutake_baselines() -> pd.DataFrame:
+    return tokutake_baselines().set_index("baseline")
+
+
+def _tokutake_baseline_words() -> str:
+    """The constant answers and Random on Tokutake et al.'s printed g, in words."""
+    base = _tokutake_baselines()
+    mode, mean, rnd = base.loc[MODE], base.loc[MEAN], base.loc[RANDOM]
+    return (f"on the paper's printed g (n = {int(mode['n']):,}), answering {mode['answer']} for every item (the most "
+            f"frequent level, chosen leaving each answer out) has MAE {fmt(mode['mae'], 3)} and three-class accuracy "
+            f"{fmt(mode['accuracy_pct'], 1)}%; answering the mean ({mean['answer']}) MAE {fmt(mean['mae'], 3)}, "
+            f"{fmt(mean['accuracy_pct'], 1)}%; Random MAE {fmt(rnd['mae'], 3)}, {fmt(rnd['accuracy_pct'], 1)}% "
+            "(expected)")
+
+
+def _table1_row(model: str, strategy: str) -> pd.Series:
+    rows = tokutake_table1_vs_baselines()
+    return rows[(rows["model"] == model) & (rows["strategy"] == strategy)].iloc[0]
+
+
+def _more_or_less(model: str) -> str:
+    """"more" when answering the most frequent level of g has a lower MAE than ``model``'s CoT row, else "less"."""
+    return "more" if bool(_table1_row(model, "CoT")["constant_beats_mae"]) else "less"
+
+
+def _cot_versus_constant(model: str) -> str:
+    row = _table1_row(model, "CoT")
+    return (f"MAE {fmt(row['mae'], 3)} vs {fmt(row['constant_mode_mae'], 3)}, accuracy "
+            f"{fmt(row['accuracy_pct'], 2)}% vs {fmt(row['constant_mode_accuracy_pct'], 1)}%")
+
+
+def _beats_the_constant(model: str, strategy: str) -> tuple[Check, Check]:
+    """Checks that a Table 1 row of Tokutake et al. beats answering the most frequent level of g, on MAE and on
+    three-class accuracy (the paper's own numbers: its Table 1 and its printed distribution of g)."""
+    row = _table1_row(model, strategy)
+    answer = row["constant_mode_answer"]
+    return (Check(f"{model} {strategy}'s MAE below answering {answer} ({fmt(row['constant_mode_mae'], 3)})",
+                  float(row["mae"]), high=float(row["constant_mode_mae"])),
+            Check(f"{model} {strategy}'s accuracy above answering {answer} "
+                  f"({fmt(row['constant_mode_accuracy_pct'], 1)}%)", float(row["accuracy_pct"]),
+                  low=float(row["constant_mode_accuracy_pct"])))
 
 
 def _judged_users(table3: pd.DataFrame) -> tuple[int, str]:
@@ -473,8 +582,20 @@ def _strategies(load: Loader) -> Evidence:
     metrics = in_order(_book_judge_rows(load("prompt_strategies", "metrics"), "judge", BOOK_JUDGE), "template",
                        STRATEGIES)
     parsed = metrics[metrics["n"] > 0]
+    table1 = tokutake_table1_vs_baselines()
+    lowest = tuple(Check(f"{model}'s CoT has the lowest MAE of the {len(rows)} prompts",
+                         float(rows.loc[rows["strategy"] == "CoT", "mae"].iloc[0]), high=float(rows["mae"].min()))
+                   for model, rows in table1.groupby("model", sort=True))
+    against_constant = tuple(check for model in sorted(table1["model"].unique())
+                             for check in _beats_the_constant(model, "CoT"))
+    best = _table1_row("GPT-4o-mini", "CoT")
     return Evidence(
-        paper_numbers="GPT-4o-mini's MAE: CoT lowest",
+        paper_numbers="MAE and three-class accuracy by prompt (Table 1): GPT-4o-mini CoT "
+                      f"{fmt(best['mae'], 3)}, {fmt(best['accuracy_pct'], 2)}% (the paper's best)",
+        key=f"the paper's best judge, GPT-4o-mini with CoT, errs {_more_or_less('GPT-4o-mini')} on its own g than "
+            f"answering {best['constant_mode_answer']} for every item ({_cot_versus_constant('GPT-4o-mini')})",
+        paper_checks=lowest + against_constant,
+        baselines=_tokutake_baseline_words(),
         ours=("SmolLM2-135M's MAE " + ", ".join(f"{row['template']} {fmt(row['mae'], 2)} (n = {int(row['n'])})"
                                                for _, row in parsed.iterrows())
               if len(parsed) else "no reply of SmolLM2-135M held a score"),
@@ -566,7 +687,20 @@ def _llm_evaluators(load: Loader) -> Evidence:
                                   f"{fmt(llms.max(), 2)}%, the best reference metric {references.idxmax()} "
                                   f"{fmt(references.max(), 2)}% (Pearson)",
                     ours=f"SmolLM2-135M: {held:,} of {total:,} distinct replies held a score (every run, the authors' "
-                         "prompt included; a reply read two ways counted once)", n=total, missing=NEEDS_A_CAPABLE_LLM)
+                         "prompt included; a reply read two ways counted once)", n=total, missing=NEEDS_A_CAPABLE_LLM,
+                    sample=_correlation_gain_need(held, *_zhang_best_llm_over_metrics()))
+
+
+def _zhang_best_llm_over_metrics() -> tuple[float, float]:
+    """Zhang et al.'s Table 1, dataset level, average of the aspects: the best reference metric's Pearson (%) and the
+    best LLM evaluator's."""
+    from recjudge import papers
+
+    table1 = papers.table("zhang2024explanations_table1")
+    average = table1[table1["aspect"] == "average"].set_index("evaluator")["dataset"]
+    metrics = average[["BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"]]
+    llms = average[average.index.str.contains(r"\((?:S|M)\)$")]
+    return float(metrics.max()), float(llms.max())
 
 
 _LATEST_SMALL = Difference("data", "ml-latest-small (embedded sample)", "MovieLens-1M with movie descriptions")
@@ -681,7 +815,8 @@ def _labels_saved(load: Loader) -> Evidence:
         key=(f"with {TRUST_LABELS} human labels, the most useful of {len(llms)} LLM judges here (selected: "
              f"{best['judge']}) "
              f"is worth {fmt(best['labels_worth'], 1)} labels, {fmt(float(gains.max()), 1)} more than the labels "
-             "alone"),
+             "alone" + (f": no saving (under this book's threshold of {fmt(SAVED_LABELS, 0)} whole label)"
+                        if float(gains.max()) < SAVED_LABELS else "")),
         n=TRUST_LABELS,
         # The saving is read as the part V rule reads it (trust_rules.saved_labels: beyond the simulation's noise
         # and its tuning bias); a table written before the Monte Carlo interval existed gives the worth itself.

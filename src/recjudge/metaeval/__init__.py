@@ -4,6 +4,11 @@
   dependent correlations, multi-level (dataset/user/pair) correlation
 - ``ensembles``  score averaging over every subset of any evaluators, judged by any agreement function (Kang et al.
   RQ3, Zhang et al. RQ3); mean/best/worst by ensemble size; held-out selection of the best cell
+- ``baselines``  the trivial baselines every judge is scored beside: a constant answer (the most frequent level, the
+  mean; chosen on the other users' answers) and Random (its exact expectation), with MAE, RMSE and accuracy
+- ``papers_vs_baselines``  the papers' error tables beside those baselines, from the distributions they print
+- ``power``  the smallest effect a sample detects with 80% power and the sample an effect needs (Fisher z for
+  correlations, statsmodels' ``TTestPower`` for paired differences)
 
 This layer imports no paper's package.
 """

@@ -611,13 +611,45 @@ def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int =
     return pd.DataFrame([row])
 
 
+#: The constant answers' rows in an agreement table (``recjudge.metaeval.baselines``).
+CONSTANT_METHODS = {"constant (most frequent level)": "Constant (most frequent level)",
+                    "constant (mean)": "Constant (mean)"}
+
+
+def constant_baseline_agreement(scores: pd.DataFrame, truth: str = "truth", groups: str | None = "user_id",
+                                n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The constant answers (the most frequent level and the mean of the truth, each chosen for a user on the other
+    users' answers, or with ``groups`` None for an answer on the other answers:
+    ``recjudge.metaeval.baselines.constant_answers``) as :func:`agreement_table` rows; their Pearson is NaN (undefined
+    for a constant; ``pearson_note`` says so), MAE and RMSE with their intervals. No rows when fewer than two users
+    have an answer."""
+    from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE, constant_answers
+
+    grouped = groups is not None and groups in scores.columns
+    folds = scores[groups].to_numpy() if grouped else None
+    if scores[truth].notna().sum() == 0 or (grouped and scores.loc[scores[truth].notna(), groups].nunique() < 2):
+        return pd.DataFrame()
+    constants = constant_answers(scores[truth], folds)
+    framed = pd.DataFrame({truth: scores[truth].to_numpy(dtype=float),
+                           **{label: constants[name].to_numpy() for name, label in CONSTANT_METHODS.items()}})
+    if grouped:
+        framed[groups] = scores[groups].to_numpy()
+    rows = agreement_table(framed, list(CONSTANT_METHODS.values()), truth, n_boot=n_boot, seed=seed,
+                           groups=groups if grouped else None)
+    rows[["pearson_pct", "pearson_p", "pearson_ci_low", "pearson_ci_high"]] = np.nan
+    rows["pearson_note"] = CONSTANT_PEARSON_NOTE
+    rows["constant_chosen_on"] = "the other users' answers" if grouped else "the other answers"
+    return rows
+
+
 def agreement_beside_random(scores: pd.DataFrame, methods: list[str], reference: str | None = None,
                             n_seeds: int = 1000, n_boot: int = 1000, seed: int = 0,
                             groups: str | None = "user_id") -> pd.DataFrame:
-    """The Random baseline over ``n_seeds`` seeds (``random_baseline_agreement``) above every method's agreement with
-    the truth (``agreement_table``, intervals resampling ``groups``, tests against ``reference``): the rows of Kang et
-    al.'s Table 2 for one set of answers."""
+    """The trivial baselines — Random over ``n_seeds`` seeds (``random_baseline_agreement``) and the constant answers
+    (``constant_baseline_agreement``) — above every method's agreement with the truth (``agreement_table``, intervals
+    resampling ``groups``, tests against ``reference``): the rows of Kang et al.'s Table 2 for one set of answers."""
     return pd.concat([random_baseline_agreement(scores["truth"], n_seeds=n_seeds, seed=seed),
+                      constant_baseline_agreement(scores, groups=groups, n_boot=n_boot, seed=seed),
                       agreement_table(scores, methods, reference=reference, n_boot=n_boot, seed=seed, groups=groups)],
                      ignore_index=True)
 

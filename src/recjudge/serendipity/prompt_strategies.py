@@ -67,6 +67,7 @@ import pandas as pd
 
 from recjudge import papers
 from recjudge.llm.parsing import in_score_position, outside_brackets, score_text
+from recjudge.metaeval.baselines import three_class
 from recjudge.prompts.tokutake import (
     LTM_STEPS,
     RECONSTRUCTED,
@@ -444,12 +445,6 @@ def ltm_chain(run: StrategyRun, key: str) -> list[dict[str, str]]:
 
 
 # ------------------------------------------------------------------------------------------------------ metrics
-
-def three_class(values: pd.Series | np.ndarray) -> np.ndarray:
-    """negative (< 3) → 0, neutral (= 3) → 1, positive (> 3) → 2; NaN stays NaN."""
-    x = np.asarray(values, dtype=float)
-    return np.where(np.isnan(x), np.nan, np.where(x < 3, 0.0, np.where(x > 3, 2.0, 1.0)))
-
 
 CLASS_NAMES = ("negative", "neutral", "positive")
 

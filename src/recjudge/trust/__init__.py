@@ -8,6 +8,8 @@
   besides the human rating (popularity, release year, title length, history length)
 - ``population``   every covered answer with its human rating, the properties a judge might follow, and every
   judge's score
+- ``papers_worth`` the papers' own LLM judges priced in labels by the ρ² rule, from their printed correlations and
+  the papers' n, with the correlation that n detects (80% power) and the n each correlation needs
 - ``judges``       the judges of this part at full coverage of Serendipity-2018, and the answers they cover
 
 This package sits beside the paper packages: it reads the engine, the data and ``metaeval``, and no paper's package
