@@ -72,6 +72,8 @@ def test_the_constrained_finding_says_whether_every_judge_keeps_its_cases():
     lost = page.constrained_finding(shaped_table(filtered_free=(0, 2), filtered_constrained=(1, 2)))
     assert "Not every judge keeps more cases when held to its shape" in lost
     assert page.constrained_finding(shaped_table().iloc[:0]) == "not run (the parameter `constrained` is off)."
+    unscored = shaped_table(filtered_free=(5, 5)).assign(verdict_flip_rate_free=float("nan"))
+    assert "scored cases 10% (free: no scored case)" in page.constrained_finding(unscored), "never 'nan%'"
 
 
 def test_each_judge_is_labelled_with_the_data_it_ran_on():

@@ -327,8 +327,12 @@ def test_the_landing_page_opens_with_the_registrys_findings_as_committed():
 
 
 def test_a_changed_number_changes_the_landing_finding():
+    # A saving counts when the simulation's Monte Carlo bound and the ρ² rule both clear a whole label.
+    recorded = lambda f, column, more: f[column].where(f["judge"] != "gpt-3.5-turbo (recorded)", f["n"] + more)  # noqa: E731
     saving = changed("trust_judges", "labels_worth", lambda f: f.assign(
-        labels_worth=f["labels_worth"].where(f["judge"] != "gpt-3.5-turbo (recorded)", f["n"] + 2.0)))
+        labels_worth=recorded(f, "labels_worth", 2.0), labels_worth_mc_low=recorded(f, "labels_worth_mc_low", 1.5),
+        labels_worth_mc_high=recorded(f, "labels_worth_mc_high", 2.5),
+        labels_worth_by_rho2=recorded(f, "labels_worth_by_rho2", 1.8)))
     text = claims.landing_markdown(claims.registry(saving))
     trust = text.splitlines()[-1]
     assert trust.startswith(f"- **{claims.PARTLY[0].upper()}{claims.PARTLY[1:]}:** an LLM judge's scores save")

@@ -144,6 +144,29 @@ def test_every_profile_of_the_real_run_plan_resolves() -> None:
     assert load_runplan(root=project_root(), profile="paper")
 
 
+def test_the_check_profile_judges_the_smoke_samples_with_fewer_prompts() -> None:
+    """`check` (what CI asks of a real server) keeps the smoke profile's samples, so the book's own judges replay their
+    committed smoke replies, and only ever asks less: a list parameter is a subset of smoke's (or the default's), a
+    number at most smoke's; it touches no chapter that asks no LLM."""
+    plans = {profile: {run.name: run.parameters for run in load_runplan(root=project_root(), profile=profile)}
+             for profile in ("default", "smoke", "check")}
+    llm_runs = {run.name for run in load_runplan(root=project_root()) if run.asks_llm}
+    for name, check in plans["check"].items():
+        if name not in llm_runs:
+            assert check == plans["default"][name], name
+            continue
+        smoke = plans["smoke"][name]
+        for parameter, value in check.items():
+            reference = smoke.get(parameter, plans["default"][name].get(parameter))
+            if parameter in ("sample_size", "aux_pool_size", "seed", "sample_seed", "user_seed", "n_users",
+                             "pairs_per_user", "judged_users_per_fold", "iterations"):
+                assert value == reference, f"{name}.{parameter}: the smoke sample, so the committed replies replay"
+            elif isinstance(value, list) and reference is not None:
+                assert set(map(str, value)) <= set(map(str, reference)), f"{name}.{parameter}"
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and reference is not None:
+                assert value <= reference, f"{name}.{parameter}"
+
+
 def test_asks_llm_marks_exactly_the_notebooks_with_an_llm_mode() -> None:
     # Every chapter that asks an LLM exposes `llm_mode` (replay/live/auto); the run plan's asks_llm must agree, so a
     # new LLM chapter is not silently left out of `recjudge run --judge`.

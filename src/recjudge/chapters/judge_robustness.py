@@ -190,11 +190,14 @@ def constrained_finding(shaped: pd.DataFrame) -> str:
         return "not run (the parameter `constrained` is off)."
     totals = shaped.groupby("judge", sort=False)[["cases", "filtered_free", "filtered_constrained"]].sum()
     flips = shaped.groupby("judge", sort=False)[["verdict_flip_rate_free", "verdict_flip_rate_constrained"]].mean()
+    def rate(value: float) -> str:  # a judge with no scored case under a relation has no flip rate
+        return "no scored case" if pd.isna(value) else f"{pages.fmt(100 * value, 0)}%"
+
     return "; ".join(
         f"{label}: {int(totals.loc[label, 'filtered_constrained']):,} of {int(totals.loc[label, 'cases']):,} cases "
         f"filtered (free: {int(totals.loc[label, 'filtered_free']):,}), mean flip rate over the relations with "
-        f"scored cases {pages.fmt(100 * flips.loc[label, 'verdict_flip_rate_constrained'], 0)}% (free: "
-        f"{pages.fmt(100 * flips.loc[label, 'verdict_flip_rate_free'], 0)}%)" for label in totals.index) + ". " + (
+        f"scored cases {rate(flips.loc[label, 'verdict_flip_rate_constrained'])} (free: "
+        f"{rate(flips.loc[label, 'verdict_flip_rate_free'])})" for label in totals.index) + ". " + (
         "Every judge held to its shape keeps at least as many cases"
         if (totals["filtered_constrained"] <= totals["filtered_free"]).all()
         else "Not every judge keeps more cases when held to its shape"

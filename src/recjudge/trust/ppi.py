@@ -336,5 +336,5 @@ def worth_columns() -> list[str]:
     per_method = [f"{kind}_{suffix}{end}" for suffix in METHOD_COLUMNS.values()
                   for kind, end in (("width", ""), ("coverage", ""), ("coverage", "_mc_low"), ("coverage", "_mc_high"),
                                     ("coverage", "_against_nominal"))]
-    return ["judge", "population", "n", *per_method, "draws", "nominal", "finite_population", "labels_worth",
-            "pearson", "labels_worth_by_rho2"]
+    return ["judge", "population", "n", *per_method, "draws", "degenerate_draws", "nominal", "finite_population",
+            "labels_worth", "labels_worth_mc_low", "labels_worth_mc_high", "pearson", "labels_worth_by_rho2"]
