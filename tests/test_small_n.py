@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from recjudge.chapters import explanation_evaluators as explanation_page
 from recjudge.compendium import at_a_glance, claims, pages
