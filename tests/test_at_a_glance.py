@@ -509,3 +509,16 @@ def test_the_at_a_glance_page_does_not_describe_its_own_layout():
 
     source = (project_root() / "notebooks" / "at_a_glance.md").read_text(encoding="utf-8")
     assert "Each paper's claims that this book examines, one by one" not in source
+
+
+def test_every_headline_names_the_model_its_number_comes_from():
+    book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
+    frame = at_a_glance.headlines(fixture_loader(book)).set_index("number")
+    assert len(frame) == len(at_a_glance.HEADLINES) and frame["model"].str.len().gt(0).all()
+    best = frame.loc[[n for n in frame.index if "best LLM judge" in n], "model"]
+    assert best.tolist() == ["SmolLM2-135M zero-shot"], "the best judge is read from the tables"
+    assert frame.loc["Pearson (%) of the SOG proxy with users, all answers", "model"] == "no LLM: the SOG proxy"
+    shown = at_a_glance.headlines_shown(at_a_glance.headlines(fixture_loader(book)))
+    assert "model" in shown.columns and "model" in at_a_glance.headline_labels()
+    # a table that is missing leaves the model readable, never a crash
+    assert at_a_glance.headlines(fixture_loader({}))["model"].str.len().gt(0).all()

@@ -135,3 +135,15 @@ def test_settings_grid_joins_each_setting_with_every_subset_of_the_others():
                                         "few-shot [Pop] + other"]
     assert cells["few-shot [Pop] + other"].tolist() == [1.5, 2.0, 3.5, 4.5]
     assert grid.loc[0, "pearson_pct"] == pytest.approx(agreement_pct(setting_scores[aux.NA], truth)["pearson_pct"])
+
+
+def test_trivial_baselines_score_random_and_the_constants_on_the_answers_with_a_truth(study):
+    scores = study.answers[["user_id", "truth"]].assign(judge=3.0)
+    scores.loc[scores.index[:3], "truth"] = np.nan  # an answer without a truth is not scored
+    table = ser.trivial_baselines(scores, n_seeds=20, n_boot=10, seed=1)
+    assert table["method"].tolist() == ["Random", *ser.CONSTANT_METHODS.values()]
+    assert (table["n"] == scores["truth"].notna().sum()).all()
+    constants = table.set_index("method").loc[list(ser.CONSTANT_METHODS.values())]
+    assert constants["pearson_pct"].isna().all() and constants["mae"].notna().all()  # NaN, never a crash
+    with pytest.raises(ValueError, match="no answer with a 'missing'"):
+        ser.trivial_baselines(scores.assign(missing=np.nan), truth="missing")

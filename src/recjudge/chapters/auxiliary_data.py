@@ -22,6 +22,7 @@ from recjudge.compendium.tables import (
     paper_beside_ours,
     text,
 )
+from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE
 from recjudge.serendipity import auxiliary_data as aux
 from recjudge.serendipity import ground_truth as ser
 from recjudge.serendipity import personality as pers
@@ -125,6 +126,19 @@ def show_agreement(notebook: str, table: pd.DataFrame, readers_table: pd.DataFra
                                 f"Every setting on the same {n_rows} answers ({label}, the reader's judge)",
                                 audit=True))
     return agreement_shown(notebook, table, f"Every setting on the same {n_rows} answers (SmolLM2-135M)")
+
+
+def show_baselines(notebook: str, scores: pd.DataFrame, n_boot: int, seed: int) -> Table:
+    """Random and a constant answer (the most frequent level and the mean, each chosen for a user on the other users'
+    answers) on the same answers as the settings (``ser.trivial_baselines``; saved as ``baselines``, a table of its
+    own so that the settings' rows are read by name as before)."""
+    table = save_table(ser.trivial_baselines(scores, n_boot=n_boot, seed=seed), notebook, "baselines")
+    view = ser.agreement_for_display(table)
+    return format_table(view, {column: f for column, f in AGREEMENT_FORMATS.items() if column in view},
+                        caption=f"Beside the settings: Random (expected over seeds) and a constant answer on the same "
+                                f"{int(table['n'].max())} answers; each constant is chosen for a user on the other "
+                                f"users' answers; Pearson is {CONSTANT_PEARSON_NOTE} (–)",
+                        full_table=(notebook, "baselines"))
 
 
 def draw_settings(table: pd.DataFrame, readers_table: pd.DataFrame, settings: Sequence[str], study,

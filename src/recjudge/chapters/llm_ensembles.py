@@ -11,6 +11,7 @@ from IPython.display import Markdown
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import correlation, count, error, format_table, paper_beside_ours, text
+from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE
 from recjudge.serendipity import auxiliary_data as aux
 from recjudge.serendipity import ground_truth as ser
 from recjudge.serendipity import proxies
@@ -54,6 +55,19 @@ def opening(study: ser.Serendipity2018Study, members: Sequence[str], judges: Seq
     if study.synthetic:
         caveat = "**Synthetic data.** The answers are generated, not given by users. " + caveat
     return pages.opening(facts, caveat)
+
+
+def show_baselines(study: ser.Serendipity2018Study, notebook: str, n_boot: int = 1000, seed: int = 0):
+    """Random and a constant answer (the most frequent level and the mean, each chosen for a user on the other users'
+    answers) on the sample every ensemble is scored on (``ser.trivial_baselines``; saved as ``baselines``, a table of
+    its own so that the ensembles' rows are read as before)."""
+    table = save_table(ser.trivial_baselines(study.sample, n_boot=n_boot, seed=seed), notebook, "baselines")
+    return format_table(table[["method", "n", "pearson_pct", "mae", "rmse"]], {"n": count(), **METRICS},
+                        labels={"method": "Baseline"},
+                        caption=f"Beside the ensembles: Random (expected over seeds) and a constant answer on the same "
+                                f"{len(study.sample)} answers; each constant is chosen for a user on the other users' "
+                                f"answers; Pearson is {CONSTANT_PEARSON_NOTE}",
+                        full_table=(notebook, "baselines"))
 
 
 def show_size_table(accuracy: pd.DataFrame, sizes: pd.DataFrame, families: Mapping[str, Sequence],

@@ -326,7 +326,8 @@ def trust_worth(load: Loader) -> dict[str, str]:
         "here": f"calibration, prediction-powered inference (PPI++) and audits of {len(at_100)} judges and proxies "
                 f"on Serendipity-2018 ({int(at_100['population'].max()):,} answers)",
         "measured": "with 100 human labels, "
-                    + (f"the most useful predictor here (selected among {len(at_100)}: {best['judge']}) makes PPI++ "
+                    + (f"the predictor worth the most labels here (selected among {len(at_100)}: {best['judge']}) "
+                       f"makes PPI++ "
                        f"worth {worth}" if trust_rules.saves_labels(best, 100) else
                        f"no predictor saves a whole label beyond the simulation's noise and its tuning bias (the "
                        f"largest worth, selected among {len(at_100)}: {best['judge']}, {worth})")
@@ -394,7 +395,7 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
 #: The headline numbers: the paper's and the committed book's (the book's own judges); in a variant, one more column
 #: per reader's judge (named by its label: ``your_judge_column``), or without one (a scale profile alone),
 #: ``this_variant``: the variant's build of the same rows.
-HEADLINE_COLUMNS = ["paper", "number", "paper_value", "default_judge", "n", "ci_low", "ci_high", "note"]
+HEADLINE_COLUMNS = ["paper", "number", "model", "paper_value", "default_judge", "n", "ci_low", "ci_high", "note"]
 THIS_VARIANT = "this_variant"
 #: This book's own threshold (``pages.MIN_ANSWERS``), in the book's column and in every reader's judge's alike.
 MIN_ANSWERS = pages.MIN_ANSWERS
@@ -419,6 +420,9 @@ class Headline:
     yours: ReaderNumber | None = None
     detail: Callable[[Loader], Detail] | None = None
     your_detail: ReaderDetail | None = None
+    #: The model the book's number comes from: a name, or read from the build's tables when a rule chose it (the
+    #: best of several judges); :func:`headlines` adds it to the label.
+    model: str | Callable[[Loader], str] = claims.BOOK_JUDGE
 
 
 @dataclass(frozen=True)
@@ -551,8 +555,8 @@ def _labels_worth_detail(load: Loader) -> Detail:
     worth = load("trust_judges", "labels_worth")
     at_100 = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == 100)]
     best = at_100.loc[at_100["labels_worth"].idxmax()]
-    return Detail(100.0, note=f"selected: the most useful of {len(at_100)} predictors ({best['judge']}); 100 means "
-                              "no gain")
+    return Detail(100.0, note=f"selected: the one worth the most labels of {len(at_100)} predictors "
+                              f"({best['judge']}); 100 means no gain")
 
 
 def _value(read: Callable[[Loader], float] | None, load: Loader | None) -> float:
@@ -587,6 +591,11 @@ def _best_pearson(load: Loader, methods: set[str]) -> float:
 def _pearson_detail(row: pd.Series) -> Detail:
     """n and the 95% interval of the Pearson of a row of an agreement table."""
     return Detail(float(row["n"]), float(row["pearson_ci_low"]), float(row["pearson_ci_high"]))
+
+
+def _best_llm_judge_name(load: Loader) -> str:
+    """The model (and prompt) of ``_best_llm_judge``."""
+    return str(_best_pearson_row(load, set(load("proxy_vs_llm", "judge_runs")["method"]))["method"])
 
 
 def _best_llm_judge(load: Loader) -> float:
@@ -723,6 +732,15 @@ def _your_recommender_replies(load: Loader, judge: JudgeSpec) -> tuple[int, int]
     return int(mine["replies"].sum()) - int(mine["not_a_list"].sum()), int(mine["replies"].sum())
 
 
+def _labels_worth_judge(load: Loader) -> str:
+    """The judge (or proxy) of ``_labels_worth_at_100``."""
+    worth = load("trust_judges", "labels_worth")
+    at_100 = worth[(worth["estimand"] == "mean serendipity") & (worth["n"] == 100)]
+    if at_100.empty:
+        raise KeyError("trust_judges/labels_worth: no row for the mean at n = 100")
+    return str(at_100.loc[at_100["labels_worth"].idxmax(), "judge"])
+
+
 def _labels_worth_at_100(load: Loader, judge_prefix: str | None = None) -> float:
     """The most human labels a judge is worth beside 100 labels for the mean (``judge_prefix``: among the judges
     so named only; the trust chapter names a reader's judge "<label> <its RQ1 role>")."""
@@ -739,10 +757,11 @@ HEADLINES = (
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the SOG proxy with users, all answers",
              _column("proxy_vs_llm", "agreement_all_answers", "pearson_pct", "method", "SOG"),
              _column("proxy_vs_llm", "paper_table2", "pearson_pct", "method", "SOG"),
-             detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG")),
+             detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG"),
+             model="no LLM: the SOG proxy"),
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
-             "paper's best LLM on all answers)", _best_llm_judge, _best_llm_printed, _your_best_llm_judge,
-             detail=_best_judge_detail,
+             "paper's best LLM, GPT-4 few-shot, on all answers)", _best_llm_judge, _best_llm_printed,
+             _your_best_llm_judge, detail=_best_judge_detail, model=_best_llm_judge_name,
              your_detail=lambda load, judge: _pearson_detail(_your_best_llm_judge_row(load, judge))),
     Headline("Kang et al. 2025, RQ2", "Pearson (%) of the judge without auxiliary data",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "none (NA)"),
@@ -776,9 +795,10 @@ HEADLINES = (
              lambda load: 100 * _ratio(_recommender_replies(load)), yours=_your_recommender_share,
              detail=_share_detail(_recommender_replies, "Wilson interval"),
              your_detail=lambda load, judge: _wilson(*_your_recommender_replies(load, judge))),
-    Headline("Beyond the papers: part V", "Human labels that 100 labels and the most useful predictor are worth "
-             "(PPI++)", _labels_worth_at_100, yours=lambda load, judge: _labels_worth_at_100(
-                 load, f"{judge.display_label} "), detail=_labels_worth_detail,
+    Headline("Beyond the papers: part V", "Human labels that 100 labels and the predictor worth the most labels "
+             "are worth (PPI++)", _labels_worth_at_100, model=_labels_worth_judge,
+             yours=lambda load, judge: _labels_worth_at_100(load, f"{judge.display_label} "),
+             detail=_labels_worth_detail,
              your_detail=lambda load, judge: Detail(100.0)),
 )
 
@@ -797,6 +817,16 @@ def _interval_values(column: str, detail: Detail) -> dict[str, float]:
     return dict(zip(interval_columns(column), (detail.n, detail.ci_low, detail.ci_high)))
 
 
+def headline_model(headline: Headline, load: Loader) -> str:
+    """The model the book's number of ``headline`` comes from (its ``model`` column, beside the label): read from
+    the tables when a rule chose it, "this book's judge" when its table is missing."""
+    try:
+        model = headline.model(load) if callable(headline.model) else headline.model
+    except (KeyError, FileNotFoundError, ValueError):
+        model = "this book's judge (its table is missing)"
+    return model
+
+
 def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[JudgeSpec] = ()) -> pd.DataFrame:
     """One row per headline number (``HEADLINES``): the paper's (from the default build's copy of its table) and the
     default build's; in a variant (``variant``: its tables), one column per reader's judge of ``judges``
@@ -813,7 +843,7 @@ def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[J
     rows = []
     for headline in HEADLINES:
         detail = _detail(headline.detail, default)
-        row = {"paper": headline.paper, "number": headline.number,
+        row = {"paper": headline.paper, "number": headline.number, "model": headline_model(headline, default),
                "paper_value": _value(headline.printed, default), "default_judge": _value(headline.ours, default),
                "n": detail.n, "ci_low": detail.ci_low, "ci_high": detail.ci_high, "note": detail.note}
         for judge in judges:
@@ -833,7 +863,8 @@ def headlines(default: Loader, variant: Loader | None = None, judges: Sequence[J
 def headline_labels(judges: Sequence[JudgeSpec] = ()) -> dict[str, str]:
     """Column headers of the headline table (``headlines``): the committed book's numbers, then each reader's
     judge's, or the variant's build."""
-    return {"paper": "Paper", "number": "Number", "paper_value": "Paper's value", "default_judge": "This book [95% CI]",
+    return {"paper": "Paper", "number": "Number", "model": "Model (this book)",
+            "paper_value": "Paper's value", "default_judge": "This book [95% CI]",
             "n": "n", "note": "How chosen or read",
             THIS_VARIANT: "This variant [95% CI]", f"{THIS_VARIANT}_n": "n (this variant)",
             **{your_judge_column(judge): f"Your judge: {judge.display_label} [95% CI]" for judge in judges},
@@ -870,7 +901,7 @@ def headlines_shown(frame: pd.DataFrame) -> pd.DataFrame:
     beside = [column for column in frame.columns[len(HEADLINE_COLUMNS):] if f"{column}_n" in frame.columns]
     rows = []
     for row in frame.to_dict("records"):
-        shown = {"paper": row["paper"], "number": row["number"],
+        shown = {"paper": row["paper"], "number": row["number"], "model": row["model"],
                  "paper_value": "–" if pd.isna(row["paper_value"]) else fmt(row["paper_value"], 3 if "MAE" in
                                                                             row["number"] else 2),
                  "default_judge": _shown_number(row["default_judge"], row["n"], row["ci_low"], row["ci_high"],

@@ -642,14 +642,28 @@ def constant_baseline_agreement(scores: pd.DataFrame, truth: str = "truth", grou
     return rows
 
 
+def trivial_baselines(scores: pd.DataFrame, truth: str = "truth", n_seeds: int = 1000, n_boot: int = 1000,
+                      seed: int = 0, groups: str | None = "user_id") -> pd.DataFrame:
+    """Random (``random_baseline_agreement``) and the constant answers (``constant_baseline_agreement``) on the
+    answers of ``scores`` with a ``truth``, as :func:`agreement_table` rows: the floor a judge scored on the same
+    answers is read against (a separate table, so that readers selecting a judge's rows by name are unaffected)."""
+    framed = (scores.drop(columns="truth", errors="ignore").rename(columns={truth: "truth"}) if truth != "truth"
+              else scores)
+    framed = framed[framed["truth"].notna()]
+    if framed.empty:
+        raise ValueError(f"no answer with a '{truth}' to score the trivial baselines on")
+    return pd.concat([random_baseline_agreement(framed["truth"], n_seeds=n_seeds, seed=seed),
+                      constant_baseline_agreement(framed, groups=groups, n_boot=n_boot, seed=seed)],
+                     ignore_index=True)
+
+
 def agreement_beside_random(scores: pd.DataFrame, methods: list[str], reference: str | None = None,
                             n_seeds: int = 1000, n_boot: int = 1000, seed: int = 0,
                             groups: str | None = "user_id") -> pd.DataFrame:
     """The trivial baselines — Random over ``n_seeds`` seeds (``random_baseline_agreement``) and the constant answers
     (``constant_baseline_agreement``) — above every method's agreement with the truth (``agreement_table``, intervals
     resampling ``groups``, tests against ``reference``): the rows of Kang et al.'s Table 2 for one set of answers."""
-    return pd.concat([random_baseline_agreement(scores["truth"], n_seeds=n_seeds, seed=seed),
-                      constant_baseline_agreement(scores, groups=groups, n_boot=n_boot, seed=seed),
+    return pd.concat([trivial_baselines(scores, n_seeds=n_seeds, n_boot=n_boot, seed=seed, groups=groups),
                       agreement_table(scores, methods, reference=reference, n_boot=n_boot, seed=seed, groups=groups)],
                      ignore_index=True)
 
