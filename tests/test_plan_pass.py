@@ -1,15 +1,18 @@
 """A plan pass (`recjudge run --plan`) counts what the chapters would ask without drawing their pages: each chapter
 that asks an LLM runs up to its last judge call (the cell tagged `plan-ends-here`), and no cell after it asks one.
 And every chapter, run to its end in plan mode with a reader's judge and an empty store (no scores at all), renders
-its page instead of failing."""
+its page instead of failing. Cells before the plan's end that only feed the page are tagged `plan-skip`, and no cell a
+plan keeps reads a name that only a skipped cell binds."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 import nbformat
 import pytest
+from test_shown_code import bound_names, read_names
 
 from recjudge.compendium import cell_selection
 from recjudge.compendium.runplan import load_runplan, read_source_notebook
@@ -73,6 +76,40 @@ def test_a_plan_pass_executes_a_notebook_up_to_its_plan_end_and_a_whole_notebook
     cells[1].metadata["tags"] = ["needs:serendipity-2018", cell_selection.PLAN_ENDS_TAG]
     assert [cell.source for cell in cell_selection.notebook_for_plan(notebook).cells] == ["a = 1",
                                                                                          "asked = run_judge()"]
+
+
+def kept_cells_reading_unbound_names(notebook: nbformat.NotebookNode) -> list[tuple[int, set[str]]]:
+    """(code cell number, names) for every code cell a plan keeps that reads a name no earlier kept cell binds."""
+    known, problems = set(dir(builtins)), []
+    for number, cell in enumerate((c for c in notebook.cells if c.cell_type == "code"), start=1):
+        tree = ast.parse(cell.source)
+        if missing := read_names(tree) - bound_names(tree) - known:
+            problems.append((number, missing))
+        known |= bound_names(tree)
+    return problems
+
+
+@pytest.mark.parametrize("run", [run for run in load_runplan(root=ROOT) if run.asks_llm], ids=lambda run: run.name)
+def test_the_cells_a_plan_keeps_read_only_names_that_kept_cells_bind(run) -> None:
+    notebook = cell_selection.notebook_for_variant(
+        cell_selection.notebook_for_plan(read_source_notebook(ROOT / run.notebook)), run.variant)
+    assert kept_cells_reading_unbound_names(notebook) == [], (
+        f"{run.name}: cells a plan keeps read names bound only by cells tagged {cell_selection.PLAN_SKIP_TAG!r} "
+        "(code cell number in the plan, names); untag the binding cell or tag the reading one too")
+
+
+def test_a_plan_skips_the_cells_that_only_feed_the_page_and_the_check_finds_a_skipped_binding() -> None:
+    cells = [nbformat.v4.new_code_cell("from lib import bootstrap, draw, load, run_judge\nstudy = load()"),
+             nbformat.v4.new_code_cell("table = bootstrap(study)"),
+             nbformat.v4.new_code_cell("asked = run_judge(study)"), nbformat.v4.new_code_cell("draw(table)")]
+    cells[1].metadata["tags"] = [cell_selection.PLAN_SKIP_TAG]
+    cells[2].metadata["tags"] = [cell_selection.PLAN_ENDS_TAG]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    plan = cell_selection.notebook_for_plan(notebook)
+    assert [cell.source for cell in plan.cells] == [cells[0].source, "asked = run_judge(study)"]
+    assert kept_cells_reading_unbound_names(plan) == []
+    cells[2].source = "asked = run_judge(table)"  # reads what only the skipped cell binds
+    assert kept_cells_reading_unbound_names(cell_selection.notebook_for_plan(notebook)) == [(2, {"table"})]
 
 
 def test_every_chapter_renders_its_page_with_no_scores_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
