@@ -135,7 +135,7 @@ def _key_part(value) -> str:
 def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
     """The history text of each target row (index aligned with ``targets``)."""
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
-    by_target = {key: g["history_item_id"].tolist() for key, g in ordered.groupby(["user_id", "item_id"])}
+    by_target = ordered.groupby(["user_id", "item_id"])["history_item_id"].agg(list).to_dict() if len(history) else {}
     return pd.Series(
         [movie_history_text(by_target.get((u, i), []), movies)
          for u, i in targets[["user_id", "item_id"]].itertuples(index=False)],
