@@ -23,20 +23,44 @@ ROOT = project_root()
 ENGINE_CALLS = {"run_judge"}
 
 
-def called_names(tree: ast.AST) -> set[str]:
-    """The names a piece of code calls (``f(...)`` and ``x.f(...)`` alike: a method is known by its name)."""
-    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))}
+def called_names(tree: ast.AST, external: frozenset[str] = frozenset()) -> set[str]:
+    """The names a piece of code calls (``f(...)`` and ``x.f(...)`` alike: a method is known by its name), except
+    calls into another library: ``f(...)`` or ``m.f(...)`` where ``f`` or ``m`` is in ``external`` (``subprocess.run``
+    is not a judge's ``run``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id not in external:
+            names.add(node.func.id)
+        elif isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name)
+                                                           and node.func.value.id in external):
+            names.add(node.func.attr)
+    return names
+
+
+def external_imports(tree: ast.AST) -> frozenset[str]:
+    """The names a module binds by importing from outside the package (modules and their members)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names
+                         if not alias.name.startswith("recjudge"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and not (node.module or "").startswith("recjudge"):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return frozenset(names)
 
 
 def judge_asking_functions() -> set[str]:
     """Names of the package's functions that call the engine, directly or through others (by name: a name shared by
-    an unrelated function counts too, which errs on the safe side)."""
+    an unrelated function of the package counts too, which errs on the safe side)."""
     calls: dict[str, set[str]] = {}
     for path in (ROOT / "src" / "recjudge").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        module = ast.parse(path.read_text(encoding="utf-8"))
+        external = external_imports(module)
+        for node in ast.walk(module):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                calls.setdefault(node.name, set()).update(called_names(node))
+                calls.setdefault(node.name, set()).update(called_names(node, external))
     asking, grown = set(ENGINE_CALLS), True
     while grown:
         new = {name for name, called in calls.items() if name not in asking and called & asking}
@@ -66,6 +90,13 @@ def test_a_chapter_that_asks_a_judge_marks_where_a_plan_ends_and_asks_none_after
     later = [index for index in range(ends[0] + 1, len(cells)) if asks(cells[index], asking)]
     assert not later, (f"{notebook}: code cell(s) {later} ask a judge after the plan's end (cell {ends[0]}): a plan "
                        "would not count their requests; move the tag")
+
+
+def test_a_call_into_another_library_does_not_make_a_function_ask_a_judge() -> None:
+    module = ast.parse("import subprocess\nfrom os import remove\nfrom recjudge.llm import run_judge\n"
+                       "def publish():\n    subprocess.run(['git'])\n    remove('x')\n    run_judge()\n")
+    assert called_names(module, external_imports(module)) == {"run_judge"}
+    assert "check_branch_name" not in judge_asking_functions()  # it calls subprocess.run, not a judge's run
 
 
 def test_a_plan_pass_executes_a_notebook_up_to_its_plan_end_and_a_whole_notebook_without_one() -> None:
