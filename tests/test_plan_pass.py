@@ -1,15 +1,18 @@
 """A plan pass (`recjudge run --plan`) counts what the chapters would ask without drawing their pages: each chapter
 that asks an LLM runs up to its last judge call (the cell tagged `plan-ends-here`), and no cell after it asks one.
 And every chapter, run to its end in plan mode with a reader's judge and an empty store (no scores at all), renders
-its page instead of failing."""
+its page instead of failing. Cells before the plan's end that only feed the page are tagged `plan-skip`, and no cell a
+plan keeps reads a name that only a skipped cell binds."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 import nbformat
 import pytest
+from test_shown_code import bound_names, read_names
 
 from recjudge.compendium import cell_selection
 from recjudge.compendium.runplan import load_runplan, read_source_notebook
@@ -20,29 +23,44 @@ ROOT = project_root()
 ENGINE_CALLS = {"run_judge"}
 
 
-#: Modules not of this package whose functions share names with the package's (``subprocess.run``, ``ast.parse``):
-#: a call through them is never a call into the engine.
-FOREIGN_MODULES = {"subprocess", "ast", "json", "os", "re", "shutil", "yaml", "np", "pd", "nbformat", "jupytext",
-                   "math", "time", "signal", "tempfile", "urllib", "html", "hashlib", "git"}
-
-
-def called_names(tree: ast.AST) -> set[str]:
+def called_names(tree: ast.AST, external: frozenset[str] = frozenset()) -> set[str]:
     """The names a piece of code calls (``f(...)`` and ``x.f(...)`` alike: a method is known by its name), except
-    calls through a foreign module (``subprocess.run(...)``)."""
-    return {node.func.id if isinstance(node.func, ast.Name) else node.func.attr for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
-            and not (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                     and node.func.value.id in FOREIGN_MODULES)}
+    calls into another library: ``f(...)`` or ``m.f(...)`` where ``f`` or ``m`` is in ``external`` (``subprocess.run``
+    is not a judge's ``run``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id not in external:
+            names.add(node.func.id)
+        elif isinstance(node.func, ast.Attribute) and not (isinstance(node.func.value, ast.Name)
+                                                           and node.func.value.id in external):
+            names.add(node.func.attr)
+    return names
+
+
+def external_imports(tree: ast.AST) -> frozenset[str]:
+    """The names a module binds by importing from outside the package (modules and their members)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names
+                         if not alias.name.startswith("recjudge"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and not (node.module or "").startswith("recjudge"):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return frozenset(names)
 
 
 def judge_asking_functions() -> set[str]:
     """Names of the package's functions that call the engine, directly or through others (by name: a name shared by
-    an unrelated function counts too, which errs on the safe side)."""
+    an unrelated function of the package counts too, which errs on the safe side)."""
     calls: dict[str, set[str]] = {}
     for path in (ROOT / "src" / "recjudge").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        module = ast.parse(path.read_text(encoding="utf-8"))
+        external = external_imports(module)
+        for node in ast.walk(module):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                calls.setdefault(node.name, set()).update(called_names(node))
+                calls.setdefault(node.name, set()).update(called_names(node, external))
     asking, grown = set(ENGINE_CALLS), True
     while grown:
         new = {name for name, called in calls.items() if name not in asking and called & asking}
@@ -74,6 +92,13 @@ def test_a_chapter_that_asks_a_judge_marks_where_a_plan_ends_and_asks_none_after
                        "would not count their requests; move the tag")
 
 
+def test_a_call_into_another_library_does_not_make_a_function_ask_a_judge() -> None:
+    module = ast.parse("import subprocess\nfrom os import remove\nfrom recjudge.llm import run_judge\n"
+                       "def publish():\n    subprocess.run(['git'])\n    remove('x')\n    run_judge()\n")
+    assert called_names(module, external_imports(module)) == {"run_judge"}
+    assert "check_branch_name" not in judge_asking_functions()  # it calls subprocess.run, not a judge's run
+
+
 def test_a_plan_pass_executes_a_notebook_up_to_its_plan_end_and_a_whole_notebook_without_one() -> None:
     cells = [nbformat.v4.new_code_cell("a = 1"), nbformat.v4.new_code_cell("asked = run_judge()"),
              nbformat.v4.new_code_cell("draw(asked)")]
@@ -82,6 +107,40 @@ def test_a_plan_pass_executes_a_notebook_up_to_its_plan_end_and_a_whole_notebook
     cells[1].metadata["tags"] = ["needs:serendipity-2018", cell_selection.PLAN_ENDS_TAG]
     assert [cell.source for cell in cell_selection.notebook_for_plan(notebook).cells] == ["a = 1",
                                                                                          "asked = run_judge()"]
+
+
+def kept_cells_reading_unbound_names(notebook: nbformat.NotebookNode) -> list[tuple[int, set[str]]]:
+    """(code cell number, names) for every code cell a plan keeps that reads a name no earlier kept cell binds."""
+    known, problems = set(dir(builtins)), []
+    for number, cell in enumerate((c for c in notebook.cells if c.cell_type == "code"), start=1):
+        tree = ast.parse(cell.source)
+        if missing := read_names(tree) - bound_names(tree) - known:
+            problems.append((number, missing))
+        known |= bound_names(tree)
+    return problems
+
+
+@pytest.mark.parametrize("run", [run for run in load_runplan(root=ROOT) if run.asks_llm], ids=lambda run: run.name)
+def test_the_cells_a_plan_keeps_read_only_names_that_kept_cells_bind(run) -> None:
+    notebook = cell_selection.notebook_for_variant(
+        cell_selection.notebook_for_plan(read_source_notebook(ROOT / run.notebook)), run.variant)
+    assert kept_cells_reading_unbound_names(notebook) == [], (
+        f"{run.name}: cells a plan keeps read names bound only by cells tagged {cell_selection.PLAN_SKIP_TAG!r} "
+        "(code cell number in the plan, names); untag the binding cell or tag the reading one too")
+
+
+def test_a_plan_skips_the_cells_that_only_feed_the_page_and_the_check_finds_a_skipped_binding() -> None:
+    cells = [nbformat.v4.new_code_cell("from lib import bootstrap, draw, load, run_judge\nstudy = load()"),
+             nbformat.v4.new_code_cell("table = bootstrap(study)"),
+             nbformat.v4.new_code_cell("asked = run_judge(study)"), nbformat.v4.new_code_cell("draw(table)")]
+    cells[1].metadata["tags"] = [cell_selection.PLAN_SKIP_TAG]
+    cells[2].metadata["tags"] = [cell_selection.PLAN_ENDS_TAG]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    plan = cell_selection.notebook_for_plan(notebook)
+    assert [cell.source for cell in plan.cells] == [cells[0].source, "asked = run_judge(study)"]
+    assert kept_cells_reading_unbound_names(plan) == []
+    cells[2].source = "asked = run_judge(table)"  # reads what only the skipped cell binds
+    assert kept_cells_reading_unbound_names(cell_selection.notebook_for_plan(notebook)) == [(2, {"table"})]
 
 
 @pytest.mark.timeout(1800)  # every chapter of the book, one after another (minutes on a busy two-core machine)

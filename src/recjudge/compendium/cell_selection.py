@@ -30,6 +30,10 @@ NEEDS_TAG_PREFIX = "needs:"
 #: would ask, so it executes each notebook up to that cell and no further: what follows draws the page from replies
 #: a plan does not have (a test checks that no cell after it calls a function that asks a judge).
 PLAN_ENDS_TAG = "plan-ends-here"
+#: Tag of a cell before a chapter's plan end that only feeds the page (an ensemble average, a bootstrap, a table): a
+#: plan pass skips it, so that a plan takes seconds, not the minutes the page's analysis takes. No cell a plan keeps
+#: may read a name that only such a cell binds (a test checks every notebook).
+PLAN_SKIP_TAG = "plan-skip"
 ONLY_TAG_PREFIX = "only:"
 DEFAULT_VARIANT = "default"
 #: Tag of the inserted box, so that tests and readers of the executed notebook can find it.
@@ -63,13 +67,17 @@ def notebook_for_variant(notebook: nbformat.NotebookNode, variant: str | None) -
 
 
 def notebook_for_plan(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """``notebook`` up to and including its last cell tagged :data:`PLAN_ENDS_TAG` (the same object when no cell is
-    tagged: the whole notebook is executed)."""
-    ends = [index for index, cell in enumerate(notebook.cells)
-            if PLAN_ENDS_TAG in cell.get("metadata", {}).get("tags", [])]
-    if not ends or ends[-1] == len(notebook.cells) - 1:
+    """``notebook`` up to and including its last cell tagged :data:`PLAN_ENDS_TAG`, without the cells tagged
+    :data:`PLAN_SKIP_TAG` (the same object when no cell is tagged either way: the whole notebook is executed)."""
+    def tags(cell: nbformat.NotebookNode) -> list[str]:
+        return cell.get("metadata", {}).get("tags", [])
+
+    ends = [index for index, cell in enumerate(notebook.cells) if PLAN_ENDS_TAG in tags(cell)]
+    upto = notebook.cells[:ends[-1] + 1] if ends else notebook.cells
+    kept = [cell for cell in upto if PLAN_SKIP_TAG not in tags(cell)]
+    if len(kept) == len(notebook.cells):
         return notebook
-    return nbformat.from_dict(dict(notebook, cells=notebook.cells[:ends[-1] + 1]))
+    return nbformat.from_dict(dict(notebook, cells=kept))
 
 
 def data_needed_markdown(missing: Sequence[str], n_cells_left_out: int) -> str:

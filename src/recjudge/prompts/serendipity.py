@@ -62,12 +62,13 @@ EMPTY_HISTORY = "(no earlier movies)"
 
 def _title(movies: pd.DataFrame, item_id) -> tuple[str, str]:
     if item_id in movies.index:
-        row = movies.loc[item_id]
-        title = str(row["title"])
-        year = row.get("year")
+        # .at reads one value without building a row Series: prompts name tens of thousands of movies at paper scale
+        title = str(movies.at[item_id, "title"])
+        year = movies.at[item_id, "year"] if "year" in movies.columns else None
         if year is not None and not pd.isna(year) and f"({int(year)})" not in title:
             title = f"{title} ({int(year)})"
-        genres = [g for g in (row.get("genres") or ()) if g != "(no genres listed)"]
+        listed = movies.at[item_id, "genres"] if "genres" in movies.columns else None
+        genres = [g for g in (listed or ()) if g != "(no genres listed)"]
         return title, ", ".join(genres) or "unknown"
     return f"movie {item_id}", "unknown"
 
@@ -134,7 +135,7 @@ def _key_part(value) -> str:
 def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
     """The history text of each target row (index aligned with ``targets``)."""
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
-    by_target = {key: g["history_item_id"].tolist() for key, g in ordered.groupby(["user_id", "item_id"])}
+    by_target = ordered.groupby(["user_id", "item_id"])["history_item_id"].agg(list).to_dict() if len(history) else {}
     return pd.Series(
         [movie_history_text(by_target.get((u, i), []), movies)
          for u, i in targets[["user_id", "item_id"]].itertuples(index=False)],

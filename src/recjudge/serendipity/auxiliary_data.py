@@ -340,9 +340,10 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
     shots = [{"history": example_texts[i], "item": prompts.movie_item_text(row["item_id"], movies),
               "rating": row["level"], "values": aux.loc[i].to_dict()} for i, row in examples.iterrows()]
     requests = []
-    for (index, row), text in zip(rows.iterrows(), history_text(rows)):
+    values = aux.loc[rows.index]  # one row's values a prompt: read as a frame once, not one .loc per answer
+    for (index, row), text, (_, aux_row) in zip(rows.iterrows(), history_text(rows), values.iterrows()):
         messages = auxiliary_messages(setting.components, text, prompts.movie_item_text(row["item_id"], movies),
-                                      aux.loc[index].to_dict(), shots, domain)
+                                      aux_row.to_dict(), shots, domain)
         requests.append(JudgeRequest(key=prompts.request_key(row["user_id"], row["item_id"]), messages=messages,
                                      meta={"user_id": row["user_id"], "item_id": row["item_id"],
                                            "setting": setting.name}))

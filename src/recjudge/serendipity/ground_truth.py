@@ -216,33 +216,39 @@ def last_k_history(
     pool = interactions.loc[interactions["user_id"].isin(users), ["user_id", "item_id", "timestamp"]].copy()
     pool["rating"] = interactions.loc[pool.index, "rating"] if "rating" in interactions.columns else np.nan
     pool = pool.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
-    by_user = {user: group for user, group in pool.groupby("user_id", sort=False)}
+    # Per user: its rows' positions in ``pool``, timestamps and items as arrays, so that each target costs a search
+    # and a slice (building a frame per target took seconds per setting at paper scale)
+    def comparable(times: pd.Series) -> np.ndarray:  # datetimes (tz-aware too) as nanoseconds, numbers as they are
+        return times.astype("int64").to_numpy() if pd.api.types.is_datetime64_any_dtype(times) else times.to_numpy()
 
-    rows: list[pd.DataFrame] = []
-    for user, item, when in targets[["user_id", "item_id", "timestamp"]].itertuples(index=False):
-        group = by_user.get(user)
-        if group is None:
+    pool_times, pool_items = comparable(pool["timestamp"]), pool["item_id"].to_numpy()
+    by_user = {user: (positions, pool_times[positions], pool_items[positions])
+               for user, positions in pool.groupby("user_id", sort=False).indices.items()}
+
+    taken: list[np.ndarray] = []
+    owners: list[tuple] = []
+    for user, item, when in zip(targets["user_id"].tolist(), targets["item_id"].tolist(),
+                                comparable(targets["timestamp"])):
+        if user not in by_user:
             continue
-        stop = group["timestamp"].searchsorted(when, side="left")  # strictly earlier interactions only
-        earlier = group.iloc[:stop]
-        earlier = earlier[earlier["item_id"] != item].tail(k)
-        if earlier.empty:
-            continue
-        rows.append(
-            pd.DataFrame(
-                {
-                    "user_id": user,
-                    "item_id": item,
-                    "position": np.arange(len(earlier)),
-                    "history_item_id": earlier["item_id"].to_numpy(),
-                    "history_rating": earlier["rating"].to_numpy(dtype=float),
-                    "history_timestamp": earlier["timestamp"].to_numpy(),
-                }
-            )
-        )
-    if not rows:
+        positions, times, items = by_user[user]
+        stop = np.searchsorted(times, when, side="left")  # strictly earlier interactions only
+        earlier = positions[:stop][items[:stop] != item][-k:]
+        if len(earlier):
+            taken.append(earlier)
+            owners.append((user, item, len(earlier)))
+    if not taken:
         return pd.DataFrame(columns=columns)
-    return pd.concat(rows, ignore_index=True)[columns]
+    picked = pool.iloc[np.concatenate(taken)]
+    counts = [count for _, _, count in owners]
+    return pd.DataFrame({
+        "user_id": np.repeat(np.array([user for user, _, _ in owners]), counts),
+        "item_id": np.repeat(np.array([item for _, item, _ in owners]), counts),
+        "position": np.concatenate([np.arange(count) for count in counts]),
+        "history_item_id": picked["item_id"].to_numpy(),
+        "history_rating": picked["rating"].to_numpy(dtype=float),
+        "history_timestamp": picked["timestamp"].to_numpy(),
+    })[columns]
 
 
 def serendipity_histories(
