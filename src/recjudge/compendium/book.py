@@ -492,6 +492,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="rebuild every page, not only the changed ones")
     parser.add_argument("--check-only", action="store_true",
                         help="only check an existing build (_build/html) for index.html and external resources")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="a preview of a few chapters (repeatable): execute only the runs NAME of runplan.yaml "
+                             "(and those whose tables they read, each skipped when unchanged) and build "
+                             "_build/preview/html, every other chapter marked 'Not run in this build'; not publishable")
     variant = parser.add_argument_group(
         "a variant's book", "build the book of a variant that `recjudge run --judge ... --profile ...` executed into "
         "variants/NAME/, as _build/variants/NAME/html (the committed book and results are not touched); name it, "
@@ -525,6 +529,16 @@ def run_command(args: argparse.Namespace) -> int:
     except VariantBookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if getattr(args, "only", None):
+        clashing = [option for option, given in (("--variant/--judge/--profile", variant is not None),
+                                                 ("--publish", getattr(args, "publish", None)),
+                                                 ("--check-only", args.check_only), ("--vendor-only", args.vendor_only))
+                    if given]
+        if clashing:
+            print(f"error: --only builds a preview of a few chapters, which {clashing[0]} does not take",
+                  file=sys.stderr)
+            return 2
+        return _build_preview(root, args.only, args, timings)
     destination = None
     if getattr(args, "publish", None) and not args.vendor_only:
         from recjudge.compendium.publish import ALLOW_HINT, Destination, PublishError, not_clean
@@ -646,4 +660,33 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
         _print_timings(timings)
     done = "checked the existing build of" if args.check_only else "built"
     print(f"[book] {done} the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
+    return 0
+
+
+def _build_preview(root: Path, names: list[str], args: argparse.Namespace, timings: dict[str, float]) -> int:
+    """The book of a few chapters (``recjudge.compendium.preview_book``): the named runs and what they need are
+    executed (each skipped when unchanged), the others marked not run; staged and built under ``_build/preview``."""
+    from recjudge.compendium.preview_book import PREVIEW_DIR, PreviewBookError, runs_needed, stage_preview_book
+    from recjudge.compendium.runplan import RunFailedError, RunPlanError, execute_plan, load_runplan
+
+    html = root / PREVIEW_DIR / "html"
+    try:
+        with _phase("mathjax", timings):
+            ensure_mathjax(root)
+        runs = load_runplan(root=root)
+        with _phase("chapters", timings):
+            execute_plan(runs_needed(runs, names), root)
+        with _phase("stage", timings):
+            source = stage_preview_book(root, runs, names)
+        with _phase("jupyter-book build", timings):
+            build_html(root, all_pages=args.all, source=source)
+        with _phase("checks", timings):
+            check_built_book(root, html)
+    except (BookError, PreviewBookError, RunPlanError, RunFailedError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        _print_timings(timings)
+    print(f"[book] built a preview of {', '.join(names)}: {html / 'index.html'} (the other chapters are marked "
+          "'Not run in this build'; `recjudge book` builds the whole book)")
     return 0
