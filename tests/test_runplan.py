@@ -195,7 +195,8 @@ def test_execute_then_skip_then_rerun_on_store_change(project: Path) -> None:
     outputs = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
     assert "result 42" in outputs, "the run's parameter must reach the notebook"
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
-    assert len(injected) == 1 and "remove-cell" in injected[0].metadata["tags"], "papermill's cell stays off the page"
+    assert len(injected) == 1 and "remove-cell" not in injected[0].metadata["tags"], "the run's values are shown"
+    assert injected[0].source.startswith(runplan.RUN_PARAMETERS_HEADING + "\n")
 
     (second,) = execute_plan([run], project, log=messages.append)
     assert second.status == "skipped"
