@@ -450,3 +450,15 @@ def test_a_run_that_copies_no_chapter_says_plainly_it_has_no_verdict(plan_with_c
     assert claims.chapter_verdicts("scratch", load_table, runs=runs, root=root).data == claims.no_claims_note("scratch")
     assert "No verdict" in claims.no_claims_note("scratch")
     assert claims.chapter_verdicts("surprise_demo", load_table, runs=runs, root=root).data == ""
+
+
+def test_a_copy_at_another_scale_whose_tables_lack_a_column_says_not_run_instead_of_failing(plan_with_copies):
+    runs, root = plan_with_copies
+
+    def other_scale(chapter, table):
+        found = load_table("normalised_surprise", table)
+        return found.drop(columns="holds_on_means") if table == "ordering_check" else found
+
+    box = claims.chapter_verdicts("my_surprise", other_scale, runs=runs, root=root).data
+    assert f"**{claims.NOT_RUN[0].upper()}{claims.NOT_RUN[1:]}:** *Normalised surprise orders" in box
+    assert "holds_on_means" in box

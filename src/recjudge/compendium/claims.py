@@ -1062,14 +1062,16 @@ def copy_note(chapter: str, original: str) -> str:
 
 
 def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[dict | JudgeSpec] = (), *,
-                     runs: Sequence[object] | None = None, root: Path | None = None) -> Markdown:
+                     runs: Sequence[object] | None = None, root: Path | None = None,
+                     lenient: bool = False) -> Markdown:
     """The verdicts of the claims a chapter examines, as the bullets that open its verdict box (glued as
     ``claims_checked``); a copy of a chapter (:func:`original_chapter`) gets its original's, read from its own
     tables; a demonstration run (a ``variant``) gets none, and any other run says plainly that it has none. In a
     variant, whose tables are of another scale or judge, a claim whose rows its tables lack says "not run in this
     build" and why; with a reader's ``judges`` (the chapter's ``judges`` parameter), each verdict says whose numbers
     it read and what share of each reader's judge's replies held no answer. ``runs`` and ``root``: the run plan and
-    the project it lies in (default: the project's)."""
+    the project it lies in (default: the project's); ``lenient``: tables of another scale (a copy's), read as a
+    variant's."""
     specs = [judge if isinstance(judge, JudgeSpec) else JudgeSpec.from_parameter(judge) for judge in judges]
     chosen = [claim for claim in CLAIMS if claim.chapter == chapter]
     if not chosen:
@@ -1079,9 +1081,9 @@ def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[d
         original = original_chapter(chapter, [run] if run is not None else [], root)
         if original is None:
             return Markdown(no_claims_note(chapter))
-        copied = chapter_verdicts(original, _reading_copy(load, original, chapter), judges)
+        copied = chapter_verdicts(original, _reading_copy(load, original, chapter), judges, lenient=True)
         return Markdown(f"{copy_note(chapter, original)}\n\n{copied.data}")
-    records = registry(load, chosen, strict=not in_variant())
+    records = registry(load, chosen, strict=not (lenient or in_variant()))
     if specs:
         records["reason"] = records["reason"].str.replace(NEEDS_A_CAPABLE_LLM, NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
                                                           regex=False)
