@@ -912,8 +912,12 @@ def _show_run_parameters(path: Path) -> None:
 
     notebook = nbformat.read(path, as_version=4)
     injected = [cell for cell in notebook.cells if "injected-parameters" in cell.metadata.get("tags", [])]
+    # A page that hides its own parameters cell (it shows no code) hides the run's values too.
+    hidden = any("parameters" in tags and "remove-cell" in tags
+                 for tags in (cell.metadata.get("tags", []) for cell in notebook.cells))
     for position, cell in enumerate(injected):
-        cell.metadata["tags"] = [tag for tag in cell.metadata["tags"] if tag != "remove-cell"]
+        cell.metadata["tags"] = [tag for tag in cell.metadata["tags"] if tag != "remove-cell"] + (
+            ["remove-cell"] if hidden else [])
         lines = cell.source.split("\n")
         if lines and lines[0].strip() == _PAPERMILL_HEADING:
             cell.source = "\n".join([RUN_PARAMETERS_HEADING, *lines[1:]])
