@@ -59,3 +59,16 @@ def test_two_works_of_the_same_authors_and_year_are_cited_as_listed(tmp_path):
     text = re.sub(r"<[^>]+>", "", (tmp_path / "_build" / "index.html").read_text())
     assert ("First [Angelopoulos et al., 2023a], second [Angelopoulos et al., 2023b], textual Angelopoulos et al. "
             "[2023b], single [Kang, 2025].") in text
+
+
+def test_every_entry_of_the_bibliography_has_a_year():
+    """A citation never reads "n.d.": every entry of book/references.bib states its year (a preprint its
+    submission's)."""
+    from pybtex.database import parse_file
+
+    from recjudge.paths import project_root
+
+    entries = parse_file(str(project_root() / "book" / "references.bib")).entries
+    undated = [key for key, found in entries.items() if not str(found.fields.get("year", "")).strip().isdigit()]
+    assert len(entries) > 10 and undated == []
+    assert author_year_label(entries["lima_limits_to_surprise"]).endswith("and Peres, 2018")

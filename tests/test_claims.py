@@ -383,3 +383,86 @@ def test_a_constant_answer_decides_tokutakes_claims_by_the_papers_own_numbers():
 def test_a_judge_worth_less_than_one_more_label_reads_as_no_saving():
     trust = claims.registry(load_table).set_index("claim").loc[claims.ANSWERS["trust_judges"]]
     assert trust["verdict"] == claims.NOT_REPRODUCED and "no saving" in trust["key_number"]
+
+
+@pytest.fixture
+def plan_with_copies(tmp_path):
+    """A run plan holding a student's copy of the surprise chapter (a copied notebook and the original's notebook
+    under a new name), a demonstration run and a run of a notebook that copies no chapter."""
+    from pathlib import Path
+
+    from recjudge.compendium.runplan import load_runplan
+    from recjudge.paths import project_root
+
+    (tmp_path / "notebooks").mkdir()
+    source = (Path(project_root()) / "notebooks" / "normalised_surprise.md").read_text(encoding="utf-8")
+    (tmp_path / "notebooks" / "my_surprise.md").write_text(source, encoding="utf-8")
+    (tmp_path / "notebooks" / "normalised_surprise.md").write_text(source, encoding="utf-8")
+    (tmp_path / "notebooks" / "scratch.md").write_text(source.replace("import normalised_surprise as page",
+                                                                      "import data_tour as page"), encoding="utf-8")
+    datasets = "datasets: [movielens-latest-small, movielens-100k, movielens-1m]"
+    (tmp_path / "runplan.yaml").write_text(f"""runs:
+  - name: my_surprise
+    notebook: notebooks/my_surprise.md
+    parameters: {{DATASET: 100k}}
+    {datasets}
+  - name: surprise_again
+    notebook: notebooks/normalised_surprise.md
+    {datasets}
+  - name: surprise_demo
+    notebook: notebooks/normalised_surprise.md
+    variant: synthetic
+    {datasets}
+  - name: scratch
+    notebook: notebooks/scratch.md
+    {datasets}
+""", encoding="utf-8")
+    return load_runplan(tmp_path / "runplan.yaml", root=tmp_path), tmp_path
+
+
+def test_a_copied_chapter_reads_its_originals_claims_from_its_own_tables(plan_with_copies):
+    runs, root = plan_with_copies
+    assert claims.original_chapter("my_surprise", runs, root) == "normalised_surprise"
+    assert claims.original_chapter("surprise_again", runs, root) == "normalised_surprise"
+    read = []
+
+    def copys_tables(chapter, table):  # the copy's own tables: here the original's numbers under the copy's name
+        read.append(chapter)
+        if chapter != "my_surprise":
+            raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
+        return load_table("normalised_surprise", table)
+
+    box = claims.chapter_verdicts("my_surprise", copys_tables, runs=runs, root=root).data
+    original = claims.chapter_verdicts("normalised_surprise", load_table).data
+    assert set(read) == {"my_surprise"}
+    assert "copy of {doc}`normalised_surprise`" in box and "results/my_surprise/" in box
+    assert box.endswith(original)
+
+
+def test_a_copy_whose_tables_are_missing_says_not_run_not_the_originals_verdict(plan_with_copies):
+    runs, root = plan_with_copies
+
+    def nothing(chapter, table):
+        raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
+
+    box = claims.chapter_verdicts("my_surprise", nothing, runs=runs, root=root).data
+    assert claims.NOT_RUN in box and "results/my_surprise/ordering_check.csv" in box
+
+
+def test_a_run_that_copies_no_chapter_says_plainly_it_has_no_verdict(plan_with_copies):
+    runs, root = plan_with_copies
+    assert claims.chapter_verdicts("scratch", load_table, runs=runs, root=root).data == claims.no_claims_note("scratch")
+    assert "No verdict" in claims.no_claims_note("scratch")
+    assert claims.chapter_verdicts("surprise_demo", load_table, runs=runs, root=root).data == ""
+
+
+def test_a_copy_at_another_scale_whose_tables_lack_a_column_says_not_run_instead_of_failing(plan_with_copies):
+    runs, root = plan_with_copies
+
+    def other_scale(chapter, table):
+        found = load_table("normalised_surprise", table)
+        return found.drop(columns="holds_on_means") if table == "ordering_check" else found
+
+    box = claims.chapter_verdicts("my_surprise", other_scale, runs=runs, root=root).data
+    assert f"**{claims.NOT_RUN[0].upper()}{claims.NOT_RUN[1:]}:** *Normalised surprise orders" in box
+    assert "holds_on_means" in box

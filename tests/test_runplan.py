@@ -195,7 +195,8 @@ def test_execute_then_skip_then_rerun_on_store_change(project: Path) -> None:
     outputs = "".join(output.get("text", "") for cell in executed.cells for output in cell.get("outputs", []))
     assert "result 42" in outputs, "the run's parameter must reach the notebook"
     injected = [cell for cell in executed.cells if "injected-parameters" in cell.metadata.get("tags", [])]
-    assert len(injected) == 1 and "remove-cell" in injected[0].metadata["tags"], "papermill's cell stays off the page"
+    assert len(injected) == 1 and "remove-cell" not in injected[0].metadata["tags"], "the run's values are shown"
+    assert injected[0].source.startswith(runplan.RUN_PARAMETERS_HEADING + "\n")
 
     (second,) = execute_plan([run], project, log=messages.append)
     assert second.status == "skipped"
@@ -468,3 +469,18 @@ def test_a_build_records_which_chapters_were_executed_from_other_sources(project
     write_notebook(project / "notebooks" / "tiny.ipynb", "print('result', value * 3)")
     state = runplan.executed_from([run], project)["tiny"]
     assert state["executed"] is not None and state["executed"] != state["fingerprint"]
+
+
+@pytest.mark.parametrize("parameters_tags, shown", [(["parameters"], True), (["parameters", "remove-cell"], False)])
+def test_the_runs_values_are_shown_where_the_page_shows_its_parameters(tmp_path: Path, parameters_tags, shown):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("value = 1", metadata={"tags": parameters_tags}),
+                      nbformat.v4.new_code_cell("# Parameters\nvalue = 21\n",
+                                                metadata={"tags": ["injected-parameters"]})]
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(notebook, path)
+    runplan._show_run_parameters(path)
+    injected = nbformat.read(path, as_version=4).cells[1]
+    assert ("remove-cell" not in injected.metadata["tags"]) is shown
+    assert injected.source == f"{runplan.RUN_PARAMETERS_HEADING}\nvalue = 21\n"
+    assert injected["id"] == "injected-parameters-0"

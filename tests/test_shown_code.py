@@ -1,5 +1,6 @@
-"""The code a chapter shows a reader runs as printed: every name a shown cell reads is one of the chapter's parameters,
-a builtin, or bound by an earlier shown cell (never only by a cell the page hides), and a shown cell is short."""
+"""The code a chapter shows a reader runs as printed: the parameters cell (the chapter's interface) is shown, every
+name a shown cell reads is a builtin or bound by an earlier shown cell, the parameters cell first (never only by a
+cell the page hides), and a shown cell is short."""
 
 import ast
 import builtins
@@ -13,8 +14,10 @@ from recjudge.paths import project_root
 
 NOTEBOOKS = sorted((project_root() / "notebooks").glob("*.md"))
 HIDDEN = {"remove-input", "remove-cell", "hide-input"}
-#: A shown cell is one step of the analysis, read at a glance.
+#: A shown cell is one step of the analysis, read at a glance ...
 MAX_SHOWN_LINES = 10
+#: ... and the parameters cell, one line per parameter, the chapter's interface.
+MAX_PARAMETER_LINES = 30
 
 
 def code_cells(path):
@@ -23,7 +26,7 @@ def code_cells(path):
 
 
 def shown(tags) -> bool:
-    return not (set(tags) & HIDDEN) and "parameters" not in tags
+    return not set(tags) & HIDDEN
 
 
 def bound_names(tree: ast.AST) -> set[str]:
@@ -49,14 +52,13 @@ def read_names(tree: ast.AST) -> set[str]:
 
 
 def unbound_reads(path) -> list[tuple[int, set[str]]]:
-    """(cell number, names) for every shown cell reading a name that nothing shown before it binds."""
+    """(cell number, names) for every shown cell, the parameters cell among them, reading a name that nothing shown
+    before it binds."""
     known = set(dir(builtins))
     problems = []
     for number, (tags, source) in enumerate(code_cells(path), start=1):
         tree = ast.parse(source)
-        if "parameters" in tags:
-            known |= bound_names(tree)
-        elif shown(tags):
+        if shown(tags):
             missing = read_names(tree) - bound_names(tree) - known
             if missing:
                 problems.append((number, missing))
@@ -71,10 +73,26 @@ def test_shown_cells_run_as_printed(path):
         "cell or read them from the parameters")
 
 
+#: Pages that show no code at all (summaries of the book): nothing to run as printed, so no parameters shown.
+NO_CODE_SHOWN = {"at_a_glance", "what_we_learned"}
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem not in NO_CODE_SHOWN], ids=lambda p: p.stem)
+def test_the_parameters_cell_is_shown_first_and_short(path):
+    cells = code_cells(path)
+    parameters = [number for number, (tags, _) in enumerate(cells, start=1) if "parameters" in tags]
+    assert len(parameters) == 1, f"{path.name}: {len(parameters)} cells tagged parameters"
+    tags, source = cells[parameters[0] - 1]
+    assert shown(tags), f"{path.name}: the parameters cell is hidden ({sorted(set(tags) & HIDDEN)}): show it"
+    assert not any(shown(tags) for tags, _ in cells[:parameters[0] - 1]), f"{path.name}: a shown cell before it"
+    assert sum(1 for line in source.splitlines() if line.strip()) <= MAX_PARAMETER_LINES
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_shown_cells_are_short(path):
     long_cells = {number: n for number, (tags, source) in enumerate(code_cells(path), start=1)
-                  if shown(tags) and (n := sum(1 for line in source.splitlines() if line.strip())) > MAX_SHOWN_LINES}
+                  if shown(tags) and "parameters" not in tags
+                  and (n := sum(1 for line in source.splitlines() if line.strip())) > MAX_SHOWN_LINES}
     assert long_cells == {}, f"{path.name}: shown cells over {MAX_SHOWN_LINES} lines (cell number: lines)"
 
 
@@ -87,13 +105,18 @@ def test_the_check_finds_a_name_bound_only_by_a_hidden_cell(tmp_path):
         "shown_total = sum(rows)\n```\n\n"
         "```{code-cell}\n\nprint(shown_total, hidden_frame)\n```\n", encoding="utf-8")
     assert unbound_reads(chapter) == [(4, {"hidden_frame"})]
+    # A hidden parameters cell binds nothing a reader sees: every shown cell reading a parameter is then reported.
+    chapter.write_text(chapter.read_text().replace(":tags: [parameters]", ":tags: [parameters, remove-cell]"))
+    assert unbound_reads(chapter) == [(3, {"seed"}), (4, {"hidden_frame"})]
 
 
-#: Summary pages read other chapters' tables and show no analysis of their own.
-SUMMARY_PAGES = ("at_a_glance", "what_we_learned")
+def test_a_page_that_shows_no_code_hides_its_parameters_too():
+    for path in NOTEBOOKS:
+        if path.stem in NO_CODE_SHOWN:
+            assert not any(shown(tags) for tags, _ in code_cells(path)), f"{path.name} shows code"
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem not in SUMMARY_PAGES], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem not in NO_CODE_SHOWN], ids=lambda p: p.stem)
 def test_a_chapter_shows_the_calls_into_recjudge_that_carry_its_analysis(path):
     shown_sources = [source for tags, source in code_cells(path) if shown(tags)]
     imports = {node.module.split(".")[0] for source in shown_sources for node in ast.walk(ast.parse(source))

@@ -286,7 +286,7 @@ BIBLIOGRAPHY_STYLE = "recjudge_author_year"
 
 
 def author_year_label(entry) -> str:  # noqa: ANN001 (a pybtex Entry)
-    """ "Kang et al., 2025", "Lima and Peres, n.d.": the label of one bibliography entry, as cited in the text."""
+    """ "Kang et al., 2025", "Lima and Peres, 2018": the label of one bibliography entry, as cited in the text."""
     persons = entry.persons.get("author") or entry.persons.get("editor") or []
     surnames = [" ".join(person.last_names).replace("{", "").replace("}", "") for person in persons]
     if not surnames:
@@ -396,6 +396,28 @@ def _publish_results(app, exception) -> None:  # noqa: ANN001 (Sphinx event sign
         shutil.copyfile(csv, target)
 
 
+#: Jinja syntax that a published file must not hold: a template that was copied, not rendered.
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def template_sources(html_dir: Path) -> list[Path]:
+    """Files under ``_static/`` of a built site that are Jinja templates, not pages: the themes ship the macros
+    their layouts import (``webpack-macros.html``, ``sbt-webpack-macros.html``, with ``{{ pathto(...) }}``) in their
+    static folders, and Sphinx copies a static file as it is (only a ``*_t`` file is rendered)."""
+    static = Path(html_dir) / "_static"
+    return sorted(path for path in static.rglob("*.html") if _JINJA.search(path.read_text(encoding="utf-8",
+                                                                                             errors="replace")))
+
+
+def _drop_template_sources(app, exception) -> None:  # noqa: ANN001 (Sphinx event signature)
+    """Remove the themes' template sources from the built ``_static/`` (``template_sources``): no page links them,
+    and a reader who opened one would see unrendered ``{{ pathto(...) }}``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for path in template_sources(Path(app.outdir)):
+        path.unlink()
+
+
 def repository_buttons(book_config: dict, theme_options: dict) -> dict:
     """``theme_options`` with the repository and download buttons when the book's ``_config.yml`` names its
     repository (``repository.url``), and without them when it does not. (``sphinx.config.html_theme_options`` in
@@ -427,13 +449,15 @@ def _relabel_run(app, docname: str, source: list[str]) -> None:  # noqa: ANN001 
 
 
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
-    """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables
-    beside the pages; register the bibliography's author-year label style; show the repository and download
-    buttons when ``_config.yml`` names the repository; give each executed chapter its run's labels."""
+    """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables beside
+    the pages and leave the themes' template sources out; register the bibliography's author-year label style; show
+    the repository and download buttons when ``_config.yml`` names the repository; give each executed chapter its
+    run's labels."""
     app.connect("config-inited", _set_repository_buttons)
     app.connect("source-read", _relabel_run)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("build-finished", _publish_results)
+    app.connect("build-finished", _drop_template_sources)
     _register_bibliography_style()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
@@ -466,12 +490,16 @@ def build_html(root: Path, *, all_pages: bool = False, source: Path | None = Non
 
 
 def check_built_book(root: Path, html_dir: Path | None = None) -> None:
-    """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``) and no page or
-    stylesheet fetches from another host."""
+    """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``), no static file is an
+    unrendered template (``template_sources``) and no page or stylesheet fetches from another host."""
     html_dir = html_dir or root / HTML_DIR
     index = html_dir / "index.html"
     if not index.is_file():
         raise BookError(f"{index} was not written: the build did not produce the book")
+    templates = template_sources(html_dir)
+    if templates:
+        raise BookError(f"the built book publishes {len(templates)} unrendered template(s) (Jinja syntax in a static "
+                        "file): " + ", ".join(str(path.relative_to(html_dir)) for path in templates))
     external = external_resource_urls(html_dir)
     if external:
         listing = "\n  ".join(external[:40]) + ("\n  ..." if len(external) > 40 else "")
@@ -492,6 +520,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="rebuild every page, not only the changed ones")
     parser.add_argument("--check-only", action="store_true",
                         help="only check an existing build (_build/html) for index.html and external resources")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help="a preview of a few chapters (repeatable): execute only the runs NAME of runplan.yaml "
+                             "(and those whose tables they read, each skipped when unchanged) and build "
+                             "_build/preview/html, every other chapter marked 'Not run in this build'; not publishable")
     variant = parser.add_argument_group(
         "a variant's book", "build the book of a variant that `recjudge run --judge ... --profile ...` executed into "
         "variants/NAME/, as _build/variants/NAME/html (the committed book and results are not touched); name it, "
@@ -525,6 +557,16 @@ def run_command(args: argparse.Namespace) -> int:
     except VariantBookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if getattr(args, "only", None):
+        clashing = [option for option, given in (("--variant/--judge/--profile", variant is not None),
+                                                 ("--publish", getattr(args, "publish", None)),
+                                                 ("--check-only", args.check_only), ("--vendor-only", args.vendor_only))
+                    if given]
+        if clashing:
+            print(f"error: --only builds a preview of a few chapters, which {clashing[0]} does not take",
+                  file=sys.stderr)
+            return 2
+        return _build_preview(root, args.only, args, timings)
     destination = None
     if getattr(args, "publish", None) and not args.vendor_only:
         from recjudge.compendium.publish import ALLOW_HINT, Destination, PublishError, not_clean
@@ -646,4 +688,33 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
         _print_timings(timings)
     done = "checked the existing build of" if args.check_only else "built"
     print(f"[book] {done} the book of variant {variant.name}: {html / 'index.html'} (self-contained)")
+    return 0
+
+
+def _build_preview(root: Path, names: list[str], args: argparse.Namespace, timings: dict[str, float]) -> int:
+    """The book of a few chapters (``recjudge.compendium.preview_book``): the named runs and what they need are
+    executed (each skipped when unchanged), the others marked not run; staged and built under ``_build/preview``."""
+    from recjudge.compendium.preview_book import PREVIEW_DIR, PreviewBookError, runs_needed, stage_preview_book
+    from recjudge.compendium.runplan import RunFailedError, RunPlanError, execute_plan, load_runplan
+
+    html = root / PREVIEW_DIR / "html"
+    try:
+        with _phase("mathjax", timings):
+            ensure_mathjax(root)
+        runs = load_runplan(root=root)
+        with _phase("chapters", timings):
+            execute_plan(runs_needed(runs, names), root)
+        with _phase("stage", timings):
+            source = stage_preview_book(root, runs, names)
+        with _phase("jupyter-book build", timings):
+            build_html(root, all_pages=args.all, source=source)
+        with _phase("checks", timings):
+            check_built_book(root, html)
+    except (BookError, PreviewBookError, RunPlanError, RunFailedError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    finally:
+        _print_timings(timings)
+    print(f"[book] built a preview of {', '.join(names)}: {html / 'index.html'} (the other chapters are marked "
+          "'Not run in this build'; `recjudge book` builds the whole book)")
     return 0

@@ -1000,15 +1000,90 @@ def judges_statement(numbers_of: str, chapter: str, judges: Sequence[JudgeSpec],
     return f"Verdict {read}; your judge in this chapter: {yours}."
 
 
-def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[dict | JudgeSpec] = ()) -> Markdown:
+#: A copied chapter's page imports its original's page module (``from recjudge.chapters import <original> as page``).
+_PAGE_MODULE = re.compile(r"^\s*from\s+recjudge\.chapters\s+import\s+(\w+)\s+as\s+page\b", re.MULTILINE)
+
+
+def original_chapter(chapter: str, runs: Sequence[object] | None = None, root: Path | None = None) -> str | None:
+    """The chapter whose claims the run ``chapter`` examines when the registry does not name it: a copy of a
+    chapter, found through its notebook in the run plan (``runs``; default: the project's ``runplan.yaml``) — the
+    original's own notebook run under a new name, or a copied notebook that still imports the original's page
+    module. None for a chapter the registry names, a run the plan lacks, a demonstration run (a ``variant``, whose
+    numbers are never set beside a paper's) and a notebook that is a copy of no chapter with claims."""
+    examined = {claim.chapter for claim in CLAIMS}
+    if chapter in examined:
+        return None
+    from recjudge.paths import project_root
+
+    root = Path(root) if root is not None else project_root()
+    run = _plan_run(chapter, runs, root)
+    if run is None or run.variant:
+        return None
+    notebook = Path(run.notebook)
+    if notebook.stem in examined:
+        return notebook.stem
+    path = notebook if notebook.is_absolute() else root / notebook
+    try:
+        modules = _PAGE_MODULE.findall(path.read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return next((module for module in modules if module in examined), None)
+
+
+def _plan_run(chapter: str, runs: Sequence[object] | None, root: Path | None = None) -> object | None:
+    """The run named ``chapter`` in ``runs`` (default: the project's run plan; none when it cannot be read)."""
+    if runs is None:
+        from recjudge.compendium.runplan import RunPlanError, load_runplan
+
+        try:
+            runs = load_runplan(root=root)
+        except RunPlanError:
+            return None
+    return next((run for run in runs if run.name == chapter), None)
+
+
+def _reading_copy(load: Loader, original: str, copy: str) -> Loader:
+    """``load`` with the original chapter's tables replaced by the copy's own (a claim reads its chapter's tables by
+    the original's name)."""
+    return lambda chapter, table: load(copy if chapter == original else chapter, table)
+
+
+def no_claims_note(chapter: str) -> str:
+    """A copied chapter's verdict box when the claims registry cannot tell which chapter it copies."""
+    return (f"**No verdict:** the run `{chapter}` examines none of the papers' claims: the claims registry "
+            "(`recjudge.compendium.claims`) names the chapters that examine claims, and this run is not one of them "
+            "nor a copy of one (its notebook neither is a chapter's notebook nor imports a chapter's page module).")
+
+
+def copy_note(chapter: str, original: str) -> str:
+    """What a copied chapter's verdicts rest on."""
+    return (f"*This chapter is a copy of {{doc}}`{original}`: the verdicts below read the claims of `{original}` "
+            f"from this chapter's own tables (`results/{chapter}/`), at its own parameters.*")
+
+
+def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[dict | JudgeSpec] = (), *,
+                     runs: Sequence[object] | None = None, root: Path | None = None,
+                     lenient: bool = False) -> Markdown:
     """The verdicts of the claims a chapter examines, as the bullets that open its verdict box (glued as
-    ``claims_checked``); a chapter that examines none (a demonstration run) gets none. In a variant, whose tables
-    are of another scale or judge, a claim whose rows its tables lack says "not run in this build" and why; with a
-    reader's ``judges`` (the chapter's ``judges`` parameter), each verdict says whose numbers it read and what share
-    of each reader's judge's replies held no answer."""
+    ``claims_checked``); a copy of a chapter (:func:`original_chapter`) gets its original's, read from its own
+    tables; a demonstration run (a ``variant``) gets none, and any other run says plainly that it has none. In a
+    variant, whose tables are of another scale or judge, a claim whose rows its tables lack says "not run in this
+    build" and why; with a reader's ``judges`` (the chapter's ``judges`` parameter), each verdict says whose numbers
+    it read and what share of each reader's judge's replies held no answer. ``runs`` and ``root``: the run plan and
+    the project it lies in (default: the project's); ``lenient``: tables of another scale (a copy's), read as a
+    variant's."""
     specs = [judge if isinstance(judge, JudgeSpec) else JudgeSpec.from_parameter(judge) for judge in judges]
     chosen = [claim for claim in CLAIMS if claim.chapter == chapter]
-    records = registry(load, chosen, strict=not in_variant())
+    if not chosen:
+        run = _plan_run(chapter, runs, root)
+        if in_variant() or run is not None and run.variant:
+            return Markdown("")
+        original = original_chapter(chapter, [run] if run is not None else [], root)
+        if original is None:
+            return Markdown(no_claims_note(chapter))
+        copied = chapter_verdicts(original, _reading_copy(load, original, chapter), judges, lenient=True)
+        return Markdown(f"{copy_note(chapter, original)}\n\n{copied.data}")
+    records = registry(load, chosen, strict=not (lenient or in_variant()))
     if specs:
         records["reason"] = records["reason"].str.replace(NEEDS_A_CAPABLE_LLM, NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
                                                           regex=False)

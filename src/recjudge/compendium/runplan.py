@@ -890,7 +890,7 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path, *, p
         raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
                              f"{type(error).__name__}: {error}") from error
     else:
-        _remove_injected_parameters(temporary)
+        _show_run_parameters(temporary)
         os.replace(temporary, output)
     finally:
         if selecting:
@@ -898,17 +898,29 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path, *, p
         temporary.unlink(missing_ok=True)  # an interrupted run leaves nothing behind
 
 
-def _remove_injected_parameters(path: Path) -> None:
-    """Tag papermill's "# Parameters" cell ``remove-cell``: it is plumbing, not part of the chapter's page (the
-    chapter's opening box says what the run is; the run plan holds its parameters). Its random cell id becomes a
-    fixed one, so that an executed chapter is reproducible like its source's cells."""
+#: The first line of papermill's cell of a run's parameters, and what the page says instead.
+_PAPERMILL_HEADING = "# Parameters"
+RUN_PARAMETERS_HEADING = "# This run's parameters (runplan.yaml): they replace the defaults above"
+
+
+def _show_run_parameters(path: Path) -> None:
+    """Show papermill's "# Parameters" cell after the chapter's parameters cell, headed as the run's values: the
+    page shows the chapter's interface (its parameters cell) and what this run set, so that the shown cells copied
+    top to bottom run with the run's values. Its random cell id becomes a fixed one, so that an executed chapter is
+    reproducible like its source's cells."""
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
     injected = [cell for cell in notebook.cells if "injected-parameters" in cell.metadata.get("tags", [])]
+    # A page that hides its own parameters cell (it shows no code) hides the run's values too.
+    hidden = any("parameters" in tags and "remove-cell" in tags
+                 for tags in (cell.metadata.get("tags", []) for cell in notebook.cells))
     for position, cell in enumerate(injected):
-        if "remove-cell" not in cell.metadata["tags"]:
-            cell.metadata["tags"].append("remove-cell")
+        cell.metadata["tags"] = [tag for tag in cell.metadata["tags"] if tag != "remove-cell"] + (
+            ["remove-cell"] if hidden else [])
+        lines = cell.source.split("\n")
+        if lines and lines[0].strip() == _PAPERMILL_HEADING:
+            cell.source = "\n".join([RUN_PARAMETERS_HEADING, *lines[1:]])
         if "id" in cell:
             cell["id"] = f"injected-parameters-{position}"
     if injected:

@@ -328,8 +328,14 @@ def _after_title(text: str, note: str) -> str:
 
 def _config(root: Path, variant: Variant) -> str:
     """The committed ``_config.yml`` with the variant in its title; the vendored MathJax is read where it is."""
+    return _config_with_title(root, f"variant {variant.name}")
+
+
+def _config_with_title(root: Path, what: str) -> str:
+    """The committed ``_config.yml`` of a book staged elsewhere, its title saying ``what`` it is; the vendored
+    MathJax is read where it is."""
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    config["title"] = f"{config.get('title', 'recjudge')} — variant {variant.name}"
+    config["title"] = f"{config.get('title', 'recjudge')} — {what}"
     sphinx_config = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx_config["html_static_path"] = [str((root / entry).resolve()) if entry == "vendor" else entry
                                          for entry in sphinx_config.get("html_static_path", [])]
