@@ -217,14 +217,8 @@ def run_committed_chapters(root: Path, variant: Variant, log: Any = print) -> li
     (``chapters_to_run``), from the committed response store (replay mode: nothing is asked), as
     ``RECJUDGE_LLM_MODE=replay recjudge run --only NAME ...`` would; returns their names. A failure is a
     ``VariantBookError`` that names that command."""
-    from recjudge.compendium.runplan import (
-        MODE_ENV,
-        RunFailedError,
-        RunPlanError,
-        _environment,
-        execute_plan,
-        load_runplan,
-    )
+    from recjudge.compendium.runplan import MODE_ENV, RunFailedError, RunPlanError, execute_plan, load_runplan
+    from recjudge.compendium.runplan.execution import _environment
     from recjudge.paths import RESULTS_ENV
 
     needed = chapters_to_run(root, variant)
