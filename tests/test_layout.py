@@ -71,3 +71,95 @@ def test_every_concept_folder_documents_its_modules():
 def test_the_import_check_resolves_relative_imports():
     # llm/store.py reads its folder through ``from ..compendium import paths``
     assert "recjudge.paths" in imported_modules(PACKAGE / "llm" / "store.py")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name ``path`` is imported as (a package's ``__init__.py`` is the package)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("recjudge", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package's modules it imports, by any import statement (module level, inside
+    a function, under TYPE_CHECKING): ``from P import name`` is P.name when that is a module, else P."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                for alias in node.names:
+                    if f"{module}.{alias.name}" in modules:
+                        targets.add(f"{module}.{alias.name}")
+                    elif module in modules:
+                        targets.add(module)
+        graph[name] = targets - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (as a path that returns to its start) through each strongly connected group of modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def connect(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    cycles = []
+    for group in groups:
+        start = min(group)
+        paths = {start: [start]}
+        queue = [start]
+        while queue:  # the shortest way from start back to itself, inside the group
+            node = queue.pop(0)
+            for target in sorted(graph[node] & group):
+                if target == start:
+                    cycles.append(paths[node] + [start])
+                    queue = []
+                    break
+                if target not in paths:
+                    paths[target] = paths[node] + [target]
+                    queue.append(target)
+    return cycles
+
+
+def test_no_module_imports_itself_round_a_circle():
+    cycles = import_cycles(import_graph())
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_cycle_check_finds_a_circle_through_a_deferred_import(tmp_path):
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+    # a deferred import (inside a function) is an edge like any other
+    edges = import_graph()
+    assert "recjudge.compendium.runplan" in edges["recjudge.compendium.book"]

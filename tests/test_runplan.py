@@ -479,7 +479,7 @@ def test_the_runs_values_are_shown_where_the_page_shows_its_parameters(tmp_path:
                                                 metadata={"tags": ["injected-parameters"]})]
     path = tmp_path / "executed.ipynb"
     nbformat.write(notebook, path)
-    runplan._show_run_parameters(path)
+    runplan.execution._show_run_parameters(path)
     injected = nbformat.read(path, as_version=4).cells[1]
     assert ("remove-cell" not in injected.metadata["tags"]) is shown
     assert injected.source == f"{runplan.RUN_PARAMETERS_HEADING}\nvalue = 21\n"

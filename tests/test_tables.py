@@ -300,17 +300,17 @@ def test_a_chapter_numbers_its_captioned_tables_in_the_order_it_shows_them():
 
 
 def test_tables_of_a_numbered_chapter_carry_its_number_like_its_figures(monkeypatch, tmp_path):
-    from recjudge.compendium import book, tables
+    from recjudge.compendium import tables, toc
     from recjudge.paths import RUN_NAME_ENV
 
-    toc = tmp_path / "_toc.yml"
-    toc.write_text("format: jb-book\nroot: book/intro\nparts:\n"
+    toc_path = tmp_path / "_toc.yml"
+    toc_path.write_text("format: jb-book\nroot: book/intro\nparts:\n"
                    "  - caption: About\n    chapters:\n      - file: book/notebooks/at_a_glance\n"
                    "  - caption: Data\n    numbered: true\n    chapters:\n      - file: book/notebooks/data_tour\n"
                    "  - caption: I\n    numbered: true\n    chapters:\n      - file: book/notebooks/first\n"
                    "      - file: book/notebooks/second\n", encoding="utf-8")
-    assert book.chapter_numbers(toc) == {"book/notebooks/data_tour": 1, "book/notebooks/first": 2,
-                                         "book/notebooks/second": 3}
+    assert toc.chapter_numbers(toc_path) == {"book/notebooks/data_tour": 1, "book/notebooks/first": 2,
+                                             "book/notebooks/second": 3}
     monkeypatch.setattr("recjudge.paths.project_root", lambda: tmp_path)
     monkeypatch.setenv(RUN_NAME_ENV, "second")
     tables.chapter_number.cache_clear()

@@ -533,7 +533,8 @@ def test_a_chapter_whose_judgments_failed_is_not_done(book: Path, capsys: pytest
 def test_a_readers_judge_at_another_scale_is_asked_alone_unless_the_book_judges_are_wanted(book: Path) -> None:
     import argparse
 
-    from recjudge.compendium.runplan import ASK_ONLY_ENV, _prepare, add_arguments
+    from recjudge.compendium.runplan import ASK_ONLY_ENV, add_arguments
+    from recjudge.compendium.runplan.command import _prepare
     from recjudge.llm import ask_options
 
     assert ASK_ONLY_ENV == ask_options.ASK_ONLY_ENV  # one variable, named in both layers

@@ -9,10 +9,13 @@
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
+- ``toc``      the table of contents (``_toc.yml``): the files it lists and its chapters' numbers
 - ``labels``   a chapter's cross-reference labels belong to its run: a copied chapter's never collide with its
   original's
 - ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and
   built into ``_build/variants/<name>/html``
+- ``preview_book``  a student's preview: the book with only the named chapters executed (and what they read), the
+  others marked "not run in this build", built into ``_build/preview/html`` (``recjudge book --only NAME``)
 - ``publish``  the built book online: refuses a partial one, commits the site to a gh-pages branch (ghp-import) or
   mirrors it into a folder, with its build record (``build-info.json``) and a line on the landing page
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours

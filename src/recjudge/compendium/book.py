@@ -47,6 +47,7 @@ from typing import Iterator
 
 import yaml
 
+from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, BookError, toc_files
 from recjudge.paths import project_root
 
 MATHJAX_PACKAGE = "mathjax"
@@ -56,8 +57,6 @@ MATHJAX_DIR = VENDOR_DIR / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
 STAMP_FILE = ".installed-from"
 HTML_DIR = Path("_build") / "html"
-TOC_FILE = "_toc.yml"
-NOTEBOOK_CHAPTERS = "book/notebooks/"
 
 # Elements and attributes through which a page makes the browser fetch something.
 _FETCHING_ATTRIBUTES = {
@@ -68,10 +67,6 @@ _FETCHING_ATTRIBUTES = {
 _EXTERNAL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 _URL_IN_CODE = re.compile(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[^\s\"'<>)]*")
 _CSS_EXTERNAL = re.compile(r"(?:@import\s+(?:url\()?|url\()\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE)
-
-
-class BookError(RuntimeError):
-    """The book cannot be built or failed a check; the message says which step and why."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -157,45 +152,6 @@ def _registry_tarball(version: str, integrity: str, work_dir: Path) -> Path:
 
 # --------------------------------------------------------------------------------------------------------------------
 # Table of contents against the run plan
-
-
-def toc_files(toc_path: Path) -> list[str]:
-    """Every ``file:`` (and the ``root:``) of a Jupyter Book ``_toc.yml``, in order."""
-    try:
-        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("root", "file") and isinstance(value, str):
-                    found.append(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return found
-
-
-def chapter_numbers(toc_path: Path) -> dict[str, int]:
-    """The number Jupyter Book gives each chapter (``file:`` -> 1, 2, ...): the chapters of the parts marked
-    ``numbered: true``, counted in order across those parts, as the built book numbers them ("6." and "Fig. 6.1")."""
-    try:
-        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
-        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
-    numbers: dict[str, int] = {}
-    for part in (toc or {}).get("parts", []) or []:
-        if isinstance(part, dict) and part.get("numbered"):
-            for chapter in part.get("chapters", []) or []:
-                if isinstance(chapter, dict) and isinstance(chapter.get("file"), str):
-                    numbers[chapter["file"]] = len(numbers) + 1
-    return numbers
 
 
 def check_toc_against_runplan(root: Path) -> list[str]:

@@ -89,7 +89,7 @@ def stage_preview_book(root: Path, runs: Sequence[Any], names: Sequence[str]) ->
     ``names``: the runs asked for (their needs are executed too). Unchanged files are not rewritten."""
     import nbformat
 
-    from recjudge.compendium.book import TOC_FILE, toc_files
+    from recjudge.compendium.toc import TOC_FILE, toc_files
 
     root = Path(root)
     source = root / PREVIEW_DIR / "source"

@@ -299,7 +299,7 @@ _TABLE_NUMBERS = itertools.count(1)
 def chapter_number() -> int | None:
     """The number of the chapter this kernel runs (``RECJUDGE_RUN_NAME`` under ``recjudge run``) in the book's table
     of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"); None outside a numbered chapter."""
-    from recjudge.compendium.book import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_numbers
+    from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_numbers
     from recjudge.paths import RUN_NAME_ENV, project_root
 
     run = os.environ.get(RUN_NAME_ENV, "").strip()

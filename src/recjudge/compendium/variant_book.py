@@ -31,6 +31,7 @@ from typing import Any, Sequence
 import yaml
 
 from recjudge.compendium.pages import myst_text
+from recjudge.compendium.toc import TOC_FILE, toc_files
 from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
 
 VARIANT_FILE = "variant.json"
@@ -205,8 +206,6 @@ def with_note(notebook: Any, note: str) -> Any:
 def chapters_to_run(root: Path, variant: Variant) -> list[str]:
     """The chapters of the table of contents that neither the variant nor the committed book has executed (on a
     fresh clone: every chapter the variant did not run, since ``book/notebooks/`` is not committed)."""
-    from recjudge.compendium.book import TOC_FILE, toc_files
-
     chapters = [Path(entry).name.removesuffix(".ipynb") for entry in toc_files(Path(root) / TOC_FILE)
                 if entry.startswith(f"{NOTEBOOKS.as_posix()}/")]
     return [chapter for chapter in chapters if not (variant.folder / "notebooks" / f"{chapter}.ipynb").is_file()
@@ -218,14 +217,8 @@ def run_committed_chapters(root: Path, variant: Variant, log: Any = print) -> li
     (``chapters_to_run``), from the committed response store (replay mode: nothing is asked), as
     ``RECJUDGE_LLM_MODE=replay recjudge run --only NAME ...`` would; returns their names. A failure is a
     ``VariantBookError`` that names that command."""
-    from recjudge.compendium.runplan import (
-        MODE_ENV,
-        RunFailedError,
-        RunPlanError,
-        _environment,
-        execute_plan,
-        load_runplan,
-    )
+    from recjudge.compendium.runplan import MODE_ENV, RunFailedError, RunPlanError, execute_plan, load_runplan
+    from recjudge.compendium.runplan.execution import _environment
     from recjudge.paths import RESULTS_ENV
 
     needed = chapters_to_run(root, variant)
@@ -249,8 +242,6 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
     ``_build/variants/<name>/html`` to where Jupyter Book writes them; returns the source folder. Unchanged files
     are not rewritten, so a second build redoes only what changed."""
     import nbformat
-
-    from recjudge.compendium.book import TOC_FILE, toc_files
 
     root = Path(root)
     source = variant.source_dir(root)

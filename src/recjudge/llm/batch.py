@@ -34,21 +34,21 @@ The cost report prices batch replies at the providers' batch rates (``recjudge.l
 
 Batch mode needs a provider with a batch API (``openai``, ``anthropic``); expected-score mode works with OpenAI
 batches (log-probabilities are part of the request body).
+
+Each provider owns its adapter to its batch API (a ``recjudge.llm.providers.batches.BatchBackend``, built by the
+provider's ``batches()``); this module runs a job through any of them and the providers import nothing from it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from filelock import FileLock
@@ -56,8 +56,9 @@ from filelock import FileLock
 from ..settings import env_number
 from .config import JudgeConfig
 from .entry import entry_problem, max_stored_chars, now_utc, reply_entry
-from .providers._common import redact, sdk_errors, short_error
-from .providers.base import Completion, ProviderError, TransientProviderError
+from .providers._common import redact, short_error
+from .providers.base import ProviderError, TransientProviderError
+from .providers.batches import BatchBackend, BatchItem, BatchResult, BatchStatus, UnreadableLine
 from .retry import RetryPolicy
 from .store import ResponseStore, model_slug
 
@@ -95,8 +96,6 @@ POLL_RETRY_BASE_S = 2.0
 POLL_RETRY_MAX_S = 120.0
 #: Most requests per batch (the providers' limits: OpenAI 50,000 requests per file, Anthropic 100,000 per batch).
 MAX_REQUESTS = {"openai": 50_000, "anthropic": 100_000}
-#: States after which a batch changes no more.
-_OPENAI_FINAL = {"completed", "failed", "expired", "cancelled"}
 #: ``BatchResult.kind`` of a result line that could not be read.
 UNREADABLE = "unreadable"
 #: Characters of an unreadable line quoted in the report.
@@ -115,67 +114,6 @@ class BatchUnavailable(ProviderError):
     so the next run resumes polling it."""
 
     kind = "transient"
-
-
-class UnreadableLine(ValueError):
-    """A result line that cannot be read; ``key`` is its custom id when that much was readable."""
-
-    def __init__(self, reason: str, key: str | None = None):
-        super().__init__(reason)
-        self.key = key
-
-
-@dataclass
-class BatchItem:
-    """One prompt of a batch: its store key (the batch's custom id), the request's key and sample index, and the
-    provider request body."""
-
-    key: str
-    request_key: str
-    sample: int
-    body: dict[str, Any]
-
-
-@dataclass
-class BatchResult:
-    """One result line read back from a batch: a completion, or an error message and its kind (``UNREADABLE``: the
-    line itself could not be read, ``key`` then None unless its custom id was readable); ``where`` names the line
-    (batch id, file, line number)."""
-
-    key: str | None
-    completion: Completion | None = None
-    error: str | None = None
-    kind: str | None = None
-    where: str = ""
-
-
-@dataclass
-class BatchStatus:
-    """A batch's state: ``done`` once no more results will come; ``state`` as the provider names it."""
-
-    done: bool
-    state: str
-    counts: dict[str, int] = field(default_factory=dict)
-
-
-class BatchBackend:
-    """What a provider's batch API offers: submit, status, the result files, and reading one result line."""
-
-    provider: str
-
-    def submit(self, items: list[BatchItem]) -> str:  # returns the batch id
-        raise NotImplementedError
-
-    def status(self, batch_id: str) -> BatchStatus:
-        raise NotImplementedError
-
-    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
-        """The ended batch's results as (name used in messages, JSON-lines content), downloaded whole."""
-        raise NotImplementedError
-
-    def read_line(self, entry: dict[str, Any]) -> BatchResult:
-        """One result line, a JSON object with a string ``custom_id``; UnreadableLine when it has the wrong shape."""
-        raise NotImplementedError
 
 
 def read_result_lines(backend: BatchBackend, batch_id: str, name: str, content: bytes) -> Iterator[BatchResult]:
@@ -222,17 +160,6 @@ def _read_line(backend: BatchBackend, line: bytes) -> BatchResult:
         raise
     except (AttributeError, KeyError, TypeError, ValueError) as exc:  # a shape the reader did not foresee
         raise UnreadableLine(f"unexpected shape ({short_error(exc, 160)})", key) from None
-
-
-@contextmanager
-def _sdk_calls(sdk: ModuleType, base_error: type[Exception], label: str) -> Iterator[None]:
-    """SDK exceptions as the project's provider errors, API keys redacted: ``sdk_errors`` for HTTP failures (429
-    and 5xx transient), and any other error of the SDK (e.g. no results URL yet) as a ProviderError."""
-    try:
-        with sdk_errors(sdk, label):
-            yield
-    except base_error as exc:
-        raise ProviderError(f"{label}: {redact(short_error(exc))}") from None
 
 
 # ---------------------------------------------------------------------------------------------------------- ledger
@@ -284,139 +211,6 @@ class BatchLedger:
                     if counts:
                         entry["counts"] = dict(counts)
         self._update(change)
-
-
-# ---------------------------------------------------------------------------------------------------------- backends
-class OpenAIBatches(BatchBackend):
-    """OpenAI's Batch API through the ``openai`` SDK client of an ``OpenAICompatProvider``."""
-
-    provider = "openai"
-
-    def __init__(self, client: Any, base_url: str | None):
-        import openai
-
-        self.client = client
-        self.base_url = base_url
-        self._calls = functools.partial(_sdk_calls, openai, openai.OpenAIError, "openai batch")
-
-    def submit(self, items: list[BatchItem]) -> str:
-        lines = "".join(json.dumps({"custom_id": item.key, "method": "POST", "url": "/v1/chat/completions",
-                                    "body": item.body}, ensure_ascii=False) + "\n" for item in items)
-        with self._calls():
-            uploaded = self.client.files.create(file=("batch.jsonl", lines.encode("utf-8")), purpose="batch")
-            batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
-                                               completion_window="24h")
-        return str(batch.id)
-
-    def status(self, batch_id: str) -> BatchStatus:
-        with self._calls():
-            batch = self.client.batches.retrieve(batch_id)
-        counts = getattr(batch, "request_counts", None)
-        counted = {name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed")}
-        return BatchStatus(done=batch.status in _OPENAI_FINAL, state=str(batch.status), counts=counted)
-
-    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
-        files = []
-        with self._calls():
-            batch = self.client.batches.retrieve(batch_id)
-            for name, file_id in (("output file", batch.output_file_id), ("error file", batch.error_file_id)):
-                if file_id:
-                    files.append((f"{name} {file_id}", self.client.files.content(file_id).content))
-        return files
-
-    def read_line(self, entry: dict[str, Any]) -> BatchResult:
-        from .providers.openai_compat import _completion_from_json
-
-        key = entry["custom_id"]
-        response, error = entry.get("response"), entry.get("error")
-        if response is not None and not isinstance(response, dict):
-            raise UnreadableLine(f"its 'response' is a JSON {type(response).__name__}, not an object")
-        if not response and not error:
-            raise UnreadableLine("neither a response nor an error")
-        response = response or {}
-        status = response.get("status_code")
-        if error or status != 200:
-            code = error.get("code") if isinstance(error, dict) else None
-            kind = code if code in ("batch_expired", "batch_cancelled") else "batch_error"
-            return BatchResult(key, error=_error_message(error, response.get("body"), status), kind=kind)
-        try:
-            completion = _completion_from_json(response.get("body"), math.nan, self.base_url)
-        except ProviderError as exc:
-            return BatchResult(key, error=str(exc), kind=exc.kind)
-        completion.latency_s = None
-        return BatchResult(key, completion=completion)
-
-
-def _error_message(error: Any, body: Any, status: Any) -> str:
-    """What an OpenAI error line says: the error object's message, else the response body's, else its status."""
-    for source in (error, body.get("error") if isinstance(body, dict) else body):
-        message = source.get("message") if isinstance(source, dict) else source
-        if message:
-            text = redact(str(message))[:200]
-            return f"HTTP {status}: {text}" if isinstance(status, int) and status != 200 else text
-    return f"HTTP {status}"
-
-
-class AnthropicBatches(BatchBackend):
-    """Anthropic's Message Batches through the ``anthropic`` SDK client of an ``AnthropicProvider``."""
-
-    provider = "anthropic"
-
-    def __init__(self, client: Any, base_url: str | None):
-        import anthropic
-
-        self.client = client
-        self.base_url = base_url
-        self._calls = functools.partial(_sdk_calls, anthropic, anthropic.AnthropicError, "anthropic batch")
-
-    def submit(self, items: list[BatchItem]) -> str:
-        with self._calls():
-            batch = self.client.messages.batches.create(
-                requests=[{"custom_id": item.key, "params": item.body} for item in items])
-        return str(batch.id)
-
-    def status(self, batch_id: str) -> BatchStatus:
-        with self._calls():
-            batch = self.client.messages.batches.retrieve(batch_id)
-        counts = batch.request_counts
-        counted = {name: int(getattr(counts, name, 0) or 0)
-                   for name in ("processing", "succeeded", "errored", "canceled", "expired")}
-        return BatchStatus(done=batch.processing_status == "ended", state=str(batch.processing_status),
-                           counts=counted)
-
-    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
-        # The raw stream, read whole: the SDK's decoder stops at the first line that is not JSON.
-        with self._calls():
-            stream = self.client.messages.batches.results(batch_id)
-            try:
-                content = stream.http_response.read()
-            finally:
-                stream.close()
-        return [("results", content)]
-
-    def read_line(self, entry: dict[str, Any]) -> BatchResult:
-        from anthropic.types.messages import MessageBatchIndividualResponse
-
-        from .providers.anthropic_provider import completion_from_message
-
-        key = entry["custom_id"]
-        result = MessageBatchIndividualResponse.construct(**entry).result  # built without validation, like the SDK
-        kind = getattr(result, "type", None)
-        if kind == "succeeded":
-            try:
-                return BatchResult(key, completion=completion_from_message(result.message, None, self.base_url))
-            except (TransientProviderError, AttributeError) as exc:
-                return BatchResult(key, error=str(exc), kind="malformed")
-        if kind == "errored":
-            error = getattr(getattr(result, "error", None), "error", None)
-            message = getattr(error, "message", None) or "errored"
-            return BatchResult(key, error=redact(str(message))[:200], kind="batch_error")
-        if kind in ("expired", "canceled"):  # the batch did not reach this request
-            return BatchResult(key, error=f"request {kind}",
-                               kind="batch_expired" if kind == "expired" else "batch_cancelled")
-        raise UnreadableLine(f"its result type {kind!r} is none of succeeded, errored, canceled, expired"
-                             if kind is not None else "no result object")
-
 
 def backend_for(provider: Any) -> BatchBackend:
     """The batch API of a built provider; ProviderError (configuration) when it has none."""

@@ -1,6 +1,8 @@
 """Provider registry: ``get_provider(config)`` builds the back end a JudgeConfig names.
 
 Provider modules (and their client libraries) are imported only when used, so replay needs none of them.
+``batches`` holds what a provider's batch API offers; ``openai_compat`` and ``anthropic_provider`` each own
+their adapter to it (``recjudge.llm.batch`` drives them).
 """
 
 from __future__ import annotations

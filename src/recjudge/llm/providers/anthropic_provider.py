@@ -6,6 +6,7 @@ shape (``recjudge.llm.shapes``) is asked as a forced call of one tool whose inpu
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from typing import Any
@@ -18,10 +19,12 @@ from ._common import (
     open_within,
     parse_json_body,
     read_body,
+    redact,
     sdk_errors,
     short_error,
 )
 from .base import ChatProvider, Completion, ProviderError, ProviderRequest, TransientProviderError
+from .batches import BatchBackend, BatchItem, BatchResult, BatchStatus, UnreadableLine, sdk_calls
 from .openai_compat import timeout_from_env
 
 
@@ -93,9 +96,7 @@ class AnthropicProvider(ChatProvider):
         return body
 
     def batches(self):
-        """Message Batches (``recjudge.llm.batch``)."""
-        from ..batch import AnthropicBatches
-
+        """Message Batches (run by ``recjudge.llm.batch``)."""
         return AnthropicBatches(self._client, self.base_url)
 
 
@@ -120,3 +121,62 @@ def completion_from_message(response: Any, latency: float | None, base_url: str 
         provenance={k: v for k, v in (("reported_model", getattr(response, "model", None)),
                                       ("endpoint", endpoint_label(base_url))) if isinstance(v, str)},
     )
+
+
+class AnthropicBatches(BatchBackend):
+    """Anthropic's Message Batches through the ``anthropic`` SDK client of an ``AnthropicProvider``."""
+
+    provider = "anthropic"
+
+    def __init__(self, client: Any, base_url: str | None):
+        import anthropic
+
+        self.client = client
+        self.base_url = base_url
+        self._calls = functools.partial(sdk_calls, anthropic, anthropic.AnthropicError, "anthropic batch")
+
+    def submit(self, items: list[BatchItem]) -> str:
+        with self._calls():
+            batch = self.client.messages.batches.create(
+                requests=[{"custom_id": item.key, "params": item.body} for item in items])
+        return str(batch.id)
+
+    def status(self, batch_id: str) -> BatchStatus:
+        with self._calls():
+            batch = self.client.messages.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        counted = {name: int(getattr(counts, name, 0) or 0)
+                   for name in ("processing", "succeeded", "errored", "canceled", "expired")}
+        return BatchStatus(done=batch.processing_status == "ended", state=str(batch.processing_status),
+                           counts=counted)
+
+    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
+        # The raw stream, read whole: the SDK's decoder stops at the first line that is not JSON.
+        with self._calls():
+            stream = self.client.messages.batches.results(batch_id)
+            try:
+                content = stream.http_response.read()
+            finally:
+                stream.close()
+        return [("results", content)]
+
+    def read_line(self, entry: dict[str, Any]) -> BatchResult:
+        from anthropic.types.messages import MessageBatchIndividualResponse
+
+        key = entry["custom_id"]
+        result = MessageBatchIndividualResponse.construct(**entry).result  # built without validation, like the SDK
+        kind = getattr(result, "type", None)
+        if kind == "succeeded":
+            try:
+                return BatchResult(key, completion=completion_from_message(result.message, None, self.base_url))
+            except (TransientProviderError, AttributeError) as exc:
+                return BatchResult(key, error=str(exc), kind="malformed")
+        if kind == "errored":
+            error = getattr(getattr(result, "error", None), "error", None)
+            message = getattr(error, "message", None) or "errored"
+            return BatchResult(key, error=redact(str(message))[:200], kind="batch_error")
+        if kind in ("expired", "canceled"):  # the batch did not reach this request
+            return BatchResult(key, error=f"request {kind}",
+                               kind="batch_expired" if kind == "expired" else "batch_cancelled")
+        raise UnreadableLine(f"its result type {kind!r} is none of succeeded, errored, canceled, expired"
+                             if kind is not None else "no result object")

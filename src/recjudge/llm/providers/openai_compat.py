@@ -35,6 +35,9 @@ one name is prevented by these rules, checked once before the first request (``p
 
 from __future__ import annotations
 
+import functools
+import json
+import math
 import os
 import re
 import threading
@@ -59,6 +62,7 @@ from ._common import (
     url_credentials,
 )
 from .base import ChatProvider, Completion, ProviderError, ProviderRequest, TransientProviderError
+from .batches import BatchBackend, BatchItem, BatchResult, BatchStatus, UnreadableLine, sdk_calls
 
 DEFAULT_TIMEOUT_S = 60.0
 TIMEOUT_ENV = "RECJUDGE_LLM_TIMEOUT"
@@ -245,9 +249,7 @@ class OpenAICompatProvider(ChatProvider):
         return params
 
     def batches(self):
-        """This endpoint's Batch API (``recjudge.llm.batch``)."""
-        from ..batch import OpenAIBatches
-
+        """This endpoint's Batch API (run by ``recjudge.llm.batch``)."""
         return OpenAIBatches(self._client, self.base_url)
 
     def ask(self, request: ProviderRequest) -> Completion:
@@ -336,6 +338,79 @@ def _logprobs(logprobs: Any) -> list[dict[str, float]] | None:
         alternatives = {alt["token"]: float(alt["logprob"]) for alt in (position.get("top_logprobs") or [])}
         positions.append(alternatives or {position["token"]: float(position["logprob"])})
     return positions
+
+
+# ---------------------------------------------------------------------------------------------------- batches
+#: States after which a batch changes no more.
+_OPENAI_FINAL = {"completed", "failed", "expired", "cancelled"}
+
+
+class OpenAIBatches(BatchBackend):
+    """OpenAI's Batch API through the ``openai`` SDK client of an ``OpenAICompatProvider``."""
+
+    provider = "openai"
+
+    def __init__(self, client: Any, base_url: str | None):
+        import openai
+
+        self.client = client
+        self.base_url = base_url
+        self._calls = functools.partial(sdk_calls, openai, openai.OpenAIError, "openai batch")
+
+    def submit(self, items: list[BatchItem]) -> str:
+        lines = "".join(json.dumps({"custom_id": item.key, "method": "POST", "url": "/v1/chat/completions",
+                                    "body": item.body}, ensure_ascii=False) + "\n" for item in items)
+        with self._calls():
+            uploaded = self.client.files.create(file=("batch.jsonl", lines.encode("utf-8")), purpose="batch")
+            batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions",
+                                               completion_window="24h")
+        return str(batch.id)
+
+    def status(self, batch_id: str) -> BatchStatus:
+        with self._calls():
+            batch = self.client.batches.retrieve(batch_id)
+        counts = getattr(batch, "request_counts", None)
+        counted = {name: int(getattr(counts, name, 0) or 0) for name in ("total", "completed", "failed")}
+        return BatchStatus(done=batch.status in _OPENAI_FINAL, state=str(batch.status), counts=counted)
+
+    def result_files(self, batch_id: str) -> list[tuple[str, bytes]]:
+        files = []
+        with self._calls():
+            batch = self.client.batches.retrieve(batch_id)
+            for name, file_id in (("output file", batch.output_file_id), ("error file", batch.error_file_id)):
+                if file_id:
+                    files.append((f"{name} {file_id}", self.client.files.content(file_id).content))
+        return files
+
+    def read_line(self, entry: dict[str, Any]) -> BatchResult:
+        key = entry["custom_id"]
+        response, error = entry.get("response"), entry.get("error")
+        if response is not None and not isinstance(response, dict):
+            raise UnreadableLine(f"its 'response' is a JSON {type(response).__name__}, not an object")
+        if not response and not error:
+            raise UnreadableLine("neither a response nor an error")
+        response = response or {}
+        status = response.get("status_code")
+        if error or status != 200:
+            code = error.get("code") if isinstance(error, dict) else None
+            kind = code if code in ("batch_expired", "batch_cancelled") else "batch_error"
+            return BatchResult(key, error=_error_message(error, response.get("body"), status), kind=kind)
+        try:
+            completion = _completion_from_json(response.get("body"), math.nan, self.base_url)
+        except ProviderError as exc:
+            return BatchResult(key, error=str(exc), kind=exc.kind)
+        completion.latency_s = None
+        return BatchResult(key, completion=completion)
+
+
+def _error_message(error: Any, body: Any, status: Any) -> str:
+    """What an OpenAI error line says: the error object's message, else the response body's, else its status."""
+    for source in (error, body.get("error") if isinstance(body, dict) else body):
+        message = source.get("message") if isinstance(source, dict) else source
+        if message:
+            text = redact(str(message))[:200]
+            return f"HTTP {status}: {text}" if isinstance(status, int) and status != 200 else text
+    return f"HTTP {status}"
 
 
 __all__ = ["GENERIC_MODEL_NAMES", "MAX_BODY_BYTES", "OpenAICompatProvider", "check_base_url", "identity_problem",

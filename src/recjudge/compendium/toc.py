@@ -1,0 +1,57 @@
+"""The book's table of contents (``_toc.yml``): the files it lists and the numbers its chapters get.
+
+Read by the build (``book``), a variant's book (``variant_book``) and the tables' captions (``tables``); it imports
+none of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+TOC_FILE = "_toc.yml"
+NOTEBOOK_CHAPTERS = "book/notebooks/"
+
+
+class BookError(RuntimeError):
+    """The book cannot be built or failed a check; the message says which step and why."""
+
+
+def toc_files(toc_path: Path) -> list[str]:
+    """Every ``file:`` (and the ``root:``) of a Jupyter Book ``_toc.yml``, in order."""
+    try:
+        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return found
+
+
+def chapter_numbers(toc_path: Path) -> dict[str, int]:
+    """The number Jupyter Book gives each chapter (``file:`` -> 1, 2, ...): the chapters of the parts marked
+    ``numbered: true``, counted in order across those parts, as the built book numbers them ("6." and "Fig. 6.1")."""
+    try:
+        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
+    numbers: dict[str, int] = {}
+    for part in (toc or {}).get("parts", []) or []:
+        if isinstance(part, dict) and part.get("numbered"):
+            for chapter in part.get("chapters", []) or []:
+                if isinstance(chapter, dict) and isinstance(chapter.get("file"), str):
+                    numbers[chapter["file"]] = len(numbers) + 1
+    return numbers
