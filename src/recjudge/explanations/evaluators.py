@@ -417,12 +417,13 @@ def concat_evaluations(results: Sequence[LLMEvaluation]) -> LLMEvaluation:
 
 
 def rereads(runs: pd.DataFrame, replies: pd.DataFrame) -> list[str]:
-    """Per run (row of ``runs``), the earlier run whose replies it reads again: every store key of its replies is one
-    of that run's ("" when it asked anything new). A share of replies counts each reply once: over the runs with no
+    """Per run (row of ``runs``), the earlier run whose replies it reads again: every store key (``store_key``) of its
+    replies is one of that run's ("" when it asked anything new). A share of replies counts each reply once: over the runs with no
     ``rereads`` (``recjudge.prompts.explanations.distinct_runs``)."""
-    # Replies without store keys (none were stored) cannot be told to be the same replies: no run rereads.
-    keys = {name: frozenset(part["key"]) for name, part in replies.groupby("evaluator", sort=False)} \
-        if len(replies) and "key" in replies else {}
+    # By the store's key (``store_key``), not the request's (``key``), which the settings of one text share; replies
+    # without one (never stored) cannot be told to be the same replies.
+    keys = {name: frozenset(part["store_key"].dropna()) for name, part in replies.groupby("evaluator", sort=False)} \
+        if len(replies) and "store_key" in replies else {}
     earlier: list[str] = []
     found = []
     for name in runs["evaluator"]:
