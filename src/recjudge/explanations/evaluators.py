@@ -418,8 +418,8 @@ def concat_evaluations(results: Sequence[LLMEvaluation]) -> LLMEvaluation:
 
 def rereads(runs: pd.DataFrame, replies: pd.DataFrame) -> list[str]:
     """Per run (row of ``runs``), the earlier run whose replies it reads again: every store key (``store_key``) of
-    its replies is one of that run's ("" when it asked anything new). A share of replies counts each reply once: over the runs with no
-    ``rereads`` (``recjudge.prompts.explanations.distinct_runs``)."""
+    its replies is one of that run's ("" when it asked anything new). A share of replies counts each reply once:
+    over the runs with no ``rereads`` (``recjudge.prompts.explanations.distinct_runs``)."""
     # By the store's key (``store_key``), not the request's (``key``), which the settings of one text share; replies
     # without one (never stored) cannot be told to be the same replies.
     keys = {name: frozenset(part["store_key"].dropna()) for name, part in replies.groupby("evaluator", sort=False)} \
