@@ -34,6 +34,18 @@ def test_alpha_needs_two_readings():
         audits.krippendorff_alpha(pd.DataFrame({"a": [1.0, 2.0]}))
 
 
+def test_reliability_with_no_score_or_one_value_is_undefined_not_an_error():
+    # A plan scores nothing, and a judge may give one value everywhere: α is undefined there (NaN), and the page
+    # that shows it must not fail.
+    empty = pd.DataFrame({"a": [np.nan] * 4, "b": [np.nan] * 4})
+    constant = pd.DataFrame({"a": [3.0] * 4, "b": [3.0] * 4})
+    for readings in (empty, constant):
+        record = audits.reliability(readings, n_boot=20)
+        assert np.isnan(record["alpha"]) and np.isnan(record["alpha_ci_low"]) and record["answers"] == 4
+    assert not audits.alpha_is_defined(empty) and not audits.alpha_is_defined(constant)
+    assert audits.alpha_is_defined(pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 2.0, 4.0]}))
+
+
 def test_reliability_interval_holds_the_estimate():
     rng = np.random.default_rng(0)
     truth = rng.normal(size=300)

@@ -36,15 +36,23 @@ def krippendorff_alpha(readings: pd.DataFrame, level: str = "interval",
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
 
 
+def alpha_is_defined(readings: pd.DataFrame) -> bool:
+    """Whether α has a value: the scores take at least two values, and some answer has at least two readings (with
+    no score at all, as in a plan, or one value everywhere, α is undefined)."""
+    values = readings.to_numpy(dtype=float)
+    scored = values[~np.isnan(values)]
+    return len(np.unique(scored)) > 1 and bool(((~np.isnan(values)).sum(axis=1) >= 2).any())
+
+
 def reliability(readings: pd.DataFrame, n_boot: int = 500, seed: int = 0, level: str = "interval") -> dict:
     """α of ``readings`` with a percentile bootstrap 95% interval over answers (rows), and the number of answers
-    every reading scored."""
+    every reading scored; α and its interval are NaN where α is undefined (:func:`alpha_is_defined`)."""
     complete = readings.dropna()
-    alpha = krippendorff_alpha(readings, level)
+    alpha = krippendorff_alpha(readings, level) if alpha_is_defined(readings) else np.nan
     rng = np.random.default_rng(seed)
     boot = []
     values = readings.to_numpy(dtype=float)
-    for _ in range(n_boot):
+    for _ in range(n_boot if alpha_is_defined(readings) else 0):
         rows = rng.integers(len(values), size=len(values))
         sample = pd.DataFrame(values[rows])
         if sample.nunique(dropna=True).max() > 1:
