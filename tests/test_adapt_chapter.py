@@ -131,7 +131,7 @@ def _as_notebook(path: Path) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The book gives each run of a chapter its own labels (recjudge.compendium.book's source-read hook)
+# The book gives each run of a chapter its own labels (recjudge.compendium.sphinx_extension's source-read hook)
 
 
 def chapter(name: str) -> nbformat.NotebookNode:
@@ -153,7 +153,7 @@ def test_two_runs_of_one_chapter_build_with_warnings_as_errors_each_citing_its_o
     nbformat.write(chapter("demo"), folder / "demo.ipynb")
     nbformat.write(chapter("demo"), folder / "demo_copy.ipynb")  # the copy, as cp made it
     (tmp_path / "index.md").write_text("# Book\n\n```{toctree}\nbook/notebooks/demo\nbook/notebooks/demo_copy\n```\n")
-    (tmp_path / "conf.py").write_text('extensions = ["myst_nb", "recjudge.compendium.book"]\n'
+    (tmp_path / "conf.py").write_text('extensions = ["myst_nb", "recjudge.compendium.sphinx_extension"]\n'
                                       'nb_execution_mode = "off"\nnumfig = True\n')
     built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(tmp_path),
                             str(tmp_path / "_build")], capture_output=True, text=True, timeout=300,

@@ -2,7 +2,7 @@
 
 from pybtex.database import Entry, Person
 
-from recjudge.compendium.book import author_year_label
+from recjudge.compendium.sphinx_extension import author_year_label
 
 
 def entry(authors: list[str], year: str | None) -> Entry:
@@ -23,7 +23,7 @@ def test_missing_year_and_braced_names():
 def test_style_is_registered_for_sphinxcontrib_bibtex():
     from pybtex.plugin import find_plugin
 
-    from recjudge.compendium.book import BIBLIOGRAPHY_STYLE, _register_bibliography_style
+    from recjudge.compendium.sphinx_extension import BIBLIOGRAPHY_STYLE, _register_bibliography_style
 
     _register_bibliography_style()
     style = find_plugin("pybtex.style.formatting", BIBLIOGRAPHY_STYLE)()
@@ -46,7 +46,7 @@ def test_two_works_of_the_same_authors_and_year_are_cited_as_listed(tmp_path):
         "journal = {J}, year = {2023}}\n@article{kang, author = {Kang, L.}, title = {Three}, journal = {J}, "
         "year = {2025}}\n")
     (tmp_path / "conf.py").write_text(
-        'extensions = ["myst_parser", "sphinxcontrib.bibtex", "recjudge.compendium.book"]\n'
+        'extensions = ["myst_parser", "sphinxcontrib.bibtex", "recjudge.compendium.sphinx_extension"]\n'
         'bibtex_bibfiles = ["refs.bib"]\nbibtex_reference_style = "recjudge_author_year"\n'
         'bibtex_default_style = "recjudge_author_year"\n')
     (tmp_path / "index.md").write_text("# Page\n\nFirst {cite:p}`one`, second {cite:p}`two`, textual {cite:t}`two`, "

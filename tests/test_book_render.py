@@ -19,7 +19,7 @@ import nbformat
 import pytest
 import yaml
 
-from recjudge.compendium import book
+from recjudge.compendium import book, html_checks, vendored_assets
 from recjudge.paths import project_root
 
 DATA_TOUR = "data_tour"
@@ -41,7 +41,7 @@ def skip_or_fail(reason: str) -> None:
 
 @pytest.fixture(scope="module")
 def html_dir() -> Path:
-    folder = project_root() / book.HTML_DIR
+    folder = project_root() / html_checks.HTML_DIR
     if not (folder / "index.html").is_file():
         skip_or_fail(f"no built book at {folder}: run `make book`")
     return folder
@@ -139,8 +139,8 @@ def test_vendored_mathjax_typesets_offline(html_dir: Path, browser) -> None:
 
 
 def test_built_book_has_no_external_scripts_or_stylesheets(html_dir: Path) -> None:
-    assert book.external_resource_urls(html_dir) == []
-    assert (html_dir / "_static" / "mathjax" / book.MATHJAX_ENTRY).is_file()
+    assert html_checks.external_resource_urls(html_dir) == []
+    assert (html_dir / "_static" / "mathjax" / vendored_assets.MATHJAX_ENTRY).is_file()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def chapter_pages() -> list[str]:
     toc = root / "_toc.yml"
     if toc.is_file():
         walk(yaml.safe_load(toc.read_text(encoding="utf-8")))
-    names.update(page.stem for page in (root / book.HTML_DIR / CHAPTER_DIR).glob("*.html"))
+    names.update(page.stem for page in (root / html_checks.HTML_DIR / CHAPTER_DIR).glob("*.html"))
     return sorted(names)
 
 
@@ -494,7 +494,7 @@ def test_external_resource_checker_flags_fetches_not_links(tmp_path: Path) -> No
     (tmp_path / "_static" / "theme.css").write_text(
         '@import url("https://fonts.googleapis.com/css2?family=Inter");\n'
         "@font-face { src: url(fonts/inter.woff2); }\nbody { background: url('https://example.org/bg.png'); }\n")
-    found = book.external_resource_urls(tmp_path)
+    found = html_checks.external_resource_urls(tmp_path)
     assert found == [
         "page.html: <script src=https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js>",
         "page.html: <link href=//fonts.googleapis.com/css?family=Lato>",

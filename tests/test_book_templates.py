@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from recjudge.compendium import book
+from recjudge.compendium import html_checks, sphinx_extension
+from recjudge.compendium.toc import BookError
 
 
 def theme_macros() -> list[Path]:
@@ -35,15 +36,16 @@ def built(tmp_path: Path) -> Path:
 
 
 def test_the_themes_macros_are_found_as_unrendered_templates(built: Path):
-    names = sorted(path.name for path in book.template_sources(built))
+    names = sorted(path.name for path in html_checks.template_sources(built))
     assert names == sorted(path.name for path in theme_macros())
     assert all("pathto(" in (built / "_static" / name).read_text() for name in names)
-    with pytest.raises(book.BookError, match="unrendered template"):
-        book.check_built_book(built.parent, built)
+    with pytest.raises(BookError, match="unrendered template"):
+        html_checks.check_built_book(built.parent, built)
 
 
 def test_the_build_leaves_the_themes_macros_out(built: Path):
-    book._drop_template_sources(SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(built)), None)
-    assert book.template_sources(built) == []
+    app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(built))
+    sphinx_extension._drop_template_sources(app, None)
+    assert html_checks.template_sources(built) == []
     assert (built / "_static" / "recjudge.css").is_file() and (built / "index.html").is_file()
-    book.check_built_book(built.parent, built)
+    html_checks.check_built_book(built.parent, built)

@@ -240,7 +240,7 @@ def test_recjudge_book_publishes_an_existing_build(checkout: Path, tmp_path: Pat
 def test_the_repository_and_download_buttons_follow_the_repository_url() -> None:
     import yaml
 
-    from recjudge.compendium.book import repository_buttons
+    from recjudge.compendium.sphinx_extension import repository_buttons
 
     committed = yaml.safe_load(Path(__file__).resolve().parents[1].joinpath("_config.yml").read_text())
     quiet = repository_buttons(committed, {"use_fullscreen_button": False})

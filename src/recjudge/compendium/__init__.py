@@ -8,7 +8,11 @@
   per-chapter sums of what would be asked and cost
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead
-- ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
+- ``book``     the offline Jupyter Book build (``recjudge book``: steps, warnings as errors, timings)
+- ``vendored_assets``  the book's MathJax, vendored once from the npm package pinned in ``package-lock.json``
+- ``html_checks``  checks of a built book's HTML: ``index.html`` written, no unrendered template, no foreign hosts
+- ``sphinx_extension``  the book's Sphinx extension: no Thebe loader, author-year bibliography, repository buttons,
+  each executed chapter's labels
 - ``toc``      the table of contents (``_toc.yml``): the files it lists and its chapters' numbers
 - ``labels``   a chapter's cross-reference labels belong to its run: a copied chapter's never collide with its
   original's

@@ -11,7 +11,7 @@ fails the build (``duplicate label``). The labels a chapter defines are therefor
   ``fig-my_surprise-greedy-ratio`` in the run ``my_surprise``, and so do the chapter's references to it (``numref``,
   ``ref`` and ``eq`` roles, ``(#label)`` links). References to other pages' labels are left as they are.
 
-The book applies this when Sphinx reads an executed notebook (``recjudge.compendium.book`` connects
+The book applies this when Sphinx reads an executed notebook (``recjudge.compendium.sphinx_extension`` connects
 :func:`relabel_notebook_text` to ``source-read``), so a copied chapter needs no edit of its labels.
 """
 

@@ -1,0 +1,101 @@
+"""Checks of a built book's HTML: ``index.html`` exists, no static file is an unrendered Jinja template, and no
+page or stylesheet fetches anything from another host (the book must work offline).
+
+:func:`check_built_book` runs them all on a build (``recjudge book``, a variant's and a preview's book alike).
+"""
+
+from __future__ import annotations
+
+import html.parser
+import re
+from pathlib import Path
+
+from recjudge.compendium.toc import BookError
+
+#: Where ``jupyter-book build`` writes the committed book's site.
+HTML_DIR = Path("_build") / "html"
+
+# Elements and attributes through which a page makes the browser fetch something.
+_FETCHING_ATTRIBUTES = {
+    "script": ("src",), "link": ("href",), "img": ("src", "srcset"), "iframe": ("src",), "source": ("src", "srcset"),
+    "audio": ("src",), "video": ("src", "poster"), "embed": ("src",), "object": ("data",), "track": ("src",),
+    "input": ("src",),
+}
+_EXTERNAL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+_URL_IN_CODE = re.compile(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[^\s\"'<>)]*")
+_CSS_EXTERNAL = re.compile(r"(?:@import\s+(?:url\()?|url\()\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE)
+
+
+class _FetchCollector(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._code_tag: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value and name in _FETCHING_ATTRIBUTES.get(tag, ()):
+                candidates = [part.split()[0] for part in value.split(",") if part.strip()] \
+                    if name == "srcset" else [value]
+                self.found += [f"<{tag} {name}={url.strip()}>" for url in candidates if _EXTERNAL.match(url)]
+            if name == "style" and value:
+                self.found += [f"<{tag} style=url({url})>" for url in _CSS_EXTERNAL.findall(value)]
+        if tag in ("script", "style"):
+            self._code_tag = tag
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._code_tag:
+            self._code_tag = None
+
+    def handle_data(self, data: str) -> None:
+        # A URL inside an inline script or style block is how loaders (require.js, MathJax configuration, web fonts)
+        # reach other hosts; plain links in the text (<a href>) are not fetched and are allowed.
+        if self._code_tag:
+            self.found += [f"inline <{self._code_tag}>: {url}" for url in _URL_IN_CODE.findall(data)]
+
+
+def external_resource_urls(html_dir: Path) -> list[str]:
+    """Every reference by which a built page or stylesheet would fetch from another host, as ``"file: what"``
+    strings (empty = the book is self-contained). Hyperlinks (``<a href>``) are not fetches and are not reported."""
+    html_dir = Path(html_dir)
+    problems: list[str] = []
+    for page in sorted(html_dir.rglob("*.html")):
+        collector = _FetchCollector()
+        collector.feed(page.read_text(encoding="utf-8", errors="replace"))
+        problems += [f"{page.relative_to(html_dir)}: {item}" for item in collector.found]
+    for sheet in sorted(html_dir.rglob("*.css")):
+        text = sheet.read_text(encoding="utf-8", errors="replace")
+        problems += [f"{sheet.relative_to(html_dir)}: url({url})" for url in _CSS_EXTERNAL.findall(text)]
+    return problems
+
+
+
+#: Jinja syntax that a published file must not hold: a template that was copied, not rendered.
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+def template_sources(html_dir: Path) -> list[Path]:
+    """Files under ``_static/`` of a built site that are Jinja templates, not pages: the themes ship the macros
+    their layouts import (``webpack-macros.html``, ``sbt-webpack-macros.html``, with ``{{ pathto(...) }}``) in their
+    static folders, and Sphinx copies a static file as it is (only a ``*_t`` file is rendered)."""
+    static = Path(html_dir) / "_static"
+    return sorted(path for path in static.rglob("*.html") if _JINJA.search(path.read_text(encoding="utf-8",
+                                                                                             errors="replace")))
+
+
+def check_built_book(root: Path, html_dir: Path | None = None) -> None:
+    """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``), no static file is an
+    unrendered template (``template_sources``) and no page or stylesheet fetches from another host."""
+    html_dir = html_dir or root / HTML_DIR
+    index = html_dir / "index.html"
+    if not index.is_file():
+        raise BookError(f"{index} was not written: the build did not produce the book")
+    templates = template_sources(html_dir)
+    if templates:
+        raise BookError(f"the built book publishes {len(templates)} unrendered template(s) (Jinja syntax in a static "
+                        "file): " + ", ".join(str(path.relative_to(html_dir)) for path in templates))
+    external = external_resource_urls(html_dir)
+    if external:
+        listing = "\n  ".join(external[:40]) + ("\n  ..." if len(external) > 40 else "")
+        raise BookError(f"the built book fetches {len(external)} resource(s) from other hosts (it must work "
+                        f"offline):\n  {listing}")
