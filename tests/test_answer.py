@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from recjudge.compendium import answer, claims
+from recjudge.compendium import answer, claim_evidence, claims
 from recjudge.compendium.results import load_table
 from recjudge.trust.papers_worth import paper_judges_worth
 
@@ -20,7 +20,7 @@ def test_the_answer_states_the_papers_numbers_the_verdicts_and_the_caveat():
     assert answer.QUESTION in text and answer.CAVEAT in text
     assert f"{worth['labels_saved_pct'].max():.1f}%" in text
     counts = text.split(f"on {len(records)} claims:**", 1)[1].split(". Of the", 1)[0]
-    counted = re.findall(r"(\d+) (?:" + "|".join(re.escape(v) for v in claims.VERDICTS) + ")", counts)
+    counted = re.findall(r"(\d+) (?:" + "|".join(re.escape(v) for v in claim_evidence.VERDICTS) + ")", counts)
     assert sum(int(c) for c in counted) == len(records)
     assert "errs less than every one of the 8 judges" in text  # Tokutake's Table 1 against answering 2
 
@@ -35,10 +35,10 @@ def test_the_closing_page_says_what_would_settle_every_untested_claim():
     text = answer.learned_markdown(records)
     for paper in records["paper"].unique():
         assert f"## {paper}" in text
-    untested = records[records["verdict"] == claims.NOT_TESTABLE]
+    untested = records[records["verdict"] == claim_evidence.NOT_TESTABLE]
     assert len(untested) and all(row.reason in text for row in untested.itertuples())
-    assert text.count("recjudge run --judge") == len(records[records["verdict"].isin([claims.NOT_TESTABLE,
-                                                                                         claims.NOT_RUN])])
+    assert text.count("recjudge run --judge") == len(records[records["verdict"].isin([claim_evidence.NOT_TESTABLE,
+                                                                                         claim_evidence.NOT_RUN])])
 
 
 def test_the_closing_page_is_in_the_run_plan_and_the_table_of_contents():

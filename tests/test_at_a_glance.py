@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from recjudge.compendium import at_a_glance
+from recjudge.compendium import at_a_glance, claim_readers
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
 from recjudge.compendium.tables import format_table
@@ -53,7 +53,7 @@ def test_kang_rq2_rq3_calls_the_in_sample_best_selected_and_says_what_its_held_o
     best, held = table5.loc["Multi-LLM & Auxiliary Data"], table5.loc["Multi-LLM & Auxiliary Data, held out"]
     assert f"({best['cell']}) reaches {fmt(best['pearson_pct'])}%, a maximum selected in sample" in text
     # the held-out number is a mean over splits of whichever cell won each selection half, on 5 or 6 answers
-    splits = at_a_glance.claims.splits(held["cell"])
+    splits = claim_readers.splits(held["cell"])
     assert f"({splits}; 5–6 answers per half), the chosen cell gives {fmt(held['pearson_pct'])}% on average" in text
     assert f"auxiliary data alone {fmt(versus.loc['Auxiliary Data, held out', 'pearson_pct'])}%" in text
     baseline = table5.loc["none (NA), same held-out halves", "pearson_pct"]
@@ -447,7 +447,7 @@ def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
     held_out = frame.loc["Pearson (%) of the ensemble with auxiliary data, on held-out users"]
     assert held_out["n"] == 5 and "5–6 answers per half" in held_out["note"]
     shares = frame.loc["Replies of the LLM evaluators that held a score (%; every run)"]
-    held_score, replies = at_a_glance.claims.evaluator_replies(load_table)
+    held_score, replies = claim_readers.evaluator_replies(load_table)
     assert shares["n"] == replies and shares["ci_low"] < 100 * held_score / replies < shares["ci_high"]
 
 
@@ -481,7 +481,7 @@ def test_the_pages_caveat_under_a_readers_judge_says_where_its_numbers_are():
 
 
 def test_each_papers_own_answer_stands_beside_our_verdicts():
-    from recjudge.compendium.claims import NOT_RUN
+    from recjudge.compendium.claim_evidence import NOT_RUN
 
     glance = at_a_glance.findings(load_table).set_index("paper")
     columns = list(at_a_glance.COLUMNS)

@@ -196,7 +196,7 @@ def test_tables45_rows_name_no_best_setting_when_no_pearson_is_defined():
 
 def test_a_held_out_row_counts_the_answers_of_a_half_and_never_averages_them():
     """Users with unequal numbers of answers give halves of unequal size: the row holds the fewest and the most."""
-    from recjudge.compendium.claims import answers_per_half
+    from recjudge.compendium.claim_readers import answers_per_half
     from recjudge.metaeval.agreement import agreement_pct
     from recjudge.metaeval.ensembles import grid_search
     from recjudge.serendipity import ground_truth as ser

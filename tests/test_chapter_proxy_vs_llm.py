@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from recjudge.chapters import proxy_vs_llm as page
-from recjudge.compendium.claims import WEAK_PEARSON_PCT
+from recjudge.compendium.claim_readers import WEAK_PEARSON_PCT
 from recjudge.serendipity import ground_truth as ser
 from recjudge.serendipity import proxies
 

@@ -9,8 +9,8 @@ import re
 import pandas as pd
 import pytest
 
-from recjudge.compendium import claims
-from recjudge.compendium.claims import Check, Difference, Evidence, verdict
+from recjudge.compendium import claim_evidence, claims
+from recjudge.compendium.claim_evidence import Check, Difference, Evidence, verdict
 from recjudge.compendium.results import load_table
 
 
@@ -22,7 +22,7 @@ def claim(table: str, starts: str = "") -> claims.Claim:
     return next(c for c in claims.CLAIMS if c.table == table and c.claim.startswith(starts))
 
 
-def changed(chapter: str, table: str, change) -> claims.Loader:
+def changed(chapter: str, table: str, change) -> claim_evidence.Loader:
     """The committed tables, with ``change`` applied to one of them."""
     def load(c: str, t: str) -> pd.DataFrame:
         frame = load_table(c, t)
@@ -34,18 +34,18 @@ HOLDS, FAILS = Check("holds", 1.0, high=2.0), Check("fails", 3.0, high=2.0)
 
 
 @pytest.mark.parametrize(("evidence", "expected"), [
-    (Evidence(checks=(HOLDS, HOLDS)), claims.REPRODUCED),
-    (Evidence(checks=(HOLDS, FAILS)), claims.PARTLY),
-    (Evidence(checks=(FAILS,)), claims.NOT_REPRODUCED),
-    (Evidence(checks=(HOLDS,), paper_checks=(HOLDS, FAILS)), claims.CONTRADICTED),
+    (Evidence(checks=(HOLDS, HOLDS)), claim_evidence.REPRODUCED),
+    (Evidence(checks=(HOLDS, FAILS)), claim_evidence.PARTLY),
+    (Evidence(checks=(FAILS,)), claim_evidence.NOT_REPRODUCED),
+    (Evidence(checks=(HOLDS,), paper_checks=(HOLDS, FAILS)), claim_evidence.CONTRADICTED),
     (Evidence(checks=(HOLDS,), differences=(Difference("tuning budget", "3 trials", "100 trials", blocks=True),)),
-     claims.NOT_COMPARABLE),
-    (Evidence(checks=(HOLDS,), differences=(Difference("data", "a sample", "all of it"),)), claims.REPRODUCED),
-    (Evidence(missing="a capable LLM"), claims.NOT_TESTABLE),
-    (Evidence(missing="a capable LLM", paper_checks=(FAILS,)), claims.CONTRADICTED),
-    (Evidence(paper_checks=(HOLDS, FAILS), paper_text=True), claims.CONTRADICTED_BY_TEXT),
-    (Evidence(paper_checks=(HOLDS, HOLDS)), claims.REPRODUCED),
-    (Evidence(not_run="results/x/y.csv does not exist", checks=(HOLDS,)), claims.NOT_RUN),
+     claim_evidence.NOT_COMPARABLE),
+    (Evidence(checks=(HOLDS,), differences=(Difference("data", "a sample", "all of it"),)), claim_evidence.REPRODUCED),
+    (Evidence(missing="a capable LLM"), claim_evidence.NOT_TESTABLE),
+    (Evidence(missing="a capable LLM", paper_checks=(FAILS,)), claim_evidence.CONTRADICTED),
+    (Evidence(paper_checks=(HOLDS, FAILS), paper_text=True), claim_evidence.CONTRADICTED_BY_TEXT),
+    (Evidence(paper_checks=(HOLDS, HOLDS)), claim_evidence.REPRODUCED),
+    (Evidence(not_run="results/x/y.csv does not exist", checks=(HOLDS,)), claim_evidence.NOT_RUN),
 ])
 def test_every_verdict_is_reachable_by_the_one_rule(evidence, expected):
     assert verdict(evidence) == expected
@@ -57,7 +57,7 @@ def test_the_rule_reaches_every_verdict_of_the_list():
                verdict(Evidence(paper_checks=(FAILS,), paper_text=True)),
                verdict(Evidence(checks=(HOLDS,), differences=(Difference("a", "b", "c", blocks=True),))),
                verdict(Evidence(missing="x")), verdict(Evidence(not_run="x"))}
-    assert reached == set(claims.VERDICTS)
+    assert reached == set(claim_evidence.VERDICTS)
 
 
 def test_a_record_with_nothing_to_decide_it_is_an_error_not_a_verdict():
@@ -70,11 +70,11 @@ def test_a_nan_never_holds():
 
 
 def test_the_reason_names_what_is_missing_what_blocks_and_what_fails():
-    assert claims.reason(Evidence(missing="a capable LLM")) == "needs a capable LLM"
+    assert claim_evidence.reason(Evidence(missing="a capable LLM")) == "needs a capable LLM"
     blocking = Difference("tuning budget", "3 trials", "100 trials", blocks=True)
-    assert claims.reason(Evidence(checks=(HOLDS,), differences=(blocking,))) == \
+    assert claim_evidence.reason(Evidence(checks=(HOLDS,), differences=(blocking,))) == \
         "tuning budget: 3 trials here, 100 trials in the paper"
-    assert claims.reason(Evidence(paper_checks=(HOLDS, FAILS))) == \
+    assert claim_evidence.reason(Evidence(paper_checks=(HOLDS, FAILS))) == \
         "the paper's own numbers: 1 of 2 hold (failing: fails)"
 
 
@@ -87,22 +87,22 @@ def test_a_claim_reads_its_numbers_by_name_and_says_when_its_table_is_missing(on
         raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
 
     missing = claims.record(one, gone)
-    assert missing["verdict"] == claims.NOT_RUN and "does not exist" in missing["reason"]
+    assert missing["verdict"] == claim_evidence.NOT_RUN and "does not exist" in missing["reason"]
 
 
 def test_the_committed_verdicts_of_the_audited_claims():
     found = claims.registry(load_table).set_index("claim")["verdict"]
     # Kang et al.'s own Table 2: 1 of 4 gains over SOG lie in 75-125%, 10 of 38 correlations are not significant
-    assert found[claim("paper_claim_gain_over_sog").claim] == claims.CONTRADICTED
-    assert found[claim("paper_claim_significance").claim] == claims.CONTRADICTED
+    assert found[claim("paper_claim_gain_over_sog").claim] == claim_evidence.CONTRADICTED
+    assert found[claim("paper_claim_significance").claim] == claim_evidence.CONTRADICTED
     # ML-1M's order: 0-8 TPE trials per fold against the paper's 100
-    assert found[claim("order_vs_paper_1m").claim] == claims.NOT_COMPARABLE
+    assert found[claim("order_vs_paper_1m").claim] == claim_evidence.NOT_COMPARABLE
     # DESR's Pearson (-2.3%) is below Random's
-    assert found[claim("agreement_all_answers", "Every proxy metric").claim] == claims.PARTLY
+    assert found[claim("agreement_all_answers", "Every proxy metric").claim] == claim_evidence.PARTLY
     # its Table 3 judge (GPT-4o-mini, CoT) errs more on g than answering 2 every time (its Table 1)
-    assert found[claim("paper_claim_avg_score_vs_g").claim] == claims.CONTRADICTED
-    assert found[claim("metrics", "Chain-of-thought").claim] == claims.CONTRADICTED
-    assert found[claim("ordering_check").claim] == claims.REPRODUCED
+    assert found[claim("paper_claim_avg_score_vs_g").claim] == claim_evidence.CONTRADICTED
+    assert found[claim("metrics", "Chain-of-thought").claim] == claim_evidence.CONTRADICTED
+    assert found[claim("ordering_check").claim] == claim_evidence.REPRODUCED
 
 
 def test_the_gain_claim_counts_the_papers_own_gains_and_flips_when_they_are_about_100():
@@ -111,35 +111,35 @@ def test_the_gain_claim_counts_the_papers_own_gains_and_flips_when_they_are_abou
     assert records.loc["paper_claim_gain_over_sog", "paper_checks_total"] == 4
     about_100 = changed("proxy_vs_llm", "paper_claim_gain_over_sog", lambda f: f.assign(gain_over_sog_pct=100.0))
     # then the claim is no longer contradicted, and still needs a capable LLM here
-    assert claims.record(claim("paper_claim_gain_over_sog"), about_100)["verdict"] == claims.NOT_TESTABLE
+    assert claims.record(claim("paper_claim_gain_over_sog"), about_100)["verdict"] == claim_evidence.NOT_TESTABLE
 
 
 def test_a_changed_number_flips_the_verdict():
     bleu = claim("table1_agreement_by_row", "The BLEU")
 
-    def gaps(values: dict[str, float]) -> claims.Loader:
+    def gaps(values: dict[str, float]) -> claim_evidence.Loader:
         return changed("explanation_evaluators", "table1_agreement_by_row", lambda f: f.assign(
             mean_abs_difference=f["evaluator"].map(values).fillna(f["mean_abs_difference"])))
 
     rows = ("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F")
-    assert claims.record(bleu, gaps({r: 0.5 for r in rows}))["verdict"] == claims.REPRODUCED
-    assert claims.record(bleu, gaps({"BLEU-4": 9.0, "BLEU-1": 0.5}))["verdict"] == claims.PARTLY
-    assert claims.record(bleu, gaps({r: 9.0 for r in rows}))["verdict"] == claims.NOT_REPRODUCED
+    assert claims.record(bleu, gaps({r: 0.5 for r in rows}))["verdict"] == claim_evidence.REPRODUCED
+    assert claims.record(bleu, gaps({"BLEU-4": 9.0, "BLEU-1": 0.5}))["verdict"] == claim_evidence.PARTLY
+    assert claims.record(bleu, gaps({r: 9.0 for r in rows}))["verdict"] == claim_evidence.NOT_REPRODUCED
 
     order = claim("order_vs_paper_1m")
     full_budget = changed("recommender_reevaluation", "tuned_values_1m", lambda f: f.assign(trials=100))
-    assert claims.record(order, full_budget)["verdict"] == claims.NOT_REPRODUCED  # τ 0.07, p 1.00
+    assert claims.record(order, full_budget)["verdict"] == claim_evidence.NOT_REPRODUCED  # τ 0.07, p 1.00
 
     def agreeing(chapter: str, table: str) -> pd.DataFrame:
         frame = full_budget(chapter, table)
         return frame.assign(tau=0.87, p=0.02) if table == "order_vs_paper_1m" else frame
 
-    assert claims.record(order, agreeing)["verdict"] == claims.REPRODUCED
+    assert claims.record(order, agreeing)["verdict"] == claim_evidence.REPRODUCED
 
     proxies = claim("agreement_all_answers", "Every proxy metric")
     desr_up = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f.assign(
         pearson_pct=f["pearson_pct"].where(f["method"] != "DESR", 3.0)))
-    assert claims.record(proxies, desr_up)["verdict"] == claims.REPRODUCED
+    assert claims.record(proxies, desr_up)["verdict"] == claim_evidence.REPRODUCED
 
 
 def test_a_claim_whose_row_is_missing_or_doubled_is_an_error_not_another_number():
@@ -156,7 +156,7 @@ def test_a_claim_whose_row_is_missing_or_doubled_is_an_error_not_another_number(
 def test_the_registry_holds_the_claims_the_book_examines():
     records = claims.registry(load_table)
     assert records["claim"].is_unique
-    assert set(records["verdict"]) <= set(claims.VERDICTS)
+    assert set(records["verdict"]) <= set(claim_evidence.VERDICTS)
     cv = records.set_index("table").loc["paper_claim_coefficients_of_variation"]
     for printed in ("13.6%", "29.9%", "13.8%", "20.7%"):
         assert printed in cv["paper_numbers"]
@@ -205,8 +205,9 @@ def test_a_chapters_verdicts_are_its_claims_records():
     records = claims.for_chapter("recommender_reevaluation", load_table)
     # the answer to the chapter's question first, then one bullet per other claim
     assert text.count("\n- ") + 1 == len(records) == 3
-    assert text.startswith(f"**{claims.NOT_TESTABLE[0].upper()}{claims.NOT_TESTABLE[1:]}:** *An LLM judge ranks")
-    assert f"**{claims.NOT_COMPARABLE}**; Kendall's τ" in text and "tuning budget: 0–8 TPE trials per fold" in text
+    not_testable, not_comparable = claim_evidence.NOT_TESTABLE, claim_evidence.NOT_COMPARABLE
+    assert text.startswith(f"**{not_testable[0].upper()}{not_testable[1:]}:** *An LLM judge ranks")
+    assert f"**{not_comparable}**; Kendall's τ" in text and "tuning budget: 0–8 TPE trials per fold" in text
 
 
 @pytest.mark.parametrize("chapter", sorted({c.chapter for c in claims.CLAIMS}))
@@ -247,10 +248,10 @@ def test_a_variants_chapter_names_a_lacking_row_instead_of_failing():
     proxies = claim("agreement_all_answers", "Every proxy metric")
     without = changed("proxy_vs_llm", "agreement_all_answers", lambda f: f[f["method"] != "DESR"])
     found = claims.record(proxies, without, strict=False)
-    assert found["verdict"] == claims.NOT_RUN and "DESR" in found["reason"]
+    assert found["verdict"] == claim_evidence.NOT_RUN and "DESR" in found["reason"]
 
 
-def reader_variant(reader) -> claims.Loader:
+def reader_variant(reader) -> claim_evidence.Loader:
     """The committed tables as a variant that ran ``reader`` beside the book's judge writes them: the reader's rows
     beside the book's judge's, with other numbers."""
     you, asks = reader.display_label, f"{reader.provider}:{reader.model}"
@@ -286,7 +287,7 @@ def test_a_variants_verdicts_name_the_judge_they_read_and_the_readers_unparsable
     zhang = claims.chapter_verdicts("explanation_evaluators", reader_variant(reader), [reader]).data
     # (Tokutake's chain-of-thought claim is decided by the paper's own numbers: Zhang's LLM claim needs a judge)
     book_zhang = claims.chapter_verdicts("explanation_evaluators", load_table).data
-    assert claims.NEEDS_A_CAPABLE_LLM in book_zhang and claims.NEEDS_A_CAPABLE_LLM not in zhang, \
+    assert claim_evidence.NEEDS_A_CAPABLE_LLM in book_zhang and claim_evidence.NEEDS_A_CAPABLE_LLM not in zhang, \
         "a variant that ran a reader's judge does not say every judge here is tiny"
     evaluators = next(line for line in zhang.splitlines() if "as well as or better" in line)
     assert "gpt-4o-mini, 0 of 40 replies unparsable (0.0%)" in evaluators
@@ -335,7 +336,8 @@ def test_a_changed_number_changes_the_landing_finding():
         labels_worth_by_rho2=recorded(f, "labels_worth_by_rho2", 1.8)))
     text = claims.landing_markdown(claims.registry(saving))
     trust = text.splitlines()[-1]
-    assert trust.startswith(f"- **{claims.PARTLY[0].upper()}{claims.PARTLY[1:]}:** an LLM judge's scores save")
+    partly = claim_evidence.PARTLY
+    assert trust.startswith(f"- **{partly[0].upper()}{partly[1:]}:** an LLM judge's scores save")
     assert "(selected: gpt-3.5-turbo (recorded)) is worth 102.0 labels, 2.0 more" in trust
 
 
@@ -348,24 +350,25 @@ def test_a_landing_finding_the_registry_lacks_is_an_error():
 def test_no_llm_judge_here_saves_a_label_and_the_authors_prompt_skips_transparency():
     found = claims.registry(load_table).set_index("claim")
     trust = found.loc["An LLM judge's scores save human labels"]
-    assert trust["verdict"] == claims.NOT_REPRODUCED and trust["checks_holding"] == 0 and trust["n"] == 100
+    assert trust["verdict"] == claim_evidence.NOT_REPRODUCED and trust["checks_holding"] == 0 and trust["n"] == 100
     prompt = found.loc["The LLM is asked about each aspect with the users' questionnaire statement"]
-    assert prompt["verdict"] == claims.CONTRADICTED_BY_TEXT, "a prompt is text, not the paper's numbers"
+    assert prompt["verdict"] == claim_evidence.CONTRADICTED_BY_TEXT, "a prompt is text, not the paper's numbers"
     assert prompt["reason"].startswith("the authors' own text: 3 of 4 hold")
     assert (prompt["paper_checks_holding"], prompt["paper_checks_total"]) == (3, 4)
     assert "never asks about transparency" in prompt["key_number"]
     fixed = changed("explanation_evaluators", "authors_prompt_statements", lambda f: f.assign(asks_its_aspect=True))
-    assert claims.record(claim("authors_prompt_statements"), fixed)["verdict"] == claims.REPRODUCED
+    assert claims.record(claim("authors_prompt_statements"), fixed)["verdict"] == claim_evidence.REPRODUCED
 
 
 def test_not_testable_says_which_of_no_capable_judge_and_too_few_answers_holds():
-    need = claims.SampleNeed(12, 1940, "a gain", "Fisher z")
-    text = claims.reason(Evidence(missing=claims.NEEDS_A_CAPABLE_LLM, sample=need))
+    need = claim_evidence.SampleNeed(12, 1940, "a gain", "Fisher z")
+    text = claim_evidence.reason(Evidence(missing=claim_evidence.NEEDS_A_CAPABLE_LLM, sample=need))
     assert text.startswith("no capable judge") and "too few answers: 12 here, 1,940 needed" in text
-    enough = claims.reason(Evidence(missing=claims.NEEDS_A_CAPABLE_LLM, sample=claims.SampleNeed(400, 175, "r", "z")))
+    enough = claim_evidence.reason(Evidence(missing=claim_evidence.NEEDS_A_CAPABLE_LLM,
+                                            sample=claim_evidence.SampleNeed(400, 175, "r", "z")))
     assert "enough answers: 400 here" in enough
     rq2 = claims.registry(load_table).set_index("claim").loc[claim("agreement_by_setting").claim]
-    assert rq2["verdict"] == claims.NOT_TESTABLE and "too few answers" in rq2["reason"]
+    assert rq2["verdict"] == claim_evidence.NOT_TESTABLE and "too few answers" in rq2["reason"]
     assert 1930 <= rq2["n_needed"] <= 1950 and rq2["n"] < rq2["n_needed"]
     rq3 = claims.registry(load_table).set_index("claim").loc[claim("table5_ours").claim]
     assert "more than the 2,150 answers the dataset holds" in rq3["reason"]
@@ -382,7 +385,7 @@ def test_a_constant_answer_decides_tokutakes_claims_by_the_papers_own_numbers():
 
 def test_a_judge_worth_less_than_one_more_label_reads_as_no_saving():
     trust = claims.registry(load_table).set_index("claim").loc[claims.ANSWERS["trust_judges"]]
-    assert trust["verdict"] == claims.NOT_REPRODUCED and "no saving" in trust["key_number"]
+    assert trust["verdict"] == claim_evidence.NOT_REPRODUCED and "no saving" in trust["key_number"]
 
 
 @pytest.fixture
@@ -446,7 +449,7 @@ def test_a_copy_whose_tables_are_missing_says_not_run_not_the_originals_verdict(
         raise FileNotFoundError(f"results/{chapter}/{table}.csv does not exist")
 
     box = claims.chapter_verdicts("my_surprise", nothing, runs=runs, root=root).data
-    assert claims.NOT_RUN in box and "results/my_surprise/ordering_check.csv" in box
+    assert claim_evidence.NOT_RUN in box and "results/my_surprise/ordering_check.csv" in box
 
 
 def test_a_run_that_copies_no_chapter_says_plainly_it_has_no_verdict(plan_with_copies):
@@ -464,5 +467,5 @@ def test_a_copy_at_another_scale_whose_tables_lack_a_column_says_not_run_instead
         return found.drop(columns="holds_on_means") if table == "ordering_check" else found
 
     box = claims.chapter_verdicts("my_surprise", other_scale, runs=runs, root=root).data
-    assert f"**{claims.NOT_RUN[0].upper()}{claims.NOT_RUN[1:]}:** *Normalised surprise orders" in box
+    assert f"**{claim_evidence.NOT_RUN[0].upper()}{claim_evidence.NOT_RUN[1:]}:** *Normalised surprise orders" in box
     assert "holds_on_means" in box

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from recjudge.compendium import claims
+from recjudge.compendium import claim_readers
 from recjudge.explanations import evaluators as ex
 from recjudge.prompts.explanations import READ_BY_NAME, distinct_runs
 
-MODEL = claims.BOOK_JUDGE_RUNS
+MODEL = claim_readers.BOOK_JUDGE_RUNS
 
 
 def run(name: str, replies: int, unparsable: int, **extra) -> dict:
@@ -38,7 +38,7 @@ def test_the_share_of_replies_that_held_a_score_counts_a_reply_read_two_ways_onc
         "authors_runs": pd.DataFrame([run("authors", 5, 5, rereads=""),
                                       run("authors" + READ_BY_NAME, 5, 2, rereads="authors")]),
     }
-    held, replies = claims.evaluator_replies(lambda chapter, table: tables[table])
+    held, replies = claim_readers.evaluator_replies(lambda chapter, table: tables[table])
     assert (held, replies) == (6, 15), "the 5 replies re-read by name are the same 5 stored replies"
 
 

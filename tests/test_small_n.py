@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from recjudge.chapters import explanation_evaluators as explanation_page
-from recjudge.compendium import at_a_glance, claims, pages
+from recjudge.compendium import at_a_glance, claim_evidence, claim_readers, pages
 
 MIN = pages.MIN_ANSWERS
 
@@ -20,37 +20,37 @@ def test_the_rule_reads_n_against_the_one_minimum():
     assert pages.too_few_text(5, detail="5–6 per half") == "too few answers (5–6 per half)"
 
 
-def held_out(n: int, n_max: int) -> claims.Loader:
+def held_out(n: int, n_max: int) -> claim_evidence.Loader:
     table = pd.DataFrame({"method": ["Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [-18.1],
                           "cell": ["chosen per split (13 distinct cells in 20 splits)"], "n": [n], "n_max": [n_max]})
     return lambda chapter, name: table
 
 
 def test_the_ensembles_held_out_key_number_on_a_few_answers_per_half_is_too_few():
-    few = claims._ensembles(held_out(5, 6))
+    few = claim_readers._ensembles(held_out(5, 6))
     assert few.key == "too few answers (5–6 per held-out half)" and few.n == 5
     assert "−18.1%" in few.ours, "every number stays in the claim's full record"
-    assert "−18.1%" in claims._ensembles(held_out(40, 41)).key
+    assert "−18.1%" in claim_readers._ensembles(held_out(40, 41)).key
 
 
-def reevaluation(n_users: str) -> claims.Loader:
+def reevaluation(n_users: str) -> claim_evidence.Loader:
     table3 = pd.DataFrame({"recommender": ["BPRMF", "SASRec", "Random"], "avg_score_mean": [1.81, 1.91, 1.87],
-                           "n_users": n_users, "judge": claims.BOOK_JUDGE_MODEL})
+                           "n_users": n_users, "judge": claim_readers.BOOK_JUDGE_MODEL})
     alignment = pd.DataFrame({"dataset": "ML-1M", "recommender": ["BPRMF", "SASRec"], "avg_score": [2.378, 2.339],
                               "g_mean": 2.335})
     return lambda chapter, name: alignment if name == "paper_claim_avg_score_vs_g" else table3
 
 
 def test_the_reevaluations_scores_on_one_judged_user_per_fold_are_too_few():
-    few = claims._serendipity_ranking(reevaluation("1/1/1"))
+    few = claim_readers._serendipity_ranking(reevaluation("1/1/1"))
     assert few.key == "too few judged users (1 per fold)" and few.n == 3
     assert "1.81–1.91" in few.ours
-    assert "1.81–1.91" in claims._serendipity_ranking(reevaluation("4/4/5")).key
+    assert "1.81–1.91" in claim_readers._serendipity_ranking(reevaluation("4/4/5")).key
 
 
 def test_the_avg_score_claim_is_keyed_by_the_papers_own_numbers_not_by_our_few_users():
     # The paper's own Table 1 and printed g decide this claim, so its key number is theirs; ours keeps its n.
-    few = claims._avg_score_vs_g(reevaluation("1/1/1"))
+    few = claim_readers._avg_score_vs_g(reevaluation("1/1/1"))
     assert few.n == 3 and "1.81–1.91" in few.ours and "1.81" not in few.key
     assert "for every item matches g's mean" in few.key
 

@@ -11,7 +11,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
-from recjudge.compendium.claims import WEAK_PEARSON_PCT
+from recjudge.compendium.claim_readers import WEAK_PEARSON_PCT
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import correlation, count, error, format_table, p_value, paper_beside_ours, text
 from recjudge.prompts.serendipity import METHOD_NAMES

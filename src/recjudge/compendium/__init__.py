@@ -27,9 +27,11 @@
   and the plots chapters share
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links, and the one small-n rule
   (``MIN_ANSWERS``: "too few answers (n)")
-- ``claims``   the claims registry: every paper claim a chapter examines as a record (the paper's numbers and ours,
-  n, interval, checks, what differs, what is missing) and the one rule that chooses its verdict; the at-a-glance page
-  and each chapter's verdict box render from it
+- ``claims``   the claims registry: every paper claim a chapter examines, its record in a build, and the verdict
+  boxes, landing findings and claims matrix rendered from the records
+- ``claim_evidence``  what a claim's reader finds (the paper's numbers and ours, n, interval, checks, what differs,
+  what is missing) and the one rule that chooses its verdict
+- ``claim_readers``  each claim's reader: its numbers read by name from the result tables, and the book's thresholds
 - ``trust_rules``  the rules that word part V's findings (a calibrated judge beating a constant answer, a judge saving
   labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
 - ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval

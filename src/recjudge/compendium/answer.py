@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from recjudge.compendium import claims
+from recjudge.compendium import claim_evidence, claims
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import results_path
 from recjudge.metaeval.papers_vs_baselines import tokutake_table1_vs_baselines
@@ -31,12 +31,12 @@ def verdict_counts(records: pd.DataFrame) -> str:
     """"3 contradicted by the paper's own numbers, 4 reproduced, ...": the registry's verdicts counted, in the rule's
     order, those with none left out."""
     counts = records["verdict"].value_counts()
-    return ", ".join(f"{int(counts[v])} {v}" for v in claims.VERDICTS if v in counts.index)
+    return ", ".join(f"{int(counts[v])} {v}" for v in claim_evidence.VERDICTS if v in counts.index)
 
 
 def _too_few(records: pd.DataFrame) -> pd.DataFrame:
     """The claims not testable here for too few answers as well (their reason says so)."""
-    return records[(records["verdict"] == claims.NOT_TESTABLE)
+    return records[(records["verdict"] == claim_evidence.NOT_TESTABLE)
                    & records["reason"].str.contains("too few answers", regex=False)]
 
 
@@ -50,7 +50,7 @@ def answer_markdown(records: pd.DataFrame, paper_worth: pd.DataFrame) -> str:
     strongest = paper_worth.loc[paper_worth["pearson_pct"].abs().idxmax()]
     cot = by_claim.loc[claims.ANSWERS["prompt_strategies"]]
     too_few = _too_few(records)
-    not_testable = records[records["verdict"] == claims.NOT_TESTABLE]
+    not_testable = records[records["verdict"] == claim_evidence.NOT_TESTABLE]
     lines = [
         "```{admonition} The short answer",
         ":class: important",
@@ -114,17 +114,17 @@ def learned_markdown(records: pd.DataFrame, prefix: str = "") -> str:
             return rows[rows["verdict"].isin(verdicts)]
 
         lines = [f"## {paper}", ""]
-        for title, chosen in (("What reproduced", claims_with(claims.REPRODUCED, claims.PARTLY)),
-                              ("What the paper's own numbers contradict", claims_with(claims.CONTRADICTED)),
-                              ("What did not reproduce", claims_with(claims.NOT_REPRODUCED)),
-                              ("What could not be compared", claims_with(claims.NOT_COMPARABLE))):
+        for title, chosen in (("What reproduced", claims_with(claim_evidence.REPRODUCED, claim_evidence.PARTLY)),
+                              ("What the paper's own numbers contradict", claims_with(claim_evidence.CONTRADICTED)),
+                              ("What did not reproduce", claims_with(claim_evidence.NOT_REPRODUCED)),
+                              ("What could not be compared", claims_with(claim_evidence.NOT_COMPARABLE))):
             if chosen.empty:
                 continue
             lines.append(f"**{title}.**")
             lines += [f"- *{row.claim}* ({row.section}, **{row.verdict}**): {row.key_number or row.reason} "
                       f"({{doc}}`chapter <{prefix}{row.chapter}>`)" for row in chosen.itertuples(index=False)]
             lines.append("")
-        untested = claims_with(claims.NOT_TESTABLE, claims.NOT_RUN)
+        untested = claims_with(claim_evidence.NOT_TESTABLE, claim_evidence.NOT_RUN)
         if not untested.empty:
             lines.append("**What could not be tested, and what would settle it.**")
             for row in untested.itertuples(index=False):

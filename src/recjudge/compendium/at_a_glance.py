@@ -18,8 +18,9 @@ from typing import TypeVar
 
 import pandas as pd
 
-from recjudge.compendium import claims, pages, trust_rules
-from recjudge.compendium.claims import NOT_RUN, named_row, with_interval
+from recjudge.compendium import claim_readers, claims, pages, trust_rules
+from recjudge.compendium.claim_evidence import NOT_RUN, named_row
+from recjudge.compendium.claim_readers import with_interval
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
 from recjudge.llm.judge_spec import JudgeSpec
@@ -133,7 +134,7 @@ def kang_rq1(load: Loader) -> dict[str, str]:
         "here": f"Serendipity-2018 ({int(sog['n']):,} answers; histories from the survey itself), proxies, Random "
                 f"over {int(rnd['seeds']):,} seeds, recorded gpt-3.5-turbo, SmolLM2-135M on {sample_n} answers",
         "measured": f"Pearson with users on {int(sog['n']):,} answers (95% intervals resample "
-                    f"{claims.resampled(agreement)}): SOG "
+                    f"{claim_readers.resampled(agreement)}): SOG "
                     f"{_pearson(sog)} (paper {fmt(printed('SOG'), 2)}%), Random {_pearson(rnd)} (paper "
                     f"{fmt(printed('Random'), 2)}%); recorded gpt-3.5-turbo {_pearson(gpt)} with another prompt than "
                     f"the paper's (paper's best LLM: GPT-4 few-shot {fmt(printed('GPT-4 (few-shot)'), 2)}%)",
@@ -175,7 +176,7 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
                     f"{_pearson(none)} on n = {int(none['n'])}); the best cell on the same {int(best['n'])} "
                     f"answers ({best['cell']}) reaches {fmt(best['pearson_pct'])}%, a maximum selected in sample; "
                     "chosen on half of the users and measured on the other half "
-                    f"({claims.splits(held['cell'])}; {claims.answers_per_half(held)} answers per half), "
+                    f"({claim_readers.splits(held['cell'])}; {claim_readers.answers_per_half(held)} answers per half), "
                     f"the chosen cell gives {fmt(held['pearson_pct'])}% on average, auxiliary data alone "
                     f"{fmt(data_held['pearson_pct'])}%, and no auxiliary data on the same halves "
                     f"{fmt(held_none['pearson_pct'])}%",
@@ -183,7 +184,7 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
 
 
 def tokutake_strategies(load: Loader) -> dict[str, str]:
-    metrics = claims.in_order(load("prompt_strategies", "metrics"), "template", claims.STRATEGIES)
+    metrics = claim_readers.in_order(load("prompt_strategies", "metrics"), "template", claim_readers.STRATEGIES)
     paper = load("prompt_strategies", "paper_table1")
     search = load("prompt_strategies", "ground_truth_search")
     closest = named_row(search, "rank", 1, "prompt_strategies/ground_truth_search")
@@ -244,7 +245,7 @@ def zhang_explanations(load: Loader) -> dict[str, str]:
     wrong = statements[~statements["asks_its_aspect"].astype(bool)]
     slip = "".join(f" (their multiple-aspect {row['line']} line states {aspect_of.get(row['statement_asked'], 'no')} "
                    f"instead of {row['aspect']})" for _, row in wrong.iterrows())
-    held, replies = claims.evaluator_replies(load)
+    held, replies = claim_readers.evaluator_replies(load)
     return {
         "here": f"the full study of Lu et al. ({int(texts):,} texts) for the reference rows; SmolLM2-135M on "
                 f"{int(runs['n_texts'].max())} texts, with our reconstructed prompts and with the authors' own"
@@ -422,7 +423,7 @@ class Headline:
     your_detail: ReaderDetail | None = None
     #: The model the book's number comes from: a name, or read from the build's tables when a rule chose it (the
     #: best of several judges); :func:`headlines` adds it to the label.
-    model: str | Callable[[Loader], str] = claims.BOOK_JUDGE
+    model: str | Callable[[Loader], str] = claim_readers.BOOK_JUDGE
 
 
 @dataclass(frozen=True)
@@ -460,7 +461,7 @@ def _with_resampling(note: str, table: pd.DataFrame) -> str:
     """``note``, and what the interval resamples where the table says (users, when answers cluster by user)."""
     if "interval_resamples" not in table.columns:
         return note
-    return "; ".join(part for part in (note, f"the interval resamples {claims.resampled(table)}") if part)
+    return "; ".join(part for part in (note, f"the interval resamples {claim_readers.resampled(table)}") if part)
 
 
 def _wilson(part: int, whole: int, note: str = "") -> Detail:
@@ -513,7 +514,8 @@ def _held_out_detail(load: Loader) -> Detail:
     held = named_row(load("llm_ensembles", "table5_ours"), "method", "Multi-LLM & Auxiliary Data, held out",
                      "llm_ensembles/table5_ours")
     return Detail(float(held["n"]), note="mean over splits of the cell chosen on the other half of the users "
-                       f"({claims.splits(held['cell'])}); {claims.answers_per_half(held)} answers per half")
+                       f"({claim_readers.splits(held['cell'])}); "
+                       f"{claim_readers.answers_per_half(held)} answers per half")
 
 
 def _strategy_detail(template: str) -> Callable[[Loader], Detail]:
@@ -782,14 +784,14 @@ HEADLINES = (
                lambda load, judge, template=template: _column(
                    "prompt_strategies", "table1_vs_paper", f"mae_{judge.display_label}", "template", template)(load),
                detail=_strategy_detail(template), your_detail=_your_strategy_detail(template))
-      for template in claims.STRATEGIES),
+      for template in claim_readers.STRATEGIES),
     Headline("Tokutake et al. 2025, re-evaluation", "Highest mean serendipity score of a recommender (1–5)",
              _best_recommender_score, _best_recommender_printed,
              yours=lambda load, judge: _best_recommender_score(load, judge.display_label),
              detail=_recommender_score_detail),
     Headline("Zhang et al. 2024", "Replies of the LLM evaluators that held a score (%; every run)",
-             lambda load: 100 * _ratio(claims.evaluator_replies(load)), yours=_your_evaluators_share,
-             detail=_share_detail(claims.evaluator_replies, "Wilson interval"),
+             lambda load: 100 * _ratio(claim_readers.evaluator_replies(load)), yours=_your_evaluators_share,
+             detail=_share_detail(claim_readers.evaluator_replies, "Wilson interval"),
              your_detail=lambda load, judge: _wilson(*_your_evaluator_replies(load, judge))),
     Headline("Khirbat et al. 2024", "Replies of the LLM recommender that are a list of titles (%)",
              lambda load: 100 * _ratio(_recommender_replies(load)), yours=_your_recommender_share,
