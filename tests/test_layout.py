@@ -163,3 +163,26 @@ def test_the_cycle_check_finds_a_circle_through_a_deferred_import(tmp_path):
     # a deferred import (inside a function) is an edge like any other
     edges = import_graph()
     assert "recjudge.compendium.runplan" in edges["recjudge.compendium.book"]
+
+
+#: A module longer than this holds more than one concern: split it by concern (one concept, one home).
+MAX_MODULE_LINES = 1_000
+
+
+def modules_over(folder: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Every ``*.py`` under ``folder`` longer than ``limit`` lines, as ``"path (n lines)"``."""
+    lengths = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in sorted(folder.rglob("*.py"))}
+    return [f"{path.relative_to(folder).as_posix()} ({lines} lines)" for path, lines in lengths.items()
+            if lines > limit]
+
+
+def test_no_module_exceeds_the_line_limit():
+    too_long = modules_over(PACKAGE)
+    assert not too_long, f"modules over {MAX_MODULE_LINES:,} lines (split each by concern): " + ", ".join(too_long)
+
+
+def test_the_line_limit_check_finds_a_long_module(tmp_path):
+    (tmp_path / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert modules_over(tmp_path) == [f"package/long.py ({MAX_MODULE_LINES + 1} lines)"]
