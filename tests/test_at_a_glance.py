@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from recjudge.compendium import at_a_glance, claim_readers
+from recjudge.compendium import at_a_glance, claim_readers, headline_numbers
 from recjudge.compendium.pages import fmt
 from recjudge.compendium.results import load_table
 from recjudge.compendium.tables import format_table
@@ -289,15 +289,15 @@ def readers_headlines() -> tuple[JudgeSpec, pd.DataFrame]:
     """A reader's judge and the headlines of a variant it judged (fixture tables)."""
     reader = parse_judge("openai:gpt-4o-mini")
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    return reader, at_a_glance.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
+    return reader, headline_numbers.headlines(fixture_loader(book), fixture_loader(variant_tables(reader)), [reader])
 
 
 def test_headlines_put_the_paper_the_books_judge_and_yours_side_by_side():
     reader, frame = readers_headlines()
-    you = at_a_glance.your_judge_column(reader)
-    assert list(frame.columns) == [*at_a_glance.HEADLINE_COLUMNS, you, *at_a_glance.interval_columns(you)]
+    you = headline_numbers.your_judge_column(reader)
+    assert list(frame.columns) == [*headline_numbers.HEADLINE_COLUMNS, you, *headline_numbers.interval_columns(you)]
     assert you == "gpt-4o-mini"
-    assert len(frame) == len(at_a_glance.HEADLINES)
+    assert len(frame) == len(headline_numbers.HEADLINES)
     sog = headline(frame, "Pearson (%) of the SOG proxy")
     assert (sog["paper_value"], sog["default_judge"]) == (5.72, 9.3) and pd.isna(sog[you]), "a proxy is no judge"
     yours = {number: headline(frame, number)[you] for number in (
@@ -325,49 +325,49 @@ def test_each_readers_judge_has_its_own_column_and_a_judge_without_rows_is_absen
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
     tables = variant_tables(first)
     del tables[("prompt_strategies", "table1_vs_paper")]  # a variant that did not run that chapter
-    frame = at_a_glance.headlines(fixture_loader(book), fixture_loader(tables), [first, second])
-    assert [column for column in frame.columns[len(at_a_glance.HEADLINE_COLUMNS):] if f"{column}_n" in frame.columns
-            ] == ["gpt-4o-mini", "claude-sonnet-4-6"]
+    frame = headline_numbers.headlines(fixture_loader(book), fixture_loader(tables), [first, second])
+    added = frame.columns[len(headline_numbers.HEADLINE_COLUMNS):]
+    assert [column for column in added if f"{column}_n" in frame.columns] == ["gpt-4o-mini", "claude-sonnet-4-6"]
     assert headline(frame, "Pearson (%) of the best LLM judge")["gpt-4o-mini"] == 27.5
     numbers = frame.set_index("number")
     mae = numbers[numbers.index.str.startswith("MAE of the")]
     assert mae[["gpt-4o-mini", "claude-sonnet-4-6"]].isna().all().all(), "a chapter not run: absent, not zeros"
     assert numbers["claude-sonnet-4-6"].isna().all(), "a judge with no rows of its own (nor in the pool) has none"
-    labels = at_a_glance.headline_labels([first, second])
+    labels = headline_numbers.headline_labels([first, second])
     assert labels["claude-sonnet-4-6"] == "Your judge: claude-sonnet-4-6 [95% CI]"
 
 
 def test_a_readers_judge_named_like_a_column_of_the_table_is_refused():
     clash = JudgeSpec(provider="openai", model="gpt-4o-mini", label="paper_value")
     with pytest.raises(ValueError, match="labelled \\['paper_value'\\]"):
-        at_a_glance.headlines(fixture_loader({}), fixture_loader({}), [clash])
+        headline_numbers.headlines(fixture_loader({}), fixture_loader({}), [clash])
     with pytest.raises(ValueError, match="read from a variant's tables"):
-        at_a_glance.headlines(fixture_loader({}), None, [parse_judge("openai:gpt-4o-mini")])
+        headline_numbers.headlines(fixture_loader({}), None, [parse_judge("openai:gpt-4o-mini")])
 
 
 def test_headlines_read_by_name_and_show_absent_values_as_a_dash():
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
     reversed_book = {key: table.iloc[::-1].reset_index(drop=True) for key, table in book.items()}
-    frame = at_a_glance.headlines(fixture_loader(book))
-    assert list(frame.columns) == at_a_glance.HEADLINE_COLUMNS, "the committed book has no reader's judge"
-    pd.testing.assert_frame_equal(frame, at_a_glance.headlines(fixture_loader(reversed_book)))
-    html = format_table(frame, labels=at_a_glance.headline_labels(), lift_constant=False).to_html()
+    frame = headline_numbers.headlines(fixture_loader(book))
+    assert list(frame.columns) == headline_numbers.HEADLINE_COLUMNS, "the committed book has no reader's judge"
+    pd.testing.assert_frame_equal(frame, headline_numbers.headlines(fixture_loader(reversed_book)))
+    html = format_table(frame, labels=headline_numbers.headline_labels(), lift_constant=False).to_html()
     assert "This book" in html and "This variant" not in html and "Your judge" not in html
     assert "nan" not in html.lower() and "–" in html
     # a variant of a scale profile alone: its own build of the book's rows, read the same way
-    scaled = at_a_glance.headlines(fixture_loader(book), fixture_loader(rq1_tables("SmolLM2-135M zero-shot", 3.0,
+    scaled = headline_numbers.headlines(fixture_loader(book), fixture_loader(rq1_tables("SmolLM2-135M zero-shot", 3.0,
                                                                                    sog=1.0)))
-    assert headline(scaled, "Pearson (%) of the SOG proxy")[at_a_glance.THIS_VARIANT] == 1.0
-    variant = at_a_glance.headlines(fixture_loader(book), fixture_loader({}))
-    assert variant[at_a_glance.THIS_VARIANT].isna().all(), "a variant without tables has no value, not zeros"
-    html = format_table(variant, labels=at_a_glance.headline_labels(), lift_constant=False).to_html()
+    assert headline(scaled, "Pearson (%) of the SOG proxy")[headline_numbers.THIS_VARIANT] == 1.0
+    variant = headline_numbers.headlines(fixture_loader(book), fixture_loader({}))
+    assert variant[headline_numbers.THIS_VARIANT].isna().all(), "a variant without tables has no value, not zeros"
+    html = format_table(variant, labels=headline_numbers.headline_labels(), lift_constant=False).to_html()
     assert "This book" in html and "This variant" in html
 
 
 def test_a_readers_judge_has_n_and_an_interval_like_the_books():
     reader, frame = readers_headlines()
-    you = at_a_glance.your_judge_column(reader)
-    n, low, high = at_a_glance.interval_columns(you)
+    you = headline_numbers.your_judge_column(reader)
+    n, low, high = headline_numbers.interval_columns(you)
     none = headline(frame, "Pearson (%) of the judge without auxiliary data")
     assert (none[n], none[low], none[high]) == (40, -10.0, 48.0), "its own row's n and interval, not the book's"
     best = headline(frame, "Pearson (%) with the best auxiliary data")
@@ -380,32 +380,32 @@ def test_a_readers_judge_has_n_and_an_interval_like_the_books():
     assert shares[n] == 40 and shares[low] < 90.0 < shares[high]
     recommender = headline(frame, "Replies of the LLM recommender")
     assert recommender[n] == 20 and recommender[low] < 75.0 < recommender[high]
-    shown = at_a_glance.headlines_shown(frame).set_index("number")
+    shown = headline_numbers.headlines_shown(frame).set_index("number")
     assert "ci_low" not in shown.columns and low not in shown.columns and shown[n].notna().all()
     row = shown.loc["Pearson (%) of the judge without auxiliary data"]
     assert (row[you], row[n]) == ("21 [−10, 48]", "40")
-    html = format_table(at_a_glance.headlines_shown(frame), labels=at_a_glance.headline_labels([reader]),
+    html = format_table(headline_numbers.headlines_shown(frame), labels=headline_numbers.headline_labels([reader]),
                         lift_constant=False).to_html()
     assert "Your judge: gpt-4o-mini [95% CI]" in html and "n (gpt-4o-mini)" in html
 
 
 def test_numbers_on_too_few_answers_are_not_shown_as_numbers():
     reader, frame = readers_headlines()
-    shown = at_a_glance.headlines_shown(frame)
-    you = at_a_glance.your_judge_column(reader)
+    shown = headline_numbers.headlines_shown(frame)
+    you = headline_numbers.your_judge_column(reader)
     judge = headline(shown, "Pearson (%) of the best LLM judge")
     assert judge[you] == "too few answers (5)", "27.5 on 5 answers is no number to read"
     assert headline(shown, "Pearson (%) of the ensemble")[you] == "too few answers (5)"
     assert headline(shown, "MAE of the CoT prompt")[you] == "too few answers (0)"
     assert headline(shown, "MAE of the Base prompt")[you].startswith("0.7")
     # the book's own column follows the same threshold
-    row = {column: float("nan") for column in at_a_glance.HEADLINE_COLUMNS}
+    row = {column: float("nan") for column in headline_numbers.HEADLINE_COLUMNS}
     row.update(paper="p", number="Pearson (%) of x", note="", default_judge=12.3,
-               n=at_a_glance.MIN_ANSWERS - 1)
-    few = at_a_glance.headlines_shown(pd.DataFrame([row], columns=at_a_glance.HEADLINE_COLUMNS)).iloc[0]
-    assert few["default_judge"] == f"too few answers ({at_a_glance.MIN_ANSWERS - 1})"
-    row["n"] = at_a_glance.MIN_ANSWERS
-    enough = at_a_glance.headlines_shown(pd.DataFrame([row], columns=at_a_glance.HEADLINE_COLUMNS)).iloc[0]
+               n=headline_numbers.MIN_ANSWERS - 1)
+    few = headline_numbers.headlines_shown(pd.DataFrame([row], columns=headline_numbers.HEADLINE_COLUMNS)).iloc[0]
+    assert few["default_judge"] == f"too few answers ({headline_numbers.MIN_ANSWERS - 1})"
+    row["n"] = headline_numbers.MIN_ANSWERS
+    enough = headline_numbers.headlines_shown(pd.DataFrame([row], columns=headline_numbers.HEADLINE_COLUMNS)).iloc[0]
     assert enough["default_judge"] == "12"
 
 
@@ -415,7 +415,7 @@ def test_a_readers_best_auxiliary_data_is_chosen_as_the_chapter_chooses_the_book
     by_setting = load_table("auxiliary_data", "agreement_by_setting")
     book_judge = JudgeSpec(provider="local", model="smollm2-135m-instruct-q4_1", label=by_setting["judge"].iloc[0])
     tables = {("auxiliary_data", "agreement_by_setting"): by_setting}
-    frame = at_a_glance.headlines(load_table, fixture_loader(tables), [book_judge])
+    frame = headline_numbers.headlines(load_table, fixture_loader(tables), [book_judge])
     for number in ("Pearson (%) of the judge without auxiliary data", "Pearson (%) with the best auxiliary data"):
         row = headline(frame, number)
         assert row[book_judge.display_label] == pytest.approx(row["default_judge"]), number
@@ -423,7 +423,7 @@ def test_a_readers_best_auxiliary_data_is_chosen_as_the_chapter_chooses_the_book
 
 def test_the_committed_headlines_are_what_the_page_shows():
     shown = load_table("at_a_glance", "headlines")
-    computed = at_a_glance.headlines(load_table)
+    computed = headline_numbers.headlines(load_table)
     assert shown["number"].tolist() == computed["number"].tolist()
     pd.testing.assert_frame_equal(shown.drop(columns=["paper", "number"]),
                                   computed.drop(columns=["paper", "number"]), rtol=1e-5, check_dtype=False)
@@ -431,7 +431,7 @@ def test_the_committed_headlines_are_what_the_page_shows():
 
 
 def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
-    frame = at_a_glance.headlines(load_table).set_index("number")
+    frame = headline_numbers.headlines(load_table).set_index("number")
     settings = load_table("auxiliary_data", "agreement_by_setting").set_index("method")
     none = frame.loc["Pearson (%) of the judge without auxiliary data"]
     assert none["n"] == settings.loc["none (NA)", "n"]
@@ -454,7 +454,7 @@ def test_headlines_carry_n_an_interval_and_say_when_a_number_was_selected():
 def test_the_highest_mean_score_carries_its_judged_users_and_a_t_interval_over_the_folds():
     from statsmodels.stats.weightstats import DescrStatsW
 
-    frame = at_a_glance.headlines(load_table).set_index("number")
+    frame = headline_numbers.headlines(load_table).set_index("number")
     row = frame.loc[frame.index.str.startswith("Highest mean serendipity score")].iloc[0]
     chosen = row["note"].split("(")[1].split(")")[0]
     folds = load_table("recommender_reevaluation", "serendipity_per_fold_latest-small")
@@ -466,7 +466,7 @@ def test_the_highest_mean_score_carries_its_judged_users_and_a_t_interval_over_t
 
 
 def test_precision_follows_n_on_the_page():
-    shown = at_a_glance.headlines_shown(at_a_glance.headlines(load_table)).set_index("number")
+    shown = headline_numbers.headlines_shown(headline_numbers.headlines(load_table)).set_index("number")
     none = shown.loc["Pearson (%) of the judge without auxiliary data"]
     assert none["n"] == "12" and "." not in none["default_judge"]  # no decimals on 12 answers
     sog = shown.loc["Pearson (%) of the SOG proxy with users, all answers"]
@@ -513,12 +513,12 @@ def test_the_at_a_glance_page_does_not_describe_its_own_layout():
 
 def test_every_headline_names_the_model_its_number_comes_from():
     book = rq1_tables("SmolLM2-135M zero-shot", -4.6, sog=9.3)
-    frame = at_a_glance.headlines(fixture_loader(book)).set_index("number")
-    assert len(frame) == len(at_a_glance.HEADLINES) and frame["model"].str.len().gt(0).all()
+    frame = headline_numbers.headlines(fixture_loader(book)).set_index("number")
+    assert len(frame) == len(headline_numbers.HEADLINES) and frame["model"].str.len().gt(0).all()
     best = frame.loc[[n for n in frame.index if "best LLM judge" in n], "model"]
     assert best.tolist() == ["SmolLM2-135M zero-shot"], "the best judge is read from the tables"
     assert frame.loc["Pearson (%) of the SOG proxy with users, all answers", "model"] == "no LLM: the SOG proxy"
-    shown = at_a_glance.headlines_shown(at_a_glance.headlines(fixture_loader(book)))
-    assert "model" in shown.columns and "model" in at_a_glance.headline_labels()
+    shown = headline_numbers.headlines_shown(headline_numbers.headlines(fixture_loader(book)))
+    assert "model" in shown.columns and "model" in headline_numbers.headline_labels()
     # a table that is missing leaves the model readable, never a crash
-    assert at_a_glance.headlines(fixture_loader({}))["model"].str.len().gt(0).all()
+    assert headline_numbers.headlines(fixture_loader({}))["model"].str.len().gt(0).all()

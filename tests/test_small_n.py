@@ -6,13 +6,13 @@ from __future__ import annotations
 import pandas as pd
 
 from recjudge.chapters import explanation_evaluators as explanation_page
-from recjudge.compendium import at_a_glance, claim_evidence, claim_readers, pages
+from recjudge.compendium import claim_evidence, claim_readers, headline_numbers, pages
 
 MIN = pages.MIN_ANSWERS
 
 
 def test_the_rule_reads_n_against_the_one_minimum():
-    assert at_a_glance.MIN_ANSWERS == MIN
+    assert headline_numbers.MIN_ANSWERS == MIN
     assert pages.unless_too_few("r = 0.3", MIN - 1) == f"too few answers ({MIN - 1})"
     assert pages.unless_too_few("r = 0.3", MIN) == "r = 0.3"
     assert pages.unless_too_few("r = 0.3", None) == "r = 0.3" and pages.unless_too_few("r = 0.3", float("nan")) \

@@ -34,8 +34,10 @@
 - ``claim_readers``  each claim's reader: its numbers read by name from the result tables, and the book's thresholds
 - ``trust_rules``  the rules that word part V's findings (a calibrated judge beating a constant answer, a judge saving
   labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
-- ``at_a_glance``  the at-a-glance page's rows and headline numbers (the paper's, the book's judge's with n, interval
-  and how it was chosen, a variant's), every number read from the result tables by name
+- ``at_a_glance``  the at-a-glance page's rows: one per paper and question, what ran here and what it measured, every
+  number read from the result tables by name
+- ``headline_numbers``  the at-a-glance page's headline numbers (the paper's, the book's judge's with n, interval and
+  how it was chosen, a variant's)
 - ``answer``   the book's answer to its question, generated from the registry: the short answer that opens the
   landing page (with the caveat that no capable LLM ran here) and the closing page "What we learned", per paper
 
