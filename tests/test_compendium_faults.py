@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from child_process import default_sigint
-from test_runplan_plan import write_notebook, write_plan
+from runplan_project import write_notebook, write_plan
 
 from recjudge.compendium import runplan
 from recjudge.compendium.results import save_table

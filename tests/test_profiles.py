@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from papermill.translators import PythonTranslator
-from test_runplan_plan import write_notebook
+from runplan_project import write_notebook
 
 from recjudge.compendium.runplan import (
     JUDGES_PARAMETER,

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from test_runplan_plan import write_notebook
+from runplan_project import write_notebook
 
 from recjudge.cli import main
 from recjudge.compendium.variants import (
