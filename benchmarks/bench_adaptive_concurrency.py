@@ -25,15 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, runner
+from recjudge.llm import JudgeConfig, JudgeRequest, asking, run_judge
 
-DEFAULT = (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING,
-           runner.ADAPTIVE_BINARY_INCREASE)
+DEFAULT = (asking.ADAPTIVE_FIRST_DECREASE, asking.ADAPTIVE_DECREASE, asking.ADAPTIVE_PACING,
+           asking.ADAPTIVE_BINARY_INCREASE)
 
 
 def set_adaptive(first: float, later: float, pacing: bool, binary: bool) -> None:
-    (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, runner.ADAPTIVE_PACING,
-     runner.ADAPTIVE_BINARY_INCREASE) = first, later, pacing, binary
+    (asking.ADAPTIVE_FIRST_DECREASE, asking.ADAPTIVE_DECREASE, asking.ADAPTIVE_PACING,
+     asking.ADAPTIVE_BINARY_INCREASE) = first, later, pacing, binary
 
 MOCK = Path(__file__).resolve().parents[1] / "tests" / "mock_openai_server.py"
 

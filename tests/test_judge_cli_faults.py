@@ -14,7 +14,7 @@ from mock_openai_server import FaultPlan, MockOpenAIServer, expected_score
 
 from recjudge.cli import main
 from recjudge.compendium.results import escape_formulas, unescape_formulas
-from recjudge.llm import RetryPolicy, runner
+from recjudge.llm import RetryPolicy, asking
 from recjudge.prompts.serendipity import request_key
 from recjudge.recsys import judge_cli, judging, metrics
 
@@ -32,7 +32,7 @@ def placeholder_key(monkeypatch):
     monkeypatch.delenv("RECJUDGE_LLM_MAX_USD", raising=False)
     monkeypatch.delenv("RECJUDGE_LLM_CONFIRM_COST", raising=False)
     # retries that fail fast: every fault here is permanent, waiting out a real backoff would only slow the tests
-    monkeypatch.setattr(runner, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, base_delay_s=0.01,
+    monkeypatch.setattr(asking, "RetryPolicy", lambda: RetryPolicy(max_attempts=2, base_delay_s=0.01,
                                                                    max_delay_s=0.02))
 
 

@@ -251,7 +251,7 @@ def test_binary_increase_grows_halfway_back_to_the_limit_that_drew_the_cut():
 
 
 def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
-    from recjudge.llm import runner
+    from recjudge.llm import asking
 
     made = []
 
@@ -260,15 +260,15 @@ def test_the_runner_uses_its_adaptive_factors(tmp_path, monkeypatch):
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(runner, "ConcurrencyLimit", Recording)
+    monkeypatch.setattr(asking, "ConcurrencyLimit", Recording)
     provider = CountingProvider()
     run_judge(JudgeConfig(provider="openai", model="m"), make_requests(3), store=tmp_path, provider=provider,
               progress=False)
     assert [(g.first_decrease, g.decrease, g.adaptive, g.pacing, g.binary_increase) for g in made] == [
-        (runner.ADAPTIVE_FIRST_DECREASE, runner.ADAPTIVE_DECREASE, True, runner.ADAPTIVE_PACING,
-         runner.ADAPTIVE_BINARY_INCREASE)]
+        (asking.ADAPTIVE_FIRST_DECREASE, asking.ADAPTIVE_DECREASE, True, asking.ADAPTIVE_PACING,
+         asking.ADAPTIVE_BINARY_INCREASE)]
     assert made[0].srtt is not None  # the runner reports how long each successful call took
-    assert runner.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < runner.ADAPTIVE_DECREASE < 1
+    assert asking.ADAPTIVE_FIRST_DECREASE == 0.5 and 0.7 < asking.ADAPTIVE_DECREASE < 1
 
 
 def test_after_the_first_throttle_starts_are_spaced_one_round_trip_over_the_limit():

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from recjudge.llm import JudgeConfig, JudgeRequest, estimate_job, run_judge
-from recjudge.llm import runner as runner_module
+from recjudge.llm import JudgeConfig, JudgeRequest, asking, estimate_job, run_judge
 from recjudge.llm.plan import PLAN_LOG_ENV
 from recjudge.llm.providers.base import Completion
 
@@ -50,7 +49,7 @@ def test_plan_mode_asks_nothing_stores_nothing_and_logs_the_jobs_estimate(tmp_pa
     def no_provider(*args, **kwargs):
         raise AssertionError("plan mode built a provider")
 
-    monkeypatch.setattr(runner_module, "get_provider", no_provider)
+    monkeypatch.setattr(asking, "get_provider", no_provider)
     run = run_judge(CONFIG, REQUESTS, store=store, provider=Refusing(), mode="plan", concurrency=2,
                     rate_limit_per_minute=30, progress=False)
 

@@ -50,6 +50,12 @@ def is_asked(provider: str, model: str) -> bool:
     return not names or judge_name(provider, model) in names
 
 
+def reads_store(mode: str, provider: str, model: str) -> bool:
+    """Whether a run in ``mode`` takes the store's replies: every mode but live, which asks everything again; and
+    live mode too for a judge not asked (``is_asked``), which has nothing else to give."""
+    return mode != "live" or not is_asked(provider, model)
+
+
 @dataclass(frozen=True)
 class AskOptions:
     """How ``run_judge`` asks for what the store lacks; None means the default named here.

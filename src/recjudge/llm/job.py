@@ -10,6 +10,7 @@ providers' batch APIs (``recjudge.llm.batch``), recorded judgments, or planning 
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 import threading
 from collections import Counter
@@ -19,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from .config import JudgeConfig
 from .estimate import JobEstimate, job_estimate
 from .providers.base import Message, ProviderRequest
-from .store import ResponseStore, StoreKeyer
+from .store import ResponseStore, StoreKeyer, open_store
 
 
 class JudgeInterrupted(KeyboardInterrupt):
@@ -51,6 +52,10 @@ class JudgeJob:
     errors: key -> (why, failure kind) of each judgment that failed (see ``recjudge.llm.runner``).
     counters: "calls" (provider requests made), "other_process" (replies another process asked), batch counts.
     notes: sentences for the run report.
+    n_throttled, concurrency: throttled replies and the concurrency gate's summary, when prompts were asked one by
+        one (``RunReport.n_throttled``, ``RunReport.concurrency``).
+    batch_priced, batches: whether new replies are priced at the batch rate, and the batches submitted, resumed and
+        pending (``RunReport.batches``), when prompts were asked in batches.
     """
 
     config: JudgeConfig
@@ -63,6 +68,10 @@ class JudgeJob:
     errors: dict[str, tuple[str, str]] = field(default_factory=dict)
     counters: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    n_throttled: int = 0
+    concurrency: dict[str, Any] = field(default_factory=dict)
+    batch_priced: bool = False
+    batches: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, config: JudgeConfig, requests: Sequence[JudgeRequest], store: ResponseStore, *,
@@ -88,6 +97,17 @@ class JudgeJob:
             by_key = dict(zip([request.key for request in requests], rendered))
             job.to_ask = dict(sorted(job.to_ask.items(), key=lambda item: (by_key[item[1][0].key], item[1][1])))
         return job
+
+    @classmethod
+    def of_recorded(cls, config: JudgeConfig, requests: Sequence[JudgeRequest]) -> "JudgeJob":
+        """The job of recorded judgments: one reply per request, looked up by request key (no store: the source
+        file is the record)."""
+        requests = list(requests)
+        validate(requests)
+        if config.runs != 1:
+            raise ValueError(f"{config.label}: recorded judgments hold one reply per key; runs must be 1, "
+                             f"got {config.runs}")
+        return cls(config, None, requests, slots=[(request, 0, None) for request in requests])
 
     @property
     def want_logprobs(self) -> bool:
@@ -128,6 +148,19 @@ class JudgeJob:
 
     def fail(self, key: str, why: str, kind: str) -> None:
         self.errors[key] = (why, kind)
+
+
+def open_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
+             store: "ResponseStore | str | os.PathLike[str] | None", *, read_store: bool,
+             order_prompts: bool) -> JudgeJob:
+    """Step 1 of a judge run (``recjudge.llm.runner.run_judge``), the plan: which of the replies ``requests`` want
+    under ``config`` the store (a ResponseStore or folder; default ``open_store()``) holds, and which are to ask
+    (see ``JudgeJob.open``).  Recorded judgments involve no store (``JudgeJob.of_recorded``)."""
+    if config.provider == "recorded":
+        return JudgeJob.of_recorded(config, requests)
+    if not isinstance(store, ResponseStore):
+        store = open_store(store)
+    return JudgeJob.open(config, requests, store, read_store=read_store, order_prompts=order_prompts)
 
 
 def store_keyer(config: JudgeConfig) -> StoreKeyer:

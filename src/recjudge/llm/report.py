@@ -1,6 +1,7 @@
 """A judge run's result: the tidy table (one row per prompt and sample, scores parsed from the stored replies at read
 time) and the report of what the run did (``RunReport``: replies from the store and asked, failures by kind,
-unparsable and out-of-shape replies, tokens and cost), assembled by ``assemble`` from what the runner collected."""
+unparsable and out-of-shape replies, tokens and cost): steps 3 and 4 of a judge run, ``assemble_scores`` and
+``report_run``, from what steps 1 and 2 collected in the job."""
 
 from __future__ import annotations
 
@@ -261,9 +262,21 @@ def _is_aspects(parsed: Any) -> bool:
     return not isinstance(parsed, (float, int)) and isinstance(parsed, Mapping)
 
 
-def assemble(job: JudgeJob, mode: str, parser: Parser, started: float, *, batch: bool = False) -> JudgeRun:
-    """The run's table and report from what ``job`` collected (``batch``: its new replies are priced at the batch
-    rate)."""
+@dataclass
+class AssembledScores:
+    """Step 3's result (``assemble_scores``): the run's table and what step 4 counts from it."""
+
+    table: pd.DataFrame
+    score_columns: list[str]
+    shape_violated: np.ndarray  # per row: out of the judge's output shape
+    n_no_logprobs: int
+    per_aspect: bool
+
+
+def assemble_scores(job: JudgeJob, parser: Parser) -> AssembledScores:
+    """Step 3 of a judge run (``recjudge.llm.runner.run_judge``): the table of ``job``'s replies in the caller's
+    order, each read by ``parser`` (one score column, or one per aspect for a dict parser), with the replies out
+    of a constrained judge's output shape marked."""
     replies = _Replies.read(job, parser)
     if replies.per_aspect:
         table, score_columns, n_no_logprobs = _aspect_table(job, replies, parser)
@@ -271,10 +284,18 @@ def assemble(job: JudgeJob, mode: str, parser: Parser, started: float, *, batch:
         table, n_no_logprobs = _score_table(job, replies)
         score_columns = ["score"]
     violated = _mark_shape_violations(job, table, replies.texts)
-    report = _report(job, mode, table, violated, n_no_logprobs, started, batch, per_aspect=replies.per_aspect)
+    return AssembledScores(table, score_columns, violated, n_no_logprobs, replies.per_aspect)
+
+
+def report_run(job: JudgeJob, mode: str, scores: AssembledScores, started: float) -> JudgeRun:
+    """Step 4 of a judge run (``recjudge.llm.runner.run_judge``): what the run did (``RunReport``, from the job
+    and its table; new replies priced at the batch rate when the job was asked in batches), appended to the
+    failure and job logs, and returned with the table."""
+    report = _report(job, mode, scores.table, scores.shape_violated, scores.n_no_logprobs, started,
+                     job.batch_priced, per_aspect=scores.per_aspect)
     log_failures(report, job.errors.values())
     log_job(job.config, report)
-    return JudgeRun(config=job.config, table=table, report=report, score_columns=score_columns)
+    return JudgeRun(config=job.config, table=scores.table, report=report, score_columns=scores.score_columns)
 
 
 def log_failures(report: RunReport, errors: Any = ()) -> Path | None:
@@ -508,6 +529,7 @@ def _report(job: JudgeJob, mode: str, table: pd.DataFrame, violated: np.ndarray,
         seconds=0.0, notes=job.notes, failed_by_kind=failed_by_kind, n_planned=n_planned,
         n_left_out=n_left_out,
         n_from_other_process=int(counters.get("other_process", 0)), n_shape_violations=int(violated.sum()),
+        n_throttled=job.n_throttled, concurrency=job.concurrency, batches=job.batches,
     )
     _count_odd_replies(job, new_keys, report)
     report.skipped_store_lines = _skipped_store_lines(job)

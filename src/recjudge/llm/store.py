@@ -764,6 +764,27 @@ def default_store() -> ResponseStore:
     return LayeredStore(top, beneath) if beneath else ResponseStore(top)
 
 
+_open_stores: dict[Path | tuple[Path, ...], ResponseStore] = {}
+_open_stores_lock = threading.Lock()
+
+
+def open_store(root: str | os.PathLike[str] | None = None) -> ResponseStore:
+    """The process-wide ResponseStore for a folder, so that a notebook calling ``run_judge`` many times reads each
+    shard once and afterwards only what was appended.  Default: the layered store (``default_store``: the
+    committed replies read, the reader's store written; ``$RECJUDGE_STORE`` alone when set)."""
+    if root is None:
+        layers = tuple(folder.resolve() for folder in paths.store_layers())
+        with _open_stores_lock:
+            if layers not in _open_stores:
+                _open_stores[layers] = default_store()
+            return _open_stores[layers]
+    path = Path(root).resolve()
+    with _open_stores_lock:
+        if path not in _open_stores:
+            _open_stores[path] = ResponseStore(path)
+        return _open_stores[path]
+
+
 def parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(record, None) for a usable store line, else (None, why not)."""
     try:

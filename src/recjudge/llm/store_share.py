@@ -279,7 +279,7 @@ def _announced(header: Mapping[str, Any], announced: set[tuple[Any, Any]] | None
 class _LocalWeights:
     """The weights (GGUF sha256) a local model name stands for on this machine, to refuse imported replies of other
     weights under that name: the runner refuses to add replies of one GGUF to a name holding another's
-    (``runner._check_local_weights``), so such an entry would block the local judge.  The weights are the pinned
+    (``asking._check_local_weights``), so such an entry would block the local judge.  The weights are the pinned
     ones of an optional model, else those of the file the name resolves to here, else those the store's own entries
     of that name record; None when none is known (then the entry is imported)."""
 
