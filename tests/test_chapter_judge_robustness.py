@@ -124,3 +124,20 @@ def test_the_robustness_table_names_its_judges_and_saves_one_file_per_judge(monk
 @pytest.mark.parametrize(("values", "expected"), [([0.2, 0.2], "0.20"), ([0.1, 0.3], "0.10–0.30")])
 def test_a_range_in_prose_is_one_value_when_its_ends_agree(values, expected):
     assert page.pages.span(min(values), max(values), 2) == expected
+
+
+@pytest.mark.parametrize(("rhos", "wording"), [
+    ((0.95, 0.9, math.nan), "Order over cases is kept."),
+    ((0.95, 0.2), "Order over cases is only partly kept."),
+    ((0.95, -0.1), "Order over cases is lost in some cells."),
+    ((math.nan,), "Order over cases is not measured here."),
+])
+def test_the_order_finding_is_chosen_from_every_cells_spearman(rhos, wording):
+    assert page.order_kept(pd.Series(rhos)) == wording
+
+
+def test_the_real_answers_finding_without_the_data_is_the_registrys_not_run():
+    from recjudge.compendium import claims
+
+    synthetic_only = robustness_table(data=page.SYNTHETIC_DATA)
+    assert page.serendipity_finding(synthetic_only).startswith(claims.NOT_RUN)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import pages
+from recjudge.compendium import claims, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
 from recjudge.metamorphic import judges as mr
@@ -173,7 +173,7 @@ def serendipity_finding(table: pd.DataFrame) -> str:
     """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these)."""
     real = table[table["data"] == SERENDIPITY_DATA]
     if real.empty:
-        return "not run in this build (the Serendipity-2018 data are needed)."
+        return f"{claims.NOT_RUN} (the Serendipity-2018 data are needed)."
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
     return "; ".join(
         f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
@@ -202,6 +202,25 @@ def constrained_finding(shaped: pd.DataFrame) -> str:
         if (totals["filtered_constrained"] <= totals["filtered_free"]).all()
         else "Not every judge keeps more cases when held to its shape"
     ) + "; on a tiny model, the flip rates say how steady its answers are, not a capable judge's."
+
+
+#: This book's threshold (no paper states one): a judge keeps the order of its scores over cases under a relation when
+#: Spearman's ρ between its original and perturbed scores is at least this.
+KEPT_ORDER_SPEARMAN = 0.9
+
+
+def order_kept(spearman: pd.Series) -> str:
+    """Whether the judges keep the order of their scores over cases, from every cell's Spearman ρ (NaN: a cell with
+    fewer than three scored cases or constant scores): kept in every cell, only partly (every ρ positive), or not;
+    the verdict word is the claims rule's own."""
+    rho = spearman.dropna()
+    if rho.empty:
+        return "Order over cases is not measured here."
+    if (rho >= KEPT_ORDER_SPEARMAN).all():
+        return "Order over cases is kept."
+    if (rho > 0).all():
+        return f"Order over cases is only {claims.PARTLY} kept."
+    return "Order over cases is lost in some cells."
 
 
 def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
@@ -236,6 +255,7 @@ def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, Robus
         "n_moving": f"{len(moving)}",
         "n_cells": f"{len(table)}",
         **pooled_flips(table),
+        "order_kept": order_kept(table["spearman"]),
         "spearman_low": pages.fmt(table["spearman"].min(), 2),
         "spearman_high": pages.fmt(table["spearman"].max(), 2),
         "n_spearman": f"{int(table['spearman'].notna().sum())}",
