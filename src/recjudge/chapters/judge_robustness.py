@@ -12,6 +12,7 @@ from IPython.display import Markdown, display
 from recjudge.compendium import claims, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
+from recjudge.metaeval.baselines import RANDOM
 from recjudge.metamorphic import judges as mr
 from recjudge.metamorphic.judges import RobustnessRun
 from recjudge.prompts.tokutake import STRATEGY_NAMES
@@ -116,14 +117,19 @@ def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str
     # the book's judges are SmolLM2-135M in each role; a reader's judge plays a role under "<its label> ..."
     judges_in_roles = {"SmolLM2-135M": set(in_roles) - set(roles),
                        **{j["label"]: {name for name in roles if name.endswith(f", {j['label']}")} for j in judges}}
-    return format_table(table.drop(columns="data"), {
+    # the baselines' rows beside the judges': what Random would change by under any relation, and a constant (0)
+    baselines = save_table(mr.baseline_robustness(), notebook, "robustness_baselines")
+    shown = pd.concat([table.drop(columns="data"), baselines.drop(columns="spearman_note")], ignore_index=True)
+    return format_table(shown, {
         "cases": count(), "filtered": count(label="Filt."), "scored": count(label="n"),
         "mean_abs_change": number(2, label="|Δ| mean"), "verdict_flip_rate": percent(0, label="Flips (%)"),
         "spearman": number(2, label="Spearman ρ"), "delta_pearson_truth": number(2, label="Δ r truth")},
         labels={"judge": "Judge", "relation": "Relation"},
         caption=f"Metamorphic robustness of the judges (run on {pages.judges_in(in_roles, judges_in_roles)}; n "
                 "scored cases per row; the Kang and Tokutake judges without \"(Serendipity-2018)\" ran on the "
-                "synthetic survey); SmolLM2-135M judges near noise level")
+                "synthetic survey); SmolLM2-135M judges near noise level. The last two rows are the baselines under "
+                "any relation: Random (a fresh uniform 1–5 draw per prompt; exact expectations) and a constant "
+                "answer (never moves; its Spearman ρ is undefined)")
 
 
 def not_applicable(runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
@@ -246,6 +252,13 @@ def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
     }
 
 
+def baseline_flips() -> str:
+    """The flip rates a judge's are read against, from ``mr.baseline_robustness`` selected by name."""
+    baselines = mr.baseline_robustness().set_index("judge")["verdict_flip_rate"]
+    return (f"{pages.fmt(100 * baselines[RANDOM], 0)}% for Random (a fresh uniform 1–5 draw per prompt, exact) and "
+            f"{pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0)}% for a constant answer")
+
+
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
     """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
     two findings written as sentences."""
@@ -255,6 +268,7 @@ def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, Robus
         "n_moving": f"{len(moving)}",
         "n_cells": f"{len(table)}",
         **pooled_flips(table),
+        "baseline_flips": baseline_flips(),
         "order_kept": order_kept(table["spearman"]),
         "spearman_low": pages.fmt(table["spearman"].min(), 2),
         "spearman_high": pages.fmt(table["spearman"].max(), 2),
