@@ -22,6 +22,8 @@ QUESTION = "Can LLMs judge recommender systems beyond accuracy?"
 #: Where the at-a-glance run writes the answer (``book/intro.md`` includes it above the findings).
 ANSWER_FILE = "answer_first.md"
 #: The caveat the answer always carries: the build's LLM judges are tiny local models and recorded scores.
+#: The title of the box that opens the landing page.
+ANSWER_TITLE = "The short answer"
 CAVEAT = ("**No capable LLM judged anything here.** This build's LLM numbers come from tiny local models "
           "(SmolLM2-135M-Instruct and others under 2B parameters) and gpt-3.5-turbo scores recorded by a third party; "
           "no claim about what a capable LLM judge can do is tested by them.")
@@ -52,7 +54,7 @@ def answer_markdown(records: pd.DataFrame, paper_worth: pd.DataFrame) -> str:
     too_few = _too_few(records)
     not_testable = records[records["verdict"] == claims.NOT_TESTABLE]
     lines = [
-        "```{admonition} The short answer",
+        f"```{{admonition}} {ANSWER_TITLE}",
         ":class: important",
         f"**{QUESTION}** The papers' own numbers are the book's answer, since they need no LLM to read:",
         "",
@@ -146,5 +148,5 @@ def learned_markdown(records: pd.DataFrame, prefix: str = "") -> str:
     return "\n".join(sections)
 
 
-__all__ = ["ANSWER_FILE", "CAVEAT", "QUESTION", "SETTLE_COMMAND", "answer_markdown", "learned_markdown",
+__all__ = ["ANSWER_FILE", "ANSWER_TITLE", "CAVEAT", "QUESTION", "SETTLE_COMMAND", "answer_markdown", "learned_markdown",
            "verdict_counts", "write_answer"]
