@@ -58,6 +58,8 @@ def answer_markdown(records: pd.DataFrame, paper_worth: pd.DataFrame) -> str:
         ":class: important",
         f"**{QUESTION}** The papers' own numbers are the book's answer, since they need no LLM to read:",
         "",
+        # the caveat first: at 1280 x 800 the last bullet falls below the first screen (tests/test_book_render.py)
+        f"- {CAVEAT}",
         f"- **The papers' judges save at most {fmt(paper_worth['labels_saved_pct'].max(), 1)}% of the human "
         f"labels.** Across the {len(paper_worth)} LLM rows of Kang et al.'s Tables 2, 4–5 "
         f"and Zhang et al.'s Table 1, Pearson with users lies between {fmt(paper_worth['pearson_pct'].min(), 1)}% "
@@ -69,7 +71,6 @@ def answer_markdown(records: pd.DataFrame, paper_worth: pd.DataFrame) -> str:
         f"- **Verdicts, by one rule, on {len(records)} claims:** {verdict_counts(records)}. Of the "
         f"{len(not_testable)} not testable here, {len(too_few)} would also need more answers than this build judged "
         f"({_beyond_the_data(too_few)}).",
-        f"- {CAVEAT}",
         "```",
     ]
     return "\n".join(lines) + "\n"
