@@ -45,3 +45,11 @@ def test_the_closing_page_is_in_the_run_plan_and_the_table_of_contents():
     runs = [run["name"] for run in yaml.safe_load((ROOT / "runplan.yaml").read_text())["runs"]]
     assert "what_we_learned" in runs
     assert "book/notebooks/what_we_learned" in (ROOT / "_toc.yml").read_text()
+
+
+
+def test_the_caveat_is_the_short_answers_first_point():
+    # measured in the browser (test_book_render): as the last point it started 927 px down a 1280 x 800 screen
+    text = answer.answer_markdown(claims.registry(load_table), paper_judges_worth())
+    points = [line for line in text.splitlines() if line.startswith("- ")]
+    assert points[0] == f"- {answer.CAVEAT}" and len(points) == 4

@@ -325,6 +325,75 @@ def test_chapter_opens_with_its_findings_and_a_box_saying_what_the_run_is(page_f
         f"{FIRST_SCREEN_PX} px window: a chapter's findings come first")
 
 
+#: A laptop's first screen: the landing page's short answer and its caveat are read without scrolling.
+LANDING_WINDOW = (1280, 800)
+# Where the landing page's short answer box and its caveat start, in px from the top of the first screen.
+LANDING_SCRIPT = r"""
+const [title, caveat] = arguments;
+const box = [...document.querySelectorAll('.admonition')].find((el) => {
+  const heading = el.querySelector('.admonition-title');
+  return heading && heading.textContent.trim() === title;
+});
+if (!box) return {box_top: null, caveat_top: null};
+const start = [...box.querySelectorAll('strong')].find((el) => el.textContent.trim() === caveat);
+return {box_top: box.getBoundingClientRect().top, caveat_top: start ? start.getBoundingClientRect().top : null};
+"""
+
+
+def caveat_heading() -> str:
+    """The bold words that open the caveat (``answer.CAVEAT``), as the page shows them."""
+    from recjudge.compendium import answer
+
+    return re.match(r"\*\*(.+?)\*\*", answer.CAVEAT).group(1)
+
+
+def landing_positions(driver, page: Path) -> dict:
+    from recjudge.compendium import answer
+
+    driver.get(page.as_uri())
+    return driver.execute_script(LANDING_SCRIPT, answer.ANSWER_TITLE, caveat_heading())
+
+
+@pytest.fixture(scope="module")
+def landing_page() -> Path:
+    """The built landing page: the book's, or else a preview's (``recjudge book --only NAME``), whose landing page
+    is the same prose with the same committed short answer."""
+    root_page = Path(yaml.safe_load((project_root() / "_toc.yml").read_text(encoding="utf-8"))["root"])
+    for html in (book.HTML_DIR, Path("_build") / "preview" / "html"):
+        page = project_root() / html / root_page.with_suffix(".html")
+        if page.is_file():
+            return page
+    skip_or_fail(f"no built book at {project_root() / book.HTML_DIR}: run `make book` (or `recjudge book --only "
+                 "data_tour` for a preview)")
+
+
+@pytest.mark.browser
+def test_the_landing_pages_first_screen_holds_the_short_answer_and_its_caveat(landing_page, monkeypatch):
+    with chromium(monkeypatch, LANDING_WINDOW) as driver:
+        found = landing_positions(driver, landing_page)
+    first_screen = LANDING_WINDOW[1]
+    assert found["box_top"] is not None, f"{landing_page.name}: no admonition titled 'The short answer'"
+    assert found["caveat_top"] is not None, f"{landing_page.name}: the short answer has no {caveat_heading()!r}"
+    assert found["box_top"] < first_screen, (
+        f"the short answer starts {found['box_top']:.0f} px down, below a {LANDING_WINDOW[0]} x {first_screen} screen")
+    assert found["caveat_top"] < first_screen, (
+        f"the caveat {caveat_heading()!r} starts {found['caveat_top']:.0f} px down, below a {LANDING_WINDOW[0]} x "
+        f"{first_screen} screen")
+
+
+@pytest.mark.browser
+def test_the_first_screen_measure_sees_a_caveat_pushed_below_the_fold(tmp_path, monkeypatch):
+    from recjudge.compendium import answer
+
+    page = tmp_path / "landing.html"
+    page.write_text(f"""<html><body style="margin:0"><div class="admonition"><p class="admonition-title">
+{answer.ANSWER_TITLE}</p><div style="height:900px">The papers' numbers.</div><ul><li><strong>{caveat_heading()}
+</strong> tiny models only.</li></ul></div></body></html>""", encoding="utf-8")
+    with chromium(monkeypatch, LANDING_WINDOW) as driver:
+        found = landing_positions(driver, page)
+    assert found["box_top"] < 50 and found["caveat_top"] >= LANDING_WINDOW[1]
+
+
 def test_every_full_table_note_links_to_its_csv(html_dir: Path) -> None:
     """A table's "Full table: results/<chapter>/<name>.csv" note is a link, and the CSV is published with the book."""
     note = re.compile(r'<p class="recjudge-table-note">(.*?)</p>', re.S)

@@ -152,3 +152,18 @@ def test_ensemble_members_add_the_annotators_only_below_three_llms():
     three = ex.ensemble_members(["A", "B", "C"], ["zero_shot"])
     assert three == [ex_prompts.evaluator_name(label, "multi", "zero_shot") for label in "ABC"]
     assert ex.ensemble_members(["A", "B", "C"], ["one_shot"]) == ["Annotator-1", "Annotator-2"]
+
+
+def test_the_error_table_shows_the_judges_beside_a_constant_and_random_and_saves_each_aspect(page_results):
+    from recjudge.data.lu2023 import ASPECTS
+    from recjudge.metaeval.baselines import MEAN, MODE, RANDOM
+
+    truth = pd.DataFrame({"row_id": range(6), "user_id": [1, 1, 2, 2, 3, 3], "item_id": 0,
+                          **{aspect: [4.0, 3.0, 4.0, 2.0, 5.0, 4.0] for aspect in ASPECTS}})
+    scores = pd.concat([pd.DataFrame({"row_id": range(6), "evaluator": "SmolLM2-135M (M)", "aspect": aspect,
+                                      "score": [4.0, 4.0, 3.0, 2.0, 5.0, 1.0]}) for aspect in ASPECTS])
+    shown = page.show_errors_beside_baselines("explanation_evaluators", "errors", truth, scores, "the sample")
+    assert shown.data["Evaluator"].tolist() == ["SmolLM2-135M (M)", MODE, MEAN, RANDOM]
+    assert shown.data.columns.tolist() == ["Evaluator", "n (text × aspect)", "MAE", "RMSE", "Accuracy (%)"]
+    saved = pd.read_csv(page_results / "explanation_evaluators" / "errors.csv")
+    assert set(saved["aspect"]) == set(ASPECTS) and len(saved) == 4 * len(ASPECTS)

@@ -114,8 +114,11 @@ def test_the_robustness_table_names_its_judges_and_saves_one_file_per_judge(monk
     assert shown.caption.startswith("Metamorphic robustness of the judges (run on SmolLM2-135M and gpt-4o-mini; ")
     assert shown.data.columns.tolist() == ["Judge", "Relation", "Cases", "Filt.", "n", "|Δ| mean", "Flips (%)",
                                            "Spearman ρ", "Δ r truth"]
-    assert sorted(saved) == ["robustness_kang_basic", "robustness_kang_basic_gpt_4o_mini", "scores_kang_basic",
-                             "scores_kang_basic_gpt_4o_mini"]
+    assert sorted(saved) == ["robustness_baselines", "robustness_kang_basic", "robustness_kang_basic_gpt_4o_mini",
+                             "scores_kang_basic", "scores_kang_basic_gpt_4o_mini"]
+    # the baselines' rows beside the judges', as saved
+    assert shown.data["Judge"].tolist()[-2:] == saved["robustness_baselines"]["judge"].tolist() == [
+        "Random", mr.CONSTANT_ANSWER]
     assert "data" in saved["robustness_kang_basic"].columns  # the files say which data each judge ran on
     alone = page.show_robustness(table.iloc[:2], scores.iloc[:1], {"synthetic": run("Kang basic")}, [], "robust")
     assert alone.caption.startswith("Metamorphic robustness of the judges (run on SmolLM2-135M; ")
@@ -124,3 +127,36 @@ def test_the_robustness_table_names_its_judges_and_saves_one_file_per_judge(monk
 @pytest.mark.parametrize(("values", "expected"), [([0.2, 0.2], "0.20"), ([0.1, 0.3], "0.10–0.30")])
 def test_a_range_in_prose_is_one_value_when_its_ends_agree(values, expected):
     assert page.pages.span(min(values), max(values), 2) == expected
+
+
+@pytest.mark.parametrize(("rhos", "wording"), [
+    ((0.95, 0.9, math.nan), "Order over cases is kept."),
+    ((0.95, 0.2), "Order over cases is only partly kept."),
+    ((0.95, -0.1), "Order over cases is lost in some cells."),
+    ((math.nan,), "Order over cases is not measured here."),
+])
+def test_the_order_finding_is_chosen_from_every_cells_spearman(rhos, wording):
+    assert page.order_kept(pd.Series(rhos)) == wording
+
+
+def test_the_real_answers_finding_without_the_data_is_the_registrys_not_run():
+    from recjudge.compendium import claims
+
+    synthetic_only = robustness_table(data=page.SYNTHETIC_DATA)
+    assert page.serendipity_finding(synthetic_only).startswith(claims.NOT_RUN)
+
+
+def test_the_baselines_flip_rates_are_random_draws_and_a_constant():
+    from recjudge.metaeval.baselines import RANDOM
+
+    rows = mr.baseline_robustness().set_index("judge")
+    # two independent uniform draws on 1-5 fall on different sides of 3 (or one on it) with chance 1 - (2²+1+2²)/5²
+    assert rows.loc[RANDOM, "verdict_flip_rate"] == pytest.approx(1 - 9 / 25)
+    assert rows.loc[RANDOM, "mean_abs_change"] == pytest.approx(40 / 25)  # E|X - Y|, X, Y uniform on 1..5
+    assert rows.loc[mr.CONSTANT_ANSWER, ["verdict_flip_rate", "mean_abs_change"]].tolist() == [0.0, 0.0]
+    assert math.isnan(rows.loc[mr.CONSTANT_ANSWER, "spearman"])
+    # on a 1-3 scale the verdict is a side of 3 too: draws (1,2) never flip among themselves
+    assert mr.baseline_robustness(1, 3).set_index("judge").loc[RANDOM, "verdict_flip_rate"] == pytest.approx(4 / 9)
+    assert page.baseline_flips() == ("64% for Random (a fresh uniform 1–5 draw per prompt, exact) and 0% for a "
+                                     "constant answer")
+

@@ -441,3 +441,38 @@ def test_tokenisation_variants_score_each_setting_against_the_self_explanations(
     assert table["paper_dataset_level_average"].tolist() == [PAPER_TABLE1_AVERAGE["BLEU-1"][0],
                                                              PAPER_TABLE1_AVERAGE["ROUGE-1-F"][0]]
     assert (table["max_abs_difference"] >= table["mean_abs_difference"]).all()
+
+
+def _error_study():
+    """Four users, two texts each, ratings of one aspect; an LLM judge on 1-5, a metric on 0-1 (synthetic)."""
+    from recjudge.data.lu2023 import ASPECTS
+
+    truth = pd.DataFrame({"row_id": range(8), "user_id": [1, 1, 2, 2, 3, 3, 4, 4], "item_id": 0,
+                          ASPECTS[0]: [4.0, 4.0, 4.0, 2.0, 4.0, 5.0, 3.0, np.nan]})
+    for aspect in ASPECTS[1:]:
+        truth[aspect] = np.nan
+    scores = pd.concat([
+        pd.DataFrame({"row_id": [0, 1, 2, 3], "evaluator": "judge", "aspect": ASPECTS[0], "score": [4, 3, 4, np.nan]}),
+        pd.DataFrame({"row_id": [0, 1, 2, 3], "evaluator": "BLEU-1", "aspect": ASPECTS[0], "score": 1.0}),
+        pd.DataFrame({"row_id": [0, 1, 2, 3], "evaluator": "overlap", "aspect": ASPECTS[0], "score": 0.2})])
+    return truth, scores, ASPECTS[0]
+
+
+def test_errors_beside_baselines_score_the_judges_on_the_users_scale_and_the_baselines_leaving_the_user_out():
+    from recjudge.explanations.evaluators import errors_beside_baselines, mean_errors_over_aspects
+    from recjudge.metaeval.baselines import MEAN, MODE, RANDOM
+
+    truth, scores, aspect = _error_study()
+    errors = errors_beside_baselines(truth, scores).set_index("evaluator")
+    # a metric on another scale (by name, or by its range) has no error here
+    assert list(errors.index) == ["judge", MODE, MEAN, RANDOM]
+    judge = errors.loc["judge"]
+    assert (judge["n"], judge["mae"], judge["accuracy_pct"]) == (3, pytest.approx(1 / 3), pytest.approx(200 / 3))
+    # the baselines on the texts scored (rows 0-3); user 1's constant is chosen on users 2-4's ratings (4, 2, 4, 5,
+    # 3): most frequent 4, so 0 error on its two 4s; user 2's on users 1, 3, 4 (4, 4, 4, 5, 3): 4, errors 0 and 2
+    mode = errors.loc[MODE]
+    assert (mode["n"], mode["mae"], mode["chosen_on"]) == (4, pytest.approx(0.5), "the other users' ratings")
+    assert errors.loc[RANDOM, "accuracy_pct"] == pytest.approx(20.0)
+    assert errors["aspect"].eq(aspect).all()
+    mean = mean_errors_over_aspects(errors.reset_index()).set_index("evaluator")
+    assert mean.loc["judge", "mae"] == pytest.approx(1 / 3) and mean.loc["judge", "aspects"] == 1

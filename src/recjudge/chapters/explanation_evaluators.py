@@ -223,6 +223,24 @@ def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFram
                         full_table=(notebook, "llm_rows_sample"))
 
 
+def show_errors_beside_baselines(notebook: str, name: str, truth: pd.DataFrame, scores: pd.DataFrame,
+                                 what: str) -> Table:
+    """The error of every evaluator on the users' 1–5 scale beside a constant answer and Random
+    (``ex.errors_beside_baselines``; saved per aspect as ``name``), shown as the mean over the aspects: a constant has
+    no correlation, so the correlation tables above cannot hold it; its MAE, RMSE and accuracy can. ``what``: the
+    texts scored, for the caption."""
+    errors = save_table(ex.errors_beside_baselines(truth, scores), notebook, name)
+    shown = ex.mean_errors_over_aspects(errors)
+    return format_table(shown[["evaluator", "n", "mae", "rmse", "accuracy_pct"]], {
+        "n": count(label="n (text × aspect)"), "mae": number(2, label="MAE"), "rmse": number(2, label="RMSE"),
+        "accuracy_pct": number(1, label="Accuracy (%)")}, labels={"evaluator": "Evaluator"},
+        caption=f"Error against the users' ratings (1–5) on {what}, mean over the aspects, beside the trivial "
+                "baselines: a constant answer (the most frequent rating or the mean rating, chosen for each user on "
+                "the other users' ratings) and Random (a uniform 1–5 draw, exact expectation); accuracy: the same "
+                "rating level. BLEU and ROUGE score on another scale and have no error here",
+        full_table=(notebook, name))
+
+
 def levels_unless_too_few(frame: pd.DataFrame, n_column: str) -> pd.DataFrame:
     """The level columns (Pearson as a fraction) as text in per cent, or "too few answers (n)" in a row whose
     ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts is no number."""

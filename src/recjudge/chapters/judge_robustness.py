@@ -9,9 +9,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import pages
+from recjudge.compendium import claims, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
+from recjudge.metaeval.baselines import RANDOM
 from recjudge.metamorphic import judges as mr
 from recjudge.metamorphic.judges import RobustnessRun
 from recjudge.prompts.tokutake import STRATEGY_NAMES
@@ -116,14 +117,19 @@ def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str
     # the book's judges are SmolLM2-135M in each role; a reader's judge plays a role under "<its label> ..."
     judges_in_roles = {"SmolLM2-135M": set(in_roles) - set(roles),
                        **{j["label"]: {name for name in roles if name.endswith(f", {j['label']}")} for j in judges}}
-    return format_table(table.drop(columns="data"), {
+    # the baselines' rows beside the judges': what Random would change by under any relation, and a constant (0)
+    baselines = save_table(mr.baseline_robustness(), notebook, "robustness_baselines")
+    shown = pd.concat([table.drop(columns="data"), baselines.drop(columns="spearman_note")], ignore_index=True)
+    return format_table(shown, {
         "cases": count(), "filtered": count(label="Filt."), "scored": count(label="n"),
         "mean_abs_change": number(2, label="|Δ| mean"), "verdict_flip_rate": percent(0, label="Flips (%)"),
         "spearman": number(2, label="Spearman ρ"), "delta_pearson_truth": number(2, label="Δ r truth")},
         labels={"judge": "Judge", "relation": "Relation"},
         caption=f"Metamorphic robustness of the judges (run on {pages.judges_in(in_roles, judges_in_roles)}; n "
                 "scored cases per row; the Kang and Tokutake judges without \"(Serendipity-2018)\" ran on the "
-                "synthetic survey); SmolLM2-135M judges near noise level")
+                "synthetic survey); SmolLM2-135M judges near noise level. The last two rows are the baselines under "
+                "any relation: Random (a fresh uniform 1–5 draw per prompt; exact expectations) and a constant "
+                "answer (never moves; its Spearman ρ is undefined)")
 
 
 def not_applicable(runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
@@ -173,7 +179,7 @@ def serendipity_finding(table: pd.DataFrame) -> str:
     """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these)."""
     real = table[table["data"] == SERENDIPITY_DATA]
     if real.empty:
-        return "not run in this build (the Serendipity-2018 data are needed)."
+        return f"{claims.NOT_RUN} (the Serendipity-2018 data are needed)."
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
     return "; ".join(
         f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
@@ -204,6 +210,25 @@ def constrained_finding(shaped: pd.DataFrame) -> str:
     ) + "; on a tiny model, the flip rates say how steady its answers are, not a capable judge's."
 
 
+#: This book's threshold (no paper states one): a judge keeps the order of its scores over cases under a relation when
+#: Spearman's ρ between its original and perturbed scores is at least this.
+KEPT_ORDER_SPEARMAN = 0.9
+
+
+def order_kept(spearman: pd.Series) -> str:
+    """Whether the judges keep the order of their scores over cases, from every cell's Spearman ρ (NaN: a cell with
+    fewer than three scored cases or constant scores): kept in every cell, only partly (every ρ positive), or not;
+    the verdict word is the claims rule's own."""
+    rho = spearman.dropna()
+    if rho.empty:
+        return "Order over cases is not measured here."
+    if (rho >= KEPT_ORDER_SPEARMAN).all():
+        return "Order over cases is kept."
+    if (rho > 0).all():
+        return f"Order over cases is only {claims.PARTLY} kept."
+    return "Order over cases is lost in some cells."
+
+
 def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
     """The flips of every cell pooled (flips in scored cases, with a Wilson interval, and the mean absolute change
     over those cases), and the largest cell's flip rate, named as selected among the cells and carrying its n (or
@@ -227,6 +252,13 @@ def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
     }
 
 
+def baseline_flips() -> str:
+    """The flip rates a judge's are read against, from ``mr.baseline_robustness`` selected by name."""
+    baselines = mr.baseline_robustness().set_index("judge")["verdict_flip_rate"]
+    return (f"{pages.fmt(100 * baselines[RANDOM], 0)}% for Random (a fresh uniform 1–5 draw per prompt, exact) and "
+            f"{pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0)}% for a constant answer")
+
+
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
     """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
     two findings written as sentences."""
@@ -236,6 +268,8 @@ def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, Robus
         "n_moving": f"{len(moving)}",
         "n_cells": f"{len(table)}",
         **pooled_flips(table),
+        "baseline_flips": baseline_flips(),
+        "order_kept": order_kept(table["spearman"]),
         "spearman_low": pages.fmt(table["spearman"].min(), 2),
         "spearman_high": pages.fmt(table["spearman"].max(), 2),
         "n_spearman": f"{int(table['spearman'].notna().sum())}",

@@ -27,11 +27,16 @@ import pandas as pd
 
 from recjudge import papers
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
+from recjudge.metaeval import baselines
 from recjudge.metaeval.agreement import CORRELATION_METHODS, multilevel_correlation
 from recjudge.metaeval.ensembles import ensemble_accuracy
 
 __all__ = [
     "ANNOTATOR_EVALUATORS",
+    "ERROR_COLUMNS",
+    "errors_beside_baselines",
+    "mean_errors_over_aspects",
+    "on_rating_scale",
     "LLMEvaluation",
     "PAPER_TABLE2_USD",
     "cost_per_text",
@@ -235,6 +240,52 @@ def random_baseline(
         n_undefined=("n_undefined", "mean"), n_rows=("n_rows", "first"), n_seeds=("seed", "nunique"),
     ).reset_index()
     return summary
+
+
+#: The columns of :func:`errors_beside_baselines`.
+ERROR_COLUMNS = ["evaluator", "aspect", "n", "mae", "rmse", "accuracy_pct", "answer", "chosen_on"]
+
+
+def on_rating_scale(scores: pd.DataFrame, low: int = 1, high: int = 5) -> list[str]:
+    """The evaluators of ``scores`` that score on the users' scale (every score present within ``low``..``high``),
+    in order of appearance; a reference metric (BLEU, ROUGE) scores text overlap on 0–1 and is left out
+    even when its scores happen to fall in range."""
+    present = scores.dropna(subset=["score"])
+    in_range = present.groupby("evaluator", sort=False)["score"].agg(lambda v: bool(v.between(low, high).all()))
+    return [e for e, ok in in_range.items() if ok and e not in REFERENCE_METRIC_EVALUATORS]
+
+
+def errors_beside_baselines(truth: pd.DataFrame, scores: pd.DataFrame, *, aspects: Sequence[str] = ASPECTS,
+                            low: int = 1, high: int = 5) -> pd.DataFrame:
+    """MAE, RMSE and accuracy (the rating level, rounded half up) against the users' ratings of every evaluator on
+    the users' 1–5 scale (:func:`on_rating_scale`), per aspect, on the texts it scored (a missing score or rating
+    left out), and beside them the trivial baselines (``recjudge.metaeval.baselines``) on the texts any evaluator
+    scored: the most frequent rating and the mean rating, each chosen for a user on every *other* user's ratings of
+    the whole study, and Random (exact expectation). Columns :data:`ERROR_COLUMNS` (``answer``, ``chosen_on``: the
+    baselines' only)."""
+    rows = []
+    judged = on_rating_scale(scores, low, high)
+    for aspect in aspects:
+        of_aspect = scores[(scores["aspect"] == aspect) & scores["evaluator"].isin(judged)]
+        for evaluator, group in of_aspect.groupby("evaluator", sort=False):
+            pairs = truth[["row_id", aspect]].merge(group[["row_id", "score"]], on="row_id", validate="one_to_one")
+            rows.append({"evaluator": evaluator, "aspect": aspect,
+                         **baselines.score_answers(pairs["score"], pairs[aspect])})
+        scored = truth["row_id"].isin(scores.loc[scores["aspect"] == aspect, "row_id"])
+        if not (scored & truth[aspect].notna()).any():
+            continue
+        floor = baselines.baselines_out_of_fold(truth[aspect], truth["user_id"], low=low, high=high, scored=scored,
+                                                chosen_on="the other users' ratings")
+        rows += floor.rename(columns={"baseline": "evaluator"}).assign(aspect=aspect).to_dict("records")
+    return pd.DataFrame(rows, columns=ERROR_COLUMNS)
+
+
+def mean_errors_over_aspects(errors: pd.DataFrame) -> pd.DataFrame:
+    """:func:`errors_beside_baselines` averaged over the aspects per evaluator (``n``: the (text, aspect) pairs
+    scored), in order of appearance."""
+    return errors.groupby("evaluator", sort=False).agg(
+        n=("n", "sum"), mae=("mae", "mean"), rmse=("rmse", "mean"), accuracy_pct=("accuracy_pct", "mean"),
+        aspects=("aspect", "nunique")).reset_index()
 
 
 # The paper's Table 1 (Pearson, %, dataset / user / pair level), transcribed from the RecSys '24 paper

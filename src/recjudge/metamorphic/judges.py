@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from recjudge.llm import JudgeConfig, JudgeRequest, run_judge, shapes
+from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE, RANDOM
 
 from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words, paraphrase, shuffle_list
 
@@ -238,6 +239,27 @@ def robustness(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: A constant answer's row in :func:`baseline_robustness` (any constant: it never moves).
+CONSTANT_ANSWER = "constant answer (any level)"
+
+
+def baseline_robustness(low: int = 1, high: int = 5) -> pd.DataFrame:
+    """What the trivial baselines would change by under any relation, the rows a judge's flip rate is read against:
+    Random (``recjudge.metaeval.baselines.RANDOM``) answers each prompt, original or perturbed, with an independent
+    uniform draw from ``low``..``high``, so its expected flip rate (``verdict_flips``) and mean absolute change are
+    exact means over every pair of draws and its expected Spearman ρ is 0; a constant answer never moves (0 and 0;
+    its Spearman ρ is undefined for want of variance). Columns as :func:`robustness`'s measures, ``relation`` "any"."""
+    levels = np.arange(low, high + 1, dtype=float)
+    original, perturbed = (grid.ravel() for grid in np.meshgrid(levels, levels))
+    return pd.DataFrame({
+        "judge": [RANDOM, CONSTANT_ANSWER], "relation": "any",
+        "mean_abs_change": [float(np.abs(perturbed - original).mean()), 0.0],
+        "verdict_flip_rate": [float(verdict_flips(original, perturbed).mean()), 0.0],
+        "spearman": [0.0, math.nan],
+        "spearman_note": ["expected 0 (independent draws)", CONSTANT_PEARSON_NOTE],
+    })
+
+
 CONSTRAINED = ", constrained"
 
 
@@ -344,9 +366,10 @@ def serendipity_judges(source: str, judge_list: Sequence[str], kang_config: Judg
     return built
 
 
-__all__ = ["CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE", "RELATIONS",
+__all__ = ["CONSTANT_ANSWER", "CONSTRAINED", "EXPLANATION_PARAPHRASE", "JudgeUnderTest", "KANG_BASIC_PARAPHRASE",
+           "RELATIONS",
            "RELATION_NAMES", "RobustnessRun", "SCALE_MIDPOINT", "SHAPE_EFFECT_MEASURES", "TOKUTAKE_PARAPHRASE",
-           "applicable", "constrained",
+           "applicable", "baseline_robustness", "constrained",
            "explanation_judge", "for_readers", "judge_slug", "kang_basic_judge", "perturb", "robustness",
            "run_relations", "run_robustness", "serendipity_judges", "shape_effect", "tokutake_judge", "verdict",
            "verdict_flips"]

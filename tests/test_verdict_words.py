@@ -1,0 +1,163 @@
+"""No verdict word is typed in a chapter: the claims registry's verdicts (``claims.VERDICTS``) appear in a notebook's
+prose or in a string a chapter module writes only when glued from the rule (a ``{glue}`` role, or a reference to the
+registry's constant such as ``claims.NOT_RUN``), never as literal text. The scanner itself is tested on planted
+examples, so an empty list of findings means the chapters are clean, not that the scanner is blind."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from recjudge.compendium import claims
+from recjudge.paths import project_root
+
+NOTEBOOK_DIR = project_root() / "notebooks"
+CHAPTER_DIR = project_root() / "src" / "recjudge" / "chapters"
+
+#: The registry's own vocabulary, longest first, each phrase allowed to wrap across lines.
+VERDICT_PATTERN = re.compile(
+    "|".join(r"\b" + r"\s+".join(map(re.escape, verdict.split())) + r"\b"
+             for verdict in sorted(claims.VERDICTS, key=len, reverse=True)),
+    re.IGNORECASE)
+#: A glued value (``{glue:text}`name```) is chosen by code; its role names it, it is not prose.
+GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
+#: Inline code in Markdown names code (``claims.NOT_RUN``), not prose: single backticks on one line (a fence such as
+#: ```{admonition} holds prose). Another role's text (a term, a page title) is shown to the reader and is scanned.
+INLINE_CODE = re.compile(r"(?<![`}])`[^`\n]+`(?!`)")
+
+
+def verdict_words(text: str) -> list[str]:
+    """Every verdict phrase in ``text`` (case-insensitive, across line breaks)."""
+    return [" ".join(match.group(0).split()) for match in VERDICT_PATTERN.finditer(text)]
+
+
+def in_markdown(text: str) -> list[str]:
+    """Verdict words in Markdown prose, outside glued values and inline code."""
+    return verdict_words(INLINE_CODE.sub(" ", GLUE_ROLE.sub(" ", text)))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of ``tree`` (they document the code; no reader sees them on a page)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _definitions(tree: ast.AST) -> set[int]:
+    """The ids of the strings a rule's vocabulary defines: ``NAME = "verdict"`` with an upper-case name."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and all(isinstance(target, ast.Name) and target.id.isupper() for target in node.targets):
+            found.add(id(node.value))
+    return found
+
+
+def in_python(source: str) -> list[tuple[int, str]]:
+    """(line, verdict word) for every verdict word in a string literal of ``source`` (f-strings' literal parts
+    included), except docstrings and the definitions of a rule's vocabulary."""
+    tree = ast.parse(source)
+    allowed = _docstrings(tree) | _definitions(tree)
+    return [(node.lineno, word) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+            for word in verdict_words(node.value)]
+
+
+def scan_notebook(path: Path) -> list[str]:
+    """``path: cell N: word`` for every verdict word typed in a notebook's Markdown or code cells."""
+    found = []
+    for number, cell in enumerate(jupytext.read(path).cells, start=1):
+        if cell.cell_type == "markdown":
+            found += [f"{path.name}: cell {number}: {word!r}" for word in in_markdown(cell.source)]
+        elif cell.cell_type == "code":
+            # IPython magics and shell lines are not Python; no chapter has one, and they hold no prose
+            source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            found += [f"{path.name}: cell {number}, line {line}: {word!r}" for line, word in in_python(source)]
+    return found
+
+
+def scan_module(path: Path) -> list[str]:
+    """``path:line: word`` for every verdict word typed in a string of a chapter module."""
+    return [f"{path.name}:{line}: {word!r}" for line, word in in_python(path.read_text(encoding="utf-8"))]
+
+
+def test_the_vocabulary_is_the_registrys_own():
+    # a verdict added to the registry is scanned for with no change here
+    assert {" ".join(v.split()) for v in claims.VERDICTS} == {w.lower() for w in verdict_words(
+        " | ".join(claims.VERDICTS))}
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOK_DIR.glob("*.md")) + sorted(NOTEBOOK_DIR.glob("*.ipynb")),
+                         ids=lambda path: path.name)
+def test_no_notebook_types_a_verdict_word(path):
+    assert scan_notebook(path) == []
+
+
+@pytest.mark.parametrize("path", sorted(CHAPTER_DIR.glob("*.py")), ids=lambda path: path.name)
+def test_no_chapter_module_types_a_verdict_word(path):
+    assert scan_module(path) == []
+
+
+PLANTED_NOTEBOOK = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A chapter
+
+- **Glued.** {glue:text}`claim_verdict` and code `claims.NOT_REPRODUCED` are fine; a term's text is shown:
+  {term}`partly <Verdict>`.
+- **Typed.** The paper's claim is Not
+  reproduced here.
+
+```{admonition} Verdict
+The order is partly kept.
+```
+
+```{code-cell}
+from recjudge.compendium import claims
+ok = claims.PARTLY
+typed = f"{ok}, or partly"
+```
+"""
+
+PLANTED_MODULE = '''"""A module whose docstring may say "not run in this build"."""
+from recjudge.compendium import claims
+
+KEPT = "reproduced"  # the vocabulary of a rule: its definition
+
+
+def finding(rows):
+    """Returns "not testable here" when ``rows`` is empty."""
+    if not rows:
+        return "not testable here (no rows)"
+    return f"{claims.REPRODUCED} on {len(rows)} rows, contradicted by the paper's own numbers"
+'''
+
+
+def test_the_scanner_finds_planted_verdict_words(tmp_path):
+    notebook = tmp_path / "planted.md"
+    notebook.write_text(PLANTED_NOTEBOOK, encoding="utf-8")
+    module = tmp_path / "planted.py"
+    module.write_text(PLANTED_MODULE, encoding="utf-8")
+
+    notebook_hits = scan_notebook(notebook)
+    assert [hit.split(": ")[-1] for hit in notebook_hits] == ["'partly'", "'Not reproduced'", "'partly'", "'partly'"]
+    assert "cell 1" in notebook_hits[2] and "cell 2, line 3" in notebook_hits[3]
+    # the docstrings and the definition are allowed; the returned strings are not
+    assert scan_module(module) == ["planted.py:10: 'not testable here'",
+                                   "planted.py:11: \"contradicted by the paper's own numbers\""]
