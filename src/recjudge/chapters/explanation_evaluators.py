@@ -247,12 +247,13 @@ def dataset_level_interval(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def levels_unless_too_few(frame: pd.DataFrame, n_column: str) -> pd.DataFrame:
-    """The level columns (Pearson as a fraction) as text in per cent, or "too few answers (n)" in a row whose
-    ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts is no number."""
+    """The level columns (Pearson in per cent, as ``ex.average_over_aspects`` gives it) as text, or "too few answers
+    (n)" in a row whose ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts
+    is no number."""
     shown = frame.copy()
     for level in ex.LEVELS:
         shown[level] = [pages.too_few_text(n, "texts") if pages.too_few(n) else
-                        "—" if pd.isna(value) else pages.fmt(100 * value, 2)
+                        "—" if pd.isna(value) else pages.fmt(value, 2)
                         for value, n in zip(frame[level], frame[n_column])]
     return shown
 
