@@ -2,7 +2,12 @@
 reader of ``recjudge.chapters.reply_readings`` applied to every stored reply, by the package at REVISION (default
 ``main``) and by the package of this checkout, counted per reader and model, with the chapters that use the reader.
 
-    python scripts/parser_changes.py [REVISION]
+    python scripts/parser_changes.py [REVISION]           prints the changes
+    python scripts/parser_changes.py --write REVISION     records them in data/llm/reading_changes.csv
+
+With ``--write``, the change from REVISION to this checkout's commit replaces any rows of the same two versions in
+the committed record that the chapters print (``recjudge.llm.reading_changes``); the checkout's ``src`` must hold no
+uncommitted change, so that the record names the package it read with.
 
 The older package is taken with ``git archive`` into a temporary folder and run in a child process; nothing of the
 checkout changes. A reader is applied to every reply, including replies to prompts no chapter reads with it, so a
@@ -11,42 +16,55 @@ count is an upper bound on what moves in a chapter.
 
 from __future__ import annotations
 
-import io
-import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from recjudge.chapters import reply_readings
+from recjudge.llm import reading_changes
 from recjudge.paths import project_root
 
 
-def readings_at(revision: str, store: Path, folder: Path) -> pd.DataFrame:
-    """The readings of the package at ``revision`` (``git archive`` of its ``src``, run in a child process)."""
-    root = project_root()
+def short_commit(revision: str) -> str:
+    """The abbreviated commit ``revision`` names, for the record."""
     try:
-        archive = subprocess.run(["git", "archive", "--format=tar", revision, "--", "src"], cwd=root, check=True,
-                                 capture_output=True).stdout
+        return subprocess.run(["git", "rev-parse", "--short", f"{revision}^{{commit}}"], cwd=project_root(),
+                              check=True, capture_output=True, text=True).stdout.strip()
     except subprocess.CalledProcessError as exc:
-        sys.exit(f"parser_changes: git cannot archive {revision!r}: {exc.stderr.decode().strip()}")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
-    out = folder / "readings.csv"
-    env = {**os.environ, "PYTHONPATH": str(folder / "src")}
-    subprocess.run([sys.executable, reply_readings.__file__, str(store), str(out)], check=True, env=env)
-    return pd.read_csv(out, dtype=str, keep_default_na=False)
+        sys.exit(f"parser_changes: git does not know {revision!r}: {exc.stderr.strip()}")
+
+
+def write_record(revision: str, before: pd.DataFrame, after: pd.DataFrame) -> Path:
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=project_root(), check=True,
+                           capture_output=True, text=True).stdout.strip()
+    if dirty:
+        sys.exit("parser_changes: src/ has uncommitted changes; commit them first, so that the record names the "
+                 "package it read with")
+    rows = reply_readings.change_record(before, after, short_commit(revision), short_commit("HEAD"))
+    path = reading_changes.record_path()
+    record = reading_changes.load(path)
+    same = ((record["from_version"] == rows["from_version"].iat[0])
+            & (record["to_version"] == rows["to_version"].iat[0])) if len(rows) else False
+    pd.concat([record[~same], rows], ignore_index=True).to_csv(path, index=False, lineterminator="\n")
+    return path
 
 
 def main(argv: list[str]) -> int:
+    write = "--write" in argv
+    argv = [arg for arg in argv if arg != "--write"]
     revision = argv[0] if argv else "main"
     store = project_root() / "data" / "llm"
     with tempfile.TemporaryDirectory(prefix="recjudge-parser-changes-") as tmp:
-        before = readings_at(revision, store, Path(tmp))
+        try:
+            before = reply_readings.readings_at(revision, store, Path(tmp))
+        except ValueError as exc:
+            sys.exit(f"parser_changes: {exc}")
     after = reply_readings.readings(store)
+    if write:
+        print(f"parser_changes: recorded in {write_record(revision, before, after)}")
     table = reply_readings.changed_readings(before, after)
     moved = table[table["changed"] > 0]
     with pd.option_context("display.width", 200, "display.max_colwidth", 90, "display.max_rows", 500):

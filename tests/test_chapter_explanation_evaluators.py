@@ -167,3 +167,32 @@ def test_the_error_table_shows_the_judges_beside_a_constant_and_random_and_saves
     assert shown.data.columns.tolist() == ["Evaluator", "n (text × aspect)", "MAE", "RMSE", "Accuracy (%)"]
     saved = pd.read_csv(page_results / "explanation_evaluators" / "errors.csv")
     assert set(saved["aspect"]) == set(ASPECTS) and len(saved) == 4 * len(ASPECTS)
+
+
+def test_pearson_interval_is_fishers_z_and_undefined_below_four_pairs():
+    import numpy as np
+    from scipy import stats
+
+    from recjudge.metaeval.agreement import pearson_interval
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    y = x + rng.normal(size=40)
+    expected = stats.pearsonr(x, y).confidence_interval(0.95)
+    assert pearson_interval(stats.pearsonr(x, y).statistic, 40) == pytest.approx((expected.low, expected.high))
+    assert all(np.isnan(pearson_interval(0.9, 3)))
+    assert all(np.isnan(pearson_interval(float("nan"), 40)))
+
+
+def test_the_llm_rows_table_gives_the_dataset_levels_interval_on_the_fewest_texts_of_an_aspect():
+    rows = [("judge", aspect, level, "pearson", value, 1, 0, n)
+            for aspect, n in zip(ex.ASPECTS, (50, 46, 50, 50)) for level, value in
+            (("dataset", 0.3), ("user", 0.2), ("pair", 0.1))]
+    table = pd.DataFrame(rows, columns=["evaluator", "aspect", "level", "method", "value", "n_groups", "n_undefined",
+                                        "n_rows"])
+    interval = page.dataset_level_interval(table).set_index("evaluator")
+    low, high = interval.loc["judge", ["average_dataset_low", "average_dataset_high"]]
+    assert interval.loc["judge", "n_pairs"] == 46
+    from recjudge.metaeval.agreement import pearson_interval
+    assert (low, high) == pytest.approx(tuple(100 * bound for bound in pearson_interval(0.3, 46)))
+    assert low < 30 < high

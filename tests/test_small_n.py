@@ -7,6 +7,7 @@ import pandas as pd
 
 from recjudge.chapters import explanation_evaluators as explanation_page
 from recjudge.compendium import claim_evidence, claim_readers, headline_numbers, pages
+from recjudge.explanations import evaluators as ex
 
 MIN = pages.MIN_ANSWERS
 
@@ -56,8 +57,18 @@ def test_the_avg_score_claim_is_keyed_by_the_papers_own_numbers_not_by_our_few_u
 
 
 def test_an_explanation_row_on_three_texts_shows_too_few_not_a_correlation():
-    frame = pd.DataFrame({"evaluator": ["few", "enough"], "dataset": [0.8973, 0.1], "user": [0.8973, float("nan")],
-                          "pair": [1.0, 0.2], "scored_texts": [3, 46]})
+    frame = pd.DataFrame({"evaluator": ["few", "enough"], "dataset": [89.73, 10.0], "user": [89.73, float("nan")],
+                          "pair": [100.0, 20.0], "scored_texts": [3, 46]})
     shown = explanation_page.levels_unless_too_few(frame, "scored_texts").set_index("evaluator")
     assert (shown.loc["few", ["dataset", "user", "pair"]] == "too few texts (3)").all()
     assert shown.loc["enough"].tolist()[:3] == ["10.00", "—", "20.00"]
+
+
+def test_an_explanation_rows_levels_are_shown_in_the_per_cent_the_aspect_average_gives():
+    # The tables pass ex.average_over_aspects (already in %) to this rule: 0.3 prints as 30.00, not 3000.00.
+    rows = [("judge", aspect, level, "pearson", 0.3, 1, 0, 46) for aspect in ex.ASPECTS for level in ex.LEVELS]
+    table = pd.DataFrame(rows, columns=["evaluator", "aspect", "level", "method", "value", "n_groups", "n_undefined",
+                                        "n_rows"])
+    average = ex.average_over_aspects(table).pivot(index="evaluator", columns="level", values="value").reset_index()
+    shown = explanation_page.levels_unless_too_few(average.assign(scored_texts=46), "scored_texts")
+    assert shown.loc[0, list(ex.LEVELS)].tolist() == ["30.00"] * 3

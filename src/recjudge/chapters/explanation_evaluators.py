@@ -17,6 +17,7 @@ from recjudge.compendium.tables import Table, correlation, count, format_table, 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.explanations import evaluators as ex
 from recjudge.metaeval import ensembles
+from recjudge.metaeval.agreement import pearson_interval
 from recjudge.prompts import explanations as ex_prompts
 from recjudge.prompts import template_text
 
@@ -206,20 +207,30 @@ def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFram
     """Our LLM rows (and the annotators) on the sample, mean over the aspects, with the texts each evaluator scored;
     saved as well with the paper's convention of a missing score counted as 0."""
     scored = sample_scores.dropna(subset=["score"]).groupby("evaluator")["row_id"].nunique()
+    interval = dataset_level_interval(llm_table)
     llm_layout = ex.table1_layout(llm_table)
     llm_layout.insert(1, "scored_texts", [int(scored.get(e, 0)) for e in llm_layout["evaluator"]])
+    llm_layout = llm_layout.merge(interval, on="evaluator", how="left")
     save_table(llm_layout, notebook, "llm_rows_sample")
     save_table(ex.table1_layout(ex.meta_evaluate(truth, sample_scores, nulls=ex.PAPER_NULLS)), notebook,
                "llm_rows_sample_missing_as_0")
     llm_average = ex.average_over_aspects(llm_table).pivot(index="evaluator", columns="level", values="value")
     llm_average = llm_average.reindex(list(dict.fromkeys(llm_table["evaluator"]))).reset_index()
     llm_average = llm_average.assign(scored_texts=[int(scored.get(e, 0)) for e in llm_average["evaluator"]])
-    return format_table(levels_unless_too_few(llm_average, "scored_texts")[["evaluator", "scored_texts", *ex.LEVELS]],
-                        {"scored_texts": count(label="Texts scored"), **LEVEL_TEXTS},
+    llm_average = llm_average.merge(interval, on="evaluator", how="left")
+    shown = levels_unless_too_few(llm_average, "scored_texts")
+    shown["dataset_interval"] = ["" if pages.too_few(n) or pd.isna(low) else pages.span(low, high, 2)
+                                 for low, high, n in zip(llm_average["average_dataset_low"],
+                                                         llm_average["average_dataset_high"],
+                                                         llm_average["scored_texts"])]
+    return format_table(shown[["evaluator", "scored_texts", "dataset", "dataset_interval", "user", "pair"]],
+                        {"scored_texts": count(label="Texts scored"), **LEVEL_TEXTS,
+                         "dataset_interval": text(label="Dataset level, 95% interval (%)")},
                         labels={"evaluator": "Evaluator"},
                         caption="Our LLM rows on the sample, Pearson (%), mean over the aspects whose correlation is "
                                 f"defined; a missing score left out; a row on fewer than {pages.MIN_ANSWERS} scored "
-                                "texts (this book's minimum) shows too few (SmolLM2-135M: a near-noise judge)",
+                                "texts (this book's minimum) shows too few (SmolLM2-135M: a near-noise judge); the "
+                                "dataset level's 95% interval by Fisher's z on the fewest texts of an aspect",
                         full_table=(notebook, "llm_rows_sample"))
 
 
@@ -241,13 +252,26 @@ def show_errors_beside_baselines(notebook: str, name: str, truth: pd.DataFrame, 
         full_table=(notebook, name))
 
 
+def dataset_level_interval(table: pd.DataFrame) -> pd.DataFrame:
+    """Per evaluator, the 95% interval (Fisher z, in %) of its dataset-level Pearson averaged over the aspects, on the
+    fewest texts any aspect's correlation used (``n_pairs``): the user and pair levels are means over groups, which a
+    Fisher interval does not cover."""
+    dataset = table[(table["method"] == "pearson") & (table["level"] == "dataset") & table["aspect"].isin(ASPECTS)]
+    per_evaluator = dataset.groupby("evaluator", sort=False).agg(r=("value", "mean"), n_pairs=("n_rows", "min"))
+    bounds = [pearson_interval(r, int(n)) for r, n in zip(per_evaluator["r"], per_evaluator["n_pairs"])]
+    return pd.DataFrame({"evaluator": per_evaluator.index, "n_pairs": per_evaluator["n_pairs"].astype(int).to_numpy(),
+                         "average_dataset_low": [100 * low for low, _ in bounds],
+                         "average_dataset_high": [100 * high for _, high in bounds]})
+
+
 def levels_unless_too_few(frame: pd.DataFrame, n_column: str) -> pd.DataFrame:
-    """The level columns (Pearson as a fraction) as text in per cent, or "too few answers (n)" in a row whose
-    ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts is no number."""
+    """The level columns (Pearson in per cent, as ``ex.average_over_aspects`` gives it) as text, or "too few answers
+    (n)" in a row whose ``n_column`` is below this book's minimum (``pages.MIN_ANSWERS``): a correlation on 3 texts
+    is no number."""
     shown = frame.copy()
     for level in ex.LEVELS:
         shown[level] = [pages.too_few_text(n, "texts") if pages.too_few(n) else
-                        "—" if pd.isna(value) else pages.fmt(100 * value, 2)
+                        "—" if pd.isna(value) else pages.fmt(value, 2)
                         for value, n in zip(frame[level], frame[n_column])]
     return shown
 

@@ -127,6 +127,50 @@ def changed_readings(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def readings_at(revision: str, store_root: Path, folder: Path) -> pd.DataFrame:
+    """The readings of the package at git ``revision`` (its ``src`` taken with ``git archive`` into ``folder`` and run
+    in a child process, so nothing of the checkout changes); ValueError when git cannot give it."""
+    import io
+    import os
+    import subprocess
+    import tarfile
+
+    from recjudge.paths import project_root
+
+    try:
+        archive = subprocess.run(["git", "archive", "--format=tar", revision, "--", "src"], cwd=project_root(),
+                                 check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = exc.stderr.decode().strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
+        raise ValueError(f"git cannot archive {revision!r}: {detail}") from None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    out = Path(folder) / "readings.csv"
+    env = {**os.environ, "PYTHONPATH": str(Path(folder) / "src")}
+    subprocess.run([sys.executable, __file__, str(store_root), str(out)], check=True, env=env)
+    return pd.read_csv(out, dtype=str, keep_default_na=False)
+
+
+def chapters_of(reader: str) -> list[str]:
+    """The chapters that read replies with ``reader`` (a note in brackets, "(one aspect)", dropped)."""
+    listed = READERS[reader][0] if reader in READERS else ""
+    return [part.split("(")[0].strip() for part in listed.split(",") if part.split("(")[0].strip()]
+
+
+def change_record(before: pd.DataFrame, after: pd.DataFrame, from_version: str, to_version: str) -> pd.DataFrame:
+    """The rows of the committed record of reading-rule changes (``llm.reading_changes``) for one change: per reader
+    (summed over models) and chapter that uses it, the stored replies, those read differently and their distinct
+    texts."""
+    from recjudge.llm import reading_changes
+
+    table = changed_readings(before, after)
+    per_reader = table.groupby("reader", sort=True)[["replies", "changed", "changed_texts"]].sum()
+    rows = [(reader, chapter, int(counts["replies"]), int(counts["changed"]), int(counts["changed_texts"]),
+             from_version, to_version)
+            for reader, counts in per_reader.iterrows() for chapter in chapters_of(reader)]
+    return pd.DataFrame(rows, columns=reading_changes.COLUMNS)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit("usage: python reply_readings.py STORE_FOLDER OUT.csv")

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from IPython.display import Markdown
 
+from recjudge.llm import reading_changes
 from recjudge.paths import project_root, results_dir
 
 #: CSS class of the opening box and of the verdict (the browser test looks for them).
@@ -161,7 +162,9 @@ def verdict(findings: Iterable[str], question: str | None = None) -> Markdown:
 
 
 def downloads(chapter: str, notebook: str | None = None) -> Markdown:
-    """Links to download the chapter's source notebook and every result table it wrote (``results/<chapter>/``).
+    """Links to download the chapter's source notebook and every result table it wrote (``results/<chapter>/``), and
+    what the recorded changes of the reply-reading rules moved among the replies the chapter reads
+    (``llm.reading_changes``).
 
     Paths are relative to the executed notebook in ``book/notebooks/``, which is where Sphinx resolves them."""
     notebook = notebook or chapter
@@ -179,6 +182,9 @@ def downloads(chapter: str, notebook: str | None = None) -> Markdown:
     if tables:
         links = ", ".join(f"{{download}}`{path.stem} <../../results/{chapter}/{path.name}>`" for path in tables)
         lines.append(f"- Result tables (CSV): {links}")
+    # How many stored replies the last changes of the reading rules moved, from the committed record (no git needed)
+    if (readings := reading_changes.chapter_sentence(notebook)) is not None:
+        lines.append(f"- {readings}")
     return Markdown("\n".join(lines))
 
 

@@ -357,6 +357,16 @@ def compare_dependent_correlations(pred_a, pred_b, true) -> dict[str, float | in
     return {**williams_t(r_a, r_b, r_ab, n), "r_a": r_a, "r_b": r_b, "r_ab": r_ab}
 
 
+def pearson_interval(r: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The ``level`` confidence interval of a Pearson correlation ``r`` on ``n`` pairs by Fisher's z transform
+    (``tanh(atanh r ± z / sqrt(n − 3))``); (NaN, NaN) below 4 pairs or when ``r`` is undefined."""
+    if not np.isfinite(r) or n < 4:
+        return float("nan"), float("nan")
+    z = np.arctanh(np.clip(r, -1 + 1e-15, 1 - 1e-15))
+    half = stats.norm.ppf(0.5 + level / 2) / np.sqrt(n - 3)
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
+
+
 def williams_t(r_jk: float, r_jh: float, r_kh: float, n: int) -> dict[str, float | int | str]:
     """Williams' t (Steiger 1980) from the three correlations: compares r_jk with r_jh, given r_kh, n cases.
 
