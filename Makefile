@@ -19,7 +19,7 @@ timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
 # Every step that needs the network happens here, so that `make book` and `make test` then work offline.
-setup: $(VENV)/.installed vendor/mathjax/.installed-from
+setup: $(VENV)/.installed vendor/mathjax/.installed-from node_modules/.installed-from
 
 # Installed-ness is decided by content, not modification times (a fresh clone's files are all newer than an existing
 # $(VENV)): $(VENV)/.installed holds a hash of what set-up installs from, and set-up runs when that hash differs.
@@ -39,6 +39,15 @@ $(VENV)/.installed:
 vendor/mathjax/.installed-from: package-lock.json | $(VENV)/.installed
 	@$(call timed,mathjax,$(PY) -m recjudge book --vendor-only)
 	@touch $@
+
+# axe-core, the accessibility engine the browser test (tests/test_book_render.py) runs over every page, pinned in
+# package-lock.json and installed into node_modules/ (git-ignored) so that the test reads it offline. npm stamps a
+# package's files with a fixed old date, hence the stamp. Without npm the accessibility check skips, saying so.
+node_modules/.installed-from: package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	    ( $(call timed,axe-core,npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error) ) && \
+	    touch $@; \
+	else echo "[make] npm not found: axe-core not installed (the browser test's accessibility check will skip)"; fi
 
 # Re-resolves every dependency from pyproject.toml's ranges into the lock files (needs the registry; commit the result
 # with the change that asked for it).
