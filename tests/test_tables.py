@@ -378,3 +378,26 @@ def test_every_ground_truth_definition_and_proxy_component_has_words():
     identifiers = [n for n in [*GROUND_TRUTH_DEFINITIONS, *COMPONENTS] if SNAKE_CASE_HEADER.match(n)]
     assert identifiers
     assert [n for n in identifiers if n not in DISPLAY_NAMES] == []
+
+
+def test_an_appendix_pages_tables_are_lettered_not_numbered_like_a_chapter(monkeypatch, tmp_path):
+    from recjudge.compendium import tables, toc
+    from recjudge.paths import RUN_NAME_ENV
+
+    toc_path = tmp_path / "_toc.yml"
+    toc_path.write_text("format: jb-book\nroot: book/intro\nparts:\n"
+                        "  - caption: I\n    numbered: true\n    chapters:\n      - file: book/notebooks/first\n"
+                        "  - caption: 'Appendix: on a synthetic survey'\n    chapters:\n"
+                        "      - file: book/notebooks/first_synthetic\n      - file: book/notebooks/second_synthetic\n"
+                        "  - caption: Back matter\n    chapters:\n      - file: book/glossary\n", encoding="utf-8")
+    assert toc.appendix_letters(toc_path) == {"book/notebooks/first_synthetic": "A",
+                                              "book/notebooks/second_synthetic": "B"}
+    assert toc.chapter_labels(toc_path)["book/notebooks/first"] == 1
+    monkeypatch.setattr("recjudge.paths.project_root", lambda: tmp_path)
+    monkeypatch.setenv(RUN_NAME_ENV, "second_synthetic")
+    tables.chapter_number.cache_clear()
+    try:
+        html_text = format_table(pd.DataFrame({"a": [1]}), caption="Sizes")._repr_html_()
+        assert re.search(r"Table B\.\d+\. </span>Sizes", html_text)
+    finally:
+        tables.chapter_number.cache_clear()

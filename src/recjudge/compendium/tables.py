@@ -340,17 +340,18 @@ _TABLE_NUMBERS = itertools.count(1)
 
 
 @functools.cache
-def chapter_number() -> int | None:
+def chapter_number() -> int | str | None:
     """The number of the chapter this kernel runs (``RECJUDGE_RUN_NAME`` under ``recjudge run``) in the book's table
-    of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"); None outside a numbered chapter."""
-    from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_numbers
+    of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"), or an appendix page's letter ("Table
+    A.1"); None outside a numbered chapter or an appendix."""
+    from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_labels
     from recjudge.paths import RUN_NAME_ENV, project_root
 
     run = os.environ.get(RUN_NAME_ENV, "").strip()
     toc = project_root() / TOC_FILE
     if not run or not toc.is_file():
         return None
-    return chapter_numbers(toc).get(NOTEBOOK_CHAPTERS + run)
+    return chapter_labels(toc).get(NOTEBOOK_CHAPTERS + run)
 #: From a chapter's page (book/notebooks/<chapter>.html) to the book's root, where ``results/`` is published.
 PAGE_TO_ROOT = "../../"
 
