@@ -9,7 +9,9 @@
 - ``cell_selection``  which cells a run executes: ``only:VARIANT`` cells, and without a dataset its ``needs:NAME``
   cells left out with a "Data needed" box instead
 - ``book``     the offline Jupyter Book build (vendored MathJax, warnings as errors, no foreign hosts)
-- ``toc``      the table of contents (``_toc.yml``): the files it lists and its chapters' numbers
+- ``toc``      the table of contents (``_toc.yml``): the files it lists, its chapters' numbers and its appendix
+  pages' letters
+- ``appendix_numbers``  a Sphinx extension numbering the appendix pages' figures under their letter (Fig. A.1)
 - ``labels``   a chapter's cross-reference labels belong to its run: a copied chapter's never collide with its
   original's
 - ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and
