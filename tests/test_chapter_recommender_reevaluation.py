@@ -118,7 +118,7 @@ def test_the_figure_sets_accuracy_beside_the_judges_scores_on_the_full_scale(mon
                              "ndcg_acc_std": [0.02, 0.01, 0.005]})
     ser_per_fold = pd.DataFrame({"recommender": [n for n in names for _ in range(3)],
                                  "avg_score": [1.8, 1.9, 2.0, 1.7, 1.8, 1.9, 2.0, 2.1, 2.2]})
-    table3 = pd.DataFrame({"recommender": names, "avg_score_mean": [1.9, 1.8, 2.1]})
+    table3 = pd.DataFrame({"recommender": names, "avg_score_mean": [1.9, 1.8, 2.1], "avg_score_se": [0.1, 0.2, 0.15]})
     paper = pd.DataFrame({"recommender": ["BPRMF", "Random"], "avg_score": [2.2, 2.3]})
     page.draw_accuracy_vs_judge(accuracy, ser_per_fold, table3, paper, {}, {0: [1], 1: [2], 2: [3]}, "latest-small")
     assert drawn["name"] == "fig-accuracy-vs-judge"
@@ -127,3 +127,13 @@ def test_the_figure_sets_accuracy_beside_the_judges_scores_on_the_full_scale(mon
     assert right.get_xlim() == (1.0, 5.0)
     assert "the paper has no Popularity" in drawn["caption"] and "1 / 1 / 1 judged users" in drawn["caption"]
     assert "2.20–2.30 for every recommender" in drawn["caption"]
+    # the judge's means over a few dozen lists carry error bars of ± one standard error, in the order drawn
+    bars = [c for c in right.collections if type(c).__name__ == "LineCollection"]
+    assert len(bars) == 1
+    half_widths = sorted(round((seg[1][0] - seg[0][0]) / 2, 6) for seg in bars[0].get_segments())
+    assert half_widths == [0.1, 0.15, 0.2]
+    assert "SmolLM2-135M, mean ± SE" in figures_labels(right) and "standard error" in drawn["caption"]
+
+
+def figures_labels(ax) -> list[str]:
+    return ax.get_legend_handles_labels()[1]

@@ -283,3 +283,34 @@ def test_the_figures_put_llm_judges_and_proxies_in_panels_of_their_own():
     assert figures.check_figure(width) == []
     only_llm = page.width_figure(small_worth(judged), judged, [GOOD])
     assert len(only_llm.axes) == 1
+
+
+def _line_colours(fig) -> dict[str, str]:
+    return {line.get_label(): line.get_color() for ax in fig.axes for line in ax.get_lines()
+            if not line.get_label().startswith("_")}
+
+
+def test_a_judge_has_one_colour_in_every_panel_and_figure_and_no_colour_names_two_judges():
+    judged = small_population()
+    judges = [GOOD, NOISE, PROXY]
+    calibration = _line_colours(page.calibration_figure(judged, judges))
+    width = _line_colours(page.width_figure(small_worth(judged), judged, judges))
+    assert {j: calibration[j] for j in judges} == {j: width[j] for j in judges}
+    assert len({calibration[j] for j in judges}) == len(judges)
+    assert len({s.colour for s in figures.series_styles([f"judge {i}" for i in range(9)]).values()}) == 9
+    with pytest.raises(ValueError, match="at most 9"):
+        figures.series_styles([f"judge {i}" for i in range(10)])
+
+
+def test_the_width_figure_draws_the_rho_squared_rule_for_two_reference_correlations():
+    judged = small_population()
+    fig = figures.assert_legible(page.width_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY]))
+    for ax in fig.axes:
+        references = [line for line in ax.get_lines() if line.get_label() == "_nolegend_"]
+        assert len(references) == len(page.REFERENCE_CORRELATIONS)
+        for line, rho in zip(references, page.REFERENCE_CORRELATIONS):
+            # n labels plus the judge are worth n / (1 − ρ²): the width ratio is √(1 − ρ²) at every n
+            np.testing.assert_allclose(line.get_ydata(), np.sqrt(1 - rho ** 2))
+        assert {t.get_text() for t in ax.texts} == {f"ρ = {rho:g} (ρ² rule)" for rho in page.REFERENCE_CORRELATIONS}
+    assert page.reference_width_ratio(100, 0.5) == pytest.approx(
+        np.sqrt(100 / ppi.labels_worth_by_correlation(100, 0.5)))

@@ -505,4 +505,19 @@ def test_table3_of_judge_reads_either_score_and_keeps_the_order():
     assert integer["precision_ser_mean"].iloc[0] == pytest.approx((2 / 3 + 1 / 3) / 2)  # 3.6 read as 4 counts
     view = judging.serendipity_view(integer)
     assert view["p_ser"].iloc[0] == pytest.approx(50.0) and list(view.columns) == ["recommender", "p_ser", "n_ser",
-                                                                                     "avg_score"]
+                                                                                     "avg_score", "avg_score_se",
+                                                                                     "n_lists"]
+
+
+def test_table3_carries_the_standard_error_of_each_mean_over_the_judged_lists():
+    lists = pd.concat([LISTS.assign(recommender="A", fold=fold) for fold in (0, 1)], ignore_index=True)
+    targets = pd.DataFrame({"fold": [0, 1], "user_id": [1, 1], "item_id": [5, 5]})
+    scored = pd.concat([pd.DataFrame({"fold": fold, "user_id": [1, 1, 1, 2, 2, 2], "item_id": [5, 6, 7, 5, 8, 9],
+                                      "score": scores, "integer_score": scores})
+                        for fold, scores in ((0, [5.0, 5.0, 5.0, 1.0, 1.0, 1.0]), (1, [3.0, 3.0, 3.0, 2.0, 2.0, 2.0]))],
+                       ignore_index=True)
+    table = judging.table3_of_judge(lists, targets, scored, k=3, order=["A"])
+    per_list = [5.0, 1.0, 3.0, 2.0]  # each list's Avg. score: two users in each of two folds
+    assert table["n_lists"].iloc[0] == 4
+    assert table["avg_score_se"].iloc[0] == pytest.approx(np.std(per_list, ddof=1) / np.sqrt(4))
+    assert judging.serendipity_view(table)["avg_score_se"].iloc[0] == table["avg_score_se"].iloc[0]

@@ -336,3 +336,68 @@ def test_an_audit_table_is_collapsed_under_its_caption_and_takes_no_number():
     shown = paper_beside_ours(pd.DataFrame({"k": ["a"], "m": [1.0]}), pd.DataFrame({"k": ["a"], "m": [2.0]}), "k",
                               ["m"], caption="Beside", audit=True)._repr_html_()
     assert "<summary>Beside</summary>" in shown and "caption-number" not in shown
+
+
+# --- words, not identifiers -------------------------------------------------------------------------------------
+
+SNAKE_CASE_HEADER = re.compile(r"^[a-z]+(_[a-z0-9]+)+$")
+
+
+def _header_cells(table):
+    return re.findall(r"<th[^>]*>(.*?)</th>", table.to_html())
+
+
+def test_no_header_cell_is_a_snake_case_identifier():
+    frame = pd.DataFrame({"definition": ["novelty_unexpectedness_s1_s4_s5_s6"], "history_dissimilarity": [0.5],
+                          "kendall_tau (p = 0.5)": [0.1], "mean_rank_gap": [2], "n_lists_scored": [3]})
+    shown = format_table(frame, caption="c")
+    beside = paper_beside_ours(frame, frame, keys="definition", metrics=["history_dissimilarity", "mean_rank_gap"])
+    for table in (shown, beside):
+        headers = _header_cells(table)
+        assert headers
+        assert not [h for h in headers if SNAKE_CASE_HEADER.match(h)], headers
+    assert "Kendall τ-b (p = 0.5)" in _header_cells(shown)
+
+
+def test_row_labels_holding_identifiers_are_shown_in_words():
+    frame = pd.DataFrame({"definition": ["novelty_unexpectedness_s1_s4_s5_s6", "broadening_s8"],
+                          "inputs": ["curiosity + big_five", "SerenPrompt_1"], "r": [0.1, 0.2]})
+    shown = format_table(frame)
+    assert cells(shown, "Definition") == ["Novelty and unexpectedness, s1 and s4–s6", "Broadened preferences, s8"]
+    assert cells(shown, "Inputs") == ["curiosity + Big Five", "SerenPrompt_1"]  # a name with capitals is a name
+    beside = paper_beside_ours(frame, frame, keys="definition", metrics={"r": "number"})
+    assert list(beside.data[("Definition", "")]) == cells(shown, "Definition")
+    assert "novelty_unexpectedness_s1_s4_s5_s6" in list(frame["definition"])  # the data keep their identifiers
+
+
+def test_every_ground_truth_definition_and_proxy_component_has_words():
+    from recjudge.compendium.tables import DISPLAY_NAMES
+    from recjudge.serendipity.ground_truth import GROUND_TRUTH_DEFINITIONS
+    from recjudge.serendipity.proxies import COMPONENTS
+
+    identifiers = [n for n in [*GROUND_TRUTH_DEFINITIONS, *COMPONENTS] if SNAKE_CASE_HEADER.match(n)]
+    assert identifiers
+    assert [n for n in identifiers if n not in DISPLAY_NAMES] == []
+
+
+def test_an_appendix_pages_tables_are_lettered_not_numbered_like_a_chapter(monkeypatch, tmp_path):
+    from recjudge.compendium import tables, toc
+    from recjudge.paths import RUN_NAME_ENV
+
+    toc_path = tmp_path / "_toc.yml"
+    toc_path.write_text("format: jb-book\nroot: book/intro\nparts:\n"
+                        "  - caption: I\n    numbered: true\n    chapters:\n      - file: book/notebooks/first\n"
+                        "  - caption: 'Appendix: on a synthetic survey'\n    chapters:\n"
+                        "      - file: book/notebooks/first_synthetic\n      - file: book/notebooks/second_synthetic\n"
+                        "  - caption: Back matter\n    chapters:\n      - file: book/glossary\n", encoding="utf-8")
+    assert toc.appendix_letters(toc_path) == {"book/notebooks/first_synthetic": "A",
+                                              "book/notebooks/second_synthetic": "B"}
+    assert toc.chapter_labels(toc_path)["book/notebooks/first"] == 1
+    monkeypatch.setattr("recjudge.paths.project_root", lambda: tmp_path)
+    monkeypatch.setenv(RUN_NAME_ENV, "second_synthetic")
+    tables.chapter_number.cache_clear()
+    try:
+        html_text = format_table(pd.DataFrame({"a": [1]}), caption="Sizes")._repr_html_()
+        assert re.search(r"Table B\.\d+\. </span>Sizes", html_text)
+    finally:
+        tables.chapter_number.cache_clear()

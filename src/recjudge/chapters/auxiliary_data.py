@@ -147,6 +147,8 @@ def draw_settings(table: pd.DataFrame, readers_table: pd.DataFrame, settings: Se
     item_settings = [n for n in settings if not n.startswith("k=")]
     fig = aux.plot_agreement_by_setting(table, item_settings)
     figures.glue_figure("fig-aux-settings", fig,
+                        "A setting helps the judge where its Pearson is higher and its MAE and RMSE lower than "
+                        "without auxiliary data, with intervals apart; overlapping intervals tell no difference. "
                         f"Pearson (%), MAE and RMSE with 95% bootstrap intervals per auxiliary-data setting, "
                         f"{n_rows} answers, SmolLM2-135M ({study.data_label}); the shape of Kang et al.'s Figures "
                         "2-3.")
@@ -167,7 +169,9 @@ def draw_history_length(notebook: str, table: pd.DataFrame, settings: Sequence[s
                notebook, "length_sweep")
     fig = aux.plot_agreement_by_setting(table, list(sweep["method"]))
     figures.glue_figure("fig-history-length", fig,
-                        "History length sweep (Kang et al.'s Figure 4 shape): the last k earlier answers as "
+                        "Follow each measure as k grows: a trend beyond the intervals says whether a longer history "
+                        "helps the judge. History length sweep (Kang et al.'s Figure 4 shape): the last k earlier "
+                        "answers as "
                         "history; NA is k = 10, which here means every earlier answer (at most 4).")
 
 

@@ -101,7 +101,10 @@ def draw_size_figures(sizes: pd.DataFrame, n_rows: int, study: ser.Serendipity20
         fig = figures.plot_size_table(part, ["pearson_pct", "mae", "rmse"],
                                       {"pearson_pct": "Pearson (%)", "mae": "MAE", "rmse": "RMSE"})
         figures.glue_figure(name, fig,
-                            f"{family}: mean, best and worst Pearson (%), MAE and RMSE per ensemble size, "
+                            "Read each panel left to right: a mean that rises (Pearson) or falls (MAE, RMSE) with the "
+                            "size is what averaging more judges buys, and the best-worst band how much the choice of "
+                            f"members matters. {family}: mean, best and worst Pearson (%), MAE and RMSE per ensemble "
+                            "size, "
                             f"{n_rows} answers ({study.data_label}); the shape of Kang et al.'s Figures 5-6.")
 
 

@@ -339,7 +339,8 @@ def draw_strategy_scores(runs: Mapping[tuple[str, str], ps.StrategyRun], study: 
     axes[2].set_ylabel("predicted score")
     fig.tight_layout()
     figures.glue_figure("fig-strategy-scores", fig,
-        f"Predicted score against g per template (SmolLM2-135M, {len(study.items)} sampled answers of "
+        "A template that tracks the users has its black line climbing along the dotted diagonal; a flat line ignores "
+        f"g. Predicted score against g per template (SmolLM2-135M, {len(study.items)} sampled answers of "
         f"{data_label(study)}; dots jittered, black line the mean per level, dotted the diagonal). The tiny "
         "model judges near noise level.")
 

@@ -309,7 +309,8 @@ def draw_score_by_level(sample_scores: pd.DataFrame, families: Mapping[str, Sequ
     long["family"] = long["method"].map({m: name for name, ms in families.items() for m in ms})
     fig = ser.plot_predicted_vs_true(long, list(families))
     figures.glue_figure("fig-score-by-level", fig,
-                        f"Mean predicted score per true serendipity level on the stratified sample of "
+                        "A method that tracks the users climbs from level 1 to level 5; a flat line ignores the "
+                        "level. Mean predicted score per true serendipity level on the stratified sample of "
                         f"{len(study.sample)} answers ({study.data_label}). SmolLM2-135M is a tiny model near noise "
                         "level.")
 

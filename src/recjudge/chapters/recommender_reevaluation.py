@@ -29,6 +29,9 @@ FOLD_LABELS = {"fold": "Fold", "train_positives": "Train positives", "train_user
                "test_unseen_user": "Test: unseen user", "test_unseen_item": "Test: unseen item"}
 SERENDIPITY_FORMATS = {"p_ser": number(2, label="P_ser@20 (%)"), "n_ser": number(2, label="N_ser@20 (%)"),
                        "avg_score": number(3, label="Avg. score@20")}
+#: Table 3's serendipity with the Avg. score's standard error over the judged lists (ours only: the paper has none).
+SERENDIPITY_SE_FORMATS = {**SERENDIPITY_FORMATS, "avg_score_se": number(3, label="SE"),
+                          "n_lists": count(label="Lists")}
 ACCURACY_FORMATS = {"p_acc": number(2, label="P_acc@20 (%)"), "n_acc": number(2, label="N_acc@20 (%)")}
 TUNED_FORMATS = {"trials": count(label="TPE trials"), "valid_recall10": number(3, label="Valid R_acc@10")}
 TUNED_LABELS = {"recommender": "Recommender", "fold": "Fold", "parameters": "Chosen values"}
@@ -230,10 +233,11 @@ def show_table3(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.Da
                 f"SmolLM2-135M at noise level, expected score, {note})", full_table=(notebook, f"table3_{dataset}"),
         audit=True))
     display(paper_beside_ours(
-        judging.serendipity_view(table3_integer), paper_ser, "recommender", SERENDIPITY_FORMATS,
+        judging.serendipity_view(table3_integer), paper_ser, "recommender", SERENDIPITY_SE_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
         caption=f"Table 3, serendipity, with the judge read as the paper's judge answers (its most likely score, an "
-                f"integer; ml-{dataset}, SmolLM2-135M at noise level, {note})",
+                f"integer; ml-{dataset}, SmolLM2-135M at noise level, {note}); SE: the standard error of our Avg. "
+                "score@20 over the judged lists",
         full_table=(notebook, f"table3_integer_{dataset}")))
     return paper_beside_ours(
         ours[["recommender", "p_acc", "n_acc"]], paper[["recommender", "p_acc", "n_acc"]], "recommender",
@@ -297,23 +301,29 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
     for row, name in zip(rows, ranked):
         right.scatter(per_fold_scores.loc[[name], "avg_score"], np.full(len(per_fold_scores.loc[[name]]), row), s=12,
                       color=colours[0], alpha=0.45, label="SmolLM2-135M, one fold" if row == 0 else None)
-    mean_scores = table3.set_index("recommender").loc[ranked, "avg_score_mean"]
-    right.scatter(mean_scores, rows, s=36, color=colours[0], label="SmolLM2-135M, mean of folds")
+    ours = table3.set_index("recommender").loc[ranked]
+    # A mean over a few dozen lists, drawn with its standard error over them.
+    right.errorbar(ours["avg_score_mean"], rows, xerr=ours["avg_score_se"] if "avg_score_se" in ours else None,
+                   fmt="o", markersize=6, color=colours[0], capsize=2, label="SmolLM2-135M, mean ± SE")
     paper_scores = paper.set_index("recommender")["avg_score"].reindex(ranked)
     right.scatter(paper_scores, rows, s=40, marker="D", facecolors="none", edgecolors=colours[1],
                   label="paper, ML-1M (GPT-4o-mini)")
     for colour, label in zip(colours[3:], reader_labels):
-        right.scatter(reader_tables[(label, "")].set_index("recommender").loc[ranked, "avg_score_mean"], rows, s=30,
-                      marker="s", color=colour, label=label)
+        theirs = reader_tables[(label, "")].set_index("recommender").loc[ranked]
+        right.errorbar(theirs["avg_score_mean"], rows,
+                       xerr=theirs["avg_score_se"] if "avg_score_se" in theirs else None, fmt="s", markersize=5,
+                       color=colour, capsize=2, label=f"{label}, mean ± SE")
     absent = [name for name in ranked if pd.isna(paper_scores[name])]
     hollow_note = "as hollow diamonds" + (f"; the paper has no {', '.join(absent)}" if absent else "")
     right.set(xlabel="Avg. score@20 (1–5)", xlim=(1, 5))
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.tight_layout()
     figures.glue_figure("fig-accuracy-vs-judge", fig,
-        f"Accuracy (left, all test users of ml-{dataset}) and the judge's Avg. score@20 on the scale's full range "
-        f"(right; SmolLM2-135M at noise level on {users_note(judged)}, each fold a faint point; the paper's ML-1M "
-        f"rows {hollow_note}). The paper finds the Avg. score in {pages.fmt(paper['avg_score'].min(), 2)}–"
+        "Read across each row: a recommender more accurate on the left need not score higher with the judge on the "
+        f"right. Accuracy (left, all test users of ml-{dataset}) and the judge's Avg. score@20 on the scale's full "
+        f"range (right; SmolLM2-135M at noise level on {users_note(judged)}, mean ± standard error over the judged "
+        f"lists, each fold a faint point; the paper's ML-1M rows {hollow_note}). The paper finds the Avg. score in "
+        f"{pages.fmt(paper['avg_score'].min(), 2)}–"
         f"{pages.fmt(paper['avg_score'].max(), 2)} for every recommender.")
 
 

@@ -21,6 +21,8 @@ from recjudge.trust.population import JudgedPopulation
 PROXY = "proxy metric"
 #: The labelled-set size shown beside the headline n in the table of labels worth.
 LARGE_N = 500
+#: Correlations whose worth by the ρ² rule the width figure draws as references: a weak judge and a fair one.
+REFERENCE_CORRELATIONS = (0.15, 0.5)
 
 
 def save_judges(judged: JudgedPopulation, notebook: str, data: str) -> pd.DataFrame:
@@ -130,6 +132,11 @@ def _panel_title(judged: JudgedPopulation, panel: Sequence[str]) -> str:
     return "Proxy metrics" if judged.kind(panel[0]) == PROXY else "LLM judges"
 
 
+def judge_styles(judges: Sequence[str]) -> dict[str, figures.SeriesStyle]:
+    """Each judge's colour and marker in every figure of the chapter (one mapping, so a colour is one judge)."""
+    return figures.series_styles(judges)
+
+
 def calibration_curves(judged: JudgedPopulation, judges: Sequence[str]) -> pd.DataFrame:
     """Each judge's scores and their out-of-fold isotonic calibration (columns judge, score, calibrated)."""
     curves = []
@@ -147,14 +154,17 @@ def calibration_figure(judged: JudgedPopulation, judges: Sequence[str]) -> Figur
 
     curves = calibration_curves(judged, judges)
     panels = _panels(judged, judges)
+    styles = judge_styles(judges)
     fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
-        for colour, judge in zip(figures.colours(len(panel)), panel):
+        figures.check_series_count(len(panel))
+        for judge in panel:
             part = curves[curves["judge"] == judge]
             spread = np.ptp(part["score"]) or 1.0
             x = (part["score"] - part["score"].min()) / spread
             order = np.argsort(x.to_numpy())
-            ax.plot(x.to_numpy()[order], part["calibrated"].to_numpy()[order], color=colour, label=judge)
+            ax.plot(x.to_numpy()[order], part["calibrated"].to_numpy()[order], color=styles[judge].colour,
+                    label=judge)
         ax.axhline(judged.frame["truth"].mean(), color="0.5", linestyle=":", linewidth=1)
         ax.set(xlabel="Judge score (min-max scaled)", ylim=(1, 5), title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
@@ -203,8 +213,19 @@ def _shown_judges(worth: pd.DataFrame, judges: Sequence[str]) -> list[str]:
     return [j for j in judges if j in set(_mean_worth(worth)["judge"])]
 
 
+def reference_width_ratio(n: int, correlation: float, population_size: int | None = None) -> float:
+    """The PPI++ width relative to human labels alone that a judge correlating ``correlation`` with the humans
+    would give with ``n`` labels, by the ρ² rule (``ppi.labels_worth_by_correlation``): n labels plus the judge
+    are worth n' labels alone, and widths shrink as √(1/n − 1/N)."""
+    worth = ppi.labels_worth_by_correlation(n, correlation, population_size)
+    if population_size is None:
+        return float(np.sqrt(n / worth))
+    return float(np.sqrt((1 / worth - 1 / population_size) / (1 / n - 1 / population_size)))
+
+
 def width_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
-    """Each judge's PPI++ interval width for the mean relative to human labels alone, against n (log axis)."""
+    """Each judge's PPI++ interval width for the mean relative to human labels alone, against n (log axis), with
+    what a judge of correlation ρ = 0.15 and 0.5 would give by the ρ² rule (grey, dotted, labelled)."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
@@ -212,19 +233,32 @@ def width_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence
     panels = _panels(judged, _shown_judges(worth, judges))
     # Each judge's PPI++ width relative to human labels alone on the same draws: 1 means the judge adds nothing.
     relative = mean_worth.assign(relative=mean_worth["width_ppi"] / mean_worth["width_human_only"])
+    styles = judge_styles(judges)
+    sizes = sorted(relative["n"].unique())
+    # By the rule the ratio is √(1 − ρ²) at every n and N: a judge's line sits flat at its correlation's reference.
+    population_size = int(mean_worth["population"].max()) if "population" in mean_worth else None
     fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
+        figures.check_series_count(len(panel))
         ax.axhline(1.0, color="0.2", linestyle="--", linewidth=2.2, zorder=3, label="human only")
-        for colour, marker, judge in zip(figures.colours(len(panel)), figures.MARKERS, panel):
+        for rho in REFERENCE_CORRELATIONS:
+            ratios = [reference_width_ratio(int(n), rho, population_size) for n in sizes]
+            ax.plot(sizes, ratios, color="0.45", linestyle=":", linewidth=1.4, zorder=2, label="_nolegend_")
+            # Labelled under the line's right end, where the judges' widths have converged above it.
+            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[-1], ratios[-1]), xytext=(0, -3),
+                        textcoords="offset points", ha="right", va="top", color="0.3",
+                        fontsize=figures.BASE_FONT_PT - 1)
+        for judge in panel:
             part = relative[relative["judge"] == judge]
-            ax.plot(part["n"], part["relative"], color=colour, marker=marker, markersize=4, linewidth=1.2,
-                    label=judge)
+            ax.plot(part["n"], part["relative"], color=styles[judge].colour, marker=styles[judge].marker,
+                    markersize=4, linewidth=1.2, label=judge)
         ax.set_xscale("log")
-        ticks = sorted(relative["n"].unique())
-        ax.xaxis.set_major_locator(FixedLocator(ticks))
-        ax.xaxis.set_major_formatter(FixedFormatter([f"{n:,}" for n in ticks]))
+        ax.xaxis.set_major_locator(FixedLocator(sizes))
+        ax.xaxis.set_major_formatter(FixedFormatter([f"{n:,}" for n in sizes]))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.set(xlabel="Human labels n", ylim=(0, max(1.2, relative["relative"].max() * 1.05)),
+        # Zoomed on the band the judges and the references share, so that a gap of a few per cent is visible.
+        ax.set(xlabel="Human labels n", ylim=(min(0.8, relative["relative"].min() - 0.05),
+                                              max(1.05, relative["relative"].max() + 0.03)),
                title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     axes[0][0].set_ylabel("PPI++ width / human-only width")

@@ -13,7 +13,9 @@
 - ``html_checks``  checks of a built book's HTML: ``index.html`` written, no unrendered template, no foreign hosts
 - ``sphinx_extension``  the book's Sphinx extension: no Thebe loader, author-year bibliography, repository buttons,
   each executed chapter's labels
-- ``toc``      the table of contents (``_toc.yml``): the files it lists and its chapters' numbers
+- ``toc``      the table of contents (``_toc.yml``): the files it lists, its chapters' numbers and its appendix
+  pages' letters
+- ``appendix_numbers``  a Sphinx extension numbering the appendix pages' figures under their letter (Fig. A.1)
 - ``labels``   a chapter's cross-reference labels belong to its run: a copied chapter's never collide with its
   original's
 - ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and

@@ -102,6 +102,30 @@ def colours(n: int) -> list[str]:
     return list(PALETTE[:n])
 
 
+#: Colours after :data:`PALETTE` for a figure whose panels together hold more series than one panel may: black, and
+#: Tol's wine and olive (CVD-safe beside the Okabe-Ito colours), so that no colour names two series of one figure.
+EXTRA_COLOURS: tuple[str, ...] = (OKABE_ITO["black"], "#882255", "#999933")
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    colour: str
+    marker: str
+
+
+def series_styles(labels: Sequence[Any]) -> dict[Any, SeriesStyle]:
+    """One colour and marker per series across every panel of a figure (and every figure drawing the same
+    ``labels``): a judge keeps its colour whichever panel shows it. Give all the labels the figures may draw, in a
+    fixed order."""
+    labels = list(dict.fromkeys(labels))
+    palette = PALETTE + EXTRA_COLOURS
+    if len(labels) > len(palette):
+        raise ValueError(f"{len(labels)} series for one colour each: at most {len(palette)} stay distinguishable; "
+                         "show the rest in a table")
+    return {label: SeriesStyle(colour, MARKERS[i % len(MARKERS)])
+            for i, (label, colour) in enumerate(zip(labels, palette))}
+
+
 def check_series_count(n: int, *, where: str = "a panel") -> None:
     if n > MAX_SERIES:
         raise ValueError(f"{n} series in {where}: at most {MAX_SERIES} stay distinguishable; split them into "
@@ -385,7 +409,8 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
 
 
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
-           "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "check_series_count",
+           "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "EXTRA_COLOURS", "SeriesStyle",
+           "series_styles", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
            "NO_SCORES", "NO_SCORES_CAPTION", "shows_no_data", "label_no_scores",
            "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "plot_size_table"]

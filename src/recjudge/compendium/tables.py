@@ -59,6 +59,47 @@ ACRONYMS = {
     "movielens": "MovieLens",
 }
 
+#: The one map from a code identifier a table may hold (as a column name or as a row's label) to the words shown
+#: for it. The results CSVs keep the identifiers (they are data); only the rendered tables show these words.
+#: Identifiers not listed here are phrased by :func:`header_label` when they head a column, and kept as they are in
+#: a cell (dataset field names such as ``s_ser_find`` are what a reader types to find them).
+DISPLAY_NAMES: dict[str, str] = {
+    # Serendipity-2018 ground-truth definitions (recjudge.serendipity.ground_truth)
+    "unexpectedness_s4_s5_s6": "Unexpectedness, s4–s6 (primary)",
+    "unexpectedness_complete": "Unexpectedness, s4–s6 all answered",
+    "unexpectedness_s3r_s4_s5_s6": "Unexpectedness, 6−s3 and s4–s6",
+    "unexpectedness_s3r_s5_s6": "Unexpectedness, 6−s3, s5, s6",
+    "six_statements_s1_s6": "Novelty and unexpectedness, s1–s6",
+    "novelty_unexpectedness_s1_s4_s5_s6": "Novelty and unexpectedness, s1 and s4–s6",
+    "broadening_s8": "Broadened preferences, s8",
+    # Serendipity proxy components (recjudge.serendipity.proxies)
+    "history_dissimilarity": "Dissimilarity to the history",
+    "unexpectedness_item": "Item unexpectedness",
+    "unexpectedness_category": "Genre unexpectedness",
+    "purs_unexpectedness": "PURS unexpectedness",
+    "long_term_alignment": "Long-term alignment",
+    "short_term_alignment": "Short-term alignment",
+    # Rank similarities (recjudge.metamorphic.rank)
+    "kendall_tau": "Kendall τ-b",
+    "kendall_tau_shared": "Kendall τ-b, shared items",
+    # Personality inputs (recjudge.serendipity.auxiliary_data)
+    "big_five": "Big Five",
+    "emotional_stability": "Emotional stability",
+}
+
+#: A code identifier: lower-case words joined by underscores ("history_dissimilarity", "broadening_s8").
+IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_])[a-z]+(?:_[a-z0-9]+)+(?![A-Za-z0-9_])")
+
+
+def display_name(value: object) -> object:
+    """The words shown for a cell holding a code identifier (:data:`DISPLAY_NAMES`), any identifier inside a short
+    label ("curiosity + big_five") included; other values as they are."""
+    if not isinstance(value, str):
+        return value
+    if value in DISPLAY_NAMES:
+        return DISPLAY_NAMES[value]
+    return IDENTIFIER.sub(lambda m: DISPLAY_NAMES.get(m.group(0), m.group(0)), value)
+
 
 @dataclass(frozen=True)
 class Format:
@@ -210,10 +251,13 @@ def as_format(spec: FormatLike) -> Format:
 
 def header_label(column: object) -> str:
     """A header in words from a column name: ``n_users`` -> "Number of users", ``llm_mae`` -> "LLM MAE",
-    ``ground_truth`` -> "Ground truth". Names that are not snake_case (with spaces or capitals) are kept."""
+    ``ground_truth`` -> "Ground truth"; a name of :data:`DISPLAY_NAMES` gets its words. In a name with spaces or
+    capitals only the identifiers inside are put in words ("kendall_tau (p = 0.5)" -> "Kendall τ-b (p = 0.5)")."""
     name = str(column)
-    if " " in name or name != name.lower() and "_" not in name:
-        return name
+    if name in DISPLAY_NAMES:
+        return DISPLAY_NAMES[name]
+    if " " in name or name != name.lower():
+        return IDENTIFIER.sub(lambda m: header_label(m.group(0)), name)
     words = [w for w in re.split(r"[_\s]+", name.strip("_")) if w]
     if not words:
         return name
@@ -296,17 +340,18 @@ _TABLE_NUMBERS = itertools.count(1)
 
 
 @functools.cache
-def chapter_number() -> int | None:
+def chapter_number() -> int | str | None:
     """The number of the chapter this kernel runs (``RECJUDGE_RUN_NAME`` under ``recjudge run``) in the book's table
-    of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"); None outside a numbered chapter."""
-    from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_numbers
+    of contents, so its tables read "Table 6.3" like its figures ("Fig. 6.1"), or an appendix page's letter ("Table
+    A.1"); None outside a numbered chapter or an appendix."""
+    from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, chapter_labels
     from recjudge.paths import RUN_NAME_ENV, project_root
 
     run = os.environ.get(RUN_NAME_ENV, "").strip()
     toc = project_root() / TOC_FILE
     if not run or not toc.is_file():
         return None
-    return chapter_numbers(toc).get(NOTEBOOK_CHAPTERS + run)
+    return chapter_labels(toc).get(NOTEBOOK_CHAPTERS + run)
 #: From a chapter's page (book/notebooks/<chapter>.html) to the book's root, where ``results/`` is published.
 PAGE_TO_ROOT = "../../"
 
@@ -407,7 +452,8 @@ def format_table(df: pd.DataFrame, formats: Mapping[str, FormatLike] | None = No
         header = labels.get(column, spec.header(column) if spec.numeric else (spec.label or header_label(column)))
         if header in cells:
             raise ValueError(f"two columns would both be headed {header!r}: give `labels`")
-        cells[header] = spec.to_display_units(shown[column]).map(spec.text)
+        values = shown[column] if spec.numeric else shown[column].map(display_name)
+        cells[header] = spec.to_display_units(values).map(spec.text)
         if spec.numeric:
             numeric.add(header)
     data = pd.DataFrame(cells, index=range(len(shown)))
@@ -489,7 +535,7 @@ def paper_beside_ours(ours: pd.DataFrame, paper: pd.DataFrame, keys: Sequence[st
     numeric = set()
     for key in kept_keys:
         columns[(labels.get(key, header_label(key)), "")] = merged.loc[rows, key].map(
-            lambda v: MISSING if _is_missing(v) else str(v))
+            lambda v: MISSING if _is_missing(v) else str(display_name(v)))
     for metric, spec in specs.items():
         header = labels.get(metric, spec.header(metric))
         theirs = spec.to_display_units(side_values(metric, "paper"), paper=True).loc[rows]
@@ -587,7 +633,7 @@ def _lift_constant(df: pd.DataFrame, candidates: Sequence[str], labels: Mapping[
     # Keep at least one column to read rows by.
     if lifted and len(lifted) == len(df.columns):
         lifted = lifted[:-1]
-    phrases = [f"{labels.get(c, header_label(c))}: {df[c].iloc[0]}" for c in lifted]
+    phrases = [f"{labels.get(c, header_label(c))}: {display_name(df[c].iloc[0])}" for c in lifted]
     return phrases, lifted
 
 
@@ -632,5 +678,6 @@ def _wide(frame: pd.DataFrame, keys: list[str], long: tuple[str, str], side: str
 
 
 __all__ = ["Format", "Table", "MISSING", "TABLE_CLASS", "PAPER_BESIDE_OURS_CLASS", "correlation", "percent",
-           "error", "count", "p_value", "number", "text", "as_format", "header_label", "format_table",
+           "error", "count", "p_value", "number", "text", "as_format", "header_label", "display_name",
+           "DISPLAY_NAMES", "format_table",
            "paper_beside_ours"]

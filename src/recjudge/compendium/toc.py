@@ -55,3 +55,29 @@ def chapter_numbers(toc_path: Path) -> dict[str, int]:
                 if isinstance(chapter, dict) and isinstance(chapter.get("file"), str):
                     numbers[chapter["file"]] = len(numbers) + 1
     return numbers
+
+
+#: A part of the table of contents whose caption starts so holds appendices: its pages are lettered, not numbered.
+APPENDIX_CAPTION = "Appendix"
+
+
+def appendix_letters(toc_path: Path) -> dict[str, str]:
+    """The letter each page of the appendix parts gets (``file:`` -> "A", "B", ...), in order, so that its tables
+    and figures read "Table A.1" and "Fig. B.2" rather than numbers that collide with the chapters'."""
+    try:
+        toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise BookError(f"{toc_path}: cannot read the table of contents ({error})") from error
+    files = [chapter["file"] for part in (toc or {}).get("parts", []) or []
+             if isinstance(part, dict) and str(part.get("caption", "")).startswith(APPENDIX_CAPTION)
+             for chapter in part.get("chapters", []) or []
+             if isinstance(chapter, dict) and isinstance(chapter.get("file"), str)]
+    if len(files) > 26:
+        raise BookError(f"{toc_path}: {len(files)} appendix pages, more than the 26 letters A-Z")
+    return {file: chr(ord("A") + i) for i, file in enumerate(files)}
+
+
+def chapter_labels(toc_path: Path) -> dict[str, int | str]:
+    """What each numbered chapter's and appendix page's tables and figures are numbered under: the chapter's
+    number (:func:`chapter_numbers`) or the appendix's letter (:func:`appendix_letters`)."""
+    return {**chapter_numbers(toc_path), **appendix_letters(toc_path)}

@@ -299,22 +299,50 @@ def lists_of_users(test_lists: pd.DataFrame, judged: dict) -> pd.DataFrame:
 
 #: The columns of Table 3 (accuracy and serendipity at k), as ``table3_metrics`` names them.
 TABLE3_METRICS = ("precision_acc", "ndcg_acc", "precision_ser", "ndcg_ser", "avg_score")
+#: The serendipity metrics whose standard error over the judged lists Table 3 carries.
+SERENDIPITY_METRICS = ("precision_ser", "ndcg_ser", "avg_score")
+
+
+def list_standard_errors(lists: pd.DataFrame, scores: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per recommender: the judged lists pooled over folds (``n_lists``, those with a judged item) and the standard
+    error of the mean over them (``scipy.stats.sem``) of each serendipity metric (``<metric>_se``). A mean over a
+    few dozen lists is read with its standard error."""
+    from scipy import stats
+
+    per_list = []
+    for (recommender, fold), group in lists.groupby(["recommender", "fold"], sort=True):
+        sel = scores[scores["fold"] == fold] if "fold" in scores.columns else scores
+        per_list.append(serendipity_per_user(group, sel, k).assign(recommender=recommender))
+    pooled = pd.concat(per_list, ignore_index=True)
+    grouped = pooled.groupby("recommender")
+    out = grouped["avg_score"].count().rename("n_lists").to_frame()
+    for metric in SERENDIPITY_METRICS:
+        out[f"{metric}_se"] = grouped[metric].agg(lambda v: float(stats.sem(v, nan_policy="omit"))
+                                                  if v.notna().sum() > 1 else float("nan"))
+    return out.reset_index()
 
 
 def table3_of_judge(judged_lists: pd.DataFrame, targets: pd.DataFrame, scored: pd.DataFrame, *, k: int,
                     order: Sequence[str], integer: bool = False) -> pd.DataFrame:
     """Table 3 (fold means and sds of ``TABLE3_METRICS``, one row per recommender in ``order``) from one judge's
-    ``scored`` pairs (``judge_folds``); ``integer``: its most likely score token (``integer_score``) as the score,
-    as the paper's generating judge answers."""
+    ``scored`` pairs (``judge_folds``), with the serendipity metrics' standard errors over the judged lists
+    (:func:`list_standard_errors`); ``integer``: its most likely score token (``integer_score``) as the score, as
+    the paper's generating judge answers."""
     scores = scored.assign(score=scored["integer_score"]) if integer else scored
     per_fold = table3_metrics(judged_lists, targets, scores, k=k)
-    return fold_means(per_fold, list(TABLE3_METRICS)).set_index("recommender").loc[list(order)].reset_index()
+    table = fold_means(per_fold, list(TABLE3_METRICS)).merge(list_standard_errors(judged_lists, scores, k),
+                                                               on="recommender", how="left")
+    return table.set_index("recommender").loc[list(order)].reset_index()
 
 
 def serendipity_view(table3: pd.DataFrame) -> pd.DataFrame:
-    """Table 3's serendipity columns as the chapter shows them: P_ser and N_ser in percent, Avg. score as is."""
-    return pd.DataFrame({"recommender": table3["recommender"], "p_ser": 100 * table3["precision_ser_mean"],
+    """Table 3's serendipity columns as the chapter shows them: P_ser and N_ser in percent, Avg. score as is, and
+    the Avg. score's standard error over the judged lists (``avg_score_se``, with ``n_lists``) where known."""
+    view = pd.DataFrame({"recommender": table3["recommender"], "p_ser": 100 * table3["precision_ser_mean"],
                          "n_ser": 100 * table3["ndcg_ser_mean"], "avg_score": table3["avg_score_mean"]})
+    if "avg_score_se" in table3.columns:
+        view = view.assign(avg_score_se=table3["avg_score_se"].to_numpy(), n_lists=table3["n_lists"].to_numpy())
+    return view
 
 
 def fold_means(per_fold: pd.DataFrame, metrics: Sequence[str], by: str = "recommender") -> pd.DataFrame:
