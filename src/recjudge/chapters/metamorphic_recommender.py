@@ -13,10 +13,10 @@ from IPython.display import Markdown, display
 from recjudge.compendium import pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, number, p_value, paper_beside_ours, percent
+from recjudge.data import movielens_name
 from recjudge.metamorphic import rank, relations, study
 from recjudge.metamorphic.recommender import TitleMatcher, parse_titles
 
-DATA_NAMES = {"latest-small": "ml-latest-small", "100k": "ML-100K"}
 #: The similarities of the paper's tables, with their formats.
 PAPER_FORMATS = {"kendall_tau": number(3, label="Kendall τ"), "rbo": number(3, label="RBO"),
                  "overlap": number(3, label="Overlap ratio")}
@@ -38,7 +38,7 @@ def wrap(body: str) -> str:
 def opening(movielens, users: Sequence, replies: pd.DataFrame, *, dataset: str, user_seed: int, iterations: int,
             temperature: float, judges: Sequence[dict]) -> Markdown:
     """The box that opens the chapter: data, recommender, sample and similarities, and the noise-level caveat."""
-    data_label = f"{DATA_NAMES[dataset]} ({movielens.status}): {len(movielens.ratings):,} ratings, " \
+    data_label = f"{movielens_name(dataset)} ({movielens.status}): {len(movielens.ratings):,} ratings, " \
                  f"{movielens.ratings['user_id'].nunique():,} users"
     return pages.opening([
         ("Data", data_label + "; the paper says “MovieLens 100k” but quotes ml-latest-small's figures (100,000 "
@@ -101,7 +101,7 @@ def show_title_matcher(matcher: TitleMatcher, replies: pd.DataFrame, notebook: s
     parsed = [title for reply in replies["reply"] for title in parse_titles(reply).titles]
     scores = pd.Series([matcher.match(title)[1] for title in parsed], dtype=float)
     collisions["reply_titles_matched"] = [(scores >= t).mean() if len(scores) else np.nan for t in MATCH_THRESHOLDS]
-    save_table(collisions.assign(catalogue=DATA_NAMES[dataset]), notebook, "title_matcher_thresholds")
+    save_table(collisions.assign(catalogue=movielens_name(dataset)), notebook, "title_matcher_thresholds")
     display(format_table(collisions, {"threshold": number(0, label="Threshold"),
                                       "collision_rate": percent(1, label="Catalogue titles with a near twin (%)"),
                                       "reply_titles_matched": percent(1, label="Reply titles matched (%)")},

@@ -14,7 +14,7 @@ from IPython.display import Markdown, display
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, number, paper_beside_ours, percent
-from recjudge.data import MissingDataError, availability, load_movielens
+from recjudge.data import MissingDataError, availability, load_movielens, movielens_name
 from recjudge.surprise import item_models, one_plus_random, time_frames
 from recjudge.surprise import limits as surprise
 from recjudge.surprise.paper_tables import (
@@ -585,12 +585,21 @@ def greedy_findings(exp1: pd.DataFrame, gap_summary: pd.DataFrame, run: Run) -> 
     }
 
 
+def dataset_difference(dataset: str) -> str:
+    """The verdict's first reason why our numbers may differ, from the run's ``DATASET``: another dataset than the
+    paper's MovieLens-1M, or its own (the mirror's copy may be partial: the opening box says)."""
+    if dataset == "1m":
+        return "The paper's dataset (ML-1M, in the copy the box at the top describes)"
+    return f"Another dataset ({movielens_name(dataset)}, not MovieLens-1M)"
+
+
 def findings(table2: pd.DataFrame, ordering: pd.DataFrame, results: pd.DataFrame, supplementary: pd.DataFrame,
              exp1: pd.DataFrame, gap_summary: pd.DataFrame, run: Run) -> dict:
     """Every value the verdict's details glue (``{glue:text}``), by name."""
     ends = _ends(supplementary)
     return {
         **order_findings(table2, ordering),
+        "dataset_difference": dataset_difference(run.dataset),
         "min_common_users": run.min_common_users, "paper_min_common_users": time_frames.PAPER_MIN_COMMON_USERS,
         "n_users": run.n_users, "paper_lists": f"{run.paper_lists:,}", "n_sampled": f"{run.n_sampled:,}",
         "sampled_share": pages.fmt(100 * (results["n_candidates"] / results["n_unknown"]).median(), 0),

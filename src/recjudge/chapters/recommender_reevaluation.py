@@ -12,6 +12,7 @@ from IPython.display import Markdown, display
 from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, mean_sd, number, p_value, paper_beside_ours, percent, text
+from recjudge.data import movielens_name
 from recjudge.llm import JudgeConfig
 from recjudge.llm.judge_spec import chapter_judge, role_of
 from recjudge.recsys import judging, split, tuning
@@ -467,7 +468,9 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
     judged_run = by_run.loc[JUDGED_RUN]
     test_users = [f.n_test_users for f in folds]
     return {
-        "question_data": "ml-latest-small and ML-1M" if ml1m_finding else "ml-latest-small",
+        "question_data": f"{movielens_name(dataset)} and ML-1M" if ml1m_finding and dataset != "1m"
+        else movielens_name(dataset),
+        "dataset_name": movielens_name(dataset),
         "judged_users": sum(len(u) for u in judged.values()),
         "avg_low": f"{pages.fmt(avg.min(), 2)} ({avg.idxmin()})",
         "avg_high": f"{pages.fmt(avg.max(), 2)} ({avg.idxmax()})",

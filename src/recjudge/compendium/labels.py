@@ -115,3 +115,64 @@ def relabel_notebook_text(text: str, run: str) -> str:
 
 def _text(source: str | list[str]) -> str:
     return "".join(source) if isinstance(source, list) else source
+
+
+# ------------------------------------------------------------------------------------------------ a copy's title
+_TITLE = re.compile(r"^# (?P<title>\S.*?)[ \t]*$", re.MULTILINE)
+
+
+def titles(notebook: dict[str, Any]) -> list[str]:
+    """The page titles (``# `` headings) of the notebook's markdown cells, in order (a chapter with variants has one
+    per variant, each in a cell of its own)."""
+    return [match["title"] for cell in notebook.get("cells", []) if cell.get("cell_type") == "markdown"
+            for match in _TITLE.finditer(_text(cell.get("source", "")))]
+
+
+def copy_title(title: str, run: str) -> str:
+    """The title of the run ``run`` of a copied chapter that kept its original's ``title``: the run's name said
+    after it, so that the table of contents never shows two identical titles."""
+    return f"{title} ({run})"
+
+
+def retitle_copy(notebook: dict[str, Any], run: str, original_titles: list[str], source: str,
+                 source_lines: dict[str, int]) -> dict[str, Any]:
+    """``notebook`` (an executed run of the chapter copied into ``source``) with its first title made the run's own
+    when it is still one of its original's (``original_titles``), followed by a note that says so and which line of
+    ``source`` to edit (``source_lines``: title -> line number) to give the copy a title of its own. The same object
+    when the copy has a title of its own already (or the run is the original's)."""
+    for position, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "markdown":
+            continue
+        text = _text(cell.get("source", ""))
+        match = _TITLE.search(text)
+        if match is None:
+            continue
+        title = match["title"]
+        if title not in original_titles:
+            return notebook
+        line = source_lines.get(title)
+        where = f"line {line} of `{source}`" if line else f"its `# ` line in `{source}`"
+        note = (f"\n\n```{{note}}\nA copy of the chapter *{title}*, run as `{run}`: the run's name is added to its "
+                f"title. To title it yourself, edit {where}. The chapter's prose that depends on its parameters "
+                f"(dataset, sample, thresholds) is computed from them; sentences you add are yours to keep true.\n```")
+        retitled = f"{text[:match.start()]}# {copy_title(title, run)}{note}{text[match.end():]}"
+        cells = list(notebook["cells"])
+        cells[position] = {**cell, "source": retitled}
+        return {**notebook, "cells": cells}
+    return notebook
+
+
+def title_lines(text: str) -> dict[str, int]:
+    """Each ``# `` title of a MyST text notebook with its line number (1-based), outside code cells."""
+    found: dict[str, int] = {}
+    fence = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        opening = re.match(r"(`{3,}|~{3,})", stripped)
+        if opening and fence is None:
+            fence = opening[1]
+        elif fence is not None and stripped.startswith(fence) and not stripped[len(fence):].strip():
+            fence = None
+        elif fence is None and (match := _TITLE.match(line)):
+            found.setdefault(match["title"], number)
+    return found

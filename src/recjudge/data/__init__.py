@@ -37,6 +37,7 @@ from recjudge.data.loaders import (
     load_serendipity_recommendations,
     load_serendipity_training,
     load_taobao_survey,
+    movielens_name,
     synthetic_dir,
 )
 from recjudge.data.summary import size_row, value_distribution
@@ -46,7 +47,7 @@ __all__ = [
     "ChecksumError", "DataError", "DataQualityWarning", "DataSchemaError", "MissingDataError", "UnsafeArchiveError",
     "availability", "dataset_dir", "describe", "fetch", "fetch_all",
     "TRAINING_FALLBACK", "MovieLens", "load_amazon_beauty_sequences", "load_gpt35_serendipity", "load_movielens",
-    "load_movielens_2018_movies",
+    "load_movielens_2018_movies", "movielens_name",
     "load_serendipity_answers", "load_serendipity_movies", "load_serendipity_recommendations",
     "load_serendipity_training", "load_taobao_survey", "synthetic_dir",
     "size_row", "value_distribution",

@@ -294,6 +294,17 @@ def load_taobao_survey(source: Source = None) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------------------- MovieLens
 Variant = Literal["latest-small", "100k", "1m"]
 _VARIANT_DATASET = {"latest-small": "movielens-latest-small", "100k": "movielens-100k", "1m": "movielens-1m"}
+#: How prose names each variant (the name its release uses): chapters glue it from their dataset parameter, so that a
+#: copied chapter run on another variant never names the original's.
+MOVIELENS_NAMES = {"latest-small": "ml-latest-small", "100k": "ML-100K", "1m": "ML-1M"}
+
+
+def movielens_name(variant: str) -> str:
+    """The name prose gives the MovieLens variant ``variant`` ("latest-small" -> "ml-latest-small")."""
+    try:
+        return MOVIELENS_NAMES[variant]
+    except KeyError:
+        raise ValueError(f"unknown MovieLens variant {variant!r}; expected one of {sorted(MOVIELENS_NAMES)}") from None
 
 
 @dataclass

@@ -152,6 +152,13 @@ class JournalHeartbeatStorage(optuna.storages.JournalStorage, BaseHeartbeat):
         return self.heartbeat_stale_trial_callback
 
 
+#: Database URLs without a driver, read as the dialect of the driver the lock holds (pyproject's [postgres] extra).
+_DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg2"}
+#: The module each locked driver imports, and the package that provides it.
+_DRIVER_PACKAGES = {"postgresql+psycopg2": ("psycopg2", "psycopg2 (package psycopg2-binary)")}
+_CREATE_ATTEMPTS = 5
+
+
 def open_storage(url: str, heartbeat_interval: int = 60, grace_period: int | None = None
                  ) -> optuna.storages.BaseStorage:
     """The shared storage ``url`` names, with heartbeats every ``heartbeat_interval`` seconds and a killed worker's
@@ -170,8 +177,21 @@ def open_storage(url: str, heartbeat_interval: int = 60, grace_period: int | Non
 
         try:
             parsed = sqlalchemy.engine.make_url(url)
+        except sqlalchemy.exc.ArgumentError as error:
+            raise ValueError(f"storage {url!r} is not a database URL ({error}); give e.g. sqlite:///tuning.db, "
+                             f"postgresql://user@host/db or the path of a journal file") from None
+        if parsed.drivername in _DEFAULT_DRIVERS:  # postgresql:// is read as the locked driver's dialect
+            parsed = parsed.set(drivername=_DEFAULT_DRIVERS[parsed.drivername])
+        driver = _DRIVER_PACKAGES.get(parsed.drivername)
+        try:
             parsed.get_dialect()
-        except (sqlalchemy.exc.ArgumentError, sqlalchemy.exc.NoSuchModuleError, ImportError) as error:
+            if driver:
+                __import__(driver[0])
+        except ImportError:
+            raise ValueError(f"storage {url!r} needs the database driver {driver[1]}, which is not installed: "
+                             f"`make setup` installs it (the lock's [postgres] extra), or "
+                             f"`pip install -e '.[postgres]'`") from None
+        except (sqlalchemy.exc.NoSuchModuleError, ImportError) as error:
             raise ValueError(f"storage {url!r} is not a database URL this environment can open ({error}); give e.g. "
                              f"sqlite:///tuning.db, postgresql://user@host/db (with its driver installed) or the "
                              f"path of a journal file") from None
@@ -181,11 +201,22 @@ def open_storage(url: str, heartbeat_interval: int = 60, grace_period: int | Non
                 raise ValueError(f"storage {url!r} names no database file (an in-memory database is not shared "
                                  "between workers and is lost when they stop): give e.g. sqlite:///tuning.db")
             _check_writable_file(Path(database).expanduser(), url)
-        try:
-            return optuna.storages.RDBStorage(url, heartbeat_interval=heartbeat_interval, grace_period=grace_period,
-                                              heartbeat_stale_trial_callback=retry)
-        except Exception as error:   # the database itself refused (no such folder, host, user...)
-            raise ValueError(f"storage {url!r}: cannot open the database ({type(error).__name__}: {error})") from None
+        # Workers starting at once on a fresh database race to create Optuna's tables: the loser's IntegrityError
+        # (or a lock timeout) goes away once the winner has committed them, so it tries again a few times.
+        for attempt in range(_CREATE_ATTEMPTS):
+            try:
+                return optuna.storages.RDBStorage(
+                    parsed.render_as_string(hide_password=False), heartbeat_interval=heartbeat_interval,
+                    grace_period=grace_period, heartbeat_stale_trial_callback=retry)
+            except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.InternalError, sqlalchemy.exc.ProgrammingError
+                    ) as error:  # a unique type or table name the winner created meanwhile
+                if attempt + 1 == _CREATE_ATTEMPTS:
+                    raise ValueError(f"storage {url!r}: cannot create Optuna's tables ({type(error).__name__}: "
+                                     f"{error})") from None
+                time.sleep(0.2 * (attempt + 1))
+            except Exception as error:   # the database itself refused (no such folder, host, user...)
+                raise ValueError(f"storage {url!r}: cannot open the database ({type(error).__name__}: "
+                                 f"{error})") from None
     path = Path(url).expanduser()
     _check_writable_file(path, url)
     return JournalHeartbeatStorage(path, heartbeat_interval, grace_period, heartbeat_stale_trial_callback=retry)
@@ -270,7 +301,7 @@ def optimize_shared(storage_url: str, name: str, n_trials: int, objective: Calla
     it (forked, so ``objective`` may be a closure) until it holds ``n_trials`` COMPLETE trials; the study.  More
     workers may join from other machines with ``run_worker`` on the same URL."""
     storage = open_storage(storage_url, heartbeat_interval, grace_period)
-    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True)
+    study = create_study(storage, name)
     args = (storage_url, name, n_trials, objective, heartbeat_interval, grace_period)
     if n_workers <= 1:
         run_worker(*args)
@@ -296,6 +327,21 @@ def optimize_shared(storage_url: str, name: str, n_trials: int, objective: Calla
                           f"{failed}) with {complete} of {n_trials} trials complete; the study keeps every finished "
                           "trial, run again to resume")
     return study
+
+
+def create_study(storage: optuna.storages.BaseStorage, name: str) -> optuna.Study:
+    """Create the maximising study ``name`` in ``storage``, or load it: two machines creating it at the same instant
+    race, and the loser (an IntegrityError on the study's unique name) loads the winner's."""
+    import sqlalchemy.exc
+
+    for attempt in range(_CREATE_ATTEMPTS):
+        try:
+            return optuna.create_study(study_name=name, storage=storage, direction="maximize", load_if_exists=True)
+        except (sqlalchemy.exc.IntegrityError, optuna.exceptions.DuplicatedStudyError):
+            if attempt + 1 == _CREATE_ATTEMPTS:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 class TuningError(RuntimeError):

@@ -169,6 +169,7 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path, *, p
                              f"{type(error).__name__}: {error}") from error
     else:
         _show_run_parameters(temporary)
+        _title_copy(temporary, run, root)
         os.replace(temporary, output)
     finally:
         if selecting:
@@ -203,6 +204,25 @@ def _show_run_parameters(path: Path) -> None:
             cell["id"] = f"injected-parameters-{position}"
     if injected:
         nbformat.write(notebook, path)
+
+
+def _title_copy(path: Path, run: Run, root: Path) -> None:
+    """A copied chapter (a notebook file whose ``NOTEBOOK`` default names another chapter) that kept its original's
+    title gets its run's name in it and a note on which line to retitle (``labels.retitle_copy``)."""
+    import nbformat
+
+    from recjudge.compendium.labels import chapter_name, retitle_copy, title_lines, titles
+
+    source = root / run.notebook
+    notebook = nbformat.read(path, as_version=4)
+    own = chapter_name(notebook)
+    original = source.with_name(f"{own}{source.suffix}") if own else None
+    if original is None or original == source or not original.is_file():
+        return
+    lines = title_lines(source.read_text(encoding="utf-8")) if source.suffix == ".md" else {}
+    retitled = retitle_copy(notebook, run.name, titles(read_source_notebook(original)), str(run.notebook), lines)
+    if retitled is not notebook:
+        nbformat.write(nbformat.from_dict(retitled), path)
 
 
 def executed_content(path: Path) -> str:
