@@ -167,6 +167,30 @@ def test_the_check_profile_judges_the_smoke_samples_with_fewer_prompts() -> None
                 assert value <= reference, f"{name}.{parameter}"
 
 
+def test_the_check_profile_leaves_out_only_runs_whose_notebook_another_run_still_judges() -> None:
+    # CI asks a real server at `check`: a synthetic demonstration runs the notebook of its chapter, so leaving it out
+    # still takes the judge through every LLM notebook, and no page that reads results loses a run it reads.
+    every_run = load_runplan(root=project_root())
+    checked = {run.name: run for run in load_runplan(root=project_root(), profile="check")}
+    left_out = [run for run in every_run if run.name not in checked]
+    assert left_out and all(run.variant == "synthetic" for run in left_out)
+    assert {run.notebook for run in every_run if run.asks_llm} == {run.notebook for run in checked.values()
+                                                                      if run.asks_llm}
+    assert not {name for run in checked.values() for name in run.results_of} - set(checked)
+
+
+def test_a_run_left_out_by_a_profile_is_not_run_and_a_misspelt_value_is_named(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.md", "n = 1")
+    runs = "runs:\n  - {name: first, notebook: nb.md}\n  - {name: second, notebook: nb.md}\n"
+    plan = tmp_path / "runplan.yaml"
+    plan.write_text(runs + "profiles:\n  quick: {second: leave out}\n")
+    assert [run.name for run in load_runplan(plan, root=tmp_path, profile="quick")] == ["first"]
+    assert [run.name for run in load_runplan(plan, root=tmp_path)] == ["first", "second"]
+    plan.write_text(runs + "profiles:\n  quick: {second: leave it}\n")
+    with pytest.raises(RunPlanError, match="run 'second'.*'leave out'"):
+        load_runplan(plan, root=tmp_path, profile="quick")
+
+
 def test_asks_llm_marks_exactly_the_notebooks_with_an_llm_mode() -> None:
     # Every chapter that asks an LLM exposes `llm_mode` (replay/live/auto); the run plan's asks_llm must agree, so a
     # new LLM chapter is not silently left out of `recjudge run --judge`.

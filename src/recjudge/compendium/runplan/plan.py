@@ -25,6 +25,10 @@ from recjudge.paths import project_root
 _RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm",
                "reads_logprobs"}
 _TOP_LEVEL = {"runs", "profiles"}
+#: a profile's value for a run it does not run (``check`` leaves out the synthetic demonstrations: they run the same
+#: notebooks as their chapters, so a judge asked there proves nothing more)
+LEAVE_OUT = "leave out"
+LEFT_OUT: Any = object()  # what _profiles records for a run left out
 _REQUIRED_FIELDS = ("name", "notebook")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
@@ -65,9 +69,11 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
                            f"{sorted(_profiles(document, path, runs))}")
     by_name = {run.name: run for run in runs}
     for name, changes in overrides.items():
-        _check_parameters(root / by_name[name].notebook, changes,
-                          f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
-    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs]
+        if changes is not LEFT_OUT:
+            _check_parameters(root / by_name[name].notebook, changes,
+                              f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
+    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs
+            if overrides.get(run.name) is not LEFT_OUT]
 
 
 def profile_names(path: Path | str | None = None, *, root: Path | None = None) -> list[str]:
@@ -115,9 +121,14 @@ def _profiles(document: dict[str, Any], path: Path, runs: list[Run]) -> dict[str
         unknown = sorted(set(map(str, overrides)) - names)
         if unknown:
             raise RunPlanError(f"{where}: no run named {unknown} in the run plan")
+        overrides = dict(overrides)
         for name, changes in overrides.items():
+            if changes == LEAVE_OUT:
+                overrides[name] = LEFT_OUT
+                continue
             if not isinstance(changes, dict) or not all(isinstance(key, str) for key in changes) or not changes:
-                raise RunPlanError(f"{where}, run {name!r}: must be a non-empty mapping of parameter names to values")
+                raise RunPlanError(f"{where}, run {name!r}: must be a non-empty mapping of parameter names to values, "
+                                   f"or {LEAVE_OUT!r} (not run at this profile)")
         checked[profile] = overrides
     return checked
 
