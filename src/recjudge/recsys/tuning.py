@@ -237,6 +237,26 @@ def _check_writable_file(path: Path, url: str) -> None:
         raise ValueError(f"storage {url!r}: cannot write {str(path)!r} ({error.strerror or error})") from None
 
 
+def storage_kind(url: str | None) -> str:
+    """What kind of storage ``url`` is, for the record a study leaves ("memory", "journal", or the database's backend,
+    e.g. "sqlite" or "postgresql"): never the URL itself, which may hold a user, a password, a host or a path."""
+    if not url:
+        return "memory"
+    if "://" not in url:
+        return "journal"
+    import sqlalchemy.engine
+
+    return sqlalchemy.engine.make_url(url).get_backend_name()
+
+
+def trial_counts(storage_url: str, name: str) -> dict[str, int]:
+    """How many trials the study ``name`` in the shared storage holds, by outcome ("complete", "failed": a killed
+    worker's trial, retried elsewhere); a study resumed with another budget may hold more or fewer than asked."""
+    trials = optuna.load_study(study_name=name, storage=open_storage(storage_url)).get_trials(deepcopy=False)
+    return {"complete": sum(t.state == TrialState.COMPLETE for t in trials),
+            "failed": sum(t.state == TrialState.FAIL for t in trials)}
+
+
 def study_name(dataset: str, name: str, fold: int) -> str:
     """The study of one recommender on one fold of one dataset, the same for every worker."""
     return f"recjudge/{dataset}/{name}/fold{fold}"
