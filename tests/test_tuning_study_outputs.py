@@ -99,3 +99,14 @@ def test_the_committed_lists_are_written_only_when_asked_and_never_with_out_too(
     run = run_script("latest-small", "--out", str(tmp_path), "--write-committed", cwd=tmp_path)
     assert run.returncode == 2 and "not allowed with argument" in run.stderr
     assert "--write-committed" in run_script("latest-small", "--help", cwd=tmp_path).stdout
+
+
+def test_the_chapter_tabulates_the_trials_a_study_completed():
+    fold, url = tiny_fold(), None
+    lists, config = recsys_lists.tune_and_produce([fold], {"ItemKNN": 2, "KFN": 1}, k=5, storage=url)
+    config["tuning"]["0"]["ItemKNN"]["trials_complete"] = 5            # as a resumed shared study records it
+    table = tuning.tuned_values(config, pd.Series(dtype=float), ["ItemKNN", "KFN"])
+    assert table.set_index("recommender")["trials"].to_dict() == {"ItemKNN": 5, "KFN": 1}
+    del config["tuning"]                                               # lists committed before the record: budgets
+    table = tuning.tuned_values(config, pd.Series(dtype=float), ["ItemKNN", "KFN"])
+    assert table.set_index("recommender")["trials"].to_dict() == {"ItemKNN": 2, "KFN": 1}

@@ -96,13 +96,16 @@ def tune(name: str, fold: Fold, n_trials: int, seed: int = 0, base: dict[str, An
 
 
 def tuned_values(config: dict[str, Any], valid_recall: pd.Series, order: list[str]) -> pd.DataFrame:
-    """One row per recommender (in ``order``, then any other) and fold: its TPE budget, the chosen values as text and
-    the validation Recall_acc@10 of its committed lists (``valid_recall`` indexed by recommender and fold).
+    """One row per recommender (in ``order``, then any other) and fold: its TPE trials (those completed when the lists
+    record them, else the budget), the chosen values as text and the validation Recall_acc@10 of its committed lists
+    (``valid_recall`` indexed by recommender and fold).
     ``config`` is the lists' configuration as ``lists.load_lists`` returns it."""
     rows = []
     for fold, by_name in config["params"].items():
         for name, params in by_name.items():
-            rows.append({"recommender": name, "fold": int(fold), "trials": int(config["trials"][name]),
+            # the trials the study really completed where the lists record them (a resumed study may hold more)
+            done = config.get("tuning", {}).get(fold, {}).get(name, {}).get("trials_complete", config["trials"][name])
+            rows.append({"recommender": name, "fold": int(fold), "trials": int(done),
                          "parameters": ", ".join(f"{p}={v:.3g}" if isinstance(v, float) else f"{p}={v}"
                                                  for p, v in sorted(params.items())) or "–",
                          "valid_recall10": float(valid_recall.get((name, int(fold)), float("nan")))})
