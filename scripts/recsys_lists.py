@@ -1,4 +1,4 @@
-"""Tune and train the recommenders on every fold and commit their lists (the chapter's ``retrain`` path retrains).
+"""Tune and train the recommenders on every fold and write their lists (a study's folder, or the committed ones).
 
 Usage: python scripts/recsys_lists.py DATASET [--trials N] [--slow-trials M] [--only NAME ...] [--fold F ...]
                                             [--storage URL [--workers W]] [--out FOLDER | --write-committed]
