@@ -161,7 +161,8 @@ def show_retraining(folds, config: dict, test_lists: pd.DataFrame, *, retrain: b
         return Markdown("The default build trains nothing: it reads the committed lists. Set `retrain=True` to "
                         "retrain every recommender with the committed parameters (a few minutes on a CPU) and see "
                         "how many items of each list come back, or `tune=N` to re-tune with N Optuna trials first "
-                        "(the recommenders tuned here; `scripts/recsys_lists.py` commits new lists).")
+                        "(the recommenders tuned here; `scripts/recsys_lists.py --write-committed` replaces the "
+                        "committed lists).")
     if tune:
         budget = {name: tune if config["trials"][name] > 0 else 0 for name in order()}
         new_lists, _ = recsys_lists.tune_and_produce(folds, budget, k=k)

@@ -55,7 +55,9 @@ def tune_and_produce(folds: list[Fold], trials: dict[str, int], k: int = 20,
                      n_workers: int = 1, dataset: str = "") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Tune every recommender named in ``trials`` with its number of TPE trials per fold (0: its defaults) and list
     the top k of the model fitted with the chosen values (seeded with the fold number, as ``produce_lists``); the
-    lists and their configuration (``trials`` per recommender, ``params`` per fold and recommender).  With a shared
+    lists and their configuration (``trials`` per recommender, ``params`` per fold and recommender, and ``tuning`` per
+    fold and recommender: the trials asked, completed and failed, the storage's kind, the workers, the sampler's and
+    the model's seeds and Optuna's version; no time, date or path, so that equal runs write equal files).  With a shared
     ``storage`` (``tuning.open_storage``), each recommender and fold is one study there (``tuning.study_name`` of
     ``dataset``), run by ``n_workers`` processes until it holds its budget of COMPLETE trials (``tuning.tune_shared``);
     without, each is an in-memory seeded study."""
@@ -65,19 +67,31 @@ def tune_and_produce(folds: list[Fold], trials: dict[str, int], k: int = 20,
     unknown = sorted(set(trials) - set(RECOMMENDERS))
     if unknown:
         raise ValueError(f"unknown recommender(s) {unknown}; known: {sorted(RECOMMENDERS)}")
-    config: dict[str, Any] = {"k": k, "seed": "fold number", "trials": dict(trials), "params": {}}
+    config: dict[str, Any] = {"k": k, "seed": "fold number", "trials": dict(trials), "params": {}, "tuning": {}}
+    kind = tuning.storage_kind(storage)
     frames = []
     for fold in folds:
         for name, n in trials.items():
             if progress:
                 progress(f"fold {fold.fold}: {name}, {n} trials")
-            if storage:
+            tunable = bool(tuning.SEARCH_SPACE.get(name)) and n > 0
+            if storage and tunable:
                 study = tuning.study_name(dataset, name, fold.fold)
                 found, _, model = tuning.tune_shared(name, fold, n, storage, study, n_workers, seed=fold.fold,
                                                      base=RECOMMENDERS[name].defaults)
+                counts = tuning.trial_counts(storage, study)
             else:
                 found, _, model = tuning.tune(name, fold, n, seed=fold.fold, base=RECOMMENDERS[name].defaults)
+                counts = {"complete": n if tunable else 0, "failed": 0}
             config["params"].setdefault(str(fold.fold), {})[name] = found
+            # What this (recommender, fold) really had, kept beside its values so that merged runs stay true.
+            config["tuning"].setdefault(str(fold.fold), {})[name] = {
+                "trials_asked": n if tunable else 0, "trials_complete": counts["complete"],
+                "trials_failed": counts["failed"], "storage": kind if tunable else "none",
+                "workers": n_workers if storage and tunable else 1,
+                # shared studies' samplers are unseeded (tuning.tune_shared); every model is seeded with the fold
+                "sampler_seed": None if storage or not tunable else fold.fold, "model_seed": fold.fold,
+                "optuna": tuning.optuna.__version__}
             frames.append(_top_lists(model, fold, name, k))
     return pd.concat(frames, ignore_index=True), config
 
@@ -91,10 +105,13 @@ def merge(committed: tuple[pd.DataFrame, dict[str, Any]], new: tuple[pd.DataFram
         raise ValueError(f"cannot merge lists of length {new_config.get('k')} into lists of length "
                          f"{old_config.get('k')}")
     redone = {(name, int(fold)) for fold, by_name in new_config["params"].items() for name in by_name}
-    config = {**old_config, **{key: value for key, value in new_config.items() if key not in ("trials", "params")}}
+    per_fold = ("params", "tuning")
+    config = {**old_config, **{key: value for key, value in new_config.items() if key not in ("trials", *per_fold)}}
     config["trials"] = {**old_config["trials"], **new_config["trials"]}
-    config["params"] = {fold: {**old_config["params"].get(fold, {}), **new_config["params"].get(fold, {})}
-                        for fold in sorted(set(old_config["params"]) | set(new_config["params"]))}
+    for key in per_fold:
+        old, new_ = old_config.get(key, {}), new_config.get(key, {})
+        if old or new_:
+            config[key] = {fold: {**old.get(fold, {}), **new_.get(fold, {})} for fold in sorted(set(old) | set(new_))}
     pairs = pd.Series(list(zip(old_lists["recommender"], old_lists["fold"].astype(int))), index=old_lists.index)
     lists = pd.concat([old_lists[~pairs.isin(redone)], new_lists], ignore_index=True)
     return lists[LIST_COLUMNS], config

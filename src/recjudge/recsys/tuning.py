@@ -96,13 +96,16 @@ def tune(name: str, fold: Fold, n_trials: int, seed: int = 0, base: dict[str, An
 
 
 def tuned_values(config: dict[str, Any], valid_recall: pd.Series, order: list[str]) -> pd.DataFrame:
-    """One row per recommender (in ``order``, then any other) and fold: its TPE budget, the chosen values as text and
-    the validation Recall_acc@10 of its committed lists (``valid_recall`` indexed by recommender and fold).
+    """One row per recommender (in ``order``, then any other) and fold: its TPE trials (those completed when the lists
+    record them, else the budget), the chosen values as text and the validation Recall_acc@10 of its committed lists
+    (``valid_recall`` indexed by recommender and fold).
     ``config`` is the lists' configuration as ``lists.load_lists`` returns it."""
     rows = []
     for fold, by_name in config["params"].items():
         for name, params in by_name.items():
-            rows.append({"recommender": name, "fold": int(fold), "trials": int(config["trials"][name]),
+            # the trials the study really completed where the lists record them (a resumed study may hold more)
+            done = config.get("tuning", {}).get(fold, {}).get(name, {}).get("trials_complete", config["trials"][name])
+            rows.append({"recommender": name, "fold": int(fold), "trials": int(done),
                          "parameters": ", ".join(f"{p}={v:.3g}" if isinstance(v, float) else f"{p}={v}"
                                                  for p, v in sorted(params.items())) or "–",
                          "valid_recall10": float(valid_recall.get((name, int(fold)), float("nan")))})
@@ -235,6 +238,26 @@ def _check_writable_file(path: Path, url: str) -> None:
             pass
     except OSError as error:
         raise ValueError(f"storage {url!r}: cannot write {str(path)!r} ({error.strerror or error})") from None
+
+
+def storage_kind(url: str | None) -> str:
+    """What kind of storage ``url`` is, for the record a study leaves ("memory", "journal", or the database's backend,
+    e.g. "sqlite" or "postgresql"): never the URL itself, which may hold a user, a password, a host or a path."""
+    if not url:
+        return "memory"
+    if "://" not in url:
+        return "journal"
+    import sqlalchemy.engine
+
+    return sqlalchemy.engine.make_url(url).get_backend_name()
+
+
+def trial_counts(storage_url: str, name: str) -> dict[str, int]:
+    """How many trials the study ``name`` in the shared storage holds, by outcome ("complete", "failed": a killed
+    worker's trial, retried elsewhere); a study resumed with another budget may hold more or fewer than asked."""
+    trials = optuna.load_study(study_name=name, storage=open_storage(storage_url)).get_trials(deepcopy=False)
+    return {"complete": sum(t.state == TrialState.COMPLETE for t in trials),
+            "failed": sum(t.state == TrialState.FAIL for t in trials)}
 
 
 def study_name(dataset: str, name: str, fold: int) -> str:
