@@ -151,7 +151,8 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
     return (f":::{{admonition}} This is variant {myst_text(variant.name)}, not the committed book\n:class: important\n"
             f"Built by `recjudge run` with {variant.judges_text()} and profile **{myst_text(variant.profile)}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
-            "(the book's own judges, profile default)."
+            "(the book's own judges, profile default), or, where this checkout has not executed it, a page marked "
+            "\"Not run in this build\"."
             + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
                + ("your judges'" if variant.judges else "this variant's") + " side by side." if at_a_glance else "")
             + f"{left_out}\n:::\n")
