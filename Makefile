@@ -3,7 +3,7 @@
 # only (`make run JOBS=2`), never from the environment, so that a BASE_URL or PROFILE exported in a shell for another
 # tool cannot change what `make run` asks, or of whom. (RECJUDGE_* variables are the package's and do come from it.)
 COMMAND_LINE_ONLY = PYTHON VENV TORCH_CPU_WHEELS DATA_FETCH_FLAGS JUDGE PROFILE BASE_URL SERVED_MODEL WITH_BOOK_JUDGES \
-                    ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL TEST_JOBS
+                    WITH_BOOK_CHAPTERS ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL TEST_JOBS
 $(foreach name,$(COMMAND_LINE_ONLY),$(if $(filter environment%,$(origin $(name))),$(eval override undefine $(name))))
 PYTHON ?= python3.11
 VENV   ?= .venv
@@ -76,12 +76,18 @@ data: setup
 # default only your judges are asked (the book's own replay the store; WITH_BOOK_JUDGES=1 asks them too). A judge on
 # an OpenAI-compatible server (vLLM, llama.cpp's server): BASE_URL=http://host:port/v1, and SERVED_MODEL=the name the
 # server knows the weights by when JUDGE=openai:IDENTITY names them otherwise (recjudge run --base-url/--served-model).
+# The variant's book shows the chapters the variant ran; the others are the committed book's where this checkout has
+# executed them, else marked "Not run in this build" (a fresh clone has executed none). WITH_BOOK_CHAPTERS=1 executes
+# those from the committed store first (nothing asked, but the whole book's time: about 18 minutes on two cores).
 JUDGE   ?=
 PROFILE ?=
 BASE_URL ?=
 SERVED_MODEL ?=
 WITH_BOOK_JUDGES ?=
+WITH_BOOK_CHAPTERS ?=
 VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
+# What only the variant's book takes (the committed book executes every chapter in `make run`)
+BOOK_VARIANT_FLAGS = $(VARIANT_FLAGS) $(if $(strip $(VARIANT_FLAGS)),$(if $(WITH_BOOK_CHAPTERS),--with-book-chapters))
 # What only the run needs (the variant's name does not depend on the endpoint, so the book build goes without)
 RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(BASE_URL)) $(if $(SERVED_MODEL),--served-model $(SERVED_MODEL)) \
 	$(if $(WITH_BOOK_JUDGES),--with-book-judges)
@@ -98,7 +104,7 @@ run: data
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.
 book: run
-	@$(call timed,book,$(PY) -m recjudge book $(VARIANT_FLAGS))
+	@$(call timed,book,$(PY) -m recjudge book $(BOOK_VARIANT_FLAGS))
 
 # Publishes the book for readers (recjudge.compendium.publish): builds it (only what changed) and commits the site
 # with ghp-import to branch PUBLISH_BRANCH of the git remote PUBLISH_TO, pushed; or mirrors it into a folder for any
@@ -111,7 +117,7 @@ ALLOW_PARTIAL  ?=
 PUBLISH_FLAGS = --publish $(PUBLISH_TO) $(if $(filter folder:%,$(PUBLISH_TO)),,--branch $(PUBLISH_BRANCH)) \
                 $(if $(ALLOW_PARTIAL),--allow-partial)
 publish: run
-	@$(call timed,publish,$(PY) -m recjudge book $(VARIANT_FLAGS) $(PUBLISH_FLAGS))
+	@$(call timed,publish,$(PY) -m recjudge book $(BOOK_VARIANT_FLAGS) $(PUBLISH_FLAGS))
 
 # pytest exits 5 when it collects no test: that is a broken suite, not a pass.
 # TEST_JOBS: pytest-xdist workers (auto: one per core); a test file runs in one worker, so its module fixtures (a llama.cpp

@@ -15,7 +15,6 @@ from recjudge.compendium import book as book_module
 from recjudge.compendium.variant_book import (
     NOTE_CELL_ID,
     Variant,
-    VariantBookError,
     intro_note,
     load_variant,
     stage_variant_book,
@@ -152,11 +151,16 @@ def test_recjudge_book_variant_builds_under_build_variants_and_leaves_the_book_a
     assert len(built) == 2 and built[1] == built[0]
 
 
-def test_a_chapter_neither_the_variant_nor_the_book_has_is_named(project: Path) -> None:
+def test_a_chapter_neither_the_variant_nor_the_book_has_is_marked_not_run(project: Path) -> None:
     (project / "book" / "notebooks" / "plain.ipynb").unlink()
-    with pytest.raises(VariantBookError, match=r"no executed notebook for chapter\(s\) plain \(neither "
-                                               rf"variants/{NAME}/notebooks/plain.ipynb nor book/notebooks/plain"):
-        stage_variant_book(project, load_variant(project, NAME))
+    (project / "notebooks" / "plain.md").write_text("# Plain chapter\n")
+    (project / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.md}\n")
+    source = stage_variant_book(project, load_variant(project, NAME))
+    cells = nbformat.read(source / "book" / "notebooks" / "plain.ipynb", as_version=4).cells
+    assert cells[0].source == "# Plain chapter" and cells[1]["id"] == NOTE_CELL_ID  # titled from its source
+    assert "Not run in this build" in cells[1].source and "--with-book-chapters" in cells[1].source
+    assert "RECJUDGE_LLM_MODE=replay recjudge run --only plain" in cells[1].source
+    assert "your judge: 0.4" in staged_text(source / "book" / "notebooks" / "judged.ipynb")
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -365,24 +369,72 @@ def test_a_chapter_page_names_the_book_judges_judgments_the_variant_left_out(pro
     assert "--with-book-judges" not in staged_text(source / "book" / "notebooks" / "plain.ipynb")
 
 
-def test_a_fresh_clone_builds_the_variant_book_after_running_the_committed_chapters_it_needs(
-        project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    """book/notebooks/ is not committed: on a fresh clone the chapters the variant did not run have no executed
-    notebook, and the variant's book runs them from the committed store first (replay), naming the command."""
-    from recjudge.compendium.variant_book import chapters_to_run, run_committed_chapters
-
+def fresh_clone(project: Path) -> None:
+    """The project as a fresh clone has it: the variant's run, but no executed notebook of the committed book
+    (``book/notebooks/`` is built, not committed), and a run plan whose chapter ``plain`` could be executed."""
     source = nbformat.v4.new_notebook()
     source.cells = [nbformat.v4.new_markdown_cell("# Plain chapter"), nbformat.v4.new_code_cell("print('no judge: 7')")]
     nbformat.write(source, project / "notebooks" / "plain.ipynb")
+    (project / "runplan.yaml").write_text("runs:\n  - {name: judged, notebook: notebooks/judged.md}\n"
+                                          "  - {name: plain, notebook: notebooks/plain.ipynb}\n")
+    for chapter in ("judged", "plain"):
+        (project / "book" / "notebooks" / f"{chapter}.ipynb").unlink()
+
+
+def test_a_fresh_clone_builds_the_variant_book_from_the_variant_alone_executing_nothing(
+        project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a fresh clone ``recjudge book --variant`` shows the variant's pages at once: the chapters it did not run
+    are marked "Not run in this build", and no notebook is executed (no silent replay of the whole book)."""
+    from recjudge.compendium import runplan
+    from recjudge.compendium.runplan import execution
+
+    fresh_clone(project)
+
+    def no_execution(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the variant's book executed a notebook")
+
+    for module in (runplan, execution):
+        monkeypatch.setattr(module, "execute_plan", no_execution)
+    monkeypatch.setattr("papermill.execute_notebook", no_execution)
+    built = []
+
+    def fake_build(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
+        built.append(source)
+        (source / "_build" / "html").mkdir(parents=True, exist_ok=True)
+        (source / "_build" / "html" / "index.html").write_text("<html>variant</html>")
+
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root / "vendor" / "mathjax")
+    assert main(["book", "--variant", NAME]) == 0
+    out = capsys.readouterr().out
+    assert "marked 'Not run in this build': plain" in out and "--with-book-chapters" in out
+    staged = built[0] / "book" / "notebooks"
+    assert "your judge: 0.4" in staged_text(staged / "judged.ipynb")
+    plain = staged_text(staged / "plain.ipynb")
+    assert plain.startswith("# Plain chapter") and "Not run in this build" in plain and "no judge: 7" not in plain
+    assert not (project / "book" / "notebooks" / "plain.ipynb").exists()
+
+
+def test_with_book_chapters_executes_the_committed_chapters_after_saying_what_it_costs(
+        project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--with-book-chapters`` keeps the old way (the committed chapters replayed from the store), saying how many
+    chapters and what they cost before it starts."""
+    from recjudge.compendium.variant_book import chapters_to_run, run_committed_chapters
+
+    fresh_clone(project)
     (project / "runplan.yaml").write_text("runs:\n  - {name: plain, notebook: notebooks/plain.ipynb}\n")
     monkeypatch.setenv("RECJUDGE_STORE", str(project / "data" / "llm"))
-    (project / "book" / "notebooks" / "plain.ipynb").unlink()  # as on a fresh clone
     variant = load_variant(project, NAME)
     assert chapters_to_run(project, variant) == ["plain"]
-    with pytest.raises(VariantBookError, match=r"run `RECJUDGE_LLM_MODE=replay recjudge run --only plain`"):
-        stage_variant_book(project, variant)
     assert run_committed_chapters(project, variant) == ["plain"]
-    assert "recjudge run --only plain" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    said = out.index("--with-book-chapters: executing 1 chapter(s)")
+    assert "minutes" in out[said:out.index("\n", said)] and said < out.index("[run] plain")
     staged = staged_text(stage_variant_book(project, variant) / "book" / "notebooks" / "plain.ipynb")
     assert "no judge: 7" in staged and f"Not run in variant {NAME}" in staged
     assert run_committed_chapters(project, variant) == []  # nothing left to run
+
+
+def test_with_book_chapters_without_a_variant_is_a_clear_error(project: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["book", "--with-book-chapters"]) == 2
+    assert "error: --with-book-chapters fills a variant's book" in capsys.readouterr().err

@@ -111,6 +111,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     variant.add_argument("--judge", action="append", metavar="SPEC",
                          help="the run's --judge (repeatable): the variant is named from the judges and the profile")
     variant.add_argument("--profile", default=None, metavar="NAME", help="the run's --profile")
+    variant.add_argument("--with-book-chapters", action="store_true",
+                         help="first execute, from the committed store, the committed book's chapters the variant did "
+                              "not run and this checkout has not executed (on a fresh clone, every one: the whole "
+                              "book's time); without it they are marked 'Not run in this build'")
     publish = parser.add_argument_group(
         "publishing", "after the build (or, with --check-only, an existing build), publish the book for readers "
         "(recjudge.compendium.publish): a partial book (a Data needed box, a chapter not run, a checkout that is not "
@@ -135,6 +139,10 @@ def run_command(args: argparse.Namespace) -> int:
         variant = variant_from_arguments(root, args.variant, args.judge or [], args.profile)
     except VariantBookError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    if getattr(args, "with_book_chapters", False) and variant is None:
+        print("error: --with-book-chapters fills a variant's book (--variant NAME, or the run's --judge/--profile); "
+              "`make run` executes the committed book's chapters", file=sys.stderr)
         return 2
     if getattr(args, "only", None):
         clashing = [option for option, given in (("--variant/--judge/--profile", variant is not None),
@@ -241,15 +249,27 @@ def _print_timings(timings: dict[str, float]) -> None:
 def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[str, float]) -> int:  # noqa: ANN001
     """The book of one variant (``recjudge.compendium.variant_book``): staged under ``_build/variants/<name>/``
     and built there, with the same steps and checks as the committed book."""
-    from recjudge.compendium.variant_book import VariantBookError, run_committed_chapters, stage_variant_book
+    from recjudge.compendium.variant_book import (
+        COMMITTED_CHAPTERS_COST,
+        VariantBookError,
+        chapters_to_run,
+        committed_chapters_command,
+        run_committed_chapters,
+        stage_variant_book,
+    )
 
     html = variant.html_dir(root)
     try:
         if not args.check_only:
             with _phase("mathjax", timings):
                 ensure_mathjax(root)
-            with _phase("committed chapters", timings):  # a fresh clone has executed none
-                run_committed_chapters(root, variant)
+            if getattr(args, "with_book_chapters", False):
+                with _phase("committed chapters", timings):  # says what it costs before it starts
+                    run_committed_chapters(root, variant)
+            elif needed := chapters_to_run(root, variant):  # a fresh clone has executed none
+                print(f"[book] {len(needed)} chapter(s) neither the variant nor this checkout has executed are "
+                      f"marked 'Not run in this build': {', '.join(needed)} (--with-book-chapters executes them "
+                      f"first, {COMMITTED_CHAPTERS_COST}; or `{committed_chapters_command(needed)}`)")
             with _phase("stage", timings):
                 source = stage_variant_book(root, variant)
             with _phase("jupyter-book build", timings):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from recjudge.compendium.pages import myst_text
-from recjudge.compendium.variant_book import NOTEBOOKS, _config_with_title, _write_if_changed, with_note
+from recjudge.compendium.variant_book import NOTEBOOKS, _config_with_title, _write_if_changed, title_page
 
 PREVIEW_DIR = Path("_build") / "preview"
 #: A chapter's title in its MyST source: the first level-one heading.
@@ -50,9 +50,15 @@ def runs_needed(runs: Sequence[Any], names: Sequence[str]) -> list[Any]:
 
 def chapter_title(run: Any, root: Path) -> str:
     """The title of the chapter a run makes: its notebook's first heading (and the run's variant, which shares it)."""
+    path = Path(root) / run.notebook
     try:
-        text = (Path(root) / run.notebook).read_text(encoding="utf-8")
-    except OSError:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":  # a notebook's JSON: its markdown cells hold the title
+            import nbformat
+
+            text = "\n".join(cell.source for cell in nbformat.reads(text, as_version=4).cells
+                              if cell.cell_type == "markdown")
+    except (OSError, ValueError):
         text = ""
     found = _TITLE.search(text)
     title = found.group(1).strip() if found else run.name
@@ -70,11 +76,7 @@ def not_run_note(names: Sequence[str]) -> str:
 
 def not_run_notebook(title: str, names: Sequence[str]) -> Any:
     """The page of a chapter the preview did not run: its title and the box."""
-    import nbformat
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell(f"# {title}")]
-    return with_note(notebook, not_run_note(names))
+    return title_page(title, not_run_note(names))
 
 
 def preview_chapters(root: Path, chapters: Sequence[str], ran: Sequence[str]) -> dict[str, str]:

@@ -7,7 +7,11 @@ The committed book is built from the project root; a variant's book from a stage
 
 - ``book/notebooks/<run>.ipynb``: the variant's executed notebook where the variant ran the chapter, marked with the
   judges and profile that made it; otherwise the committed book's executed notebook (``book/notebooks/``), marked
-  as not run in the variant. A chapter neither has is an error naming both places;
+  as not run in the variant; a chapter neither has (every chapter the variant did not run, on a fresh clone, since
+  ``book/notebooks/`` is built, not committed) is a page holding its title and a "Not run in this build" box, as in
+  a preview (``preview_book``). Nothing is executed to fill it unless asked: ``recjudge book --variant NAME
+  --with-book-chapters`` executes those chapters from the committed store first (``run_committed_chapters``),
+  saying what that costs before it starts;
 - ``results/<chapter>/``: the variant's tables of the chapters it ran, the committed ones of the others, so every
   "Full table" link of a page reaches the CSV its numbers came from;
 - ``book/intro.md``: opens with a box saying which judges and profile built this book (``variant.json``);
@@ -147,7 +151,8 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
     return (f":::{{admonition}} This is variant {myst_text(variant.name)}, not the committed book\n:class: important\n"
             f"Built by `recjudge run` with {variant.judges_text()} and profile **{myst_text(variant.profile)}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
-            "(the book's own judges, profile default)."
+            "(the book's own judges, profile default), or, where this checkout has not executed it, a page marked "
+            "\"Not run in this build\"."
             + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
                + ("your judges'" if variant.judges else "this variant's") + " side by side." if at_a_glance else "")
             + f"{left_out}\n:::\n")
@@ -189,6 +194,27 @@ def chapter_note(variant: Variant, ran: bool, left_out: dict[str, tuple[int, int
             "`--only` runs only the chapters it names).\n:::\n")
 
 
+def not_executed_note(variant: Variant, chapter: str) -> str:
+    """The box of a chapter neither the variant nor this checkout's committed book has executed: its page is empty,
+    and the box says the two ways to fill it and what each costs."""
+    return (":::{admonition} Not run in this build\n:class: warning\n"
+            f"Variant {myst_text(variant.name)} did not run this chapter, and this checkout has no executed notebook "
+            "of the committed book's to show instead (`book/notebooks/` is built, not committed), so its page is "
+            f"empty here. `RECJUDGE_LLM_MODE=replay recjudge run --only {myst_text(chapter)}` executes it from the "
+            "committed store (nothing is asked); `recjudge book --variant "
+            f"{myst_text(variant.name)} --with-book-chapters` executes every such chapter before building "
+            f"({COMMITTED_CHAPTERS_COST}).\n:::\n")
+
+
+def title_page(title: str, note: str) -> Any:
+    """An empty chapter page (nbformat): its title and ``note``, for a chapter a build did not execute."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell(f"# {title}")]
+    return with_note(notebook, note)
+
+
 def with_note(notebook: Any, note: str) -> Any:
     """``notebook`` (nbformat) with ``note`` as a markdown cell after the cell holding its title (the first
     ``# `` heading), so the page keeps its title; a previous note is replaced."""
@@ -205,17 +231,30 @@ def with_note(notebook: Any, note: str) -> Any:
 
 def chapters_to_run(root: Path, variant: Variant) -> list[str]:
     """The chapters of the table of contents that neither the variant nor the committed book has executed (on a
-    fresh clone: every chapter the variant did not run, since ``book/notebooks/`` is not committed)."""
+    fresh clone: every chapter the variant did not run, since ``book/notebooks/`` is not committed): the variant's
+    book marks them "Not run in this build", or executes them first with ``--with-book-chapters``."""
     chapters = [Path(entry).name.removesuffix(".ipynb") for entry in toc_files(Path(root) / TOC_FILE)
                 if entry.startswith(f"{NOTEBOOKS.as_posix()}/")]
     return [chapter for chapter in chapters if not (variant.folder / "notebooks" / f"{chapter}.ipynb").is_file()
             and not (Path(root) / NOTEBOOKS / f"{chapter}.ipynb").is_file()]
 
 
+#: What executing the committed book's chapters costs, said before it starts: measured on a fresh clone of a two-core
+#: machine shared with other work (17 chapters, 17.6 minutes), since a chapter records no expected duration.
+COMMITTED_CHAPTERS_COST = ("from the committed store, so nothing is asked or paid, but the whole book's 17 chapters "
+                           "took about 18 minutes on two busy cores")
+
+
+def committed_chapters_command(chapters: Sequence[str]) -> str:
+    """The command that executes ``chapters`` of the committed book from the committed store."""
+    return "RECJUDGE_LLM_MODE=replay recjudge run " + " ".join(f"--only {name}" for name in chapters)
+
+
 def run_committed_chapters(root: Path, variant: Variant, log: Any = print) -> list[str]:
-    """Execute the committed book's chapters that the variant's book needs and nobody has executed yet
+    """Execute the committed book's chapters that the variant's book would otherwise mark "Not run in this build"
     (``chapters_to_run``), from the committed response store (replay mode: nothing is asked), as
-    ``RECJUDGE_LLM_MODE=replay recjudge run --only NAME ...`` would; returns their names. A failure is a
+    ``RECJUDGE_LLM_MODE=replay recjudge run --only NAME ...`` would, after saying how many and what that costs;
+    returns their names. ``recjudge book --variant NAME --with-book-chapters`` calls it. A failure is a
     ``VariantBookError`` that names that command."""
     from recjudge.compendium.runplan import MODE_ENV, RunFailedError, RunPlanError, execute_plan, load_runplan
     from recjudge.compendium.runplan.execution import _environment
@@ -224,9 +263,10 @@ def run_committed_chapters(root: Path, variant: Variant, log: Any = print) -> li
     needed = chapters_to_run(root, variant)
     if not needed:
         return []
-    command = "RECJUDGE_LLM_MODE=replay recjudge run " + " ".join(f"--only {name}" for name in needed)
-    log(f"[book] the variant's book needs the committed book's chapters {', '.join(needed)}, not executed here yet; "
-        f"executing them from the committed store (`{command}`)")
+    command = committed_chapters_command(needed)
+    log(f"[book] --with-book-chapters: executing {len(needed)} chapter(s) of the committed book not executed here yet "
+        f"({', '.join(needed)}) before building: {COMMITTED_CHAPTERS_COST} (`{command}`; Ctrl-C stops it, and the "
+        "chapters already executed are kept)")
     try:
         runs = [run for run in load_runplan(root=root) if run.name in set(needed)]
         with _environment({MODE_ENV: "replay", RESULTS_ENV: str(Path(root) / "results")}):
@@ -264,23 +304,18 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
     # The chapters: the variant's where it ran them, else the committed book's
     chapters = [Path(entry).name.removesuffix(".ipynb") for entry in toc_files(root / TOC_FILE)
                 if entry.startswith(f"{NOTEBOOKS.as_posix()}/")]
-    missing = []
+    titles = None
     for chapter in chapters:
         ran = variant.folder / "notebooks" / f"{chapter}.ipynb"
         committed = root / NOTEBOOKS / f"{chapter}.ipynb"
-        found = ran if ran.is_file() else committed if committed.is_file() else None
-        if found is None:
-            missing.append(f"{chapter} (neither {ran.relative_to(root)} nor {committed.relative_to(root)})")
-            continue
-        note = chapter_note(variant, found == ran, left_out_judgments(variant, chapter) if found == ran else None)
-        notebook = with_note(nbformat.read(found, as_version=4), note)
+        if ran.is_file() or committed.is_file():
+            found = ran if ran.is_file() else committed
+            note = chapter_note(variant, found == ran, left_out_judgments(variant, chapter) if found == ran else None)
+            notebook = with_note(nbformat.read(found, as_version=4), note)
+        else:  # executed nowhere here: an empty page that says so, never a silent execution
+            titles = _chapter_titles(root) if titles is None else titles
+            notebook = title_page(titles.get(chapter, chapter), not_executed_note(variant, chapter))
         _write_if_changed(source / NOTEBOOKS / f"{chapter}.ipynb", nbformat.writes(notebook).encode("utf-8"))
-    if missing:
-        command = "RECJUDGE_LLM_MODE=replay recjudge run " + " ".join(f"--only {name}" for name in
-                                                                      chapters_to_run(root, variant))
-        raise VariantBookError("no executed notebook for chapter(s) " + "; ".join(missing) + f": run `{command}` "
-                               "(the committed book's chapters, from the committed store) or the variant's run "
-                               "first; `recjudge book --variant NAME` runs them itself")
     _stage_results(root, variant, source / "results")
     link = variant.html_dir(root)
     if not link.is_symlink():
@@ -288,6 +323,18 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
             shutil.rmtree(link)
         link.symlink_to(Path("source") / "_build" / "html", target_is_directory=True)
     return source
+
+
+def _chapter_titles(root: Path) -> dict[str, str]:
+    """Run name -> the title of the chapter it makes (``preview_book.chapter_title``); empty without a run plan."""
+    from recjudge.compendium.preview_book import chapter_title
+    from recjudge.compendium.runplan import RunPlanError, load_runplan
+
+    try:
+        runs = load_runplan(root=root)
+    except (RunPlanError, OSError):
+        return {}
+    return {run.name: chapter_title(run, root) for run in runs}
 
 
 #: The intro's bullet saying that no capable LLM judged anything: true of the committed book, not of a book a
@@ -366,5 +413,6 @@ def _write_if_changed(path: Path, content: bytes) -> None:
     os.replace(temporary, path)
 
 
-__all__ = ["Variant", "VariantBookError", "chapter_note", "intro_note", "known_variants",
-           "load_variant", "stage_variant_book", "variant_from_arguments", "with_note"]
+__all__ = ["Variant", "VariantBookError", "chapter_note", "chapters_to_run", "committed_chapters_command",
+           "intro_note", "known_variants", "load_variant", "not_executed_note", "run_committed_chapters",
+           "stage_variant_book", "title_page", "variant_from_arguments", "with_note"]
