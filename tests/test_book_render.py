@@ -304,7 +304,9 @@ def test_figures_have_alt_text_and_a_caption(page_facts, page: str) -> None:
 
     no_alt = [name(image) for image in images if not image_is_described(image)]
     no_caption = [name(image) for image in images if not (image["figure"] and image["caption"])]
-    unnumbered = [name(image) for image in images if image["figure"] and not re.match(r"Fig\. \d+", image["caption"])]
+    # A chapter's figures are numbered (Fig. 2.1), an appendix page's lettered (Fig. A.1).
+    unnumbered = [name(image) for image in images
+                  if image["figure"] and not re.match(r"Fig\. ([A-Z]\.)?\d+", image["caption"])]
     assert not no_alt, f"{page}: figure(s) without alt text (or aria-label / <title>): {no_alt}"
     assert not no_caption, f"{page}: figure(s) not in a <figure> with a non-empty <figcaption>: {no_caption}"
     assert not unnumbered, f"{page}: figure(s) without a number (glue:figure with :name:): {unnumbered}"
