@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from recjudge.compendium import book, html_checks, vendored_assets
+from recjudge.compendium.book import SHOWN_CODE_COLUMNS
 from recjudge.compendium.toc import TOC_FILE, toc_files
 from recjudge.paths import project_root
 
@@ -710,8 +711,20 @@ for (let i = 0; i < texts.length && overlaps.length < 20; i++) {
     }
   }
 }
+// How many characters a line of shown code may have before it wraps: the narrowest shown code box, in its font.
+const codeBoxes = [...article.querySelectorAll('div.cell_input pre')].filter(shown);
+const codeColumns = codeBoxes.length ? Math.min(...codeBoxes.map((pre) => {
+  const style = getComputedStyle(pre);
+  const probe = document.createElement('span');
+  probe.textContent = 'x'.repeat(100);
+  pre.appendChild(probe);
+  const character = probe.getBoundingClientRect().width / 100;
+  probe.remove();
+  return Math.floor((pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / character);
+})) : null;
 return {column: Math.round(columnRight - columnLeft), overflowing: overflowing, headings: headings, images: images,
-        overlaps: overlaps, page_overflow: document.documentElement.scrollWidth - window.innerWidth};
+        overlaps: overlaps, code_columns: codeColumns,
+        page_overflow: document.documentElement.scrollWidth - window.innerWidth};
 """
 
 RUN_AXE_SCRIPT = r"""
@@ -808,6 +821,16 @@ def test_no_text_is_drawn_over_other_text(page_audit, entry: str, screen: str) -
     facts = page_audit(entry, screen)
     assert not facts["overlaps"], (f"{entry} at {SCREENS[screen][0]} px: text blocks drawn over each other: "
                                    f"{facts['overlaps'][:6]}")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("entry", book_pages())
+def test_shown_code_fits_its_box_at_a_laptops_width(page_audit, entry: str) -> None:
+    """The shown cells are formatted at ``SHOWN_CODE_COLUMNS`` (test_shown_code.py): the code box holds that many."""
+    columns = page_audit(entry, "laptop")["code_columns"]
+    assert columns is None or columns >= SHOWN_CODE_COLUMNS, (
+        f"{entry} at {SCREENS['laptop'][0]} px: the code box holds {columns} characters a line, fewer than the "
+        f"{SHOWN_CODE_COLUMNS} its cells are formatted to: they wrap mid-call")
 
 
 # The checks themselves, on hand-made pages at a phone's width: what they must find, and what they must let pass.
