@@ -2,7 +2,7 @@
 
 from pybtex.database import Entry, Person
 
-from recjudge.compendium.sphinx_extension import author_year_label
+from recjudge.compendium.sphinx_extension import author_year_label, bibliography_entries_as_list_items
 
 
 def entry(authors: list[str], year: str | None) -> Entry:
@@ -72,3 +72,14 @@ def test_every_entry_of_the_bibliography_has_a_year():
     undated = [key for key, found in entries.items() if not str(found.fields.get("year", "")).strip().isdigit()]
     assert len(entries) > 10 and undated == []
     assert author_year_label(entries["lima_limits_to_surprise"]).endswith("and Peres, 2018")
+
+
+def test_bibliography_entries_are_the_items_of_their_list():
+    """A citation list (role=list) holds listitems, so that a screen reader announces its entries (axe-core:
+    aria-required-children); other roles on the page are left alone."""
+    page = ('<div role="list" class="citation-list">\n<div class="citation" id="id7" role="doc-biblioentry">\n'
+            '<span class="label">[Kang et al., 2025]</span><p>Li Kang.</p></div>\n</div>'
+            '<a role="doc-backlink" href="#id1">Kang et al., 2025</a>')
+    marked = bibliography_entries_as_list_items(page)
+    assert '<div class="citation" id="id7" role="listitem">' in marked
+    assert "doc-biblioentry" not in marked and 'role="doc-backlink"' in marked

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from recjudge.compendium import book, html_checks, vendored_assets
+from recjudge.compendium.book import SHOWN_CODE_COLUMNS
 from recjudge.compendium.toc import TOC_FILE, toc_files
 from recjudge.paths import project_root
 
@@ -606,15 +607,6 @@ AXE_SCRIPT = Path("node_modules") / "axe-core" / "axe.min.js"
 AXE_SCREENS = ("phone",)
 #: axe-core's impacts that fail the test (the others, "minor" and "moderate", are reported by axe but tolerated).
 FAILING_IMPACTS = ("serious", "critical")
-#: Violations in the theme's own chrome that the book cannot repair from its stylesheet or script (yet): (axe rule,
-#: the element's selector). pydata-sphinx-theme's colour-mode button is named "Color mode" while axe reads its icon
-#: glyphs as its visible text.
-THEME_VIOLATIONS = {("label-content-name-mismatch", ".theme-switch-button")}
-#: Pages with a known serious violation in their content, to be repaired (the test still runs on them).
-KNOWN_VIOLATIONS = {
-    "book/references": "aria-required-children: the bibliography's citation lists (role=list) hold no listitems",
-    "book/notebooks/what_we_learned": "label-content-name-mismatch on a .nav-link",
-}
 SCREENSHOT_DIR = Path("_build") / "screenshots"
 #: The pages photographed at both widths for review: the landing page and one chapter.
 SCREENSHOT_PAGES = {"landing": "book/intro", "chapter": f"book/notebooks/{DATA_TOUR}"}
@@ -681,7 +673,59 @@ const images = [...document.querySelectorAll('img')].map((img) => ({
   alt: img.hasAttribute('alt') ? img.getAttribute('alt').trim() : null,
   decorative: img.getAttribute('role') === 'presentation' || img.getAttribute('aria-hidden') === 'true',
 }));
+// Text drawn over other text: the boxes of the article's text blocks (a block's box is where its text is drawn, which
+// may run past its element, as a long row label printing over the next cell does), compared with the blocks just below
+// or beside them, never with a block they contain or sit in.
+const textBox = (el) => {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const rects = [el.getBoundingClientRect(), range.getBoundingClientRect()].filter((r) => r.width > 0 && r.height > 0);
+  if (!rects.length) return null;
+  return {left: Math.min(...rects.map((r) => r.left)), right: Math.max(...rects.map((r) => r.right)),
+          top: Math.min(...rects.map((r) => r.top)), bottom: Math.max(...rects.map((r) => r.bottom))};
+};
+const TOLERANCE = 1;
+// A folded box (sphinx-togglebutton's .toggle-hidden) lays its text out in a box clipped to nothing: not seen.
+const clippedAway = (el) => {
+  for (let node = el.parentElement; node && node !== article; node = node.parentElement) {
+    const style = getComputedStyle(node), rect = node.getBoundingClientRect();
+    if ((style.overflowX !== 'visible' || style.overflowY !== 'visible') && (rect.width < 1 || rect.height < 1)) {
+      return true;
+    }
+  }
+  return false;
+};
+const texts = [...article.querySelectorAll('p, li, th, td, figcaption, h1, h2, h3, h4, h5, h6')]
+    .filter((el) => shown(el) && el.textContent.trim() && !el.closest('.toggle-hidden') && !clippedAway(el))
+    .map((el) => ({el: el, box: textBox(el)})).filter((item) => item.box)
+    .sort((a, b) => a.box.top - b.box.top);
+const overlaps = [];
+for (let i = 0; i < texts.length && overlaps.length < 20; i++) {
+  const a = texts[i];
+  for (let j = i + 1; j < texts.length && texts[j].box.top < a.box.bottom - TOLERANCE; j++) {
+    const b = texts[j];
+    if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+    const wide = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
+    const high = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
+    if (wide > TOLERANCE && high > TOLERANCE) {
+      const said = (el) => `${describe(el)}${el.closest('table') ? ` "${el.textContent.trim().slice(0, 40)}"` : ''}`;
+      overlaps.push(`${said(a.el)} overlaps ${said(b.el)} by ${Math.round(wide)} x ${Math.round(high)} px`);
+    }
+  }
+}
+// How many characters a line of shown code may have before it wraps: the narrowest shown code box, in its font.
+const codeBoxes = [...article.querySelectorAll('div.cell_input pre')].filter(shown);
+const codeColumns = codeBoxes.length ? Math.min(...codeBoxes.map((pre) => {
+  const style = getComputedStyle(pre);
+  const probe = document.createElement('span');
+  probe.textContent = 'x'.repeat(100);
+  pre.appendChild(probe);
+  const character = probe.getBoundingClientRect().width / 100;
+  probe.remove();
+  return Math.floor((pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / character);
+})) : null;
 return {column: Math.round(columnRight - columnLeft), overflowing: overflowing, headings: headings, images: images,
+        overlaps: overlaps, code_columns: codeColumns,
         page_overflow: document.documentElement.scrollWidth - window.innerWidth};
 """
 
@@ -704,6 +748,13 @@ def save_full_page_screenshot(driver, path: Path) -> None:
         "format": "png", "captureBeyondViewport": True,
         "clip": {"x": 0, "y": 0, "width": width, "height": min(height, 16000), "scale": 1}})
     path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def layout_facts(driver, page: Path) -> dict:
+    """LAYOUT_SCRIPT's facts on ``page``, once its display maths is typeset."""
+    driver.get(page.as_uri())
+    driver.execute_async_script(WAIT_FOR_MATHJAX_SCRIPT)
+    return driver.execute_script(LAYOUT_SCRIPT)
 
 
 @pytest.fixture(scope="module")
@@ -732,9 +783,7 @@ def page_audit(html_dir: Path):
             if not page.is_file():
                 skip_or_fail(f"{page} missing: is {entry} in _toc.yml and was the book rebuilt?")
             started = time.perf_counter()
-            driver.get(page.as_uri())
-            driver.execute_async_script(WAIT_FOR_MATHJAX_SCRIPT)
-            facts = driver.execute_script(LAYOUT_SCRIPT)
+            facts = layout_facts(driver, page)
             seconds["load"] += time.perf_counter() - started
             for label, shown_entry in SCREENSHOT_PAGES.items():
                 if shown_entry == entry:
@@ -767,6 +816,61 @@ def test_tables_code_and_maths_fit_the_column_or_scroll_in_their_own_box(page_au
     assert facts["page_overflow"] <= 1, f"{entry} at {width} px: scrolls sideways by {facts['page_overflow']} px"
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("screen", list(SCREENS))
+@pytest.mark.parametrize("entry", book_pages())
+def test_no_text_is_drawn_over_other_text(page_audit, entry: str, screen: str) -> None:
+    facts = page_audit(entry, screen)
+    assert not facts["overlaps"], (f"{entry} at {SCREENS[screen][0]} px: text blocks drawn over each other: "
+                                   f"{facts['overlaps'][:6]}")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("entry", book_pages())
+def test_shown_code_fits_its_box_at_a_laptops_width(page_audit, entry: str) -> None:
+    """The shown cells are formatted at ``SHOWN_CODE_COLUMNS`` (test_shown_code.py): the code box holds that many."""
+    columns = page_audit(entry, "laptop")["code_columns"]
+    assert columns is None or columns >= SHOWN_CODE_COLUMNS, (
+        f"{entry} at {SCREENS['laptop'][0]} px: the code box holds {columns} characters a line, fewer than the "
+        f"{SHOWN_CODE_COLUMNS} its cells are formatted to: they wrap mid-call")
+
+
+# The checks themselves, on hand-made pages at a phone's width: what they must find, and what they must let pass.
+PLANTED_PAGE = """<html><head><style>body {{ margin: 0; }} td {{ white-space: nowrap; padding: 2px; }}</style></head>
+<body><main><article style="width: 360px">{body}</article></main></body></html>"""
+WIDE_TABLE = "<table><caption>Wide</caption><tr>" + "".join(
+    f"<td>column number {i} of a wide table</td>" for i in range(8)) + "</tr></table>"
+
+
+def planted_layout(tmp_path: Path, monkeypatch, body: str) -> dict:
+    page = tmp_path / "planted.html"
+    page.write_text(PLANTED_PAGE.format(body=body), encoding="utf-8")
+    with chromium(monkeypatch, PHONE) as driver:
+        return layout_facts(driver, page)
+
+
+@pytest.mark.browser
+def test_the_geometry_check_finds_a_table_that_overflows_with_no_scroll_box(tmp_path, monkeypatch) -> None:
+    facts = planted_layout(tmp_path, monkeypatch, f"<p>Before.</p>{WIDE_TABLE}")
+    assert len(facts["overflowing"]) == 1 and facts["overflowing"][0].startswith('<table> captioned "Wide"')
+    facts = planted_layout(tmp_path, monkeypatch, f'<p>Before.</p><div style="overflow-x: auto">{WIDE_TABLE}</div>')
+    assert facts["overflowing"] == [] and facts["page_overflow"] <= 1
+
+
+@pytest.mark.browser
+def test_the_overlap_check_finds_text_drawn_over_other_text(tmp_path, monkeypatch) -> None:
+    # A row label too long for its fixed-width cell prints over the next cell, as an identifier did over a number.
+    label = ('<table style="table-layout: fixed; width: 300px"><tr><td style="width: 60px">'
+             'novelty_unexpectedness_s1_s4_s5_s6</td><td>9.9</td></tr></table>')
+    moved = '<p>First paragraph.</p><p style="margin-top: -1.2em">Second paragraph.</p>'
+    facts = planted_layout(tmp_path, monkeypatch, label + moved)
+    assert len(facts["overlaps"]) == 2, facts["overlaps"]
+    assert "novelty_unexpectedness" in facts["overlaps"][0] and '"9.9"' in facts["overlaps"][0]
+    assert '"First paragraph."' in facts["overlaps"][1] and '"Second paragraph."' in facts["overlaps"][1]
+    spaced = label.replace("width: 60px", "width: 260px") + moved.replace("-1.2em", "0")
+    assert planted_layout(tmp_path, monkeypatch, spaced)["overlaps"] == []
+
+
 def heading_skips(headings: list[dict]) -> list[str]:
     """Headings that skip a level on the way down (an h2 followed by an h4), or a page that does not open with h1."""
     skips, previous = [], 0
@@ -788,24 +892,16 @@ def test_headings_are_in_order_and_images_described(page_audit, entry: str) -> N
     assert not undescribed, f"{entry}: image(s) without alt text: {undescribed}"
 
 
-def axe_pages() -> list:
-    return [pytest.param(*param.values, id=param.id,
-                         marks=[pytest.mark.xfail(strict=False, reason=KNOWN_VIOLATIONS[param.values[0]])]
-                         if param.values[0] in KNOWN_VIOLATIONS else [])
-            for param in book_pages()]
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("screen", AXE_SCREENS)
-@pytest.mark.parametrize("entry", axe_pages())
+@pytest.mark.parametrize("entry", book_pages())
 def test_axe_core_finds_no_serious_accessibility_violation(page_audit, entry: str, screen: str) -> None:
     facts = page_audit(entry, screen)
     if facts["axe"] is None:
         skip_or_fail(f"{AXE_SCRIPT} is missing: run `make setup` (it installs axe-core, pinned in package-lock.json, "
                      "with npm)")
     assert not isinstance(facts["axe"], dict), f"{entry}: axe-core failed: {facts['axe']}"
-    serious = [violation for violation in facts["axe"] if violation["impact"] in FAILING_IMPACTS
-               and not all((violation["id"], target) in THEME_VIOLATIONS for target in violation["targets"])]
+    serious = [violation for violation in facts["axe"] if violation["impact"] in FAILING_IMPACTS]
     assert not serious, f"{entry} at {SCREENS[screen][0]} px: axe-core finds {len(serious)} serious violation(s): " \
         + "; ".join(f"{v['id']} ({v['impact']}, {v['nodes']} element(s), e.g. {v['targets']}): {v['help']}"
                     for v in serious)

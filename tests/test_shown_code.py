@@ -1,14 +1,21 @@
 """The code a chapter shows a reader runs as printed: the parameters cell (the chapter's interface) is shown, every
 name a shown cell reads is a builtin or bound by an earlier shown cell, the parameters cell first (never only by a
-cell the page hides), and a shown cell is short."""
+cell the page hides), a shown cell is short, and it is formatted to fit the book's code box."""
 
 import ast
 import builtins
+import io
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
 
 import jupytext
 import pytest
 
 from recjudge.compendium import cell_selection
+from recjudge.compendium.book import SHOWN_CODE_COLUMNS
 from recjudge.compendium.runplan import load_runplan
 from recjudge.paths import project_root
 
@@ -85,15 +92,61 @@ def test_the_parameters_cell_is_shown_first_and_short(path):
     tags, source = cells[parameters[0] - 1]
     assert shown(tags), f"{path.name}: the parameters cell is hidden ({sorted(set(tags) & HIDDEN)}): show it"
     assert not any(shown(tags) for tags, _ in cells[:parameters[0] - 1]), f"{path.name}: a shown cell before it"
-    assert sum(1 for line in source.splitlines() if line.strip()) <= MAX_PARAMETER_LINES
+    assert logical_lines(source) <= MAX_PARAMETER_LINES
+
+
+def logical_lines(source: str) -> int:
+    """Statements and comment lines: a call the formatter spreads over several lines, one argument a line, is one
+    step of the analysis, as long as it was on one line."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    statements = sum(1 for token in tokens if token.type == tokenize.NEWLINE)
+    comments = sum(1 for token in tokens if token.type == tokenize.COMMENT and not token.line[:token.start[1]].strip())
+    return statements + comments
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_shown_cells_are_short(path):
     long_cells = {number: n for number, (tags, source) in enumerate(code_cells(path), start=1)
-                  if shown(tags) and "parameters" not in tags
-                  and (n := sum(1 for line in source.splitlines() if line.strip())) > MAX_SHOWN_LINES}
+                  if shown(tags) and "parameters" not in tags and (n := logical_lines(source)) > MAX_SHOWN_LINES}
     assert long_cells == {}, f"{path.name}: shown cells over {MAX_SHOWN_LINES} lines (cell number: lines)"
+
+
+def ruff() -> str:
+    """The venv's ruff (the one `make lint` runs)."""
+    found = Path(sys.executable).with_name("ruff")
+    return str(found) if found.is_file() else (shutil.which("ruff") or pytest.skip("ruff is not installed"))
+
+
+def unformatted_shown_cells(path: Path, workdir: Path) -> list[int]:
+    """The numbers of the shown code cells of a chapter that ``ruff format`` at the book's code width would change
+    (what a reader sees and copies is the source, so the source is formatted, not the build's copy)."""
+    cells = {number: source for number, (tags, source) in enumerate(code_cells(path), start=1) if shown(tags)}
+    for number, source in cells.items():
+        (workdir / f"cell_{number:03d}.py").write_text(source + "\n", encoding="utf-8")
+    if not cells:
+        return []
+    # --isolated: the project's own settings (120 columns, notebooks excluded) are for the package, not the book.
+    result = subprocess.run([ruff(), "format", "--isolated", "--check", "--line-length", str(SHOWN_CODE_COLUMNS),
+                             str(workdir)], capture_output=True, text=True)
+    assert result.returncode in (0, 1), f"ruff format failed on {path.name}: {result.stderr}"
+    return sorted(number for number in cells if f"cell_{number:03d}.py" in result.stdout)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_shown_cells_are_formatted_to_the_code_box_width(path, tmp_path):
+    assert unformatted_shown_cells(path, tmp_path) == [], (
+        f"{path.name}: shown code cells (numbers) not formatted at {SHOWN_CODE_COLUMNS} columns, so they wrap "
+        f"mid-call in the book's code box: run `ruff format --isolated --line-length {SHOWN_CODE_COLUMNS}` on them")
+
+
+def test_the_format_check_finds_a_long_call_and_ignores_hidden_cells(tmp_path):
+    chapter = tmp_path / "chapter.md"
+    long_call = "frame = load(" + ", ".join(f"argument_{i}={i}" for i in range(12)) + ")"
+    chapter.write_text(f"```{{code-cell}}\n\nx = 1\n```\n\n```{{code-cell}}\n\n{long_call}\n```\n\n"
+                       f"```{{code-cell}}\n:tags: [remove-input]\n\n{long_call}\n```\n", encoding="utf-8")
+    (tmp_path / "cells").mkdir()
+    assert unformatted_shown_cells(chapter, tmp_path / "cells") == [2]
+    assert logical_lines("# a step\ncall(\n    a,\n    b,\n)\n") == 2
 
 
 def test_the_check_finds_a_name_bound_only_by_a_hidden_cell(tmp_path):

@@ -138,6 +138,17 @@ def test_long_tables_are_cut_and_point_to_the_full_csv():
     assert format_table(df.head(3), full_table=("c", "t")).note == "Full table: results/c/t.csv"
 
 
+def test_a_tables_own_style_fades_no_text(kang_like):
+    """The style a table carries into any page (the book, Jupyter) shows its notes and differences at the text's full
+    colour: an opacity takes them below WCAG AA's 4.5:1 contrast wherever they are shown."""
+    ours, paper = kang_like
+    table = paper_beside_ours(ours, paper, keys=["dataset", "method"], metrics=["mae"], difference=True,
+                              full_table=("c", "t"))
+    html = table._repr_html_()
+    assert "Full table" in html and "diff" in html
+    assert "opacity" not in html
+
+
 # --- paper beside ours -----------------------------------------------------------------------------------------
 
 

@@ -2,9 +2,10 @@
 // fails without them):
 // - a table or code box that scrolls sideways gets a keyboard tab stop and a name, so that a reader without a mouse
 //   can scroll it (WCAG 2.1.1; axe: scrollable-region-focusable);
-// - the search field's button is named by its visible text ("Search Ctrl+K"), and the colour-mode button's icons are
-//   hidden from screen readers, so that what is seen is what is announced (WCAG 2.5.3; axe:
-//   label-content-name-mismatch).
+// - the search field's button is named by its visible text ("Search Ctrl+K"), and the colour-mode button, which
+//   shows only icons, by a visually hidden "Color mode" in place of its aria-label, its icons (Font Awesome turns
+//   each <i title="Light"> into an <svg> with a <title>) hidden from screen readers: what is seen is what is
+//   announced (WCAG 2.5.3; axe: label-content-name-mismatch).
 (function () {
   "use strict";
   function markScrollBoxes() {
@@ -23,8 +24,21 @@
     document.querySelectorAll("button.search-button-field").forEach(function (button) {
       button.removeAttribute("aria-label");
     });
-    document.querySelectorAll(".theme-switch-button i").forEach(function (icon) {
-      icon.setAttribute("aria-hidden", "true");
+    document.querySelectorAll(".theme-switch-button").forEach(function (button) {
+      var name = button.getAttribute("aria-label") || "Color mode";
+      button.removeAttribute("aria-label");
+      if (!button.querySelector(".recjudge-button-name")) {
+        var text = document.createElement("span");
+        text.className = "recjudge-button-name visually-hidden";
+        text.textContent = name;
+        button.appendChild(text);
+      }
+      button.querySelectorAll("i, svg").forEach(function (icon) {
+        icon.setAttribute("aria-hidden", "true");
+        icon.removeAttribute("title");
+        icon.removeAttribute("aria-labelledby");
+        icon.removeAttribute("role");
+      });
     });
   }
   function repair() {

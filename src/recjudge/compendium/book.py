@@ -36,6 +36,11 @@ from recjudge.compendium.toc import NOTEBOOK_CHAPTERS, TOC_FILE, BookError, toc_
 from recjudge.compendium.vendored_assets import ensure_mathjax
 from recjudge.paths import project_root
 
+#: The width, in characters, shown code cells are formatted to (``ruff format --line-length``): the book's code box is
+#: about 100 characters of DejaVu Sans Mono at a 1280 px window, and about 88 of the wider Menlo or Consolas, so code
+#: formatted at 88 columns never wraps mid-call. The package's own code keeps its 120 columns (pyproject.toml).
+SHOWN_CODE_COLUMNS = 88
+
 # --------------------------------------------------------------------------------------------------------------------
 # Table of contents against the run plan
 

@@ -8,6 +8,7 @@ each executed chapter its run's labels.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -27,6 +28,22 @@ def _drop_thebe(app, pagename, templatename, context, doctree) -> None:  # noqa:
     scripts = context.get("script_files")
     if scripts:
         context["script_files"] = [script for script in scripts if not _is_thebe_loader(script)]
+
+
+#: docutils writes a bibliography as a ``role="list"`` box of ``role="doc-biblioentry"`` entries; ARIA's list holds
+#: listitems (and DPUB-ARIA 1.1 deprecates doc-biblioentry), so screen readers and axe-core (aria-required-children)
+#: find an empty list. Each entry is a listitem instead.
+_BIBLIOGRAPHY_ENTRY_ROLE = re.compile(r'(<div class="citation"[^>]*?) role="doc-biblioentry"')
+
+
+def bibliography_entries_as_list_items(body: str) -> str:
+    """The page's HTML with each bibliography entry of a citation list marked as a list item."""
+    return _BIBLIOGRAPHY_ENTRY_ROLE.sub(r'\1 role="listitem"', body)
+
+
+def _mark_bibliography_entries(app, pagename, templatename, context, doctree) -> None:  # noqa: ANN001 (Sphinx event)
+    if "body" in context:
+        context["body"] = bibliography_entries_as_list_items(context["body"])
 
 
 #: The bibliography style of the book (``bibtex_default_style`` in _config.yml): labels in the list read like the
@@ -187,12 +204,14 @@ def _relabel_run(app, docname: str, source: list[str]) -> None:  # noqa: ANN001 
 
 def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables beside
-    the pages and leave the themes' template sources out; register the bibliography's author-year label style; show
+    the pages and leave the themes' template sources out; register the bibliography's author-year label style and mark
+its entries as list items; show
     the repository and download buttons when ``_config.yml`` names the repository; give each executed chapter its
     run's labels."""
     app.connect("config-inited", _set_repository_buttons)
     app.connect("source-read", _relabel_run)
     app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _mark_bibliography_entries)
     app.connect("build-finished", _publish_results)
     app.connect("build-finished", _drop_template_sources)
     _register_bibliography_style()
