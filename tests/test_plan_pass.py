@@ -163,3 +163,26 @@ def test_every_chapter_renders_its_page_with_no_scores_at_all(tmp_path: Path, mo
                      (ASK_ONLY_ENV, "openai:gpt-4o-mini")), profile="smoke")
     outcomes = execute_plan(runs, ROOT, target=target, log=lambda line: None)  # raises naming a chapter that fails
     assert [outcome.run.name for outcome in outcomes] == [run.name for run in runs]
+
+
+def test_a_plan_prices_its_chapters_as_many_at_once_as_jobs_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recjudge run --plan --jobs 2` executes two chapters at a time, as a run does (the plan is mostly kernel starts
+    and prompt building, one core each)."""
+    from recjudge.cli import main
+    from recjudge.compendium.runplan import command
+
+    class Priced(Exception):
+        pass
+
+    seen = {}
+
+    def fake_execute_plan(runs, root, **options):
+        seen.update(options, names=[run.name for run in runs])
+        raise Priced
+
+    monkeypatch.setattr(command, "execute_plan", fake_execute_plan)
+    with pytest.raises(Priced):
+        main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--plan", "--jobs", "2",
+              "--only", "trust_judges", "--only", "judge_robustness"])
+    assert seen["jobs"] == 2 and seen["target"].plan_logs is not None
+    assert sorted(seen["names"]) == ["judge_robustness", "trust_judges"]

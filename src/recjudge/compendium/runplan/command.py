@@ -242,7 +242,7 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table, by_judge = _plan(invocation, root, force=args.force)
+            table, by_judge = _plan(invocation, root, force=args.force, jobs=args.jobs)
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
@@ -340,16 +340,17 @@ def _report_batches(invocation: _Invocation) -> None:
               "answer within 24 h) to collect them; chained prompts (least-to-most) need one pass per step.")
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1
+          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
     only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
     them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
-    both are also written beside the logs, as CSV."""
+    both are also written beside the logs, as CSV. ``jobs``: chapters priced at once (``recjudge run --jobs``)."""
     from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
     asking = [run for run in invocation.runs if run.asks_llm]
-    execute_plan(asking, root, force=force, target=target)
+    execute_plan(asking, root, force=force, target=target, jobs=jobs)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
     logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
     tables = plan_table(logs, free), plan_by_judge(logs, free)
@@ -373,7 +374,7 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")
-    table, _ = _plan(invocation, root)
+    table, _ = _plan(invocation, root, jobs=args.jobs)
     print(format_plan(table))
     refusal = cost_gate(table, args.yes)
     if refusal:
