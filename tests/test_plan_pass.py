@@ -186,3 +186,18 @@ def test_a_plan_prices_its_chapters_as_many_at_once_as_jobs_asks(monkeypatch: py
               "--only", "trust_judges", "--only", "judge_robustness"])
     assert seen["jobs"] == 2 and seen["target"].plan_logs is not None
     assert sorted(seen["names"]) == ["judge_robustness", "trust_judges"]
+
+
+def test_a_plan_says_what_its_time_went_into_and_names_its_slowest_chapters() -> None:
+    from recjudge.compendium.runplan import command
+    from recjudge.compendium.runplan.execution import RunOutcome
+
+    runs = {run.name: run for run in load_runplan(root=ROOT)}
+    outcomes = [RunOutcome(runs["trust_judges"], "executed", 30.4, ""),
+                RunOutcome(runs["judge_robustness"], "executed", 9.0, ""),
+                RunOutcome(runs["metamorphic_recommender"], "skipped", 0.0, "unchanged")]
+    line = command.plan_time_line(outcomes, 41.2, 1)
+    assert line.startswith("[plan] priced in 41 s; --jobs 2 prices two chapters at once")
+    assert "kernel start" in line and "every prompt" in line
+    assert line.endswith("slowest: trust_judges 30 s, judge_robustness 9 s")
+    assert "2 chapters at once" in command.plan_time_line(outcomes, 41.2, 2)
