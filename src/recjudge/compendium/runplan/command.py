@@ -242,7 +242,7 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=args.jobs)
+            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=args.jobs, runplan=args.runplan)
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
@@ -352,17 +352,22 @@ def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int) -> str
     return line
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1, runplan: Path | None = None
           ) -> tuple[pd.DataFrame, pd.DataFrame, list[RunOutcome]]:
     """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
     only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
     them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
     both are also written beside the logs, as CSV. ``jobs``: chapters priced at once (``recjudge run --jobs``). Also
     returns each chapter's outcome (its time)."""
+    from dataclasses import replace
+
+    from recjudge.compendium.runplan.plan import plan_parameters
     from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
-    asking = [run for run in invocation.runs if run.asks_llm]
+    smallest = plan_parameters(runplan, root=root)  # resampling counts a plan does not need
+    asking = [replace(run, parameters={**run.parameters, **smallest.get(run.name, {})})
+              for run in invocation.runs if run.asks_llm]
     outcomes = execute_plan(asking, root, force=force, target=target, jobs=jobs)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
     logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
@@ -387,7 +392,7 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")
-    table, _, _ = _plan(invocation, root, jobs=args.jobs)
+    table, _, _ = _plan(invocation, root, jobs=args.jobs, runplan=args.runplan)
     print(format_plan(table))
     refusal = cost_gate(table, args.yes)
     if refusal:
