@@ -221,3 +221,28 @@ def test_a_held_out_row_counts_the_answers_of_a_half_and_never_averages_them():
     assert (row5["n"], row5["n_max"]) == (held5["heldout_n"].min(), held5["heldout_n"].max())
     single = rows5.set_index("method").loc["none (NA)"]
     assert single["n"] == single["n_max"] == n
+
+
+def test_short_term_profile_matches_a_plain_filter_of_each_window(movies):
+    """The window is found by binary search in each user's sorted timestamps (a plan builds every answer's prompt):
+    the same texts as filtering every interaction by the window's bounds, start included and the target's own time
+    excluded, on unsorted interactions with ties, repeats and movies missing from the table."""
+    rng = np.random.default_rng(0)
+    t0 = pd.Timestamp("2017-03-01", tz="UTC")
+    days = rng.integers(-40, 3, size=200)
+    interactions = pd.DataFrame({"user_id": rng.integers(1, 5, size=200), "item_id": rng.integers(1, 7, size=200),
+                                 "timestamp": [t0 + pd.Timedelta(days=int(d)) for d in days],
+                                 "rating": rng.integers(1, 6, size=200).astype(float)})
+    targets = interactions.sample(40, random_state=0)[["user_id", "item_id", "timestamp"]]
+    targets.loc[targets.index[0], "timestamp"] = targets["timestamp"].iloc[1] + pd.Timedelta(days=28)  # edge: start
+
+    def plain(user, item, when):
+        window = interactions[(interactions["user_id"] == user) & (interactions["timestamp"] < when)
+                              & (interactions["timestamp"] >= when - pd.Timedelta(days=28))
+                              & (interactions["item_id"] != item)]
+        return aux.short_term_profile_texts(pd.DataFrame({"user_id": [user], "item_id": [item], "timestamp": [when]}),
+                                            window, movies).iloc[0]
+
+    expected = [plain(*row) for row in targets.itertuples(index=False)]
+    assert aux.short_term_profile_texts(targets, interactions, movies).tolist() == expected
+    assert any(text.startswith("no movie") for text in expected) and not all(t.startswith("no") for t in expected)

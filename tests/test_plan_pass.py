@@ -163,3 +163,77 @@ def test_every_chapter_renders_its_page_with_no_scores_at_all(tmp_path: Path, mo
                      (ASK_ONLY_ENV, "openai:gpt-4o-mini")), profile="smoke")
     outcomes = execute_plan(runs, ROOT, target=target, log=lambda line: None)  # raises naming a chapter that fails
     assert [outcome.run.name for outcome in outcomes] == [run.name for run in runs]
+
+
+def test_a_plan_prices_its_chapters_as_many_at_once_as_jobs_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recjudge run --plan --jobs 2` executes two chapters at a time, as a run does (the plan is mostly kernel starts
+    and prompt building, one core each)."""
+    from recjudge.cli import main
+    from recjudge.compendium.runplan import command
+
+    class Priced(Exception):
+        pass
+
+    seen = {}
+
+    def fake_execute_plan(runs, root, **options):
+        seen.update(options, names=[run.name for run in runs])
+        raise Priced
+
+    monkeypatch.setattr(command, "execute_plan", fake_execute_plan)
+    with pytest.raises(Priced):
+        main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--plan", "--jobs", "2",
+              "--only", "trust_judges", "--only", "judge_robustness"])
+    assert seen["jobs"] == 2 and seen["target"].plan_logs is not None
+    assert sorted(seen["names"]) == ["judge_robustness", "trust_judges"]
+
+
+def test_a_plan_says_what_its_time_went_into_and_names_its_slowest_chapters() -> None:
+    from recjudge.compendium.runplan import command
+    from recjudge.compendium.runplan.execution import RunOutcome
+
+    runs = {run.name: run for run in load_runplan(root=ROOT)}
+    outcomes = [RunOutcome(runs["trust_judges"], "executed", 30.4, ""),
+                RunOutcome(runs["judge_robustness"], "executed", 9.0, ""),
+                RunOutcome(runs["metamorphic_recommender"], "skipped", 0.0, "unchanged")]
+    line = command.plan_time_line(outcomes, 41.2, 1)
+    assert line.startswith("[plan] priced in 41 s; --jobs 2 prices two chapters at once")
+    assert "kernel start" in line and "every prompt" in line
+    assert line.endswith("slowest: trust_judges 30 s, judge_robustness 9 s")
+    assert "2 chapters at once" in command.plan_time_line(outcomes, 41.2, 2)
+
+
+def names_judge_calls_read(notebook: nbformat.NotebookNode, asking: set[str]) -> set[str]:
+    """The names the statements that ask a judge read, directly or through the statements before them that bind
+    those names (statement by statement over the code cells, in order)."""
+    statements = [statement for cell in notebook.cells if cell.cell_type == "code"
+                  for statement in ast.parse(cell.source).body]
+    needed: set[str] = set()
+    for statement in reversed(statements):
+        if called_names(statement) & asking or bound_names(statement) & needed:
+            needed |= read_names(statement)
+    return needed
+
+
+def test_a_plan_only_lowers_parameters_that_no_judge_call_reads() -> None:
+    """The `plan_parameters` of the run plan (resampling counts at their smallest) leave every request a plan counts
+    as it is: no statement that asks a judge reads them, nor any statement binding a name such a statement reads."""
+    from recjudge.compendium.runplan.plan import plan_parameters
+
+    overrides = plan_parameters(root=ROOT)
+    assert overrides, "the run plan lowers no parameter for a plan"
+    runs = {run.name: run for run in load_runplan(root=ROOT)}
+    asking = judge_asking_functions()
+    for name, changes in overrides.items():
+        notebook = cell_selection.notebook_for_variant(
+            cell_selection.notebook_for_plan(read_source_notebook(ROOT / runs[name].notebook)), runs[name].variant)
+        read = names_judge_calls_read(notebook, asking)
+        assert "study" in read or "judged" in read  # the check sees the judge calls' inputs
+        assert not set(changes) & read, f"{name}: a judge call reads {sorted(set(changes) & read)}"
+
+
+def test_the_judge_call_check_follows_names_back_through_earlier_statements() -> None:
+    cells = [nbformat.v4.new_code_cell("rows = sample(n_rows)\nboot = resample(rows, n_boot)"),
+             nbformat.v4.new_code_cell("asked = run_judge(rows)\ntable = bootstrap(asked, n_boot)")]
+    read = names_judge_calls_read(nbformat.v4.new_notebook(cells=cells), {"run_judge"})
+    assert "n_rows" in read and "n_boot" not in read

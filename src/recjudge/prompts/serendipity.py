@@ -73,16 +73,39 @@ def _title(movies: pd.DataFrame, item_id) -> tuple[str, str]:
     return f"movie {item_id}", "unknown"
 
 
-def movie_item_text(item_id, movies: pd.DataFrame) -> str:
-    """"Title (year), genres: A, B" for the recommended movie; ``movies`` indexed by item_id (title, year, genres).
-    A movie missing from the table is named by its id."""
-    title, genres = _title(movies, item_id)
+class MovieNames:
+    """``_title`` of each movie of ``movies``, each looked up once: a study's prompts name the same movies tens of
+    thousands of times (every answer's history), and a plan builds every prompt to count them."""
+
+    def __init__(self, movies: pd.DataFrame):
+        self.movies = movies
+        self._known: dict = {}
+
+    def __call__(self, item_id) -> tuple[str, str]:
+        try:
+            return self._known[item_id]
+        except KeyError:
+            named = self._known[item_id] = _title(self.movies, item_id)
+            return named
+        except TypeError:  # an unhashable id: looked up as it is
+            return _title(self.movies, item_id)
+
+
+def _names(movies: pd.DataFrame | MovieNames) -> MovieNames:
+    return movies if isinstance(movies, MovieNames) else MovieNames(movies)
+
+
+def movie_item_text(item_id, movies: pd.DataFrame | MovieNames) -> str:
+    """"Title (year), genres: A, B" for the recommended movie; ``movies`` indexed by item_id (title, year, genres),
+    or their ``MovieNames``. A movie missing from the table is named by its id."""
+    title, genres = _names(movies)(item_id)
     return f"{title}, genres: {genres}"
 
 
-def movie_history_text(item_ids: Sequence, movies: pd.DataFrame) -> str:
+def movie_history_text(item_ids: Sequence, movies: pd.DataFrame | MovieNames) -> str:
     """Comma-separated "Title (year)" of the history items, oldest first; ``EMPTY_HISTORY`` when empty."""
-    titles = [_title(movies, item)[0] for item in item_ids]
+    names = _names(movies)
+    titles = [names(item)[0] for item in item_ids]
     return ", ".join(titles) if titles else EMPTY_HISTORY
 
 
@@ -132,12 +155,13 @@ def _key_part(value) -> str:
     return str(value).replace("%", "%25").replace(":", "%3A")
 
 
-def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
+def history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame | MovieNames) -> pd.Series:
     """The history text of each target row (index aligned with ``targets``)."""
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
     by_target = ordered.groupby(["user_id", "item_id"])["history_item_id"].agg(list).to_dict() if len(history) else {}
+    names = _names(movies)
     return pd.Series(
-        [movie_history_text(by_target.get((u, i), []), movies)
+        [movie_history_text(by_target.get((u, i), []), names)
          for u, i in targets[["user_id", "item_id"]].itertuples(index=False)],
         index=targets.index,
     )
@@ -183,12 +207,14 @@ def serendipity_requests(
     movies: item_id-indexed title, year, genres."""
     from recjudge.llm import JudgeRequest
 
-    histories = history_texts(targets, history, movies)
+    names = _names(movies)
+    histories = history_texts(targets, history, names)
     requests = []
-    for (index, row), text in zip(targets.iterrows(), histories):
-        messages = build_messages(prompt, domain, text, movie_item_text(row["item_id"], movies), examples)
-        requests.append(JudgeRequest(key=request_key(row["user_id"], row["item_id"]), messages=messages,
-                                     meta={"user_id": row["user_id"], "item_id": row["item_id"], "prompt": prompt}))
+    # itertuples, not iterrows: a row Series per answer costs more than its prompt at paper scale
+    for user, item, text in zip(targets["user_id"], targets["item_id"], histories):
+        messages = build_messages(prompt, domain, text, movie_item_text(item, names), examples)
+        requests.append(JudgeRequest(key=request_key(user, item), messages=messages,
+                                     meta={"user_id": user, "item_id": item, "prompt": prompt}))
     return requests
 
 
@@ -196,8 +222,9 @@ def fewshot_example_fields(
     examples: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame, rating_column: str
 ) -> list[dict[str, object]]:
     """The few-shot examples as mappings (history text, item text, rating) for ``build_messages``."""
-    texts = history_texts(examples, history, movies)
+    names = _names(movies)
+    texts = history_texts(examples, history, names)
     return [
-        {"history": texts[i], "item": movie_item_text(row["item_id"], movies), "rating": row[rating_column]}
+        {"history": texts[i], "item": movie_item_text(row["item_id"], names), "rating": row[rating_column]}
         for i, row in examples.iterrows()
     ]

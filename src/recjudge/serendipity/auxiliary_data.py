@@ -144,8 +144,9 @@ def min_jaccard_distance(ratings: pd.DataFrame, targets: pd.DataFrame, history: 
 
 def rated_history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd.DataFrame) -> pd.Series:
     """The history text with the user's rating of each movie: "Title (year) (rated 4.5/5)", oldest first."""
-    from recjudge.prompts.serendipity import EMPTY_HISTORY, movie_history_text
+    from recjudge.prompts.serendipity import EMPTY_HISTORY, MovieNames, movie_history_text
 
+    movies = MovieNames(movies)
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
     by_target = {key: list(zip(g["history_item_id"], g["history_rating"]))
                  for key, g in ordered.groupby(["user_id", "item_id"])}
@@ -168,19 +169,25 @@ def short_term_profile_texts(targets: pd.DataFrame, interactions: pd.DataFrame, 
         if missing:
             raise KeyError(f"{name} frame lacks column(s) {missing}")
     window = pd.Timedelta(days=days)
-    by_user = {u: g.sort_values("timestamp") for u, g in interactions.groupby("user_id")}
+    by_user = {u: g.sort_values("timestamp", kind="stable") for u, g in interactions.groupby("user_id")}
+    genres_of: dict = {}  # each movie's genres looked up once: the same movies recur in every user's window
     texts = []
     for user, item, when in targets[["user_id", "item_id", "timestamp"]].itertuples(index=False):
         group = by_user.get(user)
-        recent = (group[(group["timestamp"] < when) & (group["timestamp"] >= when - window)
-                        & (group["item_id"] != item)] if group is not None else None)
+        recent = None
+        if group is not None:  # the window [when - window, when) by binary search in the sorted timestamps
+            start, end = group["timestamp"].searchsorted([when - window, when], side="left")
+            recent = group.iloc[start:end]
+            recent = recent[recent["item_id"] != item]
         if recent is None or recent.empty:
             texts.append(f"no movie rated in the past {days} days")
             continue
         genres: Counter = Counter()
         for movie in recent["item_id"]:
-            if movie in movies.index:
-                genres.update(g for g in (movies.loc[movie, "genres"] or ()) if g != "(no genres listed)")
+            if movie not in genres_of:
+                genres_of[movie] = ([g for g in (movies.loc[movie, "genres"] or ()) if g != "(no genres listed)"]
+                                    if movie in movies.index else [])
+            genres.update(genres_of[movie])
         text = f"{len(recent)} movie{'s' if len(recent) != 1 else ''} rated in the past {days} days"
         if "rating" in recent.columns and recent["rating"].notna().any():
             text += f", mean rating {recent['rating'].mean():.1f}/5"
@@ -331,22 +338,24 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
     if "long_profile" in setting.components and "long_profile" not in aux.columns:
         raise KeyError("setting needs the long-term profiles: add a 'long_profile' column to the auxiliary table")
 
+    names = prompts.MovieNames(movies)
+
     def history_text(frame: pd.DataFrame) -> pd.Series:
         if "rating" in setting.components:
             return aux.loc[frame.index, "history_rated"]
-        return prompts.history_texts(frame, history, movies)
+        return prompts.history_texts(frame, history, names)
 
     example_texts = history_text(examples)
-    shots = [{"history": example_texts[i], "item": prompts.movie_item_text(row["item_id"], movies),
+    shots = [{"history": example_texts[i], "item": prompts.movie_item_text(row["item_id"], names),
               "rating": row["level"], "values": aux.loc[i].to_dict()} for i, row in examples.iterrows()]
     requests = []
-    values = aux.loc[rows.index]  # one row's values a prompt: read as a frame once, not one .loc per answer
-    for (index, row), text, (_, aux_row) in zip(rows.iterrows(), history_text(rows), values.iterrows()):
-        messages = auxiliary_messages(setting.components, text, prompts.movie_item_text(row["item_id"], movies),
-                                      aux_row.to_dict(), shots, domain)
-        requests.append(JudgeRequest(key=prompts.request_key(row["user_id"], row["item_id"]), messages=messages,
-                                     meta={"user_id": row["user_id"], "item_id": row["item_id"],
-                                           "setting": setting.name}))
+    # one row's values a prompt: read as records once, not one .loc (or one row Series) per answer
+    values = aux.loc[rows.index].to_dict("records")
+    for user, item, text, aux_values in zip(rows["user_id"], rows["item_id"], history_text(rows), values):
+        messages = auxiliary_messages(setting.components, text, prompts.movie_item_text(item, names),
+                                      aux_values, shots, domain)
+        requests.append(JudgeRequest(key=prompts.request_key(user, item), messages=messages,
+                                     meta={"user_id": user, "item_id": item, "setting": setting.name}))
     return requests
 
 

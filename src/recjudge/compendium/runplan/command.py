@@ -242,7 +242,7 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table, by_judge = _plan(invocation, root, force=args.force)
+            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=args.jobs, runplan=args.runplan)
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
@@ -254,8 +254,7 @@ def run_command(args: argparse.Namespace) -> int:
             for line in (left_out_line(by_judge), not_fetched_line(by_judge), limit_line(table, invocation.paid())):
                 if line:
                     print(line)
-            print(f"[plan] priced in {time.perf_counter() - started:.0f} s: each chapter that asks an LLM ran up to "
-                  "its last judge call, nothing asked")
+            print(plan_time_line(outcomes, time.perf_counter() - started, args.jobs))
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -340,22 +339,42 @@ def _report_batches(invocation: _Invocation) -> None:
               "answer within 24 h) to collect them; chained prompts (least-to-most) need one pass per step.")
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int) -> str:
+    """What a plan's time went into: it is no estimate but an execution of every chapter up to its last judge call."""
+    slowest = sorted((outcome for outcome in outcomes if outcome.status == "executed"),
+                     key=lambda outcome: -outcome.seconds)[:3]
+    at_once = f", {jobs} chapters at once" if jobs > 1 else "; --jobs 2 prices two chapters at once"
+    line = (f"[plan] priced in {seconds:.0f} s{at_once}: each chapter that asks an LLM ran up to its last judge call, "
+            "nothing asked. The time is each chapter's kernel start (imports, data) and the building of every prompt "
+            "it would send, to count its tokens")
+    if slowest:
+        line += "; slowest: " + ", ".join(f"{outcome.run.name} {outcome.seconds:.0f} s" for outcome in slowest)
+    return line
+
+
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1, runplan: Path | None = None
+          ) -> tuple[pd.DataFrame, pd.DataFrame, list[RunOutcome]]:
     """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
     only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
     them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
-    both are also written beside the logs, as CSV."""
+    both are also written beside the logs, as CSV. ``jobs``: chapters priced at once (``recjudge run --jobs``). Also
+    returns each chapter's outcome (its time)."""
+    from dataclasses import replace
+
+    from recjudge.compendium.runplan.plan import plan_parameters
     from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
-    asking = [run for run in invocation.runs if run.asks_llm]
-    execute_plan(asking, root, force=force, target=target)
+    smallest = plan_parameters(runplan, root=root)  # resampling counts a plan does not need
+    asking = [replace(run, parameters={**run.parameters, **smallest.get(run.name, {})})
+              for run in invocation.runs if run.asks_llm]
+    outcomes = execute_plan(asking, root, force=force, target=target, jobs=jobs)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
     logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
     tables = plan_table(logs, free), plan_by_judge(logs, free)
     for table, name in zip(tables, ("plan_by_chapter.csv", "plan_by_judge.csv")):
         table.to_csv(target.plan_logs.parent / name, index=False)
-    return tables
+    return (*tables, outcomes)
 
 
 def _plan_heading(invocation: _Invocation, profile: str) -> str:
@@ -373,7 +392,7 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")
-    table, _ = _plan(invocation, root)
+    table, _, _ = _plan(invocation, root, jobs=args.jobs, runplan=args.runplan)
     print(format_plan(table))
     refusal = cost_gate(table, args.yes)
     if refusal:
