@@ -401,3 +401,10 @@ def test_an_appendix_pages_tables_are_lettered_not_numbered_like_a_chapter(monke
         assert re.search(r"Table B\.\d+\. </span>Sizes", html_text)
     finally:
         tables.chapter_number.cache_clear()
+
+
+def test_a_line_break_in_a_label_breaks_the_rendered_header_there():
+    from recjudge.compendium.tables import format_table
+
+    html = format_table(pd.DataFrame({"a": [0.5]}), {"a": "number"}, labels={"a": "MR1:\nMultiply"}).to_html()
+    assert "MR1:<br>Multiply</th>" in html

@@ -356,6 +356,12 @@ def chapter_number() -> int | str | None:
 PAGE_TO_ROOT = "../../"
 
 
+def _header_html(header: object) -> str:
+    """A header's HTML: a line break written in a label ("MR1:\\nMultiply") breaks the header there, so a narrow
+    numeric column keeps a long header without widening the table."""
+    return html.escape(str(header)).replace("\n", "<br>")
+
+
 def _to_html(table: Table) -> str:
     data = table.data
     escape = html.escape
@@ -375,21 +381,21 @@ def _to_html(table: Table) -> str:
         while i < len(columns):
             top, sub = columns[i]
             if sub == "":
-                row.append(f'<th class="key" rowspan="2" scope="col">{escape(str(top))}</th>')
+                row.append(f'<th class="key" rowspan="2" scope="col">{_header_html(top)}</th>')
                 i += 1
                 continue
             span = 1
             while i + span < len(columns) and columns[i + span][0] == top and columns[i + span][1] != "":
                 span += 1
-            row.append(f'<th class="group" colspan="{span}" scope="colgroup">{escape(str(top))}</th>')
+            row.append(f'<th class="group" colspan="{span}" scope="colgroup">{_header_html(top)}</th>')
             i += span
         row.append("</tr>")
         out.append("".join(row))
-        out.append("<tr>" + "".join(f'<th scope="col">{escape(str(sub))}</th>' for _, sub in columns if sub != "")
+        out.append("<tr>" + "".join(f'<th scope="col">{_header_html(sub)}</th>' for _, sub in columns if sub != "")
                    + "</tr>")
     else:
         out.append("<tr>" + "".join(
-            f'<th class="{"num" if c in table.numeric_columns else "key"}" scope="col">{escape(str(c))}</th>'
+            f'<th class="{"num" if c in table.numeric_columns else "key"}" scope="col">{_header_html(c)}</th>'
             for c in columns) + "</tr>")
     out.append("</thead><tbody>")
     kinds = []
