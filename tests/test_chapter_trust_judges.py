@@ -241,13 +241,16 @@ def test_the_worth_table_shows_the_headline_n_and_500_and_saves_every_n(results)
     judged = small_population(n=1200)
     worth = small_worth(judged, sizes=(20, 50, 500), draws=20)
     table = page.show_worth_table(worth, 50, notebook="chapter", data="small")
-    assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Width, human only",
-                                        "Width, PPI++", "Coverage, human (%) [MC 95%]",
-                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule",
-                                        "Draws with s = 0"]
+    # The worth and the ρ² rule's price sit beside the judge and n; the intervals behind them fold away.
+    assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Worth (labels)", "ρ² rule"]
     assert set(table.data["Labels n"]) == {"50", "500"}
-    assert table.caption == ("Human labels each judge is worth at n = 50 and 500 (every n in the full table); a draw "
-                             "whose labels are all equal (s = 0) has zero-width intervals for both methods")
+    assert table.caption.startswith("Human labels each judge is worth at n = 50 and 500, beside the ρ² rule")
+    intervals = page.show_worth_intervals(worth, 50, notebook="chapter")
+    assert intervals.collapsed and set(intervals.data["n"]) == {"50", "500"}
+    assert [c.replace("\n", " ") for c in intervals.data.columns] == [
+        "Estimand", "Judge", "n", "Width, human only", "Width, PPI++", "Coverage, human (%) [MC 95%]",
+        "Coverage, PPI++ (%) [MC 95%]", "Draws with s = 0"]
+    assert "(s = 0) has zero-width intervals" in intervals.caption
     assert len(pd.read_csv(results / "chapter" / "labels_worth.csv")) == len(worth)
 
 
@@ -314,3 +317,11 @@ def test_the_width_figure_draws_the_rho_squared_rule_for_two_reference_correlati
         assert {t.get_text() for t in ax.texts} == {f"ρ = {rho:g} (ρ² rule)" for rho in page.REFERENCE_CORRELATIONS}
     assert page.reference_width_ratio(100, 0.5) == pytest.approx(
         np.sqrt(100 / ppi.labels_worth_by_correlation(100, 0.5)))
+
+
+def test_the_papers_judges_table_names_its_source_in_one_cell_and_saves_every_column(results):
+    table = page.show_paper_judges_worth("chapter")
+    assert list(table.data.columns[:2]) == ["Paper, table: dataset", "Judge"]
+    assert table.data["Paper, table: dataset"].iloc[0].startswith("Kang et al. 2025, Table 2: ")
+    saved = pd.read_csv(results / "chapter" / "paper_judges_worth.csv")
+    assert {"paper", "table", "dataset", "judge"} <= set(saved.columns)

@@ -184,24 +184,43 @@ def coverage_text(table: pd.DataFrame, method: str) -> list[str]:
 
 
 def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, data: str) -> Table:
-    """The labels each judge is worth (``ppi.worth_table`` rows with their ``estimand``) at the headline n and 500;
-    every n goes to results/."""
+    """The labels each judge is worth (``ppi.worth_table`` rows with their ``estimand``) at the headline n and 500,
+    beside what the ρ² rule prices its correlation at; every n and the intervals behind the worth go to results/
+    (and to :func:`show_worth_intervals`)."""
     save_table(worth.assign(data=data), notebook, "labels_worth")
-    at = worth[worth["n"].isin([headline_n, LARGE_N])]
+    return format_table(
+        _at_shown_sizes(worth, headline_n)[["estimand", "judge", "n", "pearson", "labels_worth",
+                                            "labels_worth_by_rho2"]],
+        {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
+         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
+        labels={"estimand": "Estimand", "judge": "Judge"},
+        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N}, beside the ρ² rule's price of "
+                "its correlation (every n, and the interval widths and coverage behind the worth, in the full "
+                "table)",
+        full_table=(notebook, "labels_worth"))
+
+
+def show_worth_intervals(worth: pd.DataFrame, headline_n: int, *, notebook: str) -> Table:
+    """The interval widths and coverages behind :func:`show_worth_table`'s worth, at the same n (a collapsed
+    table)."""
+    at = _at_shown_sizes(worth, headline_n)
     at = at.assign(coverage_human_text=coverage_text(at, "human_only"), coverage_ppi_text=coverage_text(at, "ppi"))
     return format_table(
-        at[["estimand", "judge", "n", "pearson", "width_human_only", "width_ppi", "coverage_human_text",
-            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2", "degenerate_draws"]],
-        {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
-         "width_human_only": number(3, label="Width, human only"), "width_ppi": number(3, label="Width, PPI++"),
-         "coverage_human_text": text(label="Coverage, human (%) [MC 95%]"),
-         "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
-         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule"),
-         "degenerate_draws": count(label="Draws with s = 0")},
+        at[["estimand", "judge", "n", "width_human_only", "width_ppi", "coverage_human_text", "coverage_ppi_text",
+            "degenerate_draws"]],
+        {"n": count(label="n"), "width_human_only": number(3, label="Width,\nhuman only"),
+         "width_ppi": number(3, label="Width,\nPPI++"),
+         "coverage_human_text": text(label="Coverage, human\n(%) [MC 95%]"),
+         "coverage_ppi_text": text(label="Coverage, PPI++\n(%) [MC 95%]"),
+         "degenerate_draws": count(label="Draws\nwith s = 0")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table); "
-                "a draw whose labels are all equal (s = 0) has zero-width intervals for both methods",
-        full_table=(notebook, "labels_worth"))
+        caption=f"Interval widths and coverage behind the worth at n = {headline_n} and {LARGE_N}; a draw whose "
+                "labels are all equal (s = 0) has zero-width intervals for both methods",
+        full_table=(notebook, "labels_worth"), audit=True)
+
+
+def _at_shown_sizes(worth: pd.DataFrame, headline_n: int) -> pd.DataFrame:
+    return worth[worth["n"].isin([headline_n, LARGE_N])]
 
 
 def _mean_worth(worth: pd.DataFrame) -> pd.DataFrame:
@@ -281,15 +300,17 @@ def show_paper_judges_worth(notebook: str) -> Table:
     """Every LLM row of the papers' agreement tables priced in labels by the ρ² rule at the paper's n, with the
     correlation that n detects and the n the row's own correlation needs (saved as ``paper_judges_worth``)."""
     table = save_table(papers_worth.paper_judges_worth(), notebook, "paper_judges_worth")
+    # One source cell (paper, table, dataset) wraps in its column, so the numbers a reader compares stay on screen.
+    shown = table.assign(source=table["paper"] + ", " + table["table"] + ": " + table["dataset"])
     return format_table(
-        table[["paper", "table", "dataset", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
+        shown[["source", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
                "detectable_pearson_pct", "n_needed_to_detect"]],
-        {"pearson_pct": number(2, label="Pearson % (paper)"), "n": count(label="n (paper)"),
-         "labels_saved_pct": number(2, label="Labels saved % (ρ²)"),
-         "labels_worth_at_n": number(0, label="n labels + judge worth"),
-         "detectable_pearson_pct": number(1, label="Pearson % detectable at n (80% power)"),
-         "n_needed_to_detect": count(label="n its Pearson needs")},
-        labels={"paper": "Paper", "table": "Table", "dataset": "Dataset", "judge": "Judge"},
+        {"pearson_pct": number(2, label="Pearson %\n(paper)"), "n": count(label="n\n(paper)"),
+         "labels_saved_pct": number(2, label="Labels\nsaved %\n(ρ²)"),
+         "labels_worth_at_n": number(0, label="n labels\n+ judge\nworth"),
+         "detectable_pearson_pct": number(1, label="Pearson %\ndetectable\nat n (80%\npower)"),
+         "n_needed_to_detect": count(label="n its\nPearson\nneeds")},
+        labels={"source": "Paper, table: dataset", "judge": "Judge"},
         caption="The papers' own LLM judges priced in human labels by the ρ² rule, from their printed correlations "
                 "and the papers' n (Kang et al.: the ratings of their Table 1; Zhang et al.: about 2,500 entries)",
         full_table=(notebook, "paper_judges_worth"))
