@@ -113,3 +113,16 @@ def test_the_figure_has_a_panel_per_strategy_and_says_why_one_is_empty(monkeypat
     assert [ax.get_title() for ax in shown] == ["Base", "CoT"]
     assert [t.get_text() for t in shown[1].texts] == ["none of the 3 replies\nheld a score"]
     assert "3 sampled answers of Serendipity-2018 (mirror)" in drawn["caption"]
+
+
+def test_the_papers_table_1_shows_the_constant_answers_and_random_as_rows_below_its_judges():
+    table = pd.DataFrame({"model": ["GPT", "Llama"], "strategy": ["Base", "Base"], "mae": [1.5, 2.2],
+                          "accuracy_pct": [20.0, 27.0], "constant_mode_answer": ["2", "2"],
+                          "constant_mode_mae": [0.6, 0.6], "constant_mean_mae": [0.7, 0.7], "random_mae": [1.4, 1.4],
+                          "constant_mode_accuracy_pct": [62.0, 62.0], "constant_mean_accuracy_pct": [61.0, 61.0],
+                          "random_accuracy_pct": [34.0, 34.0]})
+    shown = page.table1_with_baseline_rows(table)
+    assert list(shown.columns) == ["model", "strategy", "mae", "accuracy_pct"]
+    assert shown["model"].tolist() == ["GPT", "Llama", "Constant 2", "Constant, the mean", "Random"]
+    assert shown["mae"].tolist() == [1.5, 2.2, 0.6, 0.7, 1.4]
+    assert shown["accuracy_pct"].tolist()[2:] == [62.0, 61.0, 34.0]
