@@ -232,55 +232,53 @@ def _shown_judges(worth: pd.DataFrame, judges: Sequence[str]) -> list[str]:
     return [j for j in judges if j in set(_mean_worth(worth)["judge"])]
 
 
-def reference_width_ratio(n: int, correlation: float, population_size: int | None = None) -> float:
-    """The PPI++ width relative to human labels alone that a judge correlating ``correlation`` with the humans
-    would give with ``n`` labels, by the ρ² rule (``ppi.labels_worth_by_correlation``): n labels plus the judge
-    are worth n' labels alone, and widths shrink as √(1/n − 1/N)."""
-    worth = ppi.labels_worth_by_correlation(n, correlation, population_size)
-    if population_size is None:
-        return float(np.sqrt(n / worth))
-    return float(np.sqrt((1 / worth - 1 / population_size) / (1 / n - 1 / population_size)))
+def worth_per_label(worth: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and n (the mean's rows): the human labels alone that one label plus the judge is worth
+    (``labels_worth / n``), with its Monte Carlo 95% interval (``per_label_low``/``_high``): above 1 the judge saves
+    labels, and an interval holding 1 is a saving the simulation cannot tell from noise."""
+    mean_worth = _mean_worth(worth)
+    return mean_worth.assign(per_label=mean_worth["labels_worth"] / mean_worth["n"],
+                             per_label_low=mean_worth["labels_worth_mc_low"] / mean_worth["n"],
+                             per_label_high=mean_worth["labels_worth_mc_high"] / mean_worth["n"])
 
 
-def width_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
-    """Each judge's PPI++ interval width for the mean relative to human labels alone, against n (log axis), with
-    what a judge of correlation ρ = 0.15 and 0.5 would give by the ρ² rule (grey, dotted, labelled)."""
+def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
+    """What one human label plus each judge is worth in labels alone, at each n (log axis): a point per judge with
+    its Monte Carlo 95% interval, the judges side by side at each n, against what a judge of correlation ρ = 0.15 and
+    0.5 is worth by the ρ² rule (grey, dotted, labelled) and human labels alone (dashed, at 1)."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-    mean_worth = _mean_worth(worth)
+    per_label = worth_per_label(worth)
     panels = _panels(judged, _shown_judges(worth, judges))
-    # Each judge's PPI++ width relative to human labels alone on the same draws: 1 means the judge adds nothing.
-    relative = mean_worth.assign(relative=mean_worth["width_ppi"] / mean_worth["width_human_only"])
     styles = judge_styles(judges)
-    sizes = sorted(relative["n"].unique())
-    # By the rule the ratio is √(1 − ρ²) at every n and N: a judge's line sits flat at its correlation's reference.
-    population_size = int(mean_worth["population"].max()) if "population" in mean_worth else None
+    sizes = sorted(per_label["n"].unique())
+    population_size = int(per_label["population"].max()) if "population" in per_label else None
     fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
         figures.check_series_count(len(panel))
         ax.axhline(1.0, color="0.2", linestyle="--", linewidth=2.2, zorder=3, label="human only")
         for rho in REFERENCE_CORRELATIONS:
-            ratios = [reference_width_ratio(int(n), rho, population_size) for n in sizes]
+            ratios = [ppi.labels_worth_by_correlation(int(n), rho, population_size) / n for n in sizes]
             ax.plot(sizes, ratios, color="0.45", linestyle=":", linewidth=1.4, zorder=2, label="_nolegend_")
-            # Labelled under the line's right end, where the judges' widths have converged above it.
-            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[-1], ratios[-1]), xytext=(0, -3),
-                        textcoords="offset points", ha="right", va="top", color="0.3",
+            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[0], ratios[0]), xytext=(0, 3),
+                        textcoords="offset points", ha="left", va="bottom", color="0.3",
                         fontsize=figures.BASE_FONT_PT - 1)
-        for judge in panel:
-            part = relative[relative["judge"] == judge]
-            ax.plot(part["n"], part["relative"], color=styles[judge].colour, marker=styles[judge].marker,
-                    markersize=4, linewidth=1.2, label=judge)
+        # The judges side by side at each n (a small step on the log axis), so their intervals do not hide each other.
+        offsets = np.linspace(-1, 1, len(panel)) * 0.06 if len(panel) > 1 else [0.0]
+        for judge, offset in zip(panel, offsets):
+            part = per_label[per_label["judge"] == judge]
+            ax.errorbar(part["n"] * 10 ** offset, part["per_label"],
+                        yerr=[part["per_label"] - part["per_label_low"], part["per_label_high"] - part["per_label"]],
+                        color=styles[judge].colour, marker=styles[judge].marker, markersize=5, linestyle="none",
+                        capsize=2, elinewidth=1.2, label=judge)
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(FixedLocator(sizes))
         ax.xaxis.set_major_formatter(FixedFormatter([f"{n:,}" for n in sizes]))
         ax.xaxis.set_minor_locator(NullLocator())
-        # Zoomed on the band the judges and the references share, so that a gap of a few per cent is visible.
-        ax.set(xlabel="Human labels n", ylim=(min(0.8, relative["relative"].min() - 0.05),
-                                              max(1.05, relative["relative"].max() + 0.03)),
-               title=_panel_title(judged, panel))
+        ax.set(xlabel="Human labels n", title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-    axes[0][0].set_ylabel("PPI++ width / human-only width")
+    axes[0][0].set_ylabel("Labels alone one label\nplus the judge is worth")
     return fig
 
 
