@@ -84,15 +84,16 @@ def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_sco
                             definition=SimpleNamespace(label="g as defined"), answers=answers)
     table = page.show_metrics_table(metrics, shown, "chapter")
     assert table.caption == "Our runs on the sample of 10 answers"
-    assert list(table.data.columns) == ["Judge", "Template", "n scored", "Unparsable", "MAE [95% CI]",
-                                        "Accuracy (%) [95% CI]"]
-    assert table.data["MAE [95% CI]"].tolist()[:2] == ["1.00 [0.50, 1.50]", "–"]
+    # The interval's "[95% CI]" on a line of its own, so the short numbers do not sit under a wide header.
+    assert list(table.data.columns) == ["Judge", "Template", "n scored", "Unparsable", "MAE\n[95% CI]",
+                                        "Accuracy (%)\n[95% CI]"]
+    assert table.data["MAE\n[95% CI]"].tolist()[:2] == ["1.00 [0.50, 1.50]", "–"]
     # below the judge, the constants (chosen on the other users: always 2 here) and Random, on the 10 sampled answers
     floor = pd.read_csv(page_results / "chapter" / "baselines.csv").set_index("judge")
     assert floor.loc["constant (most frequent level)", "mae"] == pytest.approx(2 * 2 / 10)
     assert floor.loc["constant (most frequent level)", "n"] == 10
     assert table.data["Judge"].tolist()[2:] == floor.index.tolist()
-    assert table.data["MAE [95% CI]"].tolist()[2] == "0.40"  # a fixed answer: no interval
+    assert table.data["MAE\n[95% CI]"].tolist()[2] == "0.40"  # a fixed answer: no interval
     saved = pd.read_csv(page_results / "chapter" / "metrics.csv")
     assert set(saved["data"]) == {"SYNTHETIC survey (not real users)"} and set(saved["ground_truth"]) == {
         "g as defined"}

@@ -199,7 +199,7 @@ def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, not
                                                       "n"]].itertuples(index=False)])
     return format_table(shown[["judge", "template", "n", "n_unparsable", "mae_ci", "acc_ci"]],
                         {"n": count(label="n scored"), "n_unparsable": count(label="Unparsable"),
-                         "mae_ci": text(label="MAE [95% CI]"), "acc_ci": text(label="Accuracy (%) [95% CI]")},
+                         "mae_ci": text(label="MAE\n[95% CI]"), "acc_ci": text(label="Accuracy (%)\n[95% CI]")},
                         labels={"template": "Template"},
                         caption=f"Our runs on the sample of {len(study.items)} answers",
                         full_table=(notebook, "metrics"))
