@@ -522,3 +522,15 @@ def test_every_headline_names_the_model_its_number_comes_from():
     assert "model" in shown.columns and "model" in headline_numbers.headline_labels()
     # a table that is missing leaves the model readable, never a crash
     assert headline_numbers.headlines(fixture_loader({}))["model"].str.len().gt(0).all()
+
+
+def test_the_paper_by_paper_table_puts_the_paper_and_its_question_in_one_cell():
+    from recjudge.compendium import at_a_glance as glance_page
+
+    glance = pd.DataFrame({"paper": ["Kang et al. 2025, RQ1", "Lima"], "question": ["Do judges track users?", "Why?"],
+                           "here": ["a", "b"], "paper_answer": ["c", "d"], "verdicts": ["e", "f"],
+                           "measured": ["g", "h"]})
+    table = glance_page.show_findings(glance)
+    assert list(table.data.columns) == ["Paper and question", "Data and judges here", "The paper's answer",
+                                        "Our verdicts on its claims", "What this book measured"]
+    assert table.data["Paper and question"].tolist() == ["Kang et al. 2025, RQ1: Do judges track users?", "Lima: Why?"]

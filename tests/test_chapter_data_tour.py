@@ -115,6 +115,22 @@ def test_the_ml_small_figure_is_drawn_from_a_small_distribution(saved, monkeypat
     assert [patch.get_height() for patch in ax.patches] == [0, 0, 0, 0, 0, 0, 1, 3, 0, 1]  # NA (none) not drawn
     assert [text.get_text() for text in ax.texts][6:8] == ["20%", "60%"]
     assert page.figures.check_figure(fig) == []
-    assert caption.startswith("The 5 ratings of ml-latest-small (sample copy) by number of stars")
-    assert caption.endswith("4.0 is the most common rating (60%).")
+    # What to see first, then what is drawn.
+    assert caption.startswith("4 stars is the most common rating (60%). The 5 ratings of ml-latest-small (sample "
+                              "copy) by number of stars")
     assert saved["tour", "movielens_latest_small_ratings"] is distribution
+
+
+def test_a_likert_caption_opens_with_each_statements_most_common_answer():
+    from recjudge.chapters import data_tour
+
+    shares = pd.DataFrame({"1.0": [0.6, 0.1, 0.2], "4.0": [0.3, 0.5, 0.2], "NA": [0.1, 0.4, 0.6]},
+                          index=["s1", "s2", "s3"])
+    assert data_tour.modal_answers(shares) == "The most common answer is 1 for s1; 4 for s2; don't remember for s3."
+
+
+def test_a_rating_caption_opens_with_the_most_common_rating_and_its_share():
+    from recjudge.chapters import data_tour
+
+    ratings = pd.DataFrame({"value": ["3.0", "4.0"], "count": [10, 30], "share": [0.25, 0.75]})
+    assert data_tour.most_common_rating(ratings) == "4 stars is the most common rating (75%)."

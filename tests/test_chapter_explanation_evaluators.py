@@ -196,3 +196,13 @@ def test_the_llm_rows_table_gives_the_dataset_levels_interval_on_the_fewest_text
     from recjudge.metaeval.agreement import pearson_interval
     assert (low, high) == pytest.approx(tuple(100 * bound for bound in pearson_interval(0.3, 46)))
     assert low < 30 < high
+
+
+def test_the_ensemble_caption_opens_with_the_mean_pearson_of_one_evaluator_and_of_the_largest_ensemble():
+    from recjudge.chapters import explanation_evaluators
+
+    average = pd.DataFrame({"n": [1, 1, 2, 1, 1, 2], "level": ["user"] * 3 + ["pair"] * 3,
+                            "pearson": [10.0, 20.0, 30.0, 5.0, 7.0, 8.0]})
+    assert explanation_evaluators.ensemble_trend(average) == (
+        "Read whether the black bars rise as evaluators are added: the mean Pearson goes from one evaluator to 2 as "
+        "15.0% → 30.0% at the user level; 6.0% → 8.0% at the pair level.")

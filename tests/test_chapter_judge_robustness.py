@@ -160,3 +160,18 @@ def test_the_baselines_flip_rates_are_random_draws_and_a_constant():
     assert page.baseline_flips() == ("64% for Random (a fresh uniform 1–5 draw per prompt, exact) and 0% for a "
                                      "constant answer")
 
+
+
+def test_the_shape_effect_table_puts_the_free_and_the_constrained_reading_of_a_measure_in_one_column():
+    from recjudge.chapters import judge_robustness
+
+    shaped = pd.DataFrame({"judge": ["CoT"], "relation": ["MR3: spaces"], "cases": [15],
+                           "filtered_free": [15], "filtered_constrained": [0],
+                           "mean_abs_change_free": [float("nan")], "mean_abs_change_constrained": [1.07],
+                           "verdict_flip_rate_free": [float("nan")], "verdict_flip_rate_constrained": [0.8],
+                           "spearman_free": [float("nan")], "spearman_constrained": [-0.37]})
+    long = judge_robustness.shape_effect_long(shaped)
+    assert list(long.columns) == ["judge", "relation", "cases", "replies", "filtered", "mean_abs_change",
+                                  "verdict_flip_rate", "spearman"]
+    assert long["replies"].tolist() == ["free", "constrained"]
+    assert long["filtered"].tolist() == [15, 0] and long["spearman"].iloc[1] == -0.37

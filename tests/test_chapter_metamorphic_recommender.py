@@ -97,3 +97,14 @@ def test_the_relations_change_the_ratings_or_the_liked_items_of_the_prompt():
     for name in ("MR3: Spaces", "MR4: Random words"):  # only the liked items change
         assert examples[name].startswith(f"Recommend movies.{study.HISTORY_START}")
         assert examples[name].endswith(f"{study.HISTORY_END} Answer with a list.") and examples[name] != prompt
+
+
+def test_the_choice_sensitivity_table_puts_the_relations_side_by_side_and_the_choices_down_the_rows():
+    choices = pd.DataFrame({"relation": [NONE, "MR1: Multiply", NONE, "MR1: Multiply", "MR1: Multiply"],
+                            "choice": ["p = 0.5", "p = 0.5", "p = 0.9", "p = 0.9", "λ = 2"],
+                            "measure": ["rbo", "rbo", "rbo", "rbo", "overlap"], "mean": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    shown = page.choice_sensitivity_by_relation(choices)
+    assert list(shown.columns) == ["measure", "choice", NONE, "MR1: Multiply"]
+    assert shown[["measure", "choice"]].values.tolist() == [["rbo", "p = 0.5"], ["rbo", "p = 0.9"],
+                                                            ["overlap", "λ = 2"]]
+    assert shown[NONE].tolist()[:2] == [0.1, 0.3] and pd.isna(shown[NONE].iloc[2])

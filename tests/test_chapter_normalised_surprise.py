@@ -132,3 +132,17 @@ def test_the_greedy_gap_figure_reads_its_lines_from_the_maxima(run, monkeypatch)
     assert list(lines) == ["Euclidean", "cosine"]  # the paper's order of the distances
     np.testing.assert_allclose(lines["Euclidean"], [0.0, 2.0])  # the mean shortfall, in per cent
     np.testing.assert_allclose([line.get_ydata() for line in left.get_lines()], [[100, 50], [100, 100]])
+
+
+def test_the_greedy_gap_caption_opens_with_how_often_the_greedy_maximum_is_exact_at_the_smallest_and_largest_size():
+    maxima = pd.DataFrame({"distance": ["Jaccard", "Jaccard", "Cosine", "Cosine"], "n_unknown": [6, 15, 6, 15],
+                           "share_exact": [1.0, 0.3, 1.0, 0.9], "mean_relative_gap": [0.0, 0.012, 0.0, 0.001]})
+    assert page_module().greedy_gap_finding(maxima) == (
+        "The greedy maximum is exact in 100% of the instances with 6 unknown items and 30–90% with 15; the largest "
+        "mean shortfall is 1.20% (Jaccard, 15 unknown items).")
+
+
+def page_module():
+    from recjudge.chapters import normalised_surprise
+
+    return normalised_surprise

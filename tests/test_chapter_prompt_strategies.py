@@ -84,15 +84,16 @@ def test_the_metrics_table_shows_intervals_and_a_dash_for_a_strategy_without_sco
                             definition=SimpleNamespace(label="g as defined"), answers=answers)
     table = page.show_metrics_table(metrics, shown, "chapter")
     assert table.caption == "Our runs on the sample of 10 answers"
-    assert list(table.data.columns) == ["Judge", "Template", "n scored", "Unparsable", "MAE [95% CI]",
-                                        "Accuracy (%) [95% CI]"]
-    assert table.data["MAE [95% CI]"].tolist()[:2] == ["1.00 [0.50, 1.50]", "–"]
+    # The interval's "[95% CI]" on a line of its own, so the short numbers do not sit under a wide header.
+    assert list(table.data.columns) == ["Judge", "Template", "n scored", "Unparsable", "MAE\n[95% CI]",
+                                        "Accuracy (%)\n[95% CI]"]
+    assert table.data["MAE\n[95% CI]"].tolist()[:2] == ["1.00 [0.50, 1.50]", "–"]
     # below the judge, the constants (chosen on the other users: always 2 here) and Random, on the 10 sampled answers
     floor = pd.read_csv(page_results / "chapter" / "baselines.csv").set_index("judge")
     assert floor.loc["constant (most frequent level)", "mae"] == pytest.approx(2 * 2 / 10)
     assert floor.loc["constant (most frequent level)", "n"] == 10
     assert table.data["Judge"].tolist()[2:] == floor.index.tolist()
-    assert table.data["MAE [95% CI]"].tolist()[2] == "0.40"  # a fixed answer: no interval
+    assert table.data["MAE\n[95% CI]"].tolist()[2] == "0.40"  # a fixed answer: no interval
     saved = pd.read_csv(page_results / "chapter" / "metrics.csv")
     assert set(saved["data"]) == {"SYNTHETIC survey (not real users)"} and set(saved["ground_truth"]) == {
         "g as defined"}
@@ -113,3 +114,16 @@ def test_the_figure_has_a_panel_per_strategy_and_says_why_one_is_empty(monkeypat
     assert [ax.get_title() for ax in shown] == ["Base", "CoT"]
     assert [t.get_text() for t in shown[1].texts] == ["none of the 3 replies\nheld a score"]
     assert "3 sampled answers of Serendipity-2018 (mirror)" in drawn["caption"]
+
+
+def test_the_papers_table_1_shows_the_constant_answers_and_random_as_rows_below_its_judges():
+    table = pd.DataFrame({"model": ["GPT", "Llama"], "strategy": ["Base", "Base"], "mae": [1.5, 2.2],
+                          "accuracy_pct": [20.0, 27.0], "constant_mode_answer": ["2", "2"],
+                          "constant_mode_mae": [0.6, 0.6], "constant_mean_mae": [0.7, 0.7], "random_mae": [1.4, 1.4],
+                          "constant_mode_accuracy_pct": [62.0, 62.0], "constant_mean_accuracy_pct": [61.0, 61.0],
+                          "random_accuracy_pct": [34.0, 34.0]})
+    shown = page.table1_with_baseline_rows(table)
+    assert list(shown.columns) == ["model", "strategy", "mae", "accuracy_pct"]
+    assert shown["model"].tolist() == ["GPT", "Llama", "Constant 2", "Constant, the mean", "Random"]
+    assert shown["mae"].tolist() == [1.5, 2.2, 0.6, 0.7, 1.4]
+    assert shown["accuracy_pct"].tolist()[2:] == [62.0, 61.0, 34.0]

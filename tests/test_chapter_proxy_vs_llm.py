@@ -218,3 +218,12 @@ def test_the_synthetic_verdict_says_which_judge_runs_were_asked_and_which_replay
     replayed = {"SmolLM2 zero-shot": run(0, 5)}
     assert "1 LLM judge run replayed from the store." in page.synthetic_verdict(20, replayed, 100).data
     assert "1 LLM judge run planned, not asked" in page.synthetic_verdict(20, {"r": run(0, 2, 3)}, 100).data
+
+
+def test_the_answers_tables_break_their_wide_headers_over_the_short_numbers():
+    from recjudge.chapters import proxy_vs_llm
+    from recjudge.compendium.tables import as_format
+
+    labels = {column: as_format(spec).label for column, spec in proxy_vs_llm.AGREEMENT_FORMATS.items()}
+    assert labels["pearson"] == "Pearson (%)\n[95% CI]"
+    assert labels["p_pearson"] == "p, Pearson\nvs ref." and labels["p_mae"] == "p, MAE\nvs ref."

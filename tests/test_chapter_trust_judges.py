@@ -241,13 +241,16 @@ def test_the_worth_table_shows_the_headline_n_and_500_and_saves_every_n(results)
     judged = small_population(n=1200)
     worth = small_worth(judged, sizes=(20, 50, 500), draws=20)
     table = page.show_worth_table(worth, 50, notebook="chapter", data="small")
-    assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Width, human only",
-                                        "Width, PPI++", "Coverage, human (%) [MC 95%]",
-                                        "Coverage, PPI++ (%) [MC 95%]", "Worth (labels)", "ρ² rule",
-                                        "Draws with s = 0"]
+    # The worth and the ρ² rule's price sit beside the judge and n; the intervals behind them fold away.
+    assert list(table.data.columns) == ["Estimand", "Judge", "Labels n", "Pearson (%)", "Worth (labels)", "ρ² rule"]
     assert set(table.data["Labels n"]) == {"50", "500"}
-    assert table.caption == ("Human labels each judge is worth at n = 50 and 500 (every n in the full table); a draw "
-                             "whose labels are all equal (s = 0) has zero-width intervals for both methods")
+    assert table.caption.startswith("Human labels each judge is worth at n = 50 and 500, beside the ρ² rule")
+    intervals = page.show_worth_intervals(worth, 50, notebook="chapter")
+    assert intervals.collapsed and set(intervals.data["n"]) == {"50", "500"}
+    assert [c.replace("\n", " ") for c in intervals.data.columns] == [
+        "Estimand", "Judge", "n", "Width, human only", "Width, PPI++", "Coverage, human (%) [MC 95%]",
+        "Coverage, PPI++ (%) [MC 95%]", "Draws with s = 0"]
+    assert "(s = 0) has zero-width intervals" in intervals.caption
     assert len(pd.read_csv(results / "chapter" / "labels_worth.csv")) == len(worth)
 
 
@@ -277,24 +280,30 @@ def test_the_figures_put_llm_judges_and_proxies_in_panels_of_their_own():
     calibration = page.calibration_figure(judged, [GOOD, NOISE, PROXY])
     assert [ax.get_title() for ax in calibration.axes] == ["LLM judges", "Proxy metrics"]
     assert figures.check_figure(calibration) == []
-    width = page.width_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY])
+    width = page.worth_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY])
     assert [ax.get_title() for ax in width.axes] == ["LLM judges", "Proxy metrics"]
     assert figures.series_of(width.axes[0]) == ["human only", GOOD, NOISE]
     assert figures.check_figure(width) == []
-    only_llm = page.width_figure(small_worth(judged), judged, [GOOD])
+    only_llm = page.worth_figure(small_worth(judged), judged, [GOOD])
     assert len(only_llm.axes) == 1
 
 
 def _line_colours(fig) -> dict[str, str]:
-    return {line.get_label(): line.get_color() for ax in fig.axes for line in ax.get_lines()
-            if not line.get_label().startswith("_")}
+    import matplotlib.colors as mcolors
+
+    colours = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            line = handle[0] if isinstance(handle, tuple) else handle
+            colours[label] = mcolors.to_hex(line.get_color())
+    return colours
 
 
 def test_a_judge_has_one_colour_in_every_panel_and_figure_and_no_colour_names_two_judges():
     judged = small_population()
     judges = [GOOD, NOISE, PROXY]
     calibration = _line_colours(page.calibration_figure(judged, judges))
-    width = _line_colours(page.width_figure(small_worth(judged), judged, judges))
+    width = _line_colours(page.worth_figure(small_worth(judged), judged, judges))
     assert {j: calibration[j] for j in judges} == {j: width[j] for j in judges}
     assert len({calibration[j] for j in judges}) == len(judges)
     assert len({s.colour for s in figures.series_styles([f"judge {i}" for i in range(9)]).values()}) == 9
@@ -302,15 +311,41 @@ def test_a_judge_has_one_colour_in_every_panel_and_figure_and_no_colour_names_tw
         figures.series_styles([f"judge {i}" for i in range(10)])
 
 
-def test_the_width_figure_draws_the_rho_squared_rule_for_two_reference_correlations():
+def test_the_worth_figure_draws_the_rho_squared_rule_for_two_reference_correlations():
     judged = small_population()
-    fig = figures.assert_legible(page.width_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY]))
+    worth = small_worth(judged)
+    fig = figures.assert_legible(page.worth_figure(worth, judged, [GOOD, NOISE, PROXY]))
+    population = int(worth["population"].max())
     for ax in fig.axes:
-        references = [line for line in ax.get_lines() if line.get_label() == "_nolegend_"]
+        references = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
         assert len(references) == len(page.REFERENCE_CORRELATIONS)
         for line, rho in zip(references, page.REFERENCE_CORRELATIONS):
-            # n labels plus the judge are worth n / (1 − ρ²): the width ratio is √(1 − ρ²) at every n
-            np.testing.assert_allclose(line.get_ydata(), np.sqrt(1 - rho ** 2))
+            # n labels plus the judge are worth about n / (1 − ρ²) labels alone: per label about 1 / (1 − ρ²)
+            expected = [ppi.labels_worth_by_correlation(int(n), rho, population) / n for n in line.get_xdata()]
+            np.testing.assert_allclose(line.get_ydata(), expected)
+            assert np.all(np.asarray(expected) > 1)
         assert {t.get_text() for t in ax.texts} == {f"ρ = {rho:g} (ρ² rule)" for rho in page.REFERENCE_CORRELATIONS}
-    assert page.reference_width_ratio(100, 0.5) == pytest.approx(
-        np.sqrt(100 / ppi.labels_worth_by_correlation(100, 0.5)))
+
+
+def test_the_worth_figure_draws_each_judge_as_points_with_their_monte_carlo_interval():
+    judged = small_population()
+    worth = small_worth(judged)
+    per_label = page.worth_per_label(worth)
+    assert (per_label["per_label_low"] <= per_label["per_label"]).all()
+    assert (per_label["per_label"] <= per_label["per_label_high"]).all()
+    fig = page.worth_figure(worth, judged, [GOOD, NOISE])
+    ax = fig.axes[0]
+    containers = {c.get_label(): c for c in ax.containers}
+    assert set(containers) == {GOOD, NOISE}
+    data_line = containers[GOOD].lines[0]
+    assert data_line.get_linestyle() == "None"  # points, not a jagged line
+    good = per_label[per_label["judge"] == GOOD]
+    np.testing.assert_allclose(np.asarray(data_line.get_ydata(), dtype=float), good["per_label"].to_numpy(float))
+
+
+def test_the_papers_judges_table_names_its_source_in_one_cell_and_saves_every_column(results):
+    table = page.show_paper_judges_worth("chapter")
+    assert list(table.data.columns[:2]) == ["Paper, table: dataset", "Judge"]
+    assert table.data["Paper, table: dataset"].iloc[0].startswith("Kang et al. 2025, Table 2: ")
+    saved = pd.read_csv(results / "chapter" / "paper_judges_worth.csv")
+    assert {"paper", "table", "dataset", "judge"} <= set(saved.columns)

@@ -35,3 +35,12 @@ def test_every_term_link_names_a_glossary_entry():
                                                         page.read_text(encoding="utf-8"))]
     assert links
     assert [(page, target) for page, target in links if target.strip().lower() not in terms] == []
+
+
+def test_the_judge_robustness_chapter_links_the_glossary_terms_its_prose_uses():
+    text = (ROOT / "notebooks" / "judge_robustness.md").read_text(encoding="utf-8")
+    linked = {(m.group(2) or m.group(1)).strip().lower()
+              for m in re.finditer(r"\{term\}`([^`<]+?)\s*(?:<([^>]+)>)?`", text)}
+    missing = [t for t in ("Metamorphic relation", "Serendipity-2018", "Synthetic survey", "Pearson correlation", "CoT")
+               if t.lower() not in linked]
+    assert missing == [], f"judge_robustness does not link {missing} to the glossary"

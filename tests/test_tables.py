@@ -412,3 +412,22 @@ def test_an_appendix_pages_tables_are_lettered_not_numbered_like_a_chapter(monke
         assert re.search(r"Table B\.\d+\. </span>Sizes", html_text)
     finally:
         tables.chapter_number.cache_clear()
+
+
+def test_a_line_break_in_a_label_breaks_the_rendered_header_there():
+    from recjudge.compendium.tables import format_table
+
+    html = format_table(pd.DataFrame({"a": [0.5]}), {"a": "number"}, labels={"a": "MR1:\nMultiply"}).to_html()
+    assert "MR1:<br>Multiply</th>" in html
+
+
+def test_explanation_systems_and_bleu_rouge_settings_are_shown_in_words():
+    from recjudge.compendium.tables import display_name, format_table
+
+    assert display_name("attr_personal") == "Movie attribute (personalised)"
+    assert display_name("tokenize=zh, smooth_method=none") == "sacreBLEU zh tokens, no smoothing"
+    assert display_name("a, b") == "a, b"  # a comma in prose is left alone
+    shown = format_table(pd.DataFrame({"setting": ["tokenizer=jieba", "tokenize=char, smooth_method=exp"],
+                                       "system": ["attr_random", "item"]}))
+    assert shown.data["Setting"].tolist() == ["jieba word tokens", "character tokens, exponential smoothing"]
+    assert shown.data["System"].tolist() == ["Random movie attribute", "item"]

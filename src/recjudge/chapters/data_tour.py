@@ -140,6 +140,22 @@ def _observed(distribution: pd.DataFrame) -> pd.DataFrame:
     return distribution[(distribution["value"] != "NA") | (distribution["count"] > 0)]
 
 
+def most_common_rating(distribution: pd.DataFrame) -> str:
+    """The opening of a rating figure's caption: the most common level of a ``value_distribution`` and its share."""
+    top = distribution.loc[distribution["count"].idxmax()]
+    share = pages.fmt(100 * top["share"], 0)
+    return f"{str(top['value']).removesuffix('.0')} stars is the most common rating ({share}%)."
+
+
+def modal_answers(shares: pd.DataFrame) -> str:
+    """The opening of a Likert figure's caption: the most common answer of each row of ``shares`` (rows the
+    statements, columns the answer levels), statements with the same answer named together."""
+    modes = shares.rename(columns={"NA": "don't remember"}).astype(float).idxmax(axis=1).map(
+        lambda level: str(level).removesuffix(".0"))
+    groups = [f"{level} for {', '.join(map(str, rows.index))}" for level, rows in modes.groupby(modes, sort=True)]
+    return f"The most common answer is {'; '.join(groups)}."
+
+
 def show_movielens_latest_small(small: data.MovieLens, ratings: pd.DataFrame, notebook: str) -> None:
     """The status line of ml-latest-small, its rating distribution saved, and its figure."""
     display(Markdown(f"**Status: {small.status}.** {small.note}."))
@@ -148,11 +164,9 @@ def show_movielens_latest_small(small: data.MovieLens, ratings: pd.DataFrame, no
     fig, ax = plt.subplots(figsize=(7, 3))
     bars(ax, shown["value"], shown["count"], percent_of=ratings["count"].sum())
     ax.set(xlabel="Stars", ylabel="Ratings")
-    top = ratings.loc[ratings["count"].idxmax()]
     figures.glue_figure("fig-ml-small-ratings", fig,
-        f"The {len(small.ratings):,} ratings of ml-latest-small ({small.status} copy) by number of stars, with "
-        f"each level's share. Whole stars are more common than half stars; {top['value']} is the most common "
-        f"rating ({pages.fmt(100 * top['share'], 0)}%).")
+        f"{most_common_rating(ratings)} The {len(small.ratings):,} ratings of ml-latest-small ({small.status} "
+        "copy) by number of stars, with each level's share; whole stars are more common than half stars.")
 
 
 def movielens_100k(status: pd.DataFrame, notebook: str) -> list[dict]:
@@ -171,7 +185,8 @@ def movielens_100k(status: pd.DataFrame, notebook: str) -> list[dict]:
          percent_of=ratings["count"].sum())
     ax.set(xlabel="Stars", ylabel="Ratings")
     figures.glue_figure("fig-ml100k-ratings", fig,
-        f"The {len(ml100k.ratings):,} ratings of MovieLens 100K ({ml100k.status} copy) by number of stars.")
+        f"{most_common_rating(ratings)} The {len(ml100k.ratings):,} ratings of MovieLens 100K ({ml100k.status} "
+        "copy) by number of stars.")
     return sizes
 
 
@@ -211,8 +226,8 @@ def movielens_1m(status: pd.DataFrame, notebook: str) -> list[dict]:
     thousands(ax)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=len(splits), frameon=False)
     figures.glue_figure("fig-ml1m-splits", fig,
-        f"MovieLens 1M ratings present in this {ml1m.status} copy, by split: the earlier part of the data "
-        "holds only ratings of 4 and 5.")
+        f"The earlier part of the data holds only ratings of 4 and 5. MovieLens 1M ratings present in this "
+        f"{ml1m.status} copy, by split.")
     return sizes
 
 
@@ -242,8 +257,8 @@ def show_serendipity(status: pd.DataFrame, answers: pd.DataFrame, likert: pd.Dat
     ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
     ax.set(xlabel="Answer (1 = strongly disagree, 5 = strongly agree)", ylabel="Statement")
     figures.glue_figure("fig-serendipity-answers", fig,
-        f"Serendipity-2018 ({copy} copy): share of the {len(answers):,} answers (%) at each "
-        "level of the statements s1 to s8; each row sums to 100.")
+        f"{modal_answers(shares)} Serendipity-2018 ({copy} copy): share of the {len(answers):,} answers (%) at "
+        "each level of the statements s1 to s8; each row sums to 100.")
 
 
 def gpt35_scores(status: pd.DataFrame, notebook: str) -> list[dict]:
@@ -264,9 +279,9 @@ def gpt35_scores(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.set(xlabel="Score given by gpt-3.5-turbo (1 to 5)", ylabel="Answers")
     ax.grid(axis="x", alpha=0)
     figures.glue_figure("fig-gpt35-scores", fig,
-        f"The recorded gpt-3.5-turbo scores of {len(gpt35):,} Serendipity-2018 answers: "
-        f"{scores['gpt35_score'].nunique()} distinct values, most often "
-        f"{scores.loc[scores['count'].idxmax(), 'gpt35_score']:g}.")
+        f"The recorded scores take only {scores['gpt35_score'].nunique()} distinct values, most often "
+        f"{scores.loc[scores['count'].idxmax(), 'gpt35_score']:g}. The recorded gpt-3.5-turbo scores of "
+        f"{len(gpt35):,} Serendipity-2018 answers.")
     return sizes
 
 
@@ -285,8 +300,8 @@ def movielens_2018_movies(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.grid(axis="y", alpha=0)
     thousands(ax, "x")
     figures.glue_figure("fig-genres", fig,
-        f"Movies per genre in the 2018 ml-latest movie list ({len(movies):,} movies; a movie can have several "
-        f"genres). {genres['genre'].iloc[0]} and {genres['genre'].iloc[1]} lead.")
+        f"{genres['genre'].iloc[0]} and {genres['genre'].iloc[1]} lead. Movies per genre in the 2018 ml-latest "
+        f"movie list ({len(movies):,} movies; a movie can have several genres).")
     return sizes
 
 
@@ -314,8 +329,8 @@ def taobao_survey(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.set_yticklabels([ASPECT_NAMES.get(a, a) for a in TAOBAO_ASPECTS], rotation=0)
     ax.set(xlabel="Answer (1 to 5)", ylabel="Statement")
     figures.glue_figure("fig-taobao-answers", fig,
-        f"Taobao Serendipity survey: share of the {len(taobao):,} users (%) giving each answer to the nine "
-        "statements.")
+        f"{modal_answers(shares.rename(index=ASPECT_NAMES))} Taobao Serendipity survey: share of the "
+        f"{len(taobao):,} users (%) giving each answer to the nine statements.")
     return sizes
 
 
@@ -342,8 +357,9 @@ def lu2023_ratings(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.grid(axis="x", alpha=0)
     ax.legend(title="Aspect", loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=len(ASPECTS), frameon=False)
     figures.glue_figure("fig-lu2023-ratings", fig,
-        f"The users' ratings of {len(study.user_ratings):,} explanations in the Lu et al. study, by aspect "
-        "(share of explanations at each rating).")
+        f"{modal_answers(user_likert.pivot(index='column', columns='value', values='share')[levels])} The users' "
+        f"ratings of {len(study.user_ratings):,} explanations in the Lu et al. study, by aspect (share of "
+        "explanations at each rating).")
     return sizes
 
 
@@ -367,8 +383,8 @@ def amazon_beauty(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.hist(lengths, bins=50, color=PALETTE[1], log=True)
     ax.set(xlabel="Items in the user's sequence", ylabel="Users (log scale)")
     figures.glue_figure("fig-beauty-lengths", fig,
-        f"Amazon Beauty 5-core: users by sequence length; every user has at least {lengths.min()} items, "
-        f"half have at most {lengths.median():g}, the longest has {lengths.max():,}.")
+        f"Every user has at least {lengths.min()} items, half have at most {lengths.median():g}, the longest has "
+        f"{lengths.max():,}. Amazon Beauty 5-core: users by sequence length.")
     return sizes
 
 

@@ -397,6 +397,18 @@ def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, autho
     return Markdown(" ".join(sentences))
 
 
+def ensemble_trend(ensemble_average: pd.DataFrame) -> str:
+    """What the ensemble figure shows, per level: the mean Pearson (%) of the single evaluators and of the largest
+    ensembles (``ensemble_average``: one row per ensemble with its ``n``, ``level`` and ``pearson``)."""
+    parts = []
+    for level, part in ensemble_average.groupby("level", sort=False):
+        means = part.groupby("n")["pearson"].mean()
+        parts.append(f"{pages.fmt(means.iloc[0], 1)}% → {pages.fmt(means.iloc[-1], 1)}% at the {level} level")
+    largest = int(ensemble_average["n"].max())
+    return (f"Read whether the black bars rise as evaluators are added: the mean Pearson goes from one evaluator to "
+            f"{largest} as {'; '.join(parts)}.")
+
+
 def draw_ensembles(notebook: str, ensemble_table: pd.DataFrame, members: Sequence[str], n_texts: int) -> None:
     """Figure 4's shape: every ensemble's Pearson (mean over aspects) against its size, one panel per level, glued
     with its caption (the table and its summary saved)."""
@@ -422,8 +434,8 @@ def draw_ensembles(notebook: str, ensemble_table: pd.DataFrame, members: Sequenc
     fig.tight_layout()
     figures.glue_figure(
         "fig-explanation-ensembles", fig,
-        f"Every ensemble of N of {len(members)} evaluators ({', '.join(members)}) on the "
-        f"{n_texts} sampled texts: Pearson (%) averaged over the four aspects, one point "
+        f"{ensemble_trend(ensemble_average)} Every ensemble of N of {len(members)} evaluators "
+        f"({', '.join(members)}) on the {n_texts} sampled texts: Pearson (%) averaged over the four aspects, one point "
         "per ensemble, the black bar their mean; the axis spans the values, not Pearson's full −100 to 100, and "
         "the grey line is 0. SmolLM2-135M is a near-noise judge.")
 

@@ -148,23 +148,34 @@ def show_not_applicable(runs: Mapping[str, RobustnessRun], notebook: str) -> Non
                              caption="Relations that do not apply to a judge", audit=True))
 
 
+SHAPE_EFFECT_MEASURES = ("filtered", "mean_abs_change", "verdict_flip_rate", "spearman")
+
+
+def shape_effect_long(shaped: pd.DataFrame) -> pd.DataFrame:
+    """``mr.shape_effect``'s table (each measure ``_free`` and ``_constrained``) with one row per judge, relation and
+    kind of reply: the free and the constrained reading of a measure sit one above the other in one column."""
+    keys = [c for c in shaped.columns if not c.endswith(("_free", "_constrained"))]
+    rows = []
+    for replies in ("free", "constrained"):
+        part = shaped[keys + [f"{m}_{replies}" for m in SHAPE_EFFECT_MEASURES]]
+        rows.append(part.rename(columns={f"{m}_{replies}": m for m in SHAPE_EFFECT_MEASURES})
+                    .assign(replies=replies, _order=range(len(part))))
+    return (pd.concat(rows, ignore_index=True).sort_values("_order", kind="stable").drop(columns="_order")
+            [[*keys, "replies", *SHAPE_EFFECT_MEASURES]].reset_index(drop=True))
+
+
 def show_shape_effect(shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun], notebook: str) -> None:
-    """The generating judges with free and constrained replies side by side, one file per judge (nothing when no
+    """The generating judges with free and constrained replies one above the other, one file per judge (nothing when no
     judge ran constrained)."""
     if not len(shaped):
         return
     shaped = shaped.assign(data=shaped["judge"].map(data_of(runs)))
     for label, part in shaped.groupby("judge", sort=False):
         save_table(part, notebook, f"constrained_vs_free_{mr.judge_slug(label)}")
-    display(format_table(shaped.drop(columns="data"), {
-        "cases": count(), "filtered_free": count(label="Filt. free"),
-        "filtered_constrained": count(label="Filt. constr."),
-        "mean_abs_change_free": number(2, label="|Δ| free"),
-        "mean_abs_change_constrained": number(2, label="|Δ| constr."),
-        "verdict_flip_rate_free": percent(0, label="Flips % free"),
-        "verdict_flip_rate_constrained": percent(0, label="Flips % constr."),
-        "spearman_free": number(2, label="ρ free"), "spearman_constrained": number(2, label="ρ constr.")},
-        labels={"judge": "Judge", "relation": "Relation"},
+    display(format_table(shape_effect_long(shaped.drop(columns="data")), {
+        "cases": count(), "filtered": count(label="Filt."), "mean_abs_change": number(2, label="|Δ| mean"),
+        "verdict_flip_rate": percent(0, label="Flips (%)"), "spearman": number(2, label="Spearman ρ")},
+        labels={"judge": "Judge", "relation": "Relation", "replies": "Replies"},
         caption="The generating judges with free and with constrained replies (SmolLM2-135M, noise level; one "
                 "CSV per judge, constrained_vs_free_<judge>.csv)"))
 

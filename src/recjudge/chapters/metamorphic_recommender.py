@@ -12,7 +12,7 @@ from IPython.display import Markdown, display
 
 from recjudge.compendium import pages
 from recjudge.compendium.results import save_table
-from recjudge.compendium.tables import count, format_table, number, p_value, paper_beside_ours, percent
+from recjudge.compendium.tables import count, format_table, header_label, number, p_value, paper_beside_ours, percent
 from recjudge.data import movielens_name
 from recjudge.metamorphic import rank, relations, study
 from recjudge.metamorphic.recommender import TitleMatcher, parse_titles
@@ -205,14 +205,26 @@ def show_rbo_ties(notebook: str):
                         full_table=(notebook, "rbo_ties_example"), audit=True)
 
 
+def choice_sensitivity_by_relation(choices: pd.DataFrame) -> pd.DataFrame:
+    """Table 4's means under each unstated choice, one row per measure and choice and one column per relation: the
+    five relations a reader compares sit side by side, and the persistence values run down the rows."""
+    relations = list(dict.fromkeys(choices["relation"]))
+    long = choices.assign(choice=choices["choice"].fillna("as in Table 4"))
+    rows = pd.MultiIndex.from_frame(long[["measure", "choice"]].drop_duplicates())
+    shown = long.pivot(index=["measure", "choice"], columns="relation", values="mean").reindex(rows)
+    return shown.reindex(columns=relations).reset_index().rename_axis(columns=None)
+
+
 def show_choice_sensitivity(replies: pd.DataFrame, rbo_persistence: Sequence[float], lambdas: Sequence[float],
                             notebook: str):
     """Table 4's means under each unstated choice (a collapsed table); saves them."""
     choices = save_table(study.choice_sensitivity(replies, rbo_persistence, lambdas), notebook, "choice_sensitivity")
-    shown = choices.pivot_table(index="relation", columns=["measure", "choice"], values="mean", sort=False,
-                                dropna=False)
-    shown.columns = [f"{m} ({c})" if c else m for m, c in shown.columns]
-    return format_table(shown.reset_index(), {c: number(3) for c in shown.columns}, labels={"relation": "Relation"},
+    shown = choice_sensitivity_by_relation(choices)
+    shown["measure"] = shown["measure"].map(header_label)
+    relations = [c for c in shown.columns if c not in ("measure", "choice")]
+    return format_table(shown, {c: number(3) for c in relations},
+                        labels={"measure": "Measure", "choice": "Choice",
+                                **{c: c.replace(": ", ":\n", 1).replace(" (", "\n(", 1) for c in relations}},
                         caption="Table 4 means under each unstated choice (SmolLM2-135M, one user: noise level; the "
                                 "λ rows are new replies to MR1 and MR2 with that λ)",
                         full_table=(notebook, "choice_sensitivity"), audit=True)

@@ -19,8 +19,10 @@ from recjudge.serendipity import claims, proxies
 from recjudge.serendipity import ground_truth as ser
 from recjudge.serendipity.ground_truth import INTEGER
 
-AGREEMENT_FORMATS = {"n": count(), "pearson": text(label="Pearson (%) [95% CI]"), "mae": error(2), "rmse": error(2),
-                     "p_pearson": p_value(label="p, Pearson vs ref."), "p_mae": p_value(label="p, MAE vs ref.")}
+# Headers break over lines: the columns hold short numbers, so one-line headers would set the table's width.
+AGREEMENT_FORMATS = {"n": count(), "pearson": text(label="Pearson (%)\n[95% CI]"), "mae": error(2),
+                     "rmse": error(2), "p_pearson": p_value(label="p, Pearson\nvs ref."),
+                     "p_mae": p_value(label="p, MAE\nvs ref.")}
 TABLE2_METRICS = {"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"), "mae": error(2, label="MAE"),
                   "rmse": error(2, label="RMSE")}
 LOCAL_NOTE = "SmolLM2-135M (local, 4-bit)"

@@ -184,24 +184,43 @@ def coverage_text(table: pd.DataFrame, method: str) -> list[str]:
 
 
 def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, data: str) -> Table:
-    """The labels each judge is worth (``ppi.worth_table`` rows with their ``estimand``) at the headline n and 500;
-    every n goes to results/."""
+    """The labels each judge is worth (``ppi.worth_table`` rows with their ``estimand``) at the headline n and 500,
+    beside what the ρ² rule prices its correlation at; every n and the intervals behind the worth go to results/
+    (and to :func:`show_worth_intervals`)."""
     save_table(worth.assign(data=data), notebook, "labels_worth")
-    at = worth[worth["n"].isin([headline_n, LARGE_N])]
+    return format_table(
+        _at_shown_sizes(worth, headline_n)[["estimand", "judge", "n", "pearson", "labels_worth",
+                                            "labels_worth_by_rho2"]],
+        {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
+         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
+        labels={"estimand": "Estimand", "judge": "Judge"},
+        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N}, beside the ρ² rule's price of "
+                "its correlation (every n, and the interval widths and coverage behind the worth, in the full "
+                "table)",
+        full_table=(notebook, "labels_worth"))
+
+
+def show_worth_intervals(worth: pd.DataFrame, headline_n: int, *, notebook: str) -> Table:
+    """The interval widths and coverages behind :func:`show_worth_table`'s worth, at the same n (a collapsed
+    table)."""
+    at = _at_shown_sizes(worth, headline_n)
     at = at.assign(coverage_human_text=coverage_text(at, "human_only"), coverage_ppi_text=coverage_text(at, "ppi"))
     return format_table(
-        at[["estimand", "judge", "n", "pearson", "width_human_only", "width_ppi", "coverage_human_text",
-            "coverage_ppi_text", "labels_worth", "labels_worth_by_rho2", "degenerate_draws"]],
-        {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
-         "width_human_only": number(3, label="Width, human only"), "width_ppi": number(3, label="Width, PPI++"),
-         "coverage_human_text": text(label="Coverage, human (%) [MC 95%]"),
-         "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
-         "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule"),
-         "degenerate_draws": count(label="Draws with s = 0")},
+        at[["estimand", "judge", "n", "width_human_only", "width_ppi", "coverage_human_text", "coverage_ppi_text",
+            "degenerate_draws"]],
+        {"n": count(label="n"), "width_human_only": number(3, label="Width,\nhuman only"),
+         "width_ppi": number(3, label="Width,\nPPI++"),
+         "coverage_human_text": text(label="Coverage, human\n(%) [MC 95%]"),
+         "coverage_ppi_text": text(label="Coverage, PPI++\n(%) [MC 95%]"),
+         "degenerate_draws": count(label="Draws\nwith s = 0")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N} (every n in the full table); "
-                "a draw whose labels are all equal (s = 0) has zero-width intervals for both methods",
-        full_table=(notebook, "labels_worth"))
+        caption=f"Interval widths and coverage behind the worth at n = {headline_n} and {LARGE_N}; a draw whose "
+                "labels are all equal (s = 0) has zero-width intervals for both methods",
+        full_table=(notebook, "labels_worth"), audit=True)
+
+
+def _at_shown_sizes(worth: pd.DataFrame, headline_n: int) -> pd.DataFrame:
+    return worth[worth["n"].isin([headline_n, LARGE_N])]
 
 
 def _mean_worth(worth: pd.DataFrame) -> pd.DataFrame:
@@ -213,55 +232,53 @@ def _shown_judges(worth: pd.DataFrame, judges: Sequence[str]) -> list[str]:
     return [j for j in judges if j in set(_mean_worth(worth)["judge"])]
 
 
-def reference_width_ratio(n: int, correlation: float, population_size: int | None = None) -> float:
-    """The PPI++ width relative to human labels alone that a judge correlating ``correlation`` with the humans
-    would give with ``n`` labels, by the ρ² rule (``ppi.labels_worth_by_correlation``): n labels plus the judge
-    are worth n' labels alone, and widths shrink as √(1/n − 1/N)."""
-    worth = ppi.labels_worth_by_correlation(n, correlation, population_size)
-    if population_size is None:
-        return float(np.sqrt(n / worth))
-    return float(np.sqrt((1 / worth - 1 / population_size) / (1 / n - 1 / population_size)))
+def worth_per_label(worth: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and n (the mean's rows): the human labels alone that one label plus the judge is worth
+    (``labels_worth / n``), with its Monte Carlo 95% interval (``per_label_low``/``_high``): above 1 the judge saves
+    labels, and an interval holding 1 is a saving the simulation cannot tell from noise."""
+    mean_worth = _mean_worth(worth)
+    return mean_worth.assign(per_label=mean_worth["labels_worth"] / mean_worth["n"],
+                             per_label_low=mean_worth["labels_worth_mc_low"] / mean_worth["n"],
+                             per_label_high=mean_worth["labels_worth_mc_high"] / mean_worth["n"])
 
 
-def width_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
-    """Each judge's PPI++ interval width for the mean relative to human labels alone, against n (log axis), with
-    what a judge of correlation ρ = 0.15 and 0.5 would give by the ρ² rule (grey, dotted, labelled)."""
+def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
+    """What one human label plus each judge is worth in labels alone, at each n (log axis): a point per judge with
+    its Monte Carlo 95% interval, the judges side by side at each n, against what a judge of correlation ρ = 0.15 and
+    0.5 is worth by the ρ² rule (grey, dotted, labelled) and human labels alone (dashed, at 1)."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-    mean_worth = _mean_worth(worth)
+    per_label = worth_per_label(worth)
     panels = _panels(judged, _shown_judges(worth, judges))
-    # Each judge's PPI++ width relative to human labels alone on the same draws: 1 means the judge adds nothing.
-    relative = mean_worth.assign(relative=mean_worth["width_ppi"] / mean_worth["width_human_only"])
     styles = judge_styles(judges)
-    sizes = sorted(relative["n"].unique())
-    # By the rule the ratio is √(1 − ρ²) at every n and N: a judge's line sits flat at its correlation's reference.
-    population_size = int(mean_worth["population"].max()) if "population" in mean_worth else None
+    sizes = sorted(per_label["n"].unique())
+    population_size = int(per_label["population"].max()) if "population" in per_label else None
     fig, axes = plt.subplots(1, len(panels), figsize=(figures.FIGURE_WIDTH_IN, 4.4), sharey=True, squeeze=False)
     for ax, panel in zip(axes[0], panels):
         figures.check_series_count(len(panel))
         ax.axhline(1.0, color="0.2", linestyle="--", linewidth=2.2, zorder=3, label="human only")
         for rho in REFERENCE_CORRELATIONS:
-            ratios = [reference_width_ratio(int(n), rho, population_size) for n in sizes]
+            ratios = [ppi.labels_worth_by_correlation(int(n), rho, population_size) / n for n in sizes]
             ax.plot(sizes, ratios, color="0.45", linestyle=":", linewidth=1.4, zorder=2, label="_nolegend_")
-            # Labelled under the line's right end, where the judges' widths have converged above it.
-            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[-1], ratios[-1]), xytext=(0, -3),
-                        textcoords="offset points", ha="right", va="top", color="0.3",
+            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[0], ratios[0]), xytext=(0, 3),
+                        textcoords="offset points", ha="left", va="bottom", color="0.3",
                         fontsize=figures.BASE_FONT_PT - 1)
-        for judge in panel:
-            part = relative[relative["judge"] == judge]
-            ax.plot(part["n"], part["relative"], color=styles[judge].colour, marker=styles[judge].marker,
-                    markersize=4, linewidth=1.2, label=judge)
+        # The judges side by side at each n (a small step on the log axis), so their intervals do not hide each other.
+        offsets = np.linspace(-1, 1, len(panel)) * 0.06 if len(panel) > 1 else [0.0]
+        for judge, offset in zip(panel, offsets):
+            part = per_label[per_label["judge"] == judge]
+            ax.errorbar(part["n"] * 10 ** offset, part["per_label"],
+                        yerr=[part["per_label"] - part["per_label_low"], part["per_label_high"] - part["per_label"]],
+                        color=styles[judge].colour, marker=styles[judge].marker, markersize=5, linestyle="none",
+                        capsize=2, elinewidth=1.2, label=judge)
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(FixedLocator(sizes))
         ax.xaxis.set_major_formatter(FixedFormatter([f"{n:,}" for n in sizes]))
         ax.xaxis.set_minor_locator(NullLocator())
-        # Zoomed on the band the judges and the references share, so that a gap of a few per cent is visible.
-        ax.set(xlabel="Human labels n", ylim=(min(0.8, relative["relative"].min() - 0.05),
-                                              max(1.05, relative["relative"].max() + 0.03)),
-               title=_panel_title(judged, panel))
+        ax.set(xlabel="Human labels n", title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-    axes[0][0].set_ylabel("PPI++ width / human-only width")
+    axes[0][0].set_ylabel("Labels alone one label\nplus the judge is worth")
     return fig
 
 
@@ -281,15 +298,17 @@ def show_paper_judges_worth(notebook: str) -> Table:
     """Every LLM row of the papers' agreement tables priced in labels by the ρ² rule at the paper's n, with the
     correlation that n detects and the n the row's own correlation needs (saved as ``paper_judges_worth``)."""
     table = save_table(papers_worth.paper_judges_worth(), notebook, "paper_judges_worth")
+    # One source cell (paper, table, dataset) wraps in its column, so the numbers a reader compares stay on screen.
+    shown = table.assign(source=table["paper"] + ", " + table["table"] + ": " + table["dataset"])
     return format_table(
-        table[["paper", "table", "dataset", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
+        shown[["source", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
                "detectable_pearson_pct", "n_needed_to_detect"]],
-        {"pearson_pct": number(2, label="Pearson % (paper)"), "n": count(label="n (paper)"),
-         "labels_saved_pct": number(2, label="Labels saved % (ρ²)"),
-         "labels_worth_at_n": number(0, label="n labels + judge worth"),
-         "detectable_pearson_pct": number(1, label="Pearson % detectable at n (80% power)"),
-         "n_needed_to_detect": count(label="n its Pearson needs")},
-        labels={"paper": "Paper", "table": "Table", "dataset": "Dataset", "judge": "Judge"},
+        {"pearson_pct": number(2, label="Pearson %\n(paper)"), "n": count(label="n\n(paper)"),
+         "labels_saved_pct": number(2, label="Labels\nsaved %\n(ρ²)"),
+         "labels_worth_at_n": number(0, label="n labels\n+ judge\nworth"),
+         "detectable_pearson_pct": number(1, label="Pearson %\ndetectable\nat n (80%\npower)"),
+         "n_needed_to_detect": count(label="n its\nPearson\nneeds")},
+        labels={"source": "Paper, table: dataset", "judge": "Judge"},
         caption="The papers' own LLM judges priced in human labels by the ρ² rule, from their printed correlations "
                 "and the papers' n (Kang et al.: the ratings of their Table 1; Zhang et al.: about 2,500 entries)",
         full_table=(notebook, "paper_judges_worth"))

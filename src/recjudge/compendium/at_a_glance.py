@@ -397,3 +397,14 @@ def findings(load: Loader = load_table) -> pd.DataFrame:
         verdicts = "; ".join(f"{row.claim}: {row.verdict}" for row in mine.itertuples(index=False))
         rows.append({**glance.row(load), "verdicts": verdicts or NO_CLAIM})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def show_findings(glance: pd.DataFrame):
+    """The page's "Paper by paper" table: the paper and its question in one cell, so that the four columns a reader
+    reads across (data here, the paper's answer, our verdicts, what we measured) fit the text column."""
+    from recjudge.compendium.tables import format_table
+
+    shown = glance.assign(paper=glance["paper"] + ": " + glance["question"]).drop(columns="question")
+    return format_table(shown, labels={"paper": "Paper and question", "here": "Data and judges here",
+                                       "paper_answer": "The paper's answer", "verdicts": "Our verdicts on its claims",
+                                       "measured": "What this book measured"})

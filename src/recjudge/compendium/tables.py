@@ -85,6 +85,20 @@ DISPLAY_NAMES: dict[str, str] = {
     # Personality inputs (recjudge.serendipity.auxiliary_data)
     "big_five": "Big Five",
     "emotional_stability": "Emotional stability",
+    # Explanation systems of the Lu et al. (2023) study (recjudge.data.lu2023): template-based, named by what they cite
+    "attr_nonpersonal": "Movie attribute (not personalised)",
+    "attr_personal": "Movie attribute (personalised)",
+    "attr_peer": "Movie attribute, from peers",
+    "attr_random": "Random movie attribute",
+    "item_peer": "Similar movie, from peers",
+    # BLEU and ROUGE options tried (recjudge.explanations.evaluators), "option=value" parts of a setting
+    "tokenize=zh": "sacreBLEU zh tokens",
+    "tokenize=char": "character tokens",
+    "tokenize=jieba": "jieba word tokens",
+    "tokenizer=char": "character tokens",
+    "tokenizer=jieba": "jieba word tokens",
+    "smooth_method=none": "no smoothing",
+    "smooth_method=exp": "exponential smoothing",
 }
 
 #: A code identifier: lower-case words joined by underscores ("history_dissimilarity", "broadening_s8").
@@ -93,11 +107,16 @@ IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_])[a-z]+(?:_[a-z0-9]+)+(?![A-Za-z0-9_])
 
 def display_name(value: object) -> object:
     """The words shown for a cell holding a code identifier (:data:`DISPLAY_NAMES`), any identifier inside a short
-    label ("curiosity + big_five") included; other values as they are."""
+    label ("curiosity + big_five") or part of a setting ("tokenize=zh, smooth_method=none") included; other values
+    as they are."""
     if not isinstance(value, str):
         return value
     if value in DISPLAY_NAMES:
         return DISPLAY_NAMES[value]
+    # A setting of options ("tokenize=zh, smooth_method=none"): each listed part in words.
+    parts = value.split(", ")
+    if len(parts) > 1 and any(part in DISPLAY_NAMES for part in parts):
+        return ", ".join(str(display_name(part)) for part in parts)
     return IDENTIFIER.sub(lambda m: DISPLAY_NAMES.get(m.group(0), m.group(0)), value)
 
 
@@ -356,6 +375,12 @@ def chapter_number() -> int | str | None:
 PAGE_TO_ROOT = "../../"
 
 
+def _header_html(header: object) -> str:
+    """A header's HTML: a line break written in a label ("MR1:\\nMultiply") breaks the header there, so a narrow
+    numeric column keeps a long header without widening the table."""
+    return html.escape(str(header)).replace("\n", "<br>")
+
+
 def _to_html(table: Table) -> str:
     data = table.data
     escape = html.escape
@@ -375,21 +400,21 @@ def _to_html(table: Table) -> str:
         while i < len(columns):
             top, sub = columns[i]
             if sub == "":
-                row.append(f'<th class="key" rowspan="2" scope="col">{escape(str(top))}</th>')
+                row.append(f'<th class="key" rowspan="2" scope="col">{_header_html(top)}</th>')
                 i += 1
                 continue
             span = 1
             while i + span < len(columns) and columns[i + span][0] == top and columns[i + span][1] != "":
                 span += 1
-            row.append(f'<th class="group" colspan="{span}" scope="colgroup">{escape(str(top))}</th>')
+            row.append(f'<th class="group" colspan="{span}" scope="colgroup">{_header_html(top)}</th>')
             i += span
         row.append("</tr>")
         out.append("".join(row))
-        out.append("<tr>" + "".join(f'<th scope="col">{escape(str(sub))}</th>' for _, sub in columns if sub != "")
+        out.append("<tr>" + "".join(f'<th scope="col">{_header_html(sub)}</th>' for _, sub in columns if sub != "")
                    + "</tr>")
     else:
         out.append("<tr>" + "".join(
-            f'<th class="{"num" if c in table.numeric_columns else "key"}" scope="col">{escape(str(c))}</th>'
+            f'<th class="{"num" if c in table.numeric_columns else "key"}" scope="col">{_header_html(c)}</th>'
             for c in columns) + "</tr>")
     out.append("</thead><tbody>")
     kinds = []
