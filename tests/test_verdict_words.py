@@ -1,7 +1,7 @@
-"""No verdict word is typed in a chapter: the claims registry's verdicts (``claims.VERDICTS``) appear in a notebook's
-prose or in a string a chapter module writes only when glued from the rule (a ``{glue}`` role, or a reference to the
-registry's constant such as ``claims.NOT_RUN``), never as literal text. The scanner itself is tested on planted
-examples, so an empty list of findings means the chapters are clean, not that the scanner is blind."""
+"""No verdict word is typed in a chapter: the claims registry's verdicts (``claim_evidence.VERDICTS``) appear in a
+notebook's prose or in a string a chapter module writes only when glued from the rule (a ``{glue}`` role, or a
+reference to the registry's constant such as ``claim_evidence.NOT_RUN``), never as literal text. The scanner itself is
+tested on planted examples, so an empty list of findings means the chapters are clean, not that the scanner is blind."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from recjudge.compendium import claims
+from recjudge.compendium import claim_evidence
 from recjudge.paths import project_root
 
 NOTEBOOK_DIR = project_root() / "notebooks"
@@ -21,11 +21,11 @@ CHAPTER_DIR = project_root() / "src" / "recjudge" / "chapters"
 #: The registry's own vocabulary, longest first, each phrase allowed to wrap across lines.
 VERDICT_PATTERN = re.compile(
     "|".join(r"\b" + r"\s+".join(map(re.escape, verdict.split())) + r"\b"
-             for verdict in sorted(claims.VERDICTS, key=len, reverse=True)),
+             for verdict in sorted(claim_evidence.VERDICTS, key=len, reverse=True)),
     re.IGNORECASE)
 #: A glued value (``{glue:text}`name```) is chosen by code; its role names it, it is not prose.
 GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
-#: Inline code in Markdown names code (``claims.NOT_RUN``), not prose: single backticks on one line (a fence such as
+#: Inline code in Markdown names code (``claim_evidence.NOT_RUN``), not prose: single backticks on one line (a fence such as
 #: ```{admonition} holds prose). Another role's text (a term, a page title) is shown to the reader and is scanned.
 INLINE_CODE = re.compile(r"(?<![`}])`[^`\n]+`(?!`)")
 
@@ -91,8 +91,8 @@ def scan_module(path: Path) -> list[str]:
 
 def test_the_vocabulary_is_the_registrys_own():
     # a verdict added to the registry is scanned for with no change here
-    assert {" ".join(v.split()) for v in claims.VERDICTS} == {w.lower() for w in verdict_words(
-        " | ".join(claims.VERDICTS))}
+    assert {" ".join(v.split()) for v in claim_evidence.VERDICTS} == {w.lower() for w in verdict_words(
+        " | ".join(claim_evidence.VERDICTS))}
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOK_DIR.glob("*.md")) + sorted(NOTEBOOK_DIR.glob("*.ipynb")),
@@ -119,7 +119,7 @@ kernelspec:
 
 # A chapter
 
-- **Glued.** {glue:text}`claim_verdict` and code `claims.NOT_REPRODUCED` are fine; a term's text is shown:
+- **Glued.** {glue:text}`claim_verdict` and code `claim_evidence.NOT_REPRODUCED` are fine; a term's text is shown:
   {term}`partly <Verdict>`.
 - **Typed.** The paper's claim is Not
   reproduced here.
@@ -129,14 +129,14 @@ The order is partly kept.
 ```
 
 ```{code-cell}
-from recjudge.compendium import claims
-ok = claims.PARTLY
+from recjudge.compendium import claim_evidence
+ok = claim_evidence.PARTLY
 typed = f"{ok}, or partly"
 ```
 """
 
 PLANTED_MODULE = '''"""A module whose docstring may say "not run in this build"."""
-from recjudge.compendium import claims
+from recjudge.compendium import claim_evidence
 
 KEPT = "reproduced"  # the vocabulary of a rule: its definition
 
@@ -145,7 +145,7 @@ def finding(rows):
     """Returns "not testable here" when ``rows`` is empty."""
     if not rows:
         return "not testable here (no rows)"
-    return f"{claims.REPRODUCED} on {len(rows)} rows, contradicted by the paper's own numbers"
+    return f"{claim_evidence.REPRODUCED} on {len(rows)} rows, contradicted by the paper's own numbers"
 '''
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import claims, pages
+from recjudge.compendium import claim_evidence, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
 from recjudge.metaeval.baselines import RANDOM
@@ -190,7 +190,7 @@ def serendipity_finding(table: pd.DataFrame) -> str:
     """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these)."""
     real = table[table["data"] == SERENDIPITY_DATA]
     if real.empty:
-        return f"{claims.NOT_RUN} (the Serendipity-2018 data are needed)."
+        return f"{claim_evidence.NOT_RUN} (the Serendipity-2018 data are needed)."
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
     return "; ".join(
         f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
@@ -236,7 +236,7 @@ def order_kept(spearman: pd.Series) -> str:
     if (rho >= KEPT_ORDER_SPEARMAN).all():
         return "Order over cases is kept."
     if (rho > 0).all():
-        return f"Order over cases is only {claims.PARTLY} kept."
+        return f"Order over cases is only {claim_evidence.PARTLY} kept."
     return "Order over cases is lost in some cells."
 
 

@@ -11,17 +11,16 @@ records no build (``build-info.json``), so ``recjudge book --check-only --publis
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
 from recjudge.compendium.pages import myst_text
+from recjudge.compendium.toc import chapter_title
 from recjudge.compendium.variant_book import NOTEBOOKS, _config_with_title, _write_if_changed, title_page
 
 PREVIEW_DIR = Path("_build") / "preview"
 #: A chapter's title in its MyST source: the first level-one heading.
-_TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
 #: What a staged book reads from ``results/``: the tables, and the markdown a run writes for a prose page.
 STAGED_RESULTS = ("*.csv", "*.md")
 
@@ -46,23 +45,6 @@ def runs_needed(runs: Sequence[Any], names: Sequence[str]) -> list[Any]:
             wanted.add(name)
             pending.extend(by_name[name].results_of)
     return [run for run in runs if run.name in wanted]
-
-
-def chapter_title(run: Any, root: Path) -> str:
-    """The title of the chapter a run makes: its notebook's first heading (and the run's variant, which shares it)."""
-    path = Path(root) / run.notebook
-    try:
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".ipynb":  # a notebook's JSON: its markdown cells hold the title
-            import nbformat
-
-            text = "\n".join(cell.source for cell in nbformat.reads(text, as_version=4).cells
-                              if cell.cell_type == "markdown")
-    except (OSError, ValueError):
-        text = ""
-    found = _TITLE.search(text)
-    title = found.group(1).strip() if found else run.name
-    return f"{title} ({run.variant})" if run.variant else title
 
 
 def not_run_note(names: Sequence[str]) -> str:

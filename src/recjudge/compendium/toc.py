@@ -1,4 +1,4 @@
-"""The book's table of contents (``_toc.yml``): the files it lists and the numbers its chapters get.
+"""The book's table of contents (``_toc.yml``): the files it lists, the numbers its chapters get and their titles.
 
 Read by the build (``book``), a variant's book (``variant_book``) and the tables' captions (``tables``); it imports
 none of them.
@@ -6,7 +6,9 @@ none of them.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -81,3 +83,23 @@ def chapter_labels(toc_path: Path) -> dict[str, int | str]:
     """What each numbered chapter's and appendix page's tables and figures are numbered under: the chapter's
     number (:func:`chapter_numbers`) or the appendix's letter (:func:`appendix_letters`)."""
     return {**chapter_numbers(toc_path), **appendix_letters(toc_path)}
+
+
+_TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
+
+
+def chapter_title(run: Any, root: Path) -> str:
+    """The title of the chapter a run makes: its notebook's first heading (and the run's variant, which shares it)."""
+    path = Path(root) / run.notebook
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":  # a notebook's JSON: its markdown cells hold the title
+            import nbformat
+
+            text = "\n".join(cell.source for cell in nbformat.reads(text, as_version=4).cells
+                              if cell.cell_type == "markdown")
+    except (OSError, ValueError):
+        text = ""
+    found = _TITLE.search(text)
+    title = found.group(1).strip() if found else run.name
+    return f"{title} ({run.variant})" if run.variant else title

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import yaml
 
 from recjudge.compendium.pages import myst_text
-from recjudge.compendium.toc import TOC_FILE, toc_files
+from recjudge.compendium.toc import TOC_FILE, chapter_title, toc_files
 from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
 
 VARIANT_FILE = "variant.json"
@@ -326,8 +326,7 @@ def stage_variant_book(root: Path, variant: Variant) -> Path:
 
 
 def _chapter_titles(root: Path) -> dict[str, str]:
-    """Run name -> the title of the chapter it makes (``preview_book.chapter_title``); empty without a run plan."""
-    from recjudge.compendium.preview_book import chapter_title
+    """Run name -> the title of the chapter it makes (``toc.chapter_title``); empty without a run plan."""
     from recjudge.compendium.runplan import RunPlanError, load_runplan
 
     try:

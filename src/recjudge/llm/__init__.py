@@ -14,7 +14,8 @@ outside the store key), ``job`` (one job: its prompts, what the store holds, wha
 job would ask, estimated and logged, nothing asked), ``report`` (the run's table and report), ``concurrency`` (the
 adaptive limit of requests in flight), ``estimate`` (tokens, cost and time before asking; the cost limit),
 ``retry`` (backoff and the requests-per-minute limit), ``batch`` (the providers' batch APIs, resumable),
-``parsing`` (scores from replies), ``shapes`` (output shapes every provider enforces: a grammar, a JSON schema, a
+``parsing`` (scores from replies), ``reading_changes`` (the committed record of how many stored replies each change
+of a reading rule moved), ``shapes`` (output shapes every provider enforces: a grammar, a JSON schema, a
 forced tool), ``pricing`` (cost accounting), ``store_cli`` (``recjudge store info|export|import``),
 ``store_share`` (one file of store entries, to share a judge's replies, and its checked import into another store),
 ``models`` (the optional local GGUF models, pinned, assembled from PyPI chunk packages on request) and ``models_cli``
