@@ -26,7 +26,8 @@ VERDICT_PATTERN = re.compile(
 #: A glued value (``{glue:text}`name```) is chosen by code; its role names it, it is not prose.
 GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
 #: Inline code in Markdown names code (``claim_evidence.NOT_RUN``), not prose: single backticks on one line (a fence
-#: such as ```{admonition} holds prose). Another role's text (a term, a page title) is shown to the reader and is scanned.
+#: such as ```{admonition} holds prose). Another role's text (a term, a page title) is shown to the reader and is
+#: scanned.
 INLINE_CODE = re.compile(r"(?<![`}])`[^`\n]+`(?!`)")
 
 
