@@ -87,7 +87,7 @@ WITH_BOOK_JUDGES ?=
 WITH_BOOK_CHAPTERS ?=
 VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
 # What only the variant's book takes (the committed book executes every chapter in `make run`)
-BOOK_VARIANT_FLAGS = $(VARIANT_FLAGS) $(if $(strip $(VARIANT_FLAGS)),$(if $(WITH_BOOK_CHAPTERS),--with-book-chapters))
+BOOK_VARIANT_FLAGS = $(strip $(VARIANT_FLAGS) $(if $(strip $(VARIANT_FLAGS)),$(if $(WITH_BOOK_CHAPTERS),--with-book-chapters)))
 # What only the run needs (the variant's name does not depend on the endpoint, so the book build goes without)
 RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(BASE_URL)) $(if $(SERVED_MODEL),--served-model $(SERVED_MODEL)) \
 	$(if $(WITH_BOOK_JUDGES),--with-book-judges)
