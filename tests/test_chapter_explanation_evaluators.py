@@ -41,7 +41,7 @@ def test_a_transparency_line_asking_persuasiveness_is_named_with_the_papers_find
                            "Transparency line")
     assert "the persuasiveness statement" in note
     assert "asked about persuasiveness twice and never about transparency" in note
-    assert "single-aspect prompts do better on Transparency" in note
+    assert "single-aspect prompts score higher on Transparency" in note
 
 
 def test_a_slip_of_another_aspect_with_an_unknown_statement_names_no_borrowed_aspect_nor_transparency():

@@ -135,7 +135,7 @@ def test_the_answer_by_judge_says_how_many_labels_each_saves():
     assert lines[0].startswith(f"- **{GOOD}**: 50 labels plus its scores are worth ")
     assert "labels saved)." in lines[0]  # a judge with Pearson near 0.9 saves many labels
     assert lines[1].startswith(f"- **{NOISE}**: 50 labels plus its scores are worth ")
-    assert lines[2] == ("- **The best judge Kang et al. report on Serendipity-2018** (a prompt, GPT-4, Pearson "
+    assert lines[2] == ("- **The top judge Kang et al. report on Serendipity-2018** (a prompt, GPT-4, Pearson "
                         "30.00%) would be worth 1,099 labels per 1,000 by the ρ² rule.")
     assert lines[3].startswith("- Coverage (over 40 draws per cell) falls short of the nominal 95%")
     # A judge with a row for the mean at other n but not at the headline n: too few answers for it.

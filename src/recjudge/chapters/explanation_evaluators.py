@@ -320,7 +320,7 @@ def slip_note(statements: pd.DataFrame) -> Markdown:
         + f"instead of *\"{row['questionnaire_statement']}\"*. "
         + (f"A multiple-aspect judge is asked about {borrowed[0]} twice and never about {row['aspect']}, while "
            "the single-aspect prompt states it correctly. " if borrowed else "")
-        + ("This is a plausible cause of the paper's finding that single-aspect prompts do better on "
+        + ("This is a plausible cause of the paper's finding that single-aspect prompts score higher on "
            "Transparency (section 2.4), which the paper puts down to transparency being judged \"relatively "
            "independently\". " if row["aspect"] == "transparency" else "")
         + "The rebuilt template keeps the slip, so that it asks what the authors asked.")
@@ -502,11 +502,11 @@ def further_findings(comparison: pd.DataFrame, llm_runs: pd.DataFrame, llm_table
             f"(mean over aspects) range from {pages.fmt(local_dataset.min(), 1)}% to "
             f"{pages.fmt(local_dataset.max(), 1)}%: noise, not a test of the paper's finding that GPT-4 with the "
             f"multiple-aspect prompt (Average {pages.fmt(ex.PAPER_TABLE1_AVERAGE['GPT4 (M)'][0], 2)}% at the dataset "
-            "level) judges explanations better than the annotators.")
+            "level) tracks users' ratings more closely than the third-party annotators do.")
     if slip:
         further.append("The authors' own multiple-aspect prompts ask about persuasiveness twice and never about "
                        "transparency (their Transparency line repeats the persuasiveness statement), a plausible "
-                       "cause of the paper's finding that single-aspect prompts do better on Transparency.")
+                       "cause of the paper's finding that single-aspect prompts score higher on Transparency.")
     if len(cost) and "usd_gpt-4" in cost.columns:
         multi = cost[cost["template"] == "zhang_multi_zero_shot"]
         if len(multi):

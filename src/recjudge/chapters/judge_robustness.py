@@ -270,12 +270,17 @@ def baseline_flips() -> str:
             f"{pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0)}% for a constant answer")
 
 
+#: The invariance rule's vocabulary: any cell with a verdict flip makes the judges not invariant.
+NOT_INVARIANT = "The judges are not invariant."
+NO_FLIPS = "No verdict flips here."
+
+
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
     """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
     two findings written as sentences."""
     moving = table[table["verdict_flip_rate"] > 0]
     return {
-        "invariance": "The judges are not invariant." if len(moving) else "No verdict flips here.",
+        "invariance": NOT_INVARIANT if len(moving) else NO_FLIPS,
         "n_moving": f"{len(moving)}",
         "n_cells": f"{len(table)}",
         **pooled_flips(table),

@@ -22,6 +22,10 @@ RECORDED = "gpt-3.5-turbo (recorded)"
 BEST_CELL = "Multi-LLM & Auxiliary Data"
 #: The figure of each family of ensembles.
 FAMILY_FIGURES = {"LLM judges": "fig-ensemble-size-llm", "Proxies": "fig-ensemble-size-proxies"}
+#: The steadiness rule's vocabulary: averaging steadies the result when the worst ensemble of the most judges
+#: correlates higher than the worst single judge.
+STEADIER = "averaging makes the result steadier, as Kang et al. observe"
+NOT_STEADIER = "averaging does not make the result steadier here"
 
 
 def opening(study: ser.Serendipity2018Study, members: Sequence[str], judges: Sequence[Mapping],
@@ -176,8 +180,7 @@ def findings(sizes: pd.DataFrame, ours: pd.DataFrame, held: pd.DataFrame, n_memb
     return {
         "mean_single": pages.fmt(first["mean"], 1), "mean_all": pages.fmt(last["mean"], 1), "n_all": n_all,
         "worst_single": pages.fmt(first["worst"], 1), "worst_all": pages.fmt(last["worst"], 1),
-        "steadier_finding": ("averaging makes the result steadier, as Kang et al. observe" if steadier
-                             else "averaging does not make the result steadier here"),
+        "steadier_finding": STEADIER if steadier else NOT_STEADIER,
         "n_grid_rows": n_grid_rows, "best_cell": best_in["cell"], "best_pearson": pages.fmt(best_in["pearson_pct"], 1),
         "best_mae": pages.fmt(best_in["mae"], 2), "n_grid_cells": n_grid_cells,
         "held_mean": pages.fmt(held["heldout_pearson_pct"].mean(), 1), "n_splits": n_splits,

@@ -301,7 +301,7 @@ def show_largest_gap(gap_summary: pd.DataFrame, run: Run) -> Markdown:
         f"at every size. The greedy maximum falls short more often as $|N|$ grows, by at most "
         f"{pages.fmt(100 * maxima['max_relative_gap'].max(), 1)}% here: the paper's Table 1 pattern (only the "
         "Euclidean maximum deviated), now with its frequency and size. It is why $\\hat S_{sn}$ needs clipping: a "
-        "list can beat an underestimated maximum.")
+        "list can exceed an underestimated maximum.")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ TABLE2_METRICS = {"pearson_pct": correlation(1, scale="percent", label="Pearson 
 LOCAL_NOTE = "SmolLM2-135M (local, 4-bit)"
 RECORDED = "gpt-3.5-turbo (recorded)"
 RECORDED_NOTE = "recorded scores, other prompt, all answers"
+#: The recorded judge's rule, when its correlation's interval is not wholly below zero (see ``further_findings``).
+NOT_BETTER_THAN_PROXY = "not a better judge than the proxy."
 
 
 def interval(row: Mapping) -> str:
@@ -515,7 +517,7 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
             f"{'below' if g['pearson_pct'] < ref['pearson_pct'] else 'above'} {reference_all} (Williams p = "
             f"{g['p_pearson_vs_ref']:.2g}); " + ("their correlation is significantly negative: this judge ranks "
                                                   "serendipity the wrong way round." if g["pearson_ci_high"] < 0
-                                                  else "not a better judge than the proxy."))
+                                                  else NOT_BETTER_THAN_PROXY))
     local = agreement_sample[agreement_sample["method"].isin(local_methods)]
     if len(local):
         best = local.sort_values("pearson_pct", ascending=False).iloc[0]
@@ -533,7 +535,7 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
             f"paper's proxies) agrees with users at {interval(stand_in)}, "
             + ("above" if stand_in["pearson_pct"] > best_paper["pearson_pct"] else "below")
             + f" the best proxy the paper reports there ({best_paper['method']}, {best_paper['pearson_pct']:.2f}%): "
-            "a one-line popularity signal is a baseline an LLM judge must beat too.")
+            "a one-line popularity signal is a baseline an LLM judge must also exceed.")
     if shaped is not None:
         by_prompt = shaped.set_index("method")
         further.append(

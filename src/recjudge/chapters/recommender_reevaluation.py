@@ -321,8 +321,8 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.tight_layout()
     figures.glue_figure("fig-accuracy-vs-judge", fig,
-        "Read across each row: a recommender more accurate on the left need not score higher with the judge on the "
-        f"right. Accuracy (left, all test users of ml-{dataset}) and the judge's Avg. score@20 on the scale's full "
+        "Read across each row: a recommender with higher accuracy on the left need not score higher with the judge on "
+        f"the right. Accuracy (left, all test users of ml-{dataset}) and the judge's Avg. score@20 on the scale's full "
         f"range (right; SmolLM2-135M at noise level on {users_note(judged)}, mean ± standard error over the judged "
         f"lists, each fold a faint point; the paper's ML-1M rows {hollow_note}). The paper finds the Avg. score in "
         f"{pages.fmt(paper['avg_score'].min(), 2)}–"

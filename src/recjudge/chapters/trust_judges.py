@@ -21,6 +21,11 @@ from recjudge.trust.population import JudgedPopulation
 PROXY = "proxy metric"
 #: The labelled-set size shown beside the headline n in the table of labels worth.
 LARGE_N = 500
+#: The vocabulary of the rules that read a judge's gain and worth with their intervals.
+BEATS = "beats"
+BEAT = "beat"
+NO_JUDGE_BEATS = "no judge beats"
+MOST_USEFUL = "the most useful judge"
 #: Correlations whose worth by the ρ² rule the width figure draws as references: a weak judge and a fair one.
 REFERENCE_CORRELATIONS = (0.15, 0.5)
 
@@ -105,9 +110,9 @@ def _beating_words(beats_constant: Sequence[str], largest: pd.Series) -> str:
             f"{pages.fmt(largest['gain_ci_high'], 4)}] ({largest['judge']}, {largest['reading']})")
     rule = f"by more than {trust_rules.MAE_MARGIN} with a 95% interval (clustered by user) above zero"
     if beats_constant:
-        return (f"{', '.join(beats_constant)} beat{'s' if len(beats_constant) == 1 else ''} a constant answer's MAE "
-                f"{rule}; the largest gain is {gain}.")
-    return f"no judge beats a constant answer's MAE {rule}; the largest gain is {gain}."
+        verb = BEATS if len(beats_constant) == 1 else BEAT
+        return f"{', '.join(beats_constant)} {verb} a constant answer's MAE {rule}; the largest gain is {gain}."
+    return f"{NO_JUDGE_BEATS} a constant answer's MAE {rule}; the largest gain is {gain}."
 
 
 def scale_finding(errors: pd.DataFrame) -> Markdown:
@@ -382,7 +387,7 @@ def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Seque
                          f"labels (Pearson {pages.fmt(100 * row['pearson'], 1)}%; "
                          + ("no saving beyond the simulation's noise" if saved <= 0 else
                             f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
-    sentences.append(f"- **The best judge Kang et al. report on Serendipity-2018** ({paper_best['method']}, "
+    sentences.append(f"- **The top judge Kang et al. report on Serendipity-2018** ({paper_best['method']}, "
                      f"{paper_best['family'].removeprefix('LLM ')}, Pearson {pages.fmt(paper_best['pearson_pct'], 2)}%)"
                      f" would be worth {paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
     sentences.append(f"- {coverage_finding(worth, headline_n)}")
@@ -495,7 +500,7 @@ def worth_finding(worth: pd.DataFrame, judged: JudgedPopulation | None, headline
         return (f"no judge saves a whole label beyond the simulation's noise and its tuning bias (the lower of the "
                 f"Monte Carlo 95% bound and the ρ² rule); the largest worth, selected among {len(headline)}, is "
                 f"{best.name}{kind}: {interval}.")
-    return (f"the most useful judge (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
+    return (f"{MOST_USEFUL} (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
             f"{len(saving)} of {len(headline)} judges save labels beyond the simulation's noise.")
 
 
