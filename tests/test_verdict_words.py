@@ -30,15 +30,37 @@ GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
 #: scanned.
 INLINE_CODE = re.compile(r"(?<![`}])`[^`\n]+`(?!`)")
 
+#: Comparative wording about judges or methods: a finding's direction ("the ensemble is steadier") is a verdict too,
+#: chosen by a rule that reads n and an interval. Whole words only, each phrase allowed to wrap across lines. Bare
+#: "best" and "worst" name order statistics (the best ensemble of each size, the best cell of a grid: a selected
+#: maximum, shown as such), so only "best judge" and "worst judge" are scanned.
+COMPARATIVES = ("better", "worse", "best judge", "worst judge", "steadier", "more stable", "less stable", "outperform",
+                "outperforms", "outperformed", "beats", "beat", "most useful", "superior", "inferior", "invariant",
+                "more accurate", "less accurate", "more reliable", "less reliable")
+COMPARATIVE_PATTERN = re.compile(
+    "|".join(r"\b" + r"\s+".join(map(re.escape, word.split())) + r"\b"
+             for word in sorted(COMPARATIVES, key=len, reverse=True)),
+    re.IGNORECASE)
+#: A quotation of a paper: text in double quotation marks (straight or curly) followed at once by its citation
+#: ({cite}`key`, {cite:p}`key`, or "(Author, year)"). Only a quotation that names its source is allowed: a bare
+#: quoted phrase is still scanned.
+#: A research question (an italic line ending in "?") asks; it states no finding.
+RESEARCH_QUESTION = re.compile(r"^\*[^*\n]+\?\*[ \t]*$", re.MULTILINE)
+QUOTATION = re.compile(r"(?:\"[^\"\n]+\"|\u201c[^\u201d\n]+\u201d)"
+                       r"(?=\s*(?:\{cite(?::\w+)?\}`|\([A-Z][^()\n]*,\s*\d{4}\)))")
+
 
 def verdict_words(text: str) -> list[str]:
-    """Every verdict phrase in ``text`` (case-insensitive, across line breaks)."""
-    return [" ".join(match.group(0).split()) for match in VERDICT_PATTERN.finditer(text)]
+    """Every verdict phrase and comparative word in ``text`` (case-insensitive, across line breaks), in order."""
+    matches = [*VERDICT_PATTERN.finditer(text), *COMPARATIVE_PATTERN.finditer(QUOTATION.sub(
+        lambda quote: " " * len(quote.group(0)), text))]
+    return [" ".join(match.group(0).split()) for match in sorted(matches, key=lambda match: match.start())]
 
 
 def in_markdown(text: str) -> list[str]:
-    """Verdict words in Markdown prose, outside glued values and inline code."""
-    return verdict_words(INLINE_CODE.sub(" ", GLUE_ROLE.sub(" ", text)))
+    """Verdict words in Markdown prose, outside glued values, inline code, a research question and cited quotations
+    of a paper."""
+    return verdict_words(RESEARCH_QUESTION.sub(" ", INLINE_CODE.sub(" ", GLUE_ROLE.sub(" ", text))))
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -62,11 +84,19 @@ def _definitions(tree: ast.AST) -> set[int]:
     return found
 
 
+def _labels(tree: ast.AST) -> set[int]:
+    """The ids of the strings passed as ``label=``: a column or row label names a computed field (a header
+    "Better / worse (P)" counts wins and losses), it states no finding."""
+    return {id(node) for call in ast.walk(tree) if isinstance(call, ast.Call)
+            for keyword in call.keywords if keyword.arg == "label"
+            for node in ast.walk(keyword.value) if isinstance(node, ast.Constant)}
+
+
 def in_python(source: str) -> list[tuple[int, str]]:
     """(line, verdict word) for every verdict word in a string literal of ``source`` (f-strings' literal parts
-    included), except docstrings and the definitions of a rule's vocabulary."""
+    included), except docstrings, the definitions of a rule's vocabulary and labels passed as ``label=``."""
     tree = ast.parse(source)
-    allowed = _docstrings(tree) | _definitions(tree)
+    allowed = _docstrings(tree) | _definitions(tree) | _labels(tree)
     return [(node.lineno, word) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
             for word in verdict_words(node.value)]
@@ -162,3 +192,40 @@ def test_the_scanner_finds_planted_verdict_words(tmp_path):
     # the docstrings and the definition are allowed; the returned strings are not
     assert scan_module(module) == ["planted.py:10: 'not testable here'",
                                    "planted.py:11: \"contradicted by the paper's own numbers\""]
+
+
+PLANTED_COMPARATIVE_NOTEBOOK = """# A chapter
+
+*Do ensembles of judges agree better with users?*
+
+The paper finds "ensembles are more stable" {cite:p}`kang2025` and "GPT-4 outperforms the proxies" (Kang et al.,
+2025); a bare "steadier" is not attributed. The best ensemble of each size is {glue:text}`best`, and the ensemble
+is steadier here, the recorded judge
+not invariant, the best
+judge Superior.
+"""
+
+PLANTED_COMPARATIVE_MODULE = '''from recjudge.compendium.pages import count, text
+
+STEADIER = "averaging makes the result steadier"  # a rule's vocabulary
+FORMATS = {"wins": count(label="Better / worse (P)"), "ci": text(label=f"{'more accurate'} [95% CI]")}
+
+
+def finding(gain):
+    return "no judge beats a constant answer" if gain <= 0 else f"the judge is better by {gain}"
+'''
+
+
+def test_the_scanner_finds_planted_comparatives(tmp_path):
+    notebook = tmp_path / "planted.md"
+    notebook.write_text(PLANTED_COMPARATIVE_NOTEBOOK, encoding="utf-8")
+    module = tmp_path / "planted.py"
+    module.write_text(PLANTED_COMPARATIVE_MODULE, encoding="utf-8")
+
+    # the research question, the cited quotations and the order statistic "best ensemble" are allowed; a quoted
+    # phrase with no citation, and every comparative stated as this build's finding, are not (across line breaks)
+    assert [hit.split(": ")[-1] for hit in scan_notebook(notebook)] == [
+        "'steadier'", "'steadier'", "'invariant'", "'best judge'", "'Superior'"]
+    assert in_markdown('"X is better" said someone') == ["better"]
+    # labels passed as label= name a computed field; the rule's returned strings are findings
+    assert scan_module(module) == ["planted.py:8: 'beats'", "planted.py:8: 'better'"]
