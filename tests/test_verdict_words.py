@@ -1,7 +1,12 @@
 """No verdict word is typed in a chapter: the claims registry's verdicts (``claim_evidence.VERDICTS``) appear in a
 notebook's prose or in a string a chapter module writes only when glued from the rule (a ``{glue}`` role, or a
-reference to the registry's constant such as ``claim_evidence.NOT_RUN``), never as literal text. The scanner itself is
-tested on planted examples, so an empty list of findings means the chapters are clean, not that the scanner is blind."""
+reference to the registry's constant such as ``claim_evidence.NOT_RUN``), never as literal text. The same holds for
+comparative wording about judges or methods (``COMPARATIVES``: "better", "steadier", "not invariant", "most useful",
+…), whose word a rule reading the numbers chooses. Allowed: docstrings, a rule's named vocabulary (``NAME = "..."``),
+a research question, a quotation of a paper in quotation marks followed at once by its citation, and a string passed
+as ``label=`` to a formatter: a column header such as "Better / worse (P)" names a computed count of wins and losses,
+not a claim. The scanner itself is tested on planted examples, so an empty list of findings means the chapters are
+clean, not that the scanner is blind."""
 
 from __future__ import annotations
 
