@@ -40,3 +40,19 @@ def test_a_built_appendix_page_reads_fig_a_1_and_a_chapter_keeps_its_number(tmp_
     chapter = (out / "book" / "chapter.html").read_text(encoding="utf-8")
     assert re.findall(r"Fig\. ([A-Z0-9.]+)", demo) == ["A.1", "A.2", "A.2"]  # two captions and the reference
     assert "Fig. 1.1" in chapter
+
+
+def test_an_extensions_code_change_makes_sphinx_rebuild_every_page(tmp_path):
+    # Sphinx re-reads only changed pages unless an extension's env_version changes: each of the book's extensions
+    # derives it from its own source, so a page never keeps what an older version of the extension wrote.
+    from unittest import mock
+
+    from recjudge.compendium import appendix_numbers, sphinx_extension
+
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text("X = 1\n")
+    second.write_text("X = 2\n")
+    version = sphinx_extension.source_version
+    assert version(first) != version(second) and version(first) == version(first)
+    for extension in (sphinx_extension, appendix_numbers):
+        assert extension.setup(mock.MagicMock())["env_version"] == version(extension.__file__)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from recjudge.compendium.sphinx_extension import source_version
 from recjudge.compendium.toc import TOC_FILE, appendix_letters
 
 Numbers = Mapping[str, Mapping[str, tuple]]
@@ -39,10 +40,10 @@ def _letter_appendix_figures(app, builder=None) -> None:  # noqa: ANN001 (Sphinx
             env.toc_fignumbers[docname] = lettered(env.toc_fignumbers[docname], letter)
 
 
-def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
+def setup(app) -> dict[str, bool | int]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: renumber the appendix pages' figures once every figure has its number (before writing)."""
     app.connect("write-started", _letter_appendix_figures)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": source_version(__file__)}
 
 
 __all__ = ["lettered", "setup"]

@@ -8,6 +8,7 @@ each executed chapter its run's labels.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 from pathlib import Path
@@ -202,7 +203,13 @@ def _relabel_run(app, docname: str, source: list[str]) -> None:  # noqa: ANN001 
         source[0] = relabel_notebook_text(source[0], docname[len(NOTEBOOK_CHAPTERS):])
 
 
-def setup(app) -> dict[str, bool]:  # noqa: ANN001 (Sphinx application)
+def source_version(path: str | Path) -> int:
+    """An extension's ``env_version``, from its own source: Sphinx re-reads only changed pages, so without it a page
+    would keep what the extension's old code wrote; a new version makes Sphinx rebuild every page."""
+    return int(hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12], 16)
+
+
+def setup(app) -> dict[str, bool | int]:  # noqa: ANN001 (Sphinx application)
     """Sphinx entry point: drop the Thebe loader (a remote script) from every page; publish the result tables beside
     the pages and leave the themes' template sources out; register the bibliography's author-year label style and mark
 its entries as list items; show
@@ -215,5 +222,5 @@ its entries as list items; show
     app.connect("build-finished", _publish_results)
     app.connect("build-finished", _drop_template_sources)
     _register_bibliography_style()
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": source_version(__file__)}
 
