@@ -307,8 +307,28 @@ def test_a_judge_has_one_colour_in_every_panel_and_figure_and_no_colour_names_tw
     assert {j: calibration[j] for j in judges} == {j: width[j] for j in judges}
     assert len({calibration[j] for j in judges}) == len(judges)
     assert len({s.colour for s in figures.series_styles([f"judge {i}" for i in range(9)]).values()}) == 9
-    with pytest.raises(ValueError, match="at most 9"):
-        figures.series_styles([f"judge {i}" for i in range(10)])
+
+
+def test_a_readers_judges_beyond_the_palette_reuse_a_colour_with_another_line_and_marker():
+    # The book draws 9 judges; a reader's judge makes 10, and the page must still draw (a colour is reused, never
+    # the whole style), keeping the book's own judges' styles.
+    book = [f"judge {i}" for i in range(9)]
+    styles = figures.series_styles([*book, "reader's judge", "another"])
+    assert {label: styles[label] for label in book} == figures.series_styles(book)
+    assert len(set(styles.values())) == len(styles)
+    assert styles["reader's judge"].colour == styles["judge 0"].colour
+    assert styles["reader's judge"].linestyle != styles["judge 0"].linestyle
+    base = small_population()
+    extra = [f"extra {i}" for i in range(8)]
+    frame = base.frame.assign(**{name: base.frame[NOISE] for name in extra})
+    # Half LLM judges, half proxies: each panel keeps to its limit of series.
+    judges = pd.concat([base.judges, base.judges.iloc[[1, 2] * (len(extra) // 2)].assign(judge=extra)],
+                       ignore_index=True)
+    judged = JudgedPopulation(frame, judges)
+    many = [GOOD, NOISE, PROXY, *extra]
+    page.calibration_figure(judged, many)  # 11 judges: drawn, no error
+    with pytest.raises(ValueError, match="at most 36"):
+        figures.series_styles([f"judge {i}" for i in range(37)])
 
 
 def test_the_worth_figure_draws_the_rho_squared_rule_for_two_reference_correlations():

@@ -169,7 +169,7 @@ def calibration_figure(judged: JudgedPopulation, judges: Sequence[str]) -> Figur
             x = (part["score"] - part["score"].min()) / spread
             order = np.argsort(x.to_numpy())
             ax.plot(x.to_numpy()[order], part["calibrated"].to_numpy()[order], color=styles[judge].colour,
-                    label=judge)
+                    linestyle=styles[judge].linestyle, label=judge)
         ax.axhline(judged.frame["truth"].mean(), color="0.5", linestyle=":", linewidth=1)
         ax.set(xlabel="Judge score (min-max scaled)", ylim=(1, 5), title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)

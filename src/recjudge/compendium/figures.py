@@ -111,19 +111,29 @@ EXTRA_COLOURS: tuple[str, ...] = (OKABE_ITO["black"], "#882255", "#999933")
 class SeriesStyle:
     colour: str
     marker: str
+    linestyle: str = "-"
+
+
+#: Line styles that tell apart series sharing a colour, once there are more series than colours.
+LINESTYLES: tuple[str, ...] = ("-", "--", ":", "-.")
 
 
 def series_styles(labels: Sequence[Any]) -> dict[Any, SeriesStyle]:
-    """One colour and marker per series across every panel of a figure (and every figure drawing the same
-    ``labels``): a judge keeps its colour whichever panel shows it. Give all the labels the figures may draw, in a
-    fixed order."""
+    """One style per series across every panel of a figure (and every figure drawing the same ``labels``): a judge
+    keeps its style whichever panel shows it. Give all the labels the figures may draw, in a fixed order. Up to the
+    palette's 9 colours each series has a colour of its own; beyond them (a reader's judges added to the book's) a
+    colour is reused with another line style and marker, so no two series share all three."""
     labels = list(dict.fromkeys(labels))
     palette = PALETTE + EXTRA_COLOURS
-    if len(labels) > len(palette):
-        raise ValueError(f"{len(labels)} series for one colour each: at most {len(palette)} stay distinguishable; "
+    if len(labels) > len(palette) * len(LINESTYLES):
+        raise ValueError(f"{len(labels)} series: at most {len(palette) * len(LINESTYLES)} stay distinguishable; "
                          "show the rest in a table")
-    return {label: SeriesStyle(colour, MARKERS[i % len(MARKERS)])
-            for i, (label, colour) in enumerate(zip(labels, palette))}
+    styles = {}
+    for i, label in enumerate(labels):
+        colour_index, reuse = i % len(palette), i // len(palette)
+        styles[label] = SeriesStyle(palette[colour_index], MARKERS[(colour_index + reuse) % len(MARKERS)],
+                                    LINESTYLES[reuse])
+    return styles
 
 
 def check_series_count(n: int, *, where: str = "a panel") -> None:
@@ -410,7 +420,7 @@ def plot_size_table(size_table: pd.DataFrame, metrics: Sequence[str], labels: Ma
 
 __all__ = ["OKABE_ITO", "PALETTE", "MARKERS", "MAX_SERIES", "COLUMN_WIDTH_PX", "FIGURE_WIDTH_IN", "BASE_FONT_PT",
            "MIN_FONT_PT", "RC_PARAMS", "style_rc", "use_book_style", "colours", "EXTRA_COLOURS", "SeriesStyle",
-           "series_styles", "check_series_count",
+           "series_styles", "LINESTYLES", "check_series_count",
            "series_panels", "facets", "displayed_scale", "check_figure", "series_of", "assert_legible",
            "NO_SCORES", "NO_SCORES_CAPTION", "shows_no_data", "label_no_scores",
            "CAPTION_SUFFIX", "SvgImage", "svg_image", "glue_figure", "glue_not_drawn", "plot_size_table"]
