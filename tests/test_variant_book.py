@@ -50,6 +50,21 @@ def executed(path: Path, title: str, output: str) -> Path:
 
 
 @pytest.fixture
+def stand_in_jupyter_book(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Jupyter Book replaced by a writer of one index page: returns the source folders it was asked to build."""
+    built = []
+
+    def fake_build(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
+        built.append(source)
+        (source / "_build" / "html").mkdir(parents=True, exist_ok=True)
+        (source / "_build" / "html" / "index.html").write_text("<html>variant</html>")
+
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root / "vendor" / "mathjax")
+    return built
+
+
+@pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A built committed book (results/, book/notebooks/, _build/html) and one variant that ran one chapter."""
     root = tmp_path / "project"
@@ -129,16 +144,8 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
 
 
 def test_recjudge_book_variant_builds_under_build_variants_and_leaves_the_book_alone(
-        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    built = []
-
-    def fake_build(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
-        built.append(source)
-        (source / "_build" / "html").mkdir(parents=True, exist_ok=True)
-        (source / "_build" / "html" / "index.html").write_text("<html>variant</html>")
-
-    monkeypatch.setattr(book_module, "build_html", fake_build)
-    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root / "vendor" / "mathjax")
+        project: Path, stand_in_jupyter_book: list, capsys: pytest.CaptureFixture) -> None:
+    built = stand_in_jupyter_book
     before = snapshot(project)
     assert main(["book", "--variant", NAME]) == 0
     assert built == [project / "_build" / "variants" / NAME / "source"]
@@ -382,7 +389,8 @@ def fresh_clone(project: Path) -> None:
 
 
 def test_a_fresh_clone_builds_the_variant_book_from_the_variant_alone_executing_nothing(
-        project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+        project: Path, stand_in_jupyter_book: list, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """On a fresh clone ``recjudge book --variant`` shows the variant's pages at once: the chapters it did not run
     are marked "Not run in this build", and no notebook is executed (no silent replay of the whole book)."""
     from recjudge.compendium import runplan
@@ -396,15 +404,7 @@ def test_a_fresh_clone_builds_the_variant_book_from_the_variant_alone_executing_
     for module in (runplan, execution):
         monkeypatch.setattr(module, "execute_plan", no_execution)
     monkeypatch.setattr("papermill.execute_notebook", no_execution)
-    built = []
-
-    def fake_build(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
-        built.append(source)
-        (source / "_build" / "html").mkdir(parents=True, exist_ok=True)
-        (source / "_build" / "html" / "index.html").write_text("<html>variant</html>")
-
-    monkeypatch.setattr(book_module, "build_html", fake_build)
-    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root / "vendor" / "mathjax")
+    built = stand_in_jupyter_book
     assert main(["book", "--variant", NAME]) == 0
     out = capsys.readouterr().out
     assert "marked 'Not run in this build': plain" in out and "--with-book-chapters" in out
