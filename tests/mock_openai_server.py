@@ -33,7 +33,8 @@ Quota: with ``quota_after=n`` every completion request after the first n is answ
 OpenAI answers an account out of credit.
 
 Counters (thread-safe): ``requests_by_prompt`` (every request), ``successes_by_prompt`` (complete 200 replies
-sent), ``faults`` (count per kind), ``throttled`` (429s from the rate limit).
+sent), ``abandoned_by_prompt`` (replies ready only after the client had hung up: it gave up waiting, so the reply
+is not sent and not counted a success), ``faults`` (count per kind), ``throttled`` (429s from the rate limit).
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ class MockOpenAIServer:
         self.lock = threading.Lock()
         self.requests_by_prompt: Counter[str] = Counter()
         self.successes_by_prompt: Counter[str] = Counter()
+        self.abandoned_by_prompt: Counter[str] = Counter()
         self.fault_counts: Counter[str] = Counter()
         self.unauthorised = 0
         self.stopped = False
@@ -214,6 +216,7 @@ class MockOpenAIServer:
         with self.lock:
             self.requests_by_prompt.clear()
             self.successes_by_prompt.clear()
+            self.abandoned_by_prompt.clear()
             self.fault_counts.clear()
             self.throttled = 0
 
@@ -245,6 +248,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+
+    def _client_hung_up(self) -> bool:
+        """Whether the client has closed its end (it stopped waiting for this reply): end of file is pending."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False  # nothing to read: the client is still waiting
+        except OSError:
+            return True  # reset by the client
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -423,6 +435,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "trickle":
             self._send_trickle(data, mock.trickle_chunks, mock.trickle_interval_s)
+            return
+        if self._client_hung_up():  # a reply past the client's deadline (a loaded machine): nobody receives it
+            with mock.lock:
+                mock.abandoned_by_prompt[prompt] += 1
+            self._drop()
             return
         self._send(200, data)
         with mock.lock:

@@ -690,7 +690,8 @@ def test_500_prompt_job_with_every_odd_reply_and_fault_finishes_completely(tmp_p
              for p in good if server.successes_by_prompt[p] != 1}
         report = run.report
         print(f"\n500-prompt job: {report}\nwall {seconds:.1f} s, server requests {server.total_requests}, "
-              f"faults {dict(server.fault_counts)}")
+              f"faults {dict(server.fault_counts)}, replies ready after the client gave up "
+              f"{dict(server.abandoned_by_prompt)}")
         assert report.n_replies == n - len(bad) and report.n_failed == len(bad)
         assert report.failed_by_kind == {"malformed": len(bad)}
         assert report.n_repaired == sum(1 for v in odd.values() if v != "huge") and report.n_truncated == 1
@@ -709,6 +710,20 @@ def test_500_prompt_job_with_every_odd_reply_and_fault_finishes_completely(tmp_p
     assert sorted(m[0] for m in caught.value.missing) == sorted(r.key for r in requests
                                                                  if r.messages[-1]["content"] in bad)
     assert seconds < 60
+
+
+def test_a_reply_ready_after_the_client_gave_up_is_counted_abandoned_not_a_success(tmp_path):
+    """A late reply (a loaded machine) is asked again by the client; the mock must not count it as paid twice."""
+    with MockOpenAIServer(latency_s=0.6) as server:
+        run = run_judge(mock_config(server), make_requests(1), store=tmp_path, retry=FAST_RETRY, timeout=0.2,
+                        progress=False)
+        asked = server.requests_by_prompt["prompt 0"]
+        deadline = time.monotonic() + 10
+        while server.abandoned_by_prompt["prompt 0"] < asked and time.monotonic() < deadline:
+            time.sleep(0.05)  # the last requests' handlers are still sleeping out their latency
+        assert asked >= 2 and server.abandoned_by_prompt["prompt 0"] == asked
+        assert server.successes_by_prompt["prompt 0"] == 0
+    assert run.report.n_replies == 0 and run.report.failed_by_kind == {"transient": 1}  # timed out on every try
 
 
 def test_each_reply_gets_its_own_seed_so_the_kth_runs_of_prompts_are_independent(tmp_path):
