@@ -186,6 +186,14 @@ def test_a_plan_prices_its_chapters_as_many_at_once_as_jobs_asks(monkeypatch: py
               "--only", "trust_judges", "--only", "judge_robustness"])
     assert seen["jobs"] == 2 and seen["target"].plan_logs is not None
     assert sorted(seen["names"]) == ["judge_robustness", "trust_judges"]
+    monkeypatch.setattr(command.os, "cpu_count", lambda: 16)
+    with pytest.raises(Priced):  # without --jobs: as many as the CPUs, at most MAX_PLAN_JOBS
+        main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--plan", "--only", "trust_judges"])
+    assert seen["jobs"] == command.MAX_PLAN_JOBS < 16
+    monkeypatch.setattr(command.os, "cpu_count", lambda: 2)
+    with pytest.raises(Priced):
+        main(["run", "--judge", "openai:gpt-4o-mini", "--profile", "smoke", "--plan", "--only", "trust_judges"])
+    assert seen["jobs"] == 2
 
 
 def test_a_plan_says_what_its_time_went_into_and_names_its_slowest_chapters() -> None:
@@ -213,23 +221,6 @@ def names_judge_calls_read(notebook: nbformat.NotebookNode, asking: set[str]) ->
         if called_names(statement) & asking or bound_names(statement) & needed:
             needed |= read_names(statement)
     return needed
-
-
-def test_a_plan_only_lowers_parameters_that_no_judge_call_reads() -> None:
-    """The `plan_parameters` of the run plan (resampling counts at their smallest) leave every request a plan counts
-    as it is: no statement that asks a judge reads them, nor any statement binding a name such a statement reads."""
-    from recjudge.compendium.runplan.plan import plan_parameters
-
-    overrides = plan_parameters(root=ROOT)
-    assert overrides, "the run plan lowers no parameter for a plan"
-    runs = {run.name: run for run in load_runplan(root=ROOT)}
-    asking = judge_asking_functions()
-    for name, changes in overrides.items():
-        notebook = cell_selection.notebook_for_variant(
-            cell_selection.notebook_for_plan(read_source_notebook(ROOT / runs[name].notebook)), runs[name].variant)
-        read = names_judge_calls_read(notebook, asking)
-        assert "study" in read or "judged" in read  # the check sees the judge calls' inputs
-        assert not set(changes) & read, f"{name}: a judge call reads {sorted(set(changes) & read)}"
 
 
 def test_the_judge_call_check_follows_names_back_through_earlier_statements() -> None:

@@ -52,9 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
-    parser.add_argument("--jobs", type=_jobs, default=1, metavar="N",
-                        help="execute up to N runs at once (default 1), each kernel with its share of the CPUs' "
-                             "threads; a run that reads other runs' tables (results_of) starts after them")
+    parser.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                        help="execute up to N runs at once (default 1; a plan: the CPUs, at most "
+                             f"{MAX_PLAN_JOBS}), each kernel with its share of the CPUs' threads; a run that reads "
+                             "other runs' tables (results_of) starts after them")
     parser.add_argument("--allow-failures", action="store_true",
                         help=f"exit 0 even when judgments failed (without it: exit status {EXIT_FAILED_JUDGMENTS}); "
                              "a chapter with failures is executed again next time either way")
@@ -242,7 +243,7 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=args.jobs, runplan=args.runplan)
+            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=plan_jobs(args.jobs))
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
@@ -254,7 +255,7 @@ def run_command(args: argparse.Namespace) -> int:
             for line in (left_out_line(by_judge), not_fetched_line(by_judge), limit_line(table, invocation.paid())):
                 if line:
                     print(line)
-            print(plan_time_line(outcomes, time.perf_counter() - started, args.jobs))
+            print(plan_time_line(outcomes, time.perf_counter() - started, plan_jobs(args.jobs)))
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -266,7 +267,7 @@ def run_command(args: argparse.Namespace) -> int:
                              [run.name for run in invocation.left_out])
         force = args.force or _collecting_batches(invocation)
         outcomes = execute_plan(runs, root, force=force, target=invocation.target(root, confirmed=args.yes),
-                                jobs=args.jobs)
+                                jobs=args.jobs or 1)
     except RunFailedError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -339,6 +340,16 @@ def _report_batches(invocation: _Invocation) -> None:
               "answer within 24 h) to collect them; chained prompts (least-to-most) need one pass per step.")
 
 
+#: A plan's chapters only read the store and count, so by default they are priced as many at once as there are CPUs,
+#: up to this many (each kernel holds a chapter's data in memory).
+MAX_PLAN_JOBS = 4
+
+
+def plan_jobs(requested: int | None) -> int:
+    """Chapters a plan prices at once: ``--jobs`` when given, else the CPUs (at most :data:`MAX_PLAN_JOBS`)."""
+    return requested if requested is not None else max(1, min(os.cpu_count() or 1, MAX_PLAN_JOBS))
+
+
 def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int) -> str:
     """What a plan's time went into: it is no estimate but an execution of every chapter up to its last judge call."""
     slowest = sorted((outcome for outcome in outcomes if outcome.status == "executed"),
@@ -352,22 +363,17 @@ def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int) -> str
     return line
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1, runplan: Path | None = None
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1
           ) -> tuple[pd.DataFrame, pd.DataFrame, list[RunOutcome]]:
     """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
     only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
     them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
     both are also written beside the logs, as CSV. ``jobs``: chapters priced at once (``recjudge run --jobs``). Also
     returns each chapter's outcome (its time)."""
-    from dataclasses import replace
-
-    from recjudge.compendium.runplan.plan import plan_parameters
     from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
 
     target = invocation.plan_target(root)
-    smallest = plan_parameters(runplan, root=root)  # resampling counts a plan does not need
-    asking = [replace(run, parameters={**run.parameters, **smallest.get(run.name, {})})
-              for run in invocation.runs if run.asks_llm]
+    asking = [run for run in invocation.runs if run.asks_llm]
     outcomes = execute_plan(asking, root, force=force, target=target, jobs=jobs)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
     logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
@@ -392,7 +398,7 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
     from recjudge.compendium.variants import cost_gate, format_plan
 
     print("[run] pricing the run before anything is asked (a plan pass)")
-    table, _, _ = _plan(invocation, root, jobs=args.jobs, runplan=args.runplan)
+    table, _, _ = _plan(invocation, root, jobs=plan_jobs(args.jobs))
     print(format_plan(table))
     refusal = cost_gate(table, args.yes)
     if refusal:

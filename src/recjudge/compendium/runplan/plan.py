@@ -24,7 +24,7 @@ from recjudge.paths import project_root
 
 _RUN_FIELDS = {"name", "notebook", "parameters", "datasets", "timeout", "results_of", "variant", "asks_llm",
                "reads_logprobs"}
-_TOP_LEVEL = {"runs", "profiles", "plan_parameters"}
+_TOP_LEVEL = {"runs", "profiles"}
 #: a profile's value for a run it does not run (``check`` leaves out the synthetic demonstrations: they run the same
 #: notebooks as their chapters, so a judge asked there proves nothing more)
 LEAVE_OUT = "leave out"
@@ -74,25 +74,6 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
                               f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
     return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs
             if overrides.get(run.name) is not LEFT_OUT]
-
-
-def plan_parameters(path: Path | str | None = None, *, root: Path | None = None) -> dict[str, dict[str, Any]]:
-    """Run name -> the parameters a plan pass (``recjudge run --plan``) sets on top of the profile's: resampling
-    counts that only draw the page, at their smallest, so that a plan counts the same requests sooner (section
-    ``plan_parameters`` of the run plan; a test checks that no judge call reads them)."""
-    root = Path(root) if root is not None else project_root()
-    path = Path(path) if path is not None else root / RUNPLAN_FILE
-    document, _ = _read_document(path)
-    overrides = document.get("plan_parameters") or {}
-    by_name = {run.name: run for run in load_runplan(path, root=root)}
-    if not isinstance(overrides, dict) or not all(isinstance(changes, dict) for changes in overrides.values()):
-        raise RunPlanError(f"{path}: 'plan_parameters' must map run names to parameter overrides")
-    for name, changes in overrides.items():
-        if name not in by_name:
-            raise RunPlanError(f"{path}: plan_parameters: no run named {name!r} in the run plan")
-        _check_parameters(root / by_name[name].notebook, changes, f"{path}: plan_parameters, run {name!r}",
-                          by_name[name].notebook)
-    return overrides
 
 
 def profile_names(path: Path | str | None = None, *, root: Path | None = None) -> list[str]:
