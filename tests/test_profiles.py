@@ -17,6 +17,7 @@ from recjudge.compendium.runplan import (
     read_source_notebook,
     with_judges,
 )
+from recjudge.compendium.runplan.plan import left_out_runs, stand_ins_for_absent_data
 from recjudge.paths import project_root
 
 PLAN = """runs:
@@ -151,7 +152,11 @@ def test_the_check_profile_judges_the_smoke_samples_with_fewer_prompts() -> None
     plans = {profile: {run.name: run.parameters for run in load_runplan(root=project_root(), profile=profile)}
              for profile in ("default", "smoke", "check")}
     llm_runs = {run.name for run in load_runplan(root=project_root()) if run.asks_llm}
+    left_out = left_out_runs(root=project_root(), profile="check")
     for name, check in plans["check"].items():
+        if name in left_out:  # a stand-in for a chapter whose data are absent here: at its default scale
+            assert check == plans["default"][name], name
+            continue
         if name not in llm_runs:
             assert check == plans["default"][name], name
             continue
@@ -171,12 +176,38 @@ def test_the_check_profile_leaves_out_only_runs_whose_notebook_another_run_still
     # CI asks a real server at `check`: a synthetic demonstration runs the notebook of its chapter, so leaving it out
     # still takes the judge through every LLM notebook, and no page that reads results loses a run it reads.
     every_run = load_runplan(root=project_root())
-    checked = {run.name: run for run in load_runplan(root=project_root(), profile="check")}
-    left_out = [run for run in every_run if run.name not in checked]
+    left_out_names = left_out_runs(root=project_root(), profile="check")
+    checked = {run.name: run for run in every_run if run.name not in left_out_names}
+    left_out = [run for run in every_run if run.name in left_out_names]
     assert left_out and all(run.variant == "synthetic" for run in left_out)
     assert {run.notebook for run in every_run if run.asks_llm} == {run.notebook for run in checked.values()
                                                                       if run.asks_llm}
     assert not {name for run in checked.values() for name in run.results_of} - set(checked)
+
+
+def test_a_run_a_profile_leaves_out_runs_when_its_chapters_data_are_absent(tmp_path: Path, monkeypatch) -> None:
+    """Without a chapter's data its real run makes no judge call, so the synthetic run of the same notebook, left out
+    by the profile, is kept (at its default scale) as the run that exercises the chapter's judges; with the data it is
+    left out."""
+    from recjudge.compendium import cell_selection
+
+    write_notebook(tmp_path / "nb.ipynb", "print(n)", parameters="n = 1")
+    write_notebook(tmp_path / "other.ipynb", "print(n)", parameters="n = 1")
+    (tmp_path / "runplan.yaml").write_text(
+        "runs:\n  - {name: real, notebook: nb.ipynb, datasets: [serendipity-2018], parameters: {n: 5}}\n"
+        "  - {name: demo, notebook: nb.ipynb, variant: synthetic, parameters: {n: 2}}\n"
+        "  - {name: other_demo, notebook: other.ipynb, variant: synthetic}\n"
+        "profiles:\n  quick: {real: {n: 3}, demo: leave out, other_demo: leave out}\n")
+    plan = tmp_path / "runplan.yaml"
+    monkeypatch.setattr(cell_selection, "missing_datasets", lambda names: [])
+    assert [run.name for run in load_runplan(plan, root=tmp_path, profile="quick")] == ["real"]
+    monkeypatch.setattr(cell_selection, "missing_datasets", lambda names: sorted(names))
+    runs = {run.name: run for run in load_runplan(plan, root=tmp_path, profile="quick")}
+    assert sorted(runs) == ["demo", "real"]
+    assert runs["demo"].parameters == {"n": 2} and runs["real"].parameters == {"n": 3}
+    assert stand_ins_for_absent_data(load_runplan(plan, root=tmp_path), left_out_runs(plan, root=tmp_path,
+                                                                                      profile="quick")) \
+        == {"demo": ["serendipity-2018"]}
 
 
 def test_a_run_left_out_by_a_profile_is_not_run_and_a_misspelt_value_is_named(tmp_path: Path) -> None:

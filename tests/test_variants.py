@@ -101,6 +101,12 @@ def test_plan_by_judge_sums_each_judge_over_every_chapter(tmp_path: Path) -> Non
     assert "local:smollm2-135m-instruct-q4_1" in format_plan(plan_by_judge(logs))
 
 
+def test_a_plan_with_no_judge_jobs_prints_one_line_not_an_empty_frame(tmp_path: Path) -> None:
+    logs = {"a": write_log(tmp_path / "a.jsonl")}
+    printed = format_plan(plan_by_judge(logs))
+    assert printed == "(no judge jobs: no judge has a judgment to count)" and "Empty DataFrame" not in printed
+
+
 def test_unknown_prices_stay_unknown_and_own_servers_cost_nothing(tmp_path: Path) -> None:
     logs = {"a": write_log(tmp_path / "a.jsonl", job(model="llama-70b@my-vllm"), job())}
     table = plan_table(logs).set_index("chapter")

@@ -294,6 +294,8 @@ def format_plan(table: pd.DataFrame) -> str:
         return "unknown" if math.isnan(value) else f"${value:,.2f}"
 
     first = "chapter" if "chapter" in table else "judge"
+    if table.empty:  # nothing built a judge job (no chapter that asks, or every one's data absent)
+        return f"(no judge jobs: no {first} has a judgment to count)"
     shown = pd.DataFrame({
         first: table[first],
         "judge jobs": table["jobs"].map(lambda n: f"{int(n):,}"),

@@ -22,7 +22,13 @@ from recjudge.compendium.runplan.execution import (
     describe_plan,
     execute_plan,
 )
-from recjudge.compendium.runplan.plan import load_runplan, with_judges, with_summaries
+from recjudge.compendium.runplan.plan import (
+    left_out_runs,
+    load_runplan,
+    stand_ins_for_absent_data,
+    with_judges,
+    with_summaries,
+)
 from recjudge.compendium.runplan.run import (
     ASK_ONLY_ENV,
     CACHE_DIR,
@@ -164,7 +170,13 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     judges = parse_judges(args.judge or [], base_url=args.base_url, served_model=args.served_model, batch=args.batch)
     runs = load_runplan(args.runplan, root=root, profile=args.profile)
     every_run = {run.name for run in runs}
-    rescaled = rescaled_runs(runs, load_runplan(args.runplan, root=root))
+    at_default = load_runplan(args.runplan, root=root)
+    rescaled = rescaled_runs(runs, at_default)
+    stand_ins = stand_ins_for_absent_data(at_default, left_out_runs(args.runplan, root=root, profile=args.profile))
+    for name, absent in stand_ins.items():
+        print(f"note: profile {args.profile} leaves out {name}, but it runs here (at its default scale): its "
+              f"chapter's data ({', '.join(absent)}) are absent, so it is the run that exercises the chapter's "
+              "judges", file=sys.stderr)
     left_out: list[Run] = []
     without_logprobs: dict[str, list[str]] = {}
     if judges:

@@ -72,8 +72,31 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
         if changes is not LEFT_OUT:
             _check_parameters(root / by_name[name].notebook, changes,
                               f"{path}: profile {profile!r}, run {name!r}", by_name[name].notebook)
-    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})}) for run in runs
-            if overrides.get(run.name) is not LEFT_OUT]
+    kept = stand_ins_for_absent_data(runs, {name for name, changes in overrides.items() if changes is LEFT_OUT})
+    return [replace(run, parameters={**run.parameters, **overrides.get(run.name, {})})
+            if overrides.get(run.name) is not LEFT_OUT else run
+            for run in runs if overrides.get(run.name) is not LEFT_OUT or run.name in kept]
+
+
+def left_out_runs(path: Path | str | None = None, *, root: Path | None = None,
+                  profile: str = DEFAULT_PROFILE) -> set[str]:
+    """The runs ``profile`` maps to :data:`LEAVE_OUT`."""
+    root = Path(root) if root is not None else project_root()
+    path = Path(path) if path is not None else root / RUNPLAN_FILE
+    document, _ = _read_document(path)
+    overrides = _profiles(document, path, load_runplan(path, root=root)).get(profile) or {}
+    return {name for name, changes in overrides.items() if changes is LEFT_OUT}
+
+
+def stand_ins_for_absent_data(runs: list[Run], left_out: set[str]) -> dict[str, list[str]]:
+    """The runs among ``left_out`` (by a profile) that run all the same, each with the datasets absent here: a run
+    of the same notebook that is not left out needs them, so without them its judge calls are not made and this run
+    (a synthetic demonstration) is the one that exercises the notebook's judges.  It runs at its default scale."""
+    from recjudge.compendium.cell_selection import missing_datasets
+
+    absent = {run.notebook: missing for run in runs if run.name not in left_out and run.datasets
+              for missing in [missing_datasets(run.datasets)] if missing}
+    return {run.name: absent[run.notebook] for run in runs if run.name in left_out and run.notebook in absent}
 
 
 def profile_names(path: Path | str | None = None, *, root: Path | None = None) -> list[str]:
