@@ -197,6 +197,21 @@ def test_build_requests_and_parse_replies():
     assert parser_for("single")("Satisfaction: 2") == 2
 
 
+def test_a_builder_looks_its_template_up_once_not_once_per_prompt(monkeypatch):
+    import recjudge.prompts as prompts
+    from recjudge.prompts.explanations import build_authors_requests, build_requests
+
+    looked_up = []
+    find = prompts.template_path
+    monkeypatch.setattr(prompts, "template_path", lambda name: looked_up.append(name) or find(name))
+    study = tiny_study_with_users()
+    built = build_requests(study, [0, 1, 2], "single", "personalised")
+    assert len(built.requests) == 12 and looked_up == ["zhang_single_personalised"]
+    looked_up.clear()
+    authors = build_authors_requests(study, [0, 1, 2], "single", "type+profile")
+    assert len(authors.requests) == 12 and looked_up == ["zhang_authors_single"]
+
+
 def test_scores_from_run_builds_long_scores():
     from recjudge.prompts.explanations import build_requests, scores_from_run
 
