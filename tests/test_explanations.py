@@ -197,6 +197,21 @@ def test_build_requests_and_parse_replies():
     assert parser_for("single")("Satisfaction: 2") == 2
 
 
+def test_a_builder_looks_its_template_up_once_not_once_per_prompt(monkeypatch):
+    import recjudge.prompts as prompts
+    from recjudge.prompts.explanations import build_authors_requests, build_requests
+
+    looked_up = []
+    find = prompts.template_path
+    monkeypatch.setattr(prompts, "template_path", lambda name: looked_up.append(name) or find(name))
+    study = tiny_study_with_users()
+    built = build_requests(study, [0, 1, 2], "single", "personalised")
+    assert len(built.requests) == 12 and looked_up == ["zhang_single_personalised"]
+    looked_up.clear()
+    authors = build_authors_requests(study, [0, 1, 2], "single", "type+profile")
+    assert len(authors.requests) == 12 and looked_up == ["zhang_authors_single"]
+
+
 def test_scores_from_run_builds_long_scores():
     from recjudge.prompts.explanations import build_requests, scores_from_run
 
@@ -476,3 +491,18 @@ def test_errors_beside_baselines_score_the_judges_on_the_users_scale_and_the_bas
     assert errors["aspect"].eq(aspect).all()
     mean = mean_errors_over_aspects(errors.reset_index()).set_index("evaluator")
     assert mean.loc["judge", "mae"] == pytest.approx(1 / 3) and mean.loc["judge", "aspects"] == 1
+
+
+def test_the_metamorphic_explanation_judge_takes_each_texts_own_ratings_as_truth():
+    from recjudge.llm import JudgeConfig
+    from recjudge.metamorphic.judges import explanation_judge
+
+    study = tiny_study()
+    judge = explanation_judge(study, JudgeConfig(provider="local", model="m"), [5, 0])
+    ratings = study.user_ratings.set_index("row_id")
+    assert list(judge.truth) == [f"{r}:{a}" for r in (5, 0) for a in ASPECTS]
+    for key, value in judge.truth.items():
+        row_id, aspect = key.split(":")
+        expected = ratings.loc[int(row_id), aspect]
+        assert (np.isnan(value) and np.isnan(expected)) or value == expected
+    assert any(np.isnan(v) for v in judge.truth.values())  # row 5's blank rating stays missing

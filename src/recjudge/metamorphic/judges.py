@@ -421,8 +421,10 @@ def explanation_judge(study, config: JudgeConfig, row_ids: Sequence[int],
     from recjudge.prompts.explanations import build_requests, parser_for
 
     prompts = build_requests(study, row_ids, "multi", "zero_shot")
-    ratings = study.user_ratings.set_index("row_id")
-    truth = {f"{r}:{a}": float(ratings.loc[int(r), a]) for r in row_ids for a in ASPECTS}
+    # one lookup for every text, not a pandas .loc per (text, aspect)
+    ratings = study.user_ratings.set_index("row_id").loc[[int(r) for r in row_ids], list(ASPECTS)]
+    truth = {f"{r}:{a}": float(value) for r, values in zip(row_ids, ratings.to_numpy(dtype=float))
+             for a, value in zip(ASPECTS, values)}
     return JudgeUnderTest(label=label, config=config.with_(prompt=prompts.template), requests=prompts.requests,
                           parser=parser_for("multi"), span_start="Explanation: ", span_end="\n\nReply with",
                           paraphrase=EXPLANATION_PARAPHRASE, truth=truth)

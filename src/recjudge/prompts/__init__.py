@@ -88,9 +88,16 @@ def render(name: str, /, **fields: Any) -> list[Message]:
     """The chat messages of template ``name`` with its fields filled in.
 
     Every field the template uses must be given and no other: a missing or an unknown field raises a
-    TemplateError naming the template and the fields.
+    TemplateError naming the template and the fields. A builder that renders one template many times loads it once
+    (``load_template``) and calls ``fill_template``: ``render`` looks the file up on every call, so that an edited
+    template is read again.
     """
-    template = load_template(name)
+    return fill_template(load_template(name), **fields)
+
+
+def fill_template(template: Template, /, **fields: Any) -> list[Message]:
+    """``render`` of an already loaded template (the same messages and errors)."""
+    name = template.name
     missing = sorted(template.fields - fields.keys())
     unknown = sorted(fields.keys() - template.fields)
     problems = []
@@ -172,6 +179,7 @@ __all__ = [
     "TEMPLATE_DIR",
     "Template",
     "TemplateError",
+    "fill_template",
     "list_templates",
     "load_template",
     "parse_template",

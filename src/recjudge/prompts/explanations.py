@@ -46,7 +46,7 @@ import pandas as pd
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.llm import JudgeRequest, parse_aspect_scores, parse_likert
 from recjudge.llm.parsing import SCALE_MENTION, without_echo
-from recjudge.prompts import render
+from recjudge.prompts import fill_template, load_template
 
 __all__ = [
     "ASPECT_MODES",
@@ -169,6 +169,12 @@ def sample_pairs(study: ExplanationStudy, n_users: int, pairs_per_user: int, see
     return np.sort(np.concatenate(rows))
 
 
+def _by_row_id(frame: pd.DataFrame, *columns: str) -> dict[int, tuple]:
+    """row_id -> the values of ``columns`` in ``frame``'s row. Builders look texts up here, once per table: a pandas
+    ``.loc`` per text made a paper-scale set of prompts take tens of seconds."""
+    return dict(zip(frame["row_id"].tolist(), zip(*(frame[column].tolist() for column in columns))))
+
+
 def choose_examples(study: ExplanationStudy, row_ids: Sequence[int], setting: str, seed: int = 0) -> pd.Series:
     """The example row_id for each target row (index: target row_id; NaN-free, rows without an eligible example
     are absent). ``setting`` "one_shot": same explanation system, another user; "personalised": same user, same
@@ -177,21 +183,23 @@ def choose_examples(study: ExplanationStudy, row_ids: Sequence[int], setting: st
         raise ValueError(f"examples exist for 'one_shot' and 'personalised', not {setting!r}")
     ratings = study.user_ratings
     complete = ratings.dropna(subset=list(ASPECTS))
-    by_type = {kind: group for kind, group in complete.groupby("explanation_type")}
-    indexed = ratings.set_index("row_id")
+    # per explanation system, its candidates' user, movie and row_id in file order (the order the draw indexes)
+    by_type = {kind: (group["user_id"].to_numpy(), group["item_id"].to_numpy(), group["row_id"].to_numpy())
+               for kind, group in complete.groupby("explanation_type")}
+    targets = _by_row_id(ratings, "explanation_type", "user_id", "item_id")
     rng = np.random.default_rng(seed)
     chosen: dict[int, int] = {}
-    for row_id in row_ids:
-        target = indexed.loc[int(row_id)]
-        pool = by_type.get(target["explanation_type"])
-        if pool is None:
+    for row_id in (int(r) for r in row_ids):
+        kind, user, item = targets[row_id]
+        if kind not in by_type:
             continue
+        users, items, candidates = by_type[kind]
         if setting == "personalised":
-            pool = pool[(pool["user_id"] == target["user_id"]) & (pool["item_id"] != target["item_id"])]
+            candidates = candidates[(users == user) & (items != item)]
         else:
-            pool = pool[pool["user_id"] != target["user_id"]]
-        if len(pool):
-            chosen[int(row_id)] = int(pool["row_id"].to_numpy()[rng.integers(len(pool))])
+            candidates = candidates[users != user]
+        if len(candidates):
+            chosen[row_id] = int(candidates[rng.integers(len(candidates))])
     return pd.Series(chosen, name="example_row_id", dtype="int64").rename_axis("row_id")
 
 
@@ -229,30 +237,30 @@ def build_requests(
 ) -> ExplanationPrompts:
     """Render the prompts of ``row_ids`` for one aspect mode and setting (examples chosen with ``seed``)."""
     name = template_name(aspect_mode, setting)
-    explanations = study.explanations.set_index("row_id")
-    ratings = study.user_ratings.set_index("row_id")
-    examples = choose_examples(study, row_ids, setting, seed) if setting != "zero_shot" else None
+    template = load_template(name)
+    texts = _by_row_id(study.explanations, "movie_title", "explanation_text")
+    ratings = _by_row_id(study.user_ratings, *ASPECTS)
+    examples = choose_examples(study, row_ids, setting, seed).to_dict() if setting != "zero_shot" else None
     requests: list[JudgeRequest] = []
     skipped: list[int] = []
     for row_id in (int(r) for r in row_ids):
-        target = explanations.loc[row_id]
-        fields = {"movie": target["movie_title"], "explanation": target["explanation_text"]}
+        movie, explanation = texts[row_id]
+        fields = {"movie": movie, "explanation": explanation}
         meta = {"row_id": row_id, "setting": setting, "aspect_mode": aspect_mode}
         example_fields: dict[str, object] = {}
         if examples is not None:
-            if row_id not in examples.index:
+            if row_id not in examples:
                 skipped.append(row_id)
                 continue
-            example_id = int(examples.loc[row_id])
+            example_id = int(examples[row_id])
             meta["example_row_id"] = example_id
-            example = explanations.loc[example_id]
-            example_fields = {"example_movie": example["movie_title"],
-                              "example_explanation": example["explanation_text"]}
-            example_ratings = {a: int(ratings.loc[example_id, a]) for a in ASPECTS}
+            example_movie, example_explanation = texts[example_id]
+            example_fields = {"example_movie": example_movie, "example_explanation": example_explanation}
+            example_ratings = {a: int(value) for a, value in zip(ASPECTS, ratings[example_id])}
         if aspect_mode == "multi":
             if examples is not None:
                 example_fields.update({f"example_{a}": example_ratings[a] for a in ASPECTS})
-            requests.append(JudgeRequest(key=str(row_id), messages=render(name, **fields, **example_fields),
+            requests.append(JudgeRequest(key=str(row_id), messages=fill_template(template, **fields, **example_fields),
                                          meta=meta))
             continue
         for aspect in aspects:
@@ -260,7 +268,7 @@ def build_requests(
             if examples is not None:
                 single["example_score"] = example_ratings[aspect]
             requests.append(JudgeRequest(key=f"{row_id}:{aspect}",
-                                         messages=render(name, **fields, **example_fields, **single),
+                                         messages=fill_template(template, **fields, **example_fields, **single),
                                          meta={**meta, "aspect": aspect}))
     return ExplanationPrompts(aspect_mode, setting, name, requests, skipped)
 
@@ -285,9 +293,9 @@ def scores_from_run(run, prompts: ExplanationPrompts, evaluator: str,
     if prompts.aspect_mode == "multi":
         if isinstance(means, pd.Series):  # no reply held aspect scores (e.g. a plan, which asks nothing): all NaN
             means = pd.DataFrame(np.nan, index=means.index, columns=list(ASPECTS))
-        for key, values in means.iterrows():
-            for aspect in ASPECTS:
-                rows.append((by_key[key]["row_id"], evaluator, aspect, float(values[aspect])))
+        values = means[list(ASPECTS)].to_numpy(dtype=float)
+        rows = [(by_key[key]["row_id"], evaluator, aspect, float(value))
+                for key, scores in zip(means.index, values) for aspect, value in zip(ASPECTS, scores)]
     else:
         for key, value in means.items():
             rows.append((by_key[key]["row_id"], evaluator, by_key[key]["aspect"], float(value)))
@@ -325,9 +333,11 @@ def _authors_example_movies(study: ExplanationStudy, row_ids: Sequence[int], set
     targets = ratings[ratings["row_id"].isin([int(r) for r in row_ids])]
     evaluated = set(zip(targets["user_id"], targets["item_id"]))
     rng = np.random.default_rng(seed)
+    rows_of_user = ratings.groupby("user_id").indices
+    items = ratings["item_id"].to_numpy()
 
     def random_movie(user) -> tuple[int, int] | None:
-        movies = [m for m in np.sort(ratings.loc[ratings["user_id"] == user, "item_id"].unique())
+        movies = [m for m in np.sort(pd.unique(items[rows_of_user[user]]))
                   if (user, m) not in evaluated]
         return (user, int(movies[rng.integers(len(movies))])) if movies else None
 
@@ -343,20 +353,22 @@ def _authors_cases(study: ExplanationStudy, row_ids: Sequence[int], setting: str
     """target row_id -> the cases block of its prompt ("" for "none")."""
     if setting == "none":
         return {int(r): "" for r in row_ids}
-    ratings = study.user_ratings.set_index("row_id")
-    texts = study.explanations.set_index("row_id")
+    ratings = study.user_ratings
+    kinds = _by_row_id(ratings, "explanation_type")
+    scores_of = _by_row_id(ratings, *ASPECTS)
+    texts = _by_row_id(study.explanations, "movie_title", "explanation_text")
     movies = _authors_example_movies(study, row_ids, setting, seed)
     by_pair_type = {(u, i, t): row_id for row_id, u, i, t in
-                    zip(ratings.index, ratings["user_id"], ratings["item_id"], ratings["explanation_type"])}
+                    zip(ratings["row_id"], ratings["user_id"], ratings["item_id"], ratings["explanation_type"])}
     blocks = {}
     for row_id in (int(r) for r in row_ids):
         case = ""
         if row_id in movies:
-            example = by_pair_type.get((*movies[row_id], ratings.loc[row_id, "explanation_type"]))
+            example = by_pair_type.get((*movies[row_id], kinds[row_id][0]))
             if example is not None:
-                scores = {a: int(3 if pd.isna(v := ratings.loc[example, a]) else v) for a in ASPECTS}
-                case = _AUTHORS_CASE.format(movie=texts.loc[example, "movie_title"],
-                                            explanation=texts.loc[example, "explanation_text"], **scores)
+                scores = {a: int(3 if pd.isna(v) else v) for a, v in zip(ASPECTS, scores_of[example])}
+                movie, explanation = texts[example]
+                case = _AUTHORS_CASE.format(movie=movie, explanation=explanation, **scores)
         blocks[row_id] = _AUTHORS_CASES_HEADER[setting] + case
     return blocks
 
@@ -380,23 +392,24 @@ def build_authors_requests(study: ExplanationStudy, row_ids: Sequence[int], aspe
         raise ValueError(f"setting must be one of {', '.join(AUTHORS_SETTINGS)} (optionally + "
                          f"{PROFILE_SUFFIX!r}), got {setting!r}")
     name = f"zhang_authors_{aspect_mode}"
-    texts = study.explanations.set_index("row_id")
+    template = load_template(name)
+    texts = _by_row_id(study.explanations, "movie_title", "explanation_text", "user_id")
     cases = _authors_cases(study, row_ids, base, seed)
     profiles = _authors_profiles(study) if setting.endswith(PROFILE_SUFFIX) else {}
     requests: list[JudgeRequest] = []
     for row_id in (int(r) for r in row_ids):
-        target = texts.loc[row_id]
-        fields = {"movie": target["movie_title"], "explanation": target["explanation_text"],
-                  "user_profile": profiles.get(target["user_id"], ""), "cases": cases[row_id]}
+        movie, explanation, user = texts[row_id]
+        fields = {"movie": movie, "explanation": explanation, "user_profile": profiles.get(user, ""),
+                  "cases": cases[row_id]}
         meta = {"row_id": row_id, "setting": setting, "aspect_mode": aspect_mode}
         if aspect_mode == "multi":
-            requests.append(JudgeRequest(key=str(row_id), messages=render(name, **fields), meta=meta))
+            requests.append(JudgeRequest(key=str(row_id), messages=fill_template(template, **fields), meta=meta))
             continue
         for aspect in aspects:
             title, statement = AUTHORS_ASPECTS[aspect]
             requests.append(JudgeRequest(key=f"{row_id}:{aspect}", meta={**meta, "aspect": aspect},
-                                         messages=render(name, **fields, aspect_title=title,
-                                                         aspect_statement=statement)))
+                                         messages=fill_template(template, **fields, aspect_title=title,
+                                                                aspect_statement=statement)))
     return ExplanationPrompts(aspect_mode, setting, name, requests, [])
 
 
