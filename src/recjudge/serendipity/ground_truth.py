@@ -186,6 +186,11 @@ def history_source(training_available: bool, k: int) -> HistorySource:
     )
 
 
+def comparable_times(times: pd.Series) -> np.ndarray:
+    """Timestamps as an array to binary-search: datetimes (tz-aware too) as integers, numbers as they are."""
+    return times.astype("int64").to_numpy() if pd.api.types.is_datetime64_any_dtype(times) else times.to_numpy()
+
+
 def last_k_history(
     targets: pd.DataFrame,
     interactions: pd.DataFrame,
@@ -218,9 +223,7 @@ def last_k_history(
     pool = pool.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
     # Per user: its rows' positions in ``pool``, timestamps and items as arrays, so that each target costs a search
     # and a slice (building a frame per target took seconds per setting at paper scale)
-    def comparable(times: pd.Series) -> np.ndarray:  # datetimes (tz-aware too) as nanoseconds, numbers as they are
-        return times.astype("int64").to_numpy() if pd.api.types.is_datetime64_any_dtype(times) else times.to_numpy()
-
+    comparable = comparable_times
     pool_times, pool_items = comparable(pool["timestamp"]), pool["item_id"].to_numpy()
     by_user = {user: (positions, pool_times[positions], pool_items[positions])
                for user, positions in pool.groupby("user_id", sort=False).indices.items()}
