@@ -39,7 +39,7 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -326,20 +326,27 @@ class Serendipity2018Study:
     sample: pd.DataFrame
     examples: pd.DataFrame
     synthetic: bool
+    _sample_requests: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def data_label(self) -> str:
         return "SYNTHETIC survey (not real users)" if self.synthetic else "Serendipity-2018 (mirror)"
 
     def requests(self, prompt: str, frame: pd.DataFrame | None = None):
-        """Judge requests for ``frame`` (default: the sample) with one of the serendipity templates."""
+        """Judge requests for ``frame`` (default: the sample) with one of the serendipity templates. The sample's
+        are built once per template: every judge in a template's role (the book's and each reader's) is asked the
+        same prompts."""
         from recjudge.prompts import serendipity as prompts
 
+        if frame is None:
+            built = self._sample_requests.get(prompt)
+            if built is None or built[0] is not self.sample:  # a sample assigned since: built anew
+                built = self._sample_requests[prompt] = (self.sample, self.requests(prompt, self.sample))
+            return list(built[1])
         examples = None
         if prompt == "kang_fewshot":
             examples = prompts.fewshot_example_fields(self.examples, self.history, self.movies, "level")
-        target = self.sample if frame is None else frame
-        return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
+        return prompts.serendipity_requests(frame, self.history, self.movies, prompt, "movies", examples)
 
     def recorded_requests(self):
         """A request for every answer, keyed as the serendipity templates key it and without messages: what a
