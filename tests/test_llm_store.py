@@ -467,8 +467,8 @@ def test_store_info_summarises_providers_models_provenance_and_bad_lines(tmp_pat
 
 
 def test_records_of_one_model_are_the_records_of_that_model_in_every_layer(tmp_path):
-    """A judge's measured rate reads only its model's records (a plan reads the store once per judge run): the
-    same dicts as filtering every record, from a decoded store and from a layered one."""
+    """A judge's measured rate reads only its model's records (a plan reads the store once per judge run), as views:
+    the same records as filtering every record, from a decoded store and from a layered one."""
     from recjudge.llm.store import LayeredStore
 
     below, top = ResponseStore(tmp_path / "below"), ResponseStore(tmp_path / "top")
@@ -478,7 +478,8 @@ def test_records_of_one_model_are_the_records_of_that_model_in_every_layer(tmp_p
     for store in (ResponseStore(tmp_path / "below"), LayeredStore(tmp_path / "top", [tmp_path / "below"])):
         for provider, model in (("openai", "m"), ("openai", "other"), ("local", "m"), ("local", "none")):
             expected = [r for r in store.records() if r["provider"] == provider and r["model"] == model]
-            got = store.records_of(provider, model)
-            assert all(type(record) is dict for record in got)
-            assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, expected))
+            views = {view["key"]: view for view in store.records_of(provider, model)}
+            assert sorted(views) == sorted(record["key"] for record in expected)
+            for record in expected:  # each view reads as the record does
+                assert {name: views[record["key"]][name] for name in record} == record
         assert store.records_of("openai", "m") and not store.records_of("local", "none")

@@ -468,10 +468,11 @@ class ResponseStore:
         """Every entry's raw record."""
         return list(map(_as_dict, self._held()))
 
-    def records_of(self, provider: str, model: str) -> list[dict[str, Any]]:
-        """The raw records of one provider's model: chosen before they are copied into dicts, since a store holds
-        every model's replies and copying them all took seconds per judge run."""
-        return [_as_dict(record) for record in self._held()
+    def records_of(self, provider: str, model: str) -> list[Mapping[str, Any]]:
+        """The records of one provider's model as read-only views (read by field name, like ``peek_many``'s), not
+        copies: a store holds tens of thousands of a local model's replies, and copying them all into dicts took
+        seconds per judge run of a plan."""
+        return [record for record in self._held()
                 if record.get("provider") == provider and record.get("model") == model]
 
     def _held(self) -> list[_Record]:
