@@ -344,13 +344,14 @@ def auxiliary_table(answers: pd.DataFrame, history: pd.DataFrame, movies: pd.Dat
 
 def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFrame, aux: pd.DataFrame,
                      history: pd.DataFrame, movies: pd.DataFrame, answers: pd.DataFrame | None = None,
-                     domain: str = "movies"):
+                     domain: str = "movies", history_texts: pd.Series | None = None):
     """Judge requests of one setting for ``rows`` (answers to judge) with the 5 few-shot ``examples`` (answers with
     ``level``), both index-aligned with ``aux`` (``auxiliary_table`` plus ``long_profile`` when used).
 
     "NA" and the length settings use the plain ``kang_fewshot`` template (so "NA" is exactly the RQ1 few-shot
     judge); the others ``kang_fewshot_aux``. For a length setting, ``answers`` (all answers) provide the
-    last-k histories."""
+    last-k histories. ``history_texts``: the plain history text of every row and example under ``history``
+    (``prompts.serendipity.history_texts``), when the caller built it once for all its settings."""
     from recjudge.llm import JudgeRequest
     from recjudge.prompts import serendipity as prompts
 
@@ -370,6 +371,8 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
     def history_text(frame: pd.DataFrame) -> pd.Series:
         if "rating" in setting.components:
             return aux.loc[frame.index, "history_rated"]
+        if history_texts is not None and setting.k is None:
+            return history_texts.loc[frame.index]
         return prompts.history_texts(frame, history, names)
 
     example_texts = history_text(examples)
@@ -488,9 +491,13 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
     readers: dict[str, pd.DataFrame] = {}
     reader_integers: dict[str, pd.DataFrame] = {}
     keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
+    # the plain history texts are the same in every setting that keeps the default history: built once
+    from recjudge.prompts.serendipity import MovieNames, history_texts
+
+    plain_texts = history_texts(frames, study.history, MovieNames(study.movies))
     for setting in settings:
         requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
-                                    answers=study.answers)
+                                    answers=study.answers, history_texts=plain_texts)
         own = setting_config(setting, model, scoring)
         asked = [(None, own, None)] + [chapter_judge(judge, **role_of(own)) for judge in judges]
         for label, config, batch in asked:
