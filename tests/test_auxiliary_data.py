@@ -246,3 +246,24 @@ def test_short_term_profile_matches_a_plain_filter_of_each_window(movies):
     expected = [plain(*row) for row in targets.itertuples(index=False)]
     assert aux.short_term_profile_texts(targets, interactions, movies).tolist() == expected
     assert any(text.startswith("no movie") for text in expected) and not all(t.startswith("no") for t in expected)
+
+
+def test_setting_requests_given_the_history_texts_once_build_the_same_prompts():
+    """run_settings builds the plain history texts once for all its settings: every setting's requests are those
+    it builds from the history itself (the length settings and "Rating" keep their own histories)."""
+    from recjudge.prompts.serendipity import MovieNames, history_texts
+    from recjudge.serendipity import ground_truth as ser
+
+    study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=12, seed=0)
+    rows = study.sample.head(6)
+    frames = pd.concat([rows, study.examples])
+    table = aux.auxiliary_table(frames, study.history, study.movies, study.answers[["user_id", "item_id"]],
+                                interactions=study.answers)
+    texts = history_texts(frames, study.history, MovieNames(study.movies))
+    settings = aux.settings_by_name([aux.NA, "Pop", "Sim", "Rating", "S-prof."]) + aux.length_settings([1])
+    for setting in settings:
+        def built(**given):
+            return [(r.key, r.messages) for r in aux.setting_requests(setting, rows, study.examples, table,
+                                                                      study.history, study.movies,
+                                                                      answers=study.answers, **given)]
+        assert built(history_texts=texts) == built(), setting.name

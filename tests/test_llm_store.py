@@ -464,3 +464,22 @@ def test_store_info_summarises_providers_models_provenance_and_bad_lines(tmp_pat
     assert main(["store", "info", "--store", str(tmp_path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["entries"] == 3 and summary["unusable_lines"][0]["line"] == 3
+
+
+def test_records_of_one_model_are_the_records_of_that_model_in_every_layer(tmp_path):
+    """A judge's measured rate reads only its model's records (a plan reads the store once per judge run), as views:
+    the same records as filtering every record, from a decoded store and from a layered one."""
+    from recjudge.llm.store import LayeredStore
+
+    below, top = ResponseStore(tmp_path / "below"), ResponseStore(tmp_path / "top")
+    below.put_records([reply(f"{i:02x}" * 32, model="m" if i % 3 else "other").to_json() for i in range(30)])
+    top.put_records([reply(f"{i:02x}" * 32, model="m", provider="local" if i % 2 else "openai").to_json()
+                     for i in range(20, 40)])
+    for store in (ResponseStore(tmp_path / "below"), LayeredStore(tmp_path / "top", [tmp_path / "below"])):
+        for provider, model in (("openai", "m"), ("openai", "other"), ("local", "m"), ("local", "none")):
+            expected = [r for r in store.records() if r["provider"] == provider and r["model"] == model]
+            views = {view["key"]: view for view in store.records_of(provider, model)}
+            assert sorted(views) == sorted(record["key"] for record in expected)
+            for record in expected:  # each view reads as the record does
+                assert {name: views[record["key"]][name] for name in record} == record
+        assert store.records_of("openai", "m") and not store.records_of("local", "none")

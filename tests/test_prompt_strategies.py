@@ -70,6 +70,34 @@ def test_search_space_size_and_distance():
     assert ps.distribution_distance({1: 320, 2: 1024, 3: 586, 4: 208, 5: 0}) == 1 + 2 + 13
 
 
+def test_search_counts_every_candidate_as_its_pandas_reading_does():
+    """The search reads every candidate from arrays, each reading's means once for its roundings: the same counts as
+    each candidate's pandas mean (NaN skipped, completed or filled), rounded and counted one by one."""
+    rng = np.random.default_rng(3)
+    answers = pd.DataFrame(rng.integers(1, 6, size=(300, 8)).astype(float), columns=list(ps.STATEMENTS))
+    answers = answers.mask(rng.random(answers.shape) < 0.08)
+    answers.iloc[0] = np.nan  # an answer with no statement at all
+    answers.index = answers.index * 7  # not a range index
+
+    def pandas_mean(cand):
+        values = answers[list(cand.statements)].astype(float)
+        if cand.s3_reversed:
+            values = values.assign(s3=6.0 - values["s3"])
+        if cand.na_rule == "skip":
+            return values.mean(axis=1)
+        if cand.na_rule == "complete":
+            return values.mean(axis=1).where(values.notna().all(axis=1))
+        return values.fillna(3.0 if cand.na_rule == "as_3" else 1.0).mean(axis=1)
+
+    table = ps.search_ground_truth(answers).set_index("candidate")
+    for cand in ps.ground_truth_candidates():
+        expected = ps.round_level(pandas_mean(cand), cand.rounding)
+        pd.testing.assert_series_equal(cand.mean(answers), pandas_mean(cand), check_names=False)
+        row = table.loc[cand.label]
+        assert [row[f"n_{k}"] for k in range(1, 6)] == [int((expected == k).sum()) for k in range(1, 6)]
+        assert row["n_without_g"] == int(expected.isna().sum())
+
+
 def test_search_finds_the_generating_definition():
     """Answers built so that one candidate reproduces a target distribution exactly: the search ranks it first."""
     rng = np.random.default_rng(3)

@@ -291,6 +291,26 @@ def test_prepare_study_on_the_synthetic_survey_uses_its_training_histories():
         ser.prepare_serendipity2018("elsewhere")
 
 
+def test_sample_requests_are_built_once_per_template_and_follow_a_new_sample(monkeypatch):
+    """Every judge in a template's role asks the sample's prompts: built once, the same as building them afresh,
+    and a sample assigned later gets its own."""
+    from recjudge.prompts import serendipity as prompts
+
+    study = ser.prepare_serendipity2018("synthetic", history_k=10, sample_size=30, seed=0)
+    built = []
+    original = prompts.serendipity_requests
+    monkeypatch.setattr(prompts, "serendipity_requests", lambda *a, **k: built.append(a[3]) or original(*a, **k))
+    first, second = study.requests("kang_fewshot"), study.requests("kang_fewshot")
+    fresh = study.requests("kang_fewshot", study.sample)
+    assert built == ["kang_fewshot", "kang_fewshot"]  # the cached call and the explicit frame only
+    assert first is not second and first == second == fresh
+    study.requests("kang_basic")
+    study.sample = study.sample.iloc[:10]
+    assert [r.key for r in study.requests("kang_basic")] == [r.key for r in study.requests("kang_basic",
+                                                                                            study.sample)]
+    assert built.count("kang_basic") == 3
+
+
 def test_eq5_readings_pooled_and_mean_over_users():
     import numpy as np
     import pandas as pd

@@ -83,9 +83,7 @@ def _local_rate(job: JudgeJob) -> tuple[float, int] | None:
         return None
     measured = measured_latency(job.records.values())
     if measured is None and job.store is not None:
-        measured = measured_latency(record for record in job.store.records()
-                                    if record.get("provider") == config.provider
-                                    and record.get("model") == config.model)
+        measured = measured_latency(job.store.records_of(config.provider, config.model))
     return measured
 
 
@@ -97,9 +95,7 @@ def _check_local_weights(config: JudgeConfig, store: ResponseStore) -> None:
     path = resolve_model_path(config.served_model or config.model)
     current = gguf_sha256(path)
     store.refresh(config.provider, config.model)
-    for record in store.records():
-        if record["provider"] != config.provider or record["model"] != config.model:
-            continue
+    for record in store.records_of(config.provider, config.model):
         stored = (record.get("provenance") or {}).get("gguf_sha256")
         if stored and stored != current:
             raise ProviderError(

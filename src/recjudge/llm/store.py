@@ -466,8 +466,19 @@ class ResponseStore:
 
     def records(self) -> list[dict[str, Any]]:
         """Every entry's raw record."""
+        return list(map(_as_dict, self._held()))
+
+    def records_of(self, provider: str, model: str) -> list[Mapping[str, Any]]:
+        """The records of one provider's model as read-only views (read by field name, like ``peek_many``'s), not
+        copies: a store holds tens of thousands of a local model's replies, and copying them all into dicts took
+        seconds per judge run of a plan."""
+        return [record for record in self._held()
+                if record.get("provider") == provider and record.get("model") == model]
+
+    def _held(self) -> list[_Record]:
+        """Every entry as the index holds it (a dict or a decoded entry; read it, never change it)."""
         self._ensure_loaded()
-        return list(map(_as_dict, list(self._index.values())))
+        return list(self._index.values())
 
     # ----------------------------------------------------------------------------------------------- writing
     def put(self, reply: StoredReply) -> dict[str, Any]:
@@ -739,8 +750,8 @@ class LayeredStore(ResponseStore):
         for record in list(self._merged().values()):
             yield StoredReply.from_json(record)
 
-    def records(self) -> list[dict[str, Any]]:
-        return list(map(_as_dict, self._merged().values()))
+    def _held(self) -> list[Any]:
+        return list(self._merged().values())
 
 
 class _Top:

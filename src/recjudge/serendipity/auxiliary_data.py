@@ -121,6 +121,19 @@ def item_popularity_percent(ratings: pd.DataFrame, item_ids: Sequence) -> pd.Ser
                      index=pd.Index(list(item_ids), name="item_id"), name="popularity_pct")
 
 
+def grouped_lists(frame: pd.DataFrame, by, columns) -> dict:
+    """Per group of ``frame`` by ``by`` (a column or a list of them; the key a value or a tuple as pandas gives it):
+    the values of ``columns`` in the frame's row order, a list of values for one column name, a list of tuples for a
+    list of names. Read from arrays by group positions: iterating a groupby's sub-frames took a second per table."""
+    names = [columns] if isinstance(columns, str) else list(columns)
+    arrays = [frame[name].to_numpy() for name in names]
+    out = {}
+    for key, positions in frame.groupby(by, sort=False).indices.items():
+        values = [array[positions].tolist() for array in arrays]
+        out[key] = values[0] if isinstance(columns, str) else list(zip(*values))
+    return out
+
+
 def jaccard_distance(a: set, b: set) -> float:
     """1 - |a ∩ b| / |a ∪ b|; NaN when both sets are empty."""
     union = len(a | b)
@@ -131,8 +144,8 @@ def min_jaccard_distance(ratings: pd.DataFrame, targets: pd.DataFrame, history: 
     """Per target row (user_id, item_id): the smallest collaborative Jaccard distance between the target item and
     its history items (``history``: user_id, item_id, history_item_id), rater sets from ``ratings``. NaN when the
     target has no history, or the target or all its history items have no rater in ``ratings``."""
-    raters = {item: set(group) for item, group in ratings.groupby("item_id")["user_id"]}
-    by_target = {key: list(g["history_item_id"]) for key, g in history.groupby(["user_id", "item_id"])}
+    raters = {item: set(users) for item, users in grouped_lists(ratings, "item_id", "user_id").items()}
+    by_target = grouped_lists(history, ["user_id", "item_id"], "history_item_id")
     values = []
     for user, item in targets[["user_id", "item_id"]].itertuples(index=False):
         target_raters = raters.get(item)
@@ -148,8 +161,7 @@ def rated_history_texts(targets: pd.DataFrame, history: pd.DataFrame, movies: pd
 
     movies = MovieNames(movies)
     ordered = history.sort_values(["user_id", "item_id", "position"]) if len(history) else history
-    by_target = {key: list(zip(g["history_item_id"], g["history_rating"]))
-                 for key, g in ordered.groupby(["user_id", "item_id"])}
+    by_target = grouped_lists(ordered, ["user_id", "item_id"], ["history_item_id", "history_rating"])
     texts = []
     for user, item in targets[["user_id", "item_id"]].itertuples(index=False):
         pairs = by_target.get((user, item), [])
@@ -168,29 +180,44 @@ def short_term_profile_texts(targets: pd.DataFrame, interactions: pd.DataFrame, 
         missing = sorted({"user_id", "item_id", "timestamp"} - set(frame.columns))
         if missing:
             raise KeyError(f"{name} frame lacks column(s) {missing}")
+    from recjudge.serendipity.ground_truth import comparable_times
+
     window = pd.Timedelta(days=days)
-    by_user = {u: g.sort_values("timestamp", kind="stable") for u, g in interactions.groupby("user_id")}
+    # Per user: timestamps (sorted), items and ratings as arrays, so that each target costs a binary search and a
+    # slice (a frame per user and a filtered frame per target took seconds at paper scale)
+    times_all = comparable_times(interactions["timestamp"])
+    items_all = interactions["item_id"].to_numpy()
+    ratings_all = (interactions["rating"].to_numpy(dtype=float) if "rating" in interactions.columns
+                   else np.full(len(interactions), np.nan))
+    by_user = {}
+    for user, positions in interactions.groupby("user_id", sort=False).indices.items():
+        positions = positions[np.argsort(times_all[positions], kind="stable")]
+        by_user[user] = (times_all[positions], items_all[positions], ratings_all[positions])
     genres_of: dict = {}  # each movie's genres looked up once: the same movies recur in every user's window
     texts = []
-    for user, item, when in targets[["user_id", "item_id", "timestamp"]].itertuples(index=False):
-        group = by_user.get(user)
-        recent = None
-        if group is not None:  # the window [when - window, when) by binary search in the sorted timestamps
-            start, end = group["timestamp"].searchsorted([when - window, when], side="left")
-            recent = group.iloc[start:end]
-            recent = recent[recent["item_id"] != item]
-        if recent is None or recent.empty:
+    for user, item, start_time, end_time in zip(targets["user_id"].tolist(), targets["item_id"].tolist(),
+                                                comparable_times(targets["timestamp"] - window),
+                                                comparable_times(targets["timestamp"])):
+        recent_items = recent_ratings = ()
+        if user in by_user:  # the window [when - window, when) by binary search in the sorted timestamps
+            times, items, ratings = by_user[user]
+            start, end = np.searchsorted(times, [start_time, end_time], side="left")
+            kept = items[start:end] != item
+            recent_items, recent_ratings = items[start:end][kept], ratings[start:end][kept]
+        if not len(recent_items):
             texts.append(f"no movie rated in the past {days} days")
             continue
         genres: Counter = Counter()
-        for movie in recent["item_id"]:
+        for movie in recent_items.tolist():
             if movie not in genres_of:
                 genres_of[movie] = ([g for g in (movies.loc[movie, "genres"] or ()) if g != "(no genres listed)"]
                                     if movie in movies.index else [])
             genres.update(genres_of[movie])
-        text = f"{len(recent)} movie{'s' if len(recent) != 1 else ''} rated in the past {days} days"
-        if "rating" in recent.columns and recent["rating"].notna().any():
-            text += f", mean rating {recent['rating'].mean():.1f}/5"
+        n = len(recent_items)
+        text = f"{n} movie{'s' if n != 1 else ''} rated in the past {days} days"
+        rated = recent_ratings[~np.isnan(recent_ratings)]
+        if len(rated):
+            text += f", mean rating {rated.sum() / len(rated):.1f}/5"
         if genres:
             top = sorted(genres.items(), key=lambda kv: (-kv[1], kv[0]))[:PROFILE_GENRES]
             text += "; most frequent genres: " + ", ".join(f"{g} ({n})" for g, n in top)
@@ -317,13 +344,14 @@ def auxiliary_table(answers: pd.DataFrame, history: pd.DataFrame, movies: pd.Dat
 
 def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFrame, aux: pd.DataFrame,
                      history: pd.DataFrame, movies: pd.DataFrame, answers: pd.DataFrame | None = None,
-                     domain: str = "movies"):
+                     domain: str = "movies", history_texts: pd.Series | None = None):
     """Judge requests of one setting for ``rows`` (answers to judge) with the 5 few-shot ``examples`` (answers with
     ``level``), both index-aligned with ``aux`` (``auxiliary_table`` plus ``long_profile`` when used).
 
     "NA" and the length settings use the plain ``kang_fewshot`` template (so "NA" is exactly the RQ1 few-shot
     judge); the others ``kang_fewshot_aux``. For a length setting, ``answers`` (all answers) provide the
-    last-k histories."""
+    last-k histories. ``history_texts``: the plain history text of every row and example under ``history``
+    (``prompts.serendipity.history_texts``), when the caller built it once for all its settings."""
     from recjudge.llm import JudgeRequest
     from recjudge.prompts import serendipity as prompts
 
@@ -343,6 +371,8 @@ def setting_requests(setting: Setting, rows: pd.DataFrame, examples: pd.DataFram
     def history_text(frame: pd.DataFrame) -> pd.Series:
         if "rating" in setting.components:
             return aux.loc[frame.index, "history_rated"]
+        if history_texts is not None and setting.k is None:
+            return history_texts.loc[frame.index]
         return prompts.history_texts(frame, history, names)
 
     example_texts = history_text(examples)
@@ -461,9 +491,13 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
     readers: dict[str, pd.DataFrame] = {}
     reader_integers: dict[str, pd.DataFrame] = {}
     keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
+    # the plain history texts are the same in every setting that keeps the default history: built once
+    from recjudge.prompts.serendipity import MovieNames, history_texts
+
+    plain_texts = history_texts(frames, study.history, MovieNames(study.movies))
     for setting in settings:
         requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
-                                    answers=study.answers)
+                                    answers=study.answers, history_texts=plain_texts)
         own = setting_config(setting, model, scoring)
         asked = [(None, own, None)] + [chapter_judge(judge, **role_of(own)) for judge in judges]
         for label, config, batch in asked:

@@ -39,7 +39,7 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -186,6 +186,11 @@ def history_source(training_available: bool, k: int) -> HistorySource:
     )
 
 
+def comparable_times(times: pd.Series) -> np.ndarray:
+    """Timestamps as an array to binary-search: datetimes (tz-aware too) as integers, numbers as they are."""
+    return times.astype("int64").to_numpy() if pd.api.types.is_datetime64_any_dtype(times) else times.to_numpy()
+
+
 def last_k_history(
     targets: pd.DataFrame,
     interactions: pd.DataFrame,
@@ -218,9 +223,7 @@ def last_k_history(
     pool = pool.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
     # Per user: its rows' positions in ``pool``, timestamps and items as arrays, so that each target costs a search
     # and a slice (building a frame per target took seconds per setting at paper scale)
-    def comparable(times: pd.Series) -> np.ndarray:  # datetimes (tz-aware too) as nanoseconds, numbers as they are
-        return times.astype("int64").to_numpy() if pd.api.types.is_datetime64_any_dtype(times) else times.to_numpy()
-
+    comparable = comparable_times
     pool_times, pool_items = comparable(pool["timestamp"]), pool["item_id"].to_numpy()
     by_user = {user: (positions, pool_times[positions], pool_items[positions])
                for user, positions in pool.groupby("user_id", sort=False).indices.items()}
@@ -323,20 +326,27 @@ class Serendipity2018Study:
     sample: pd.DataFrame
     examples: pd.DataFrame
     synthetic: bool
+    _sample_requests: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def data_label(self) -> str:
         return "SYNTHETIC survey (not real users)" if self.synthetic else "Serendipity-2018 (mirror)"
 
     def requests(self, prompt: str, frame: pd.DataFrame | None = None):
-        """Judge requests for ``frame`` (default: the sample) with one of the serendipity templates."""
+        """Judge requests for ``frame`` (default: the sample) with one of the serendipity templates. The sample's
+        are built once per template: every judge in a template's role (the book's and each reader's) is asked the
+        same prompts."""
         from recjudge.prompts import serendipity as prompts
 
+        if frame is None:
+            built = self._sample_requests.get(prompt)
+            if built is None or built[0] is not self.sample:  # a sample assigned since: built anew
+                built = self._sample_requests[prompt] = (self.sample, self.requests(prompt, self.sample))
+            return list(built[1])
         examples = None
         if prompt == "kang_fewshot":
             examples = prompts.fewshot_example_fields(self.examples, self.history, self.movies, "level")
-        target = self.sample if frame is None else frame
-        return prompts.serendipity_requests(target, self.history, self.movies, prompt, "movies", examples)
+        return prompts.serendipity_requests(frame, self.history, self.movies, prompt, "movies", examples)
 
     def recorded_requests(self):
         """A request for every answer, keyed as the serendipity templates key it and without messages: what a

@@ -95,19 +95,22 @@ ROUNDING_RULES = ("half_up", "half_even", "half_down", "floor", "ceil")
 def round_level(values: pd.Series | np.ndarray, rule: str) -> pd.Series:
     """Round means to integer levels by ``rule`` (see the module docstring); NaN stays NaN."""
     x = pd.Series(values, dtype=float)
+    return pd.Series(round_level_array(x.to_numpy(), rule), index=x.index)
+
+
+def round_level_array(x: np.ndarray, rule: str) -> np.ndarray:
+    """``round_level`` on a float array (the search rounds every candidate's means: no Series per candidate)."""
     if rule == "half_up":
-        out = np.floor(x + 0.5)
-    elif rule == "half_even":
-        out = np.round(x)
-    elif rule == "half_down":
-        out = np.ceil(x - 0.5)
-    elif rule == "floor":
-        out = np.floor(x)
-    elif rule == "ceil":
-        out = np.ceil(x)
-    else:
-        raise ValueError(f"unknown rounding rule {rule!r}; known: {ROUNDING_RULES}")
-    return pd.Series(out, index=x.index)
+        return np.floor(x + 0.5)
+    if rule == "half_even":
+        return np.round(x)
+    if rule == "half_down":
+        return np.ceil(x - 0.5)
+    if rule == "floor":
+        return np.floor(x)
+    if rule == "ceil":
+        return np.ceil(x)
+    raise ValueError(f"unknown rounding rule {rule!r}; known: {ROUNDING_RULES}")
 
 
 @dataclass(frozen=True)
@@ -135,18 +138,33 @@ class GroundTruthCandidate:
         names = ", ".join("6−s3" if s == "s3" and self.s3_reversed else s for s in self.statements)
         return f"mean({names}); NA {self.na_rule}; round {self.rounding}"
 
-    def mean(self, answers: pd.DataFrame) -> pd.Series:
+    def require_columns(self, answers: pd.DataFrame) -> None:
         missing = [c for c in self.statements if c not in answers.columns]
         if missing:
             raise KeyError(f"ground-truth candidate needs answer column(s) {missing}")
-        values = answers[list(self.statements)].astype(float)
+
+    def mean(self, answers: pd.DataFrame) -> pd.Series:
+        self.require_columns(answers)
+        return pd.Series(self.mean_array(answers[list(self.statements)].to_numpy(dtype=float)), index=answers.index)
+
+    def mean_array(self, values: np.ndarray) -> np.ndarray:
+        """The row means of ``values`` (answers × ``statements``, floats) under the keying and the NA rule: the sum
+        of the answered statements over their number, NaN where none is (or, for "complete", one is missing)."""
+        values = values.copy()
         if self.s3_reversed:
-            values = values.assign(s3=6.0 - values["s3"])
-        if self.na_rule == "skip":
-            return values.mean(axis=1)
+            column = self.statements.index("s3")
+            values[:, column] = 6.0 - values[:, column]
+        answered = ~np.isnan(values)
+        if self.na_rule in ("as_3", "as_1"):
+            values[~answered] = 3.0 if self.na_rule == "as_3" else 1.0
+            answered[:] = True
+        count = answered.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(answered, values, 0.0).sum(axis=1) / count
+        means[count == 0] = np.nan
         if self.na_rule == "complete":
-            return values.mean(axis=1).where(values.notna().all(axis=1))
-        return values.fillna(3.0 if self.na_rule == "as_3" else 1.0).mean(axis=1)
+            means[count < values.shape[1]] = np.nan
+        return means
 
     def levels(self, answers: pd.DataFrame) -> pd.Series:
         """g for every answer (float level 1–5, NaN where the NA rule leaves none)."""
@@ -165,7 +183,7 @@ def ground_truth_candidates(k: int = 6) -> list[GroundTruthCandidate]:
 
 
 def level_counts(levels: pd.Series) -> dict[int, int]:
-    values = pd.Series(levels, dtype=float)
+    values = np.asarray(levels, dtype=float)
     return {k: int((values == k).sum()) for k in PAPER_G_DISTRIBUTION}
 
 
@@ -182,13 +200,24 @@ def search_ground_truth(answers: pd.DataFrame, candidates: Sequence[GroundTruthC
     exact (distance 0 and no answer without g)."""
     candidates = list(candidates) if candidates is not None else ground_truth_candidates()
     rows = []
+    # Arrays, and each reading's means once for its five roundings: two thousand candidates, one Series each, took
+    # seconds per search
+    columns: dict[str, np.ndarray] = {}
+    means: dict[tuple, np.ndarray] = {}
     for order, cand in enumerate(candidates):
-        levels = cand.levels(answers)
+        cand.require_columns(answers)
+        reading = (cand.statements, cand.s3_reversed, cand.na_rule)
+        if reading not in means:
+            for name in cand.statements:
+                if name not in columns:
+                    columns[name] = answers[name].to_numpy(dtype=float)
+            means[reading] = cand.mean_array(np.column_stack([columns[name] for name in cand.statements]))
+        levels = round_level_array(means[reading], cand.rounding)
         counts = level_counts(levels)
         distance = distribution_distance(counts)
         rows.append({"order": order, "candidate": cand.label, "statements": ", ".join(cand.statements),
                      "s3_reversed": cand.s3_reversed, "na_rule": cand.na_rule, "rounding": cand.rounding,
-                     **{f"n_{k}": v for k, v in counts.items()}, "n_without_g": int(levels.isna().sum()),
+                     **{f"n_{k}": v for k, v in counts.items()}, "n_without_g": int(np.isnan(levels).sum()),
                      "distance": distance, "exact": distance == 0 and sum(counts.values()) == len(answers)})
     table = pd.DataFrame(rows).sort_values(["distance", "order"], kind="stable").reset_index(drop=True)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
