@@ -16,6 +16,7 @@ Builders for the papers' prompts live beside this module, one module per paper, 
 from __future__ import annotations
 
 import re
+import stat
 import string
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,13 +60,21 @@ def list_templates() -> list[str]:
 
 def template_path(name: str) -> Path:
     """The file of template ``name``; TemplateError listing the available names when there is none."""
+    path = _named_path(name)
+    if not path.is_file():
+        raise _unknown(name, path)
+    return path
+
+
+def _named_path(name: str) -> Path:
     if not isinstance(name, str) or not _NAME.match(name):
         raise TemplateError(f"invalid template name {name!r}: use letters, digits, '_' and '-'")
-    path = TEMPLATE_DIR / f"{name}.txt"
-    if not path.is_file():
-        available = ", ".join(list_templates()) or "none"
-        raise TemplateError(f"unknown prompt template {name!r} (no file {path}); available: {available}")
-    return path
+    return TEMPLATE_DIR / f"{name}.txt"
+
+
+def _unknown(name: str, path: Path) -> TemplateError:
+    available = ", ".join(list_templates()) or "none"
+    return TemplateError(f"unknown prompt template {name!r} (no file {path}); available: {available}")
 
 
 def template_text(name: str) -> str:
@@ -75,8 +84,14 @@ def template_text(name: str) -> str:
 
 def load_template(name: str) -> Template:
     """The parsed template (re-read when its file changes)."""
-    path = template_path(name)
-    return _parse_cached(name, path, path.stat().st_mtime_ns)
+    path = _named_path(name)
+    try:  # one stat per call: builders load a template for each of tens of thousands of prompts
+        status = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise _unknown(name, path) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise _unknown(name, path)
+    return _parse_cached(name, path, status.st_mtime_ns)
 
 
 def template_fields(name: str) -> frozenset[str]:

@@ -124,7 +124,7 @@ def build_messages(
     examples: Sequence[Mapping[str, object]] | None = None,
 ) -> list[dict[str, str]]:
     """Fill a serendipity template. ``examples`` (few-shot only): ``N_SHOTS`` mappings with history, item, rating."""
-    from recjudge.prompts import render, template_fields
+    from recjudge.prompts import fill_template, load_template
 
     fields: dict[str, object] = {**domain_fields(domain), "history": history, "item": item}
     if prompt == "kang_fewshot":
@@ -135,8 +135,8 @@ def build_messages(
             fields[f"example_{number}_history"] = example["history"]
             fields[f"example_{number}_item"] = example["item"]
             fields[f"example_{number}_rating"] = _rating_text(example["rating"])
-    needed = template_fields(prompt)  # each template uses only some of the domain words
-    return render(prompt, **{name: value for name, value in fields.items() if name in needed})
+    template = load_template(prompt)  # each template uses only some of the domain words
+    return fill_template(template, **{name: value for name, value in fields.items() if name in template.fields})
 
 
 def _rating_text(value: object) -> str:

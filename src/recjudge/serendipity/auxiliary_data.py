@@ -308,7 +308,7 @@ def auxiliary_messages(components: Sequence[str], history: str, item: str, value
                        examples: Sequence[Mapping[str, object]], domain: str = "movies"):
     """Messages of template ``kang_fewshot_aux``: ``examples`` (5) carry history, item, rating and their own
     auxiliary ``values`` mapping."""
-    from recjudge.prompts import render, template_fields
+    from recjudge.prompts import fill_template, load_template
     from recjudge.prompts.serendipity import N_SHOTS, _rating_text, domain_fields
 
     if len(examples) != N_SHOTS:
@@ -321,8 +321,8 @@ def auxiliary_messages(components: Sequence[str], history: str, item: str, value
         fields[f"example_{number}_item"] = example["item"]
         fields[f"example_{number}_rating"] = _rating_text(example["rating"])
         fields[f"example_{number}_auxiliary"] = auxiliary_block(example["values"], components)
-    needed = template_fields("kang_fewshot_aux")
-    return render("kang_fewshot_aux", **{k: v for k, v in fields.items() if k in needed})
+    template = load_template("kang_fewshot_aux")
+    return fill_template(template, **{k: v for k, v in fields.items() if k in template.fields})
 
 
 # --------------------------------------------------------------------------------------------- study wiring
