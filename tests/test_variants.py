@@ -577,6 +577,10 @@ def test_a_run_ends_with_a_summary_per_judge(tmp_path: Path) -> None:
     # judgments, asked, from store, failed, unparsable, out of shape, left out
     assert rows == {"openai:m": ["20", "15", "3", "2", "2", "0", "0"], "local:s": ["10", "0", "4", "0", "0", "0", "6"]}
     assert judge_summary(outcomes[2:], target) == ""
+    write_log(target.job_log(runs[2]), {"judge": "x", "provider": "recorded", "model": "gpt-3.5-turbo", **counts})
+    summary = judge_summary([RunOutcome(runs[2], "executed", 1.0, "")], target).splitlines()
+    assert summary[1].split() == ["recorded:gpt-3.5-turbo", "10", "0", "0", "0", "0", "0", "0"]
+    assert summary[2].startswith("recorded:gpt-3.5-turbo: judgments recorded in a dataset's own file, read from it")
 
 
 @pytest.mark.skipif(__import__("shutil").which("make") is None, reason="make is not installed")

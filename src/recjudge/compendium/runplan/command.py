@@ -322,7 +322,12 @@ def judge_summary(outcomes: list[RunOutcome], target: Target) -> str:
     frame = pd.DataFrame(lines)
     frame["judge"] = frame["provider"] + ":" + frame["model"]
     table = frame.groupby("judge", sort=False)[list(SUMMARY_COUNTS)].sum().reset_index()
-    return table.rename(columns=SUMMARY_COUNTS).to_string(index=False)
+    shown = table.rename(columns=SUMMARY_COUNTS).to_string(index=False)
+    recorded = [judge for judge in table["judge"] if judge.startswith("recorded:")]
+    if recorded:  # neither asked nor in the store: their row would otherwise read as judgments from nowhere
+        shown += (f"\n{', '.join(recorded)}: judgments recorded in a dataset's own file, read from it (neither asked "
+                  "nor held in the response store)")
+    return shown
 
 
 def _collecting_batches(invocation: _Invocation) -> bool:
