@@ -202,8 +202,8 @@ def test_a_builder_looks_its_template_up_once_not_once_per_prompt(monkeypatch):
     from recjudge.prompts.explanations import build_authors_requests, build_requests
 
     looked_up = []
-    find = prompts.template_path
-    monkeypatch.setattr(prompts, "template_path", lambda name: looked_up.append(name) or find(name))
+    find = prompts._named_path  # where load_template looks a template's file up
+    monkeypatch.setattr(prompts, "_named_path", lambda name: looked_up.append(name) or find(name))
     study = tiny_study_with_users()
     built = build_requests(study, [0, 1, 2], "single", "personalised")
     assert len(built.requests) == 12 and looked_up == ["zhang_single_personalised"]
