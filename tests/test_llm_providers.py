@@ -36,7 +36,8 @@ def test_openai_faults_become_transient_errors(monkeypatch, fault, expected):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     plan = FaultPlan(**{fault: 1.0}, max_faults_per_prompt=1, retry_after="7")
     with MockOpenAIServer(faults=plan, timeout_sleep_s=0.8) as server:
-        provider = openai_provider(server)
+        # a deadline the stalled reply (0.8 s) outlasts; the other faults answer at once, so a busy machine gets slack
+        provider = openai_provider(server, timeout=0.5 if fault == "timeout" else 5.0)
         with pytest.raises(TransientProviderError, match=expected) as caught:
             provider.complete(MESSAGES, model="m", temperature=0.0, max_tokens=8)
         if fault == "rate_limit":
