@@ -223,15 +223,14 @@ def last_k_history(
     pool = pool.sort_values(["user_id", "timestamp", "item_id"], kind="stable")
     # Per user: its rows' positions in ``pool``, timestamps and items as arrays, so that each target costs a search
     # and a slice (building a frame per target took seconds per setting at paper scale)
-    comparable = comparable_times
-    pool_times, pool_items = comparable(pool["timestamp"]), pool["item_id"].to_numpy()
+    pool_times, pool_items = comparable_times(pool["timestamp"]), pool["item_id"].to_numpy()
     by_user = {user: (positions, pool_times[positions], pool_items[positions])
                for user, positions in pool.groupby("user_id", sort=False).indices.items()}
 
     taken: list[np.ndarray] = []
     owners: list[tuple] = []
     for user, item, when in zip(targets["user_id"].tolist(), targets["item_id"].tolist(),
-                                comparable(targets["timestamp"])):
+                                comparable_times(targets["timestamp"])):
         if user not in by_user:
             continue
         positions, times, items = by_user[user]

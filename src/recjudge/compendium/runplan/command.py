@@ -172,7 +172,8 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     every_run = {run.name for run in runs}
     at_default = load_runplan(args.runplan, root=root)
     rescaled = rescaled_runs(runs, at_default)
-    stand_ins = stand_ins_for_absent_data(at_default, left_out_runs(args.runplan, root=root, profile=args.profile))
+    stand_ins = stand_ins_for_absent_data(at_default, left_out_runs(args.runplan, root=root,
+                                                                     profile=args.profile, runs=at_default))
     for name, absent in stand_ins.items():
         print(f"note: profile {args.profile} leaves out {name}, but it runs here (at its default scale): its "
               f"chapter's data ({', '.join(absent)}) are absent, so it is the run that exercises the chapter's "

@@ -78,13 +78,14 @@ def load_runplan(path: Path | str | None = None, *, root: Path | None = None,
             for run in runs if overrides.get(run.name) is not LEFT_OUT or run.name in kept]
 
 
-def left_out_runs(path: Path | str | None = None, *, root: Path | None = None,
-                  profile: str = DEFAULT_PROFILE) -> set[str]:
-    """The runs ``profile`` maps to :data:`LEAVE_OUT`."""
+def left_out_runs(path: Path | str | None = None, *, root: Path | None = None, profile: str = DEFAULT_PROFILE,
+                  runs: list[Run] | None = None) -> set[str]:
+    """The runs ``profile`` maps to :data:`LEAVE_OUT`; ``runs``: the plan's runs when already loaded."""
     root = Path(root) if root is not None else project_root()
     path = Path(path) if path is not None else root / RUNPLAN_FILE
     document, _ = _read_document(path)
-    overrides = _profiles(document, path, load_runplan(path, root=root)).get(profile) or {}
+    runs = runs if runs is not None else load_runplan(path, root=root)
+    overrides = _profiles(document, path, runs).get(profile) or {}
     return {name for name, changes in overrides.items() if changes is LEFT_OUT}
 
 
