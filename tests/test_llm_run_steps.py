@@ -84,3 +84,27 @@ def test_a_failed_ask_stops_the_run_before_anything_is_assembled_or_reported(tmp
         run_judge(CONFIG, REQUESTS, store=store, mode="replay", progress=False)
     assert [slot[0] for slot in missing.value.missing] == ["k2"]
     assert len(read_job_log(job_log)) == 1  # step 4 never ran for the failed replay
+
+
+def test_each_job_logs_the_stored_replies_its_reader_read(tmp_path, monkeypatch):
+    """The reading log (``log_readings``) names the judge, its scoring, the reader as every process names it and the
+    store keys of the replies read: what an exact count of a change of the reading rules needs."""
+    import json
+
+    from recjudge.chapters.reply_readings import engine_readers, logged_readings
+    from recjudge.llm.report import READING_LOG_ENV, reader_name
+    from recjudge.serendipity.prompt_strategies import parser_for
+
+    monkeypatch.delenv("RECJUDGE_LLM_ASK_ONLY", raising=False)
+    logs = tmp_path / "readings"
+    monkeypatch.setenv(READING_LOG_ENV, str(logs / "proxy_vs_llm.jsonl"))
+    store = tmp_path / "store"
+    run = run_judge(CONFIG, REQUESTS, store=store, provider=ScoreByPrompt(), progress=False)
+    run_judge(CONFIG, REQUESTS[:2], parser_for("base"), store=store, mode="replay", progress=False)
+    lines = [json.loads(line) for line in (logs / "proxy_vs_llm.jsonl").read_text().splitlines()]
+    assert [line["reader"] for line in lines] == [reader_name(parse_likert), reader_name(parser_for("base"))]
+    assert lines[0]["store_keys"] == sorted(run.table["store_key"]) and len(lines[1]["store_keys"]) == 2
+    assert lines[0]["judge"] == CONFIG.label and lines[0]["scoring"] == "generate"
+    assert engine_readers()[lines[1]["reader"]] == "serendipity[base]"
+    logged = logged_readings(logs)
+    assert logged.groupby("reader").size().to_dict() == {"parse_likert": 3, "serendipity[base]": 2}

@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -128,6 +129,25 @@ def test_concurrent_processes_write_the_same_store(tmp_path):
     shared = 100  # i % 3 == 0 for i in range(300)
     assert len(store) == 4 * 200 + shared
     assert all(r["text"].startswith("x" * 5000) for r in records)
+
+
+def test_a_writer_waits_for_a_shard_lock_held_through_filelock(tmp_path):
+    """A shard's lock is the same lock whether a process takes it through ``filelock`` (as earlier versions of this
+    store did) or directly: a write waits while another process holds it."""
+    store = ResponseStore(tmp_path)
+    store.put(reply("a" + "0" * 63))  # the folders and the lock file exist
+    lock_file = next((tmp_path / ".locks").glob("*a.jsonl.lock"))
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from filelock import FileLock\n"
+                               "with FileLock(sys.argv[1]):\n print('held', flush=True); time.sleep(1.5)",
+                               str(lock_file)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        store.put(reply("a" + "1" * 63))
+        assert time.monotonic() - started > 0.5
+    finally:
+        holder.wait(timeout=30)
+    assert len(ResponseStore(tmp_path)) == 2
 
 
 def test_concurrent_threads_write_the_same_store(tmp_path):

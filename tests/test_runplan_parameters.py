@@ -114,3 +114,47 @@ def test_a_profile_value_of_another_type_is_refused_naming_the_profile(project: 
     load_runplan(root=project)
     with pytest.raises(RunPlanError, match=r"profile 'smoke', run 'typed', parameter 'RATE': 'fast' is str.*float"):
         load_runplan(root=project, profile="smoke")
+
+
+PROMPT_PARAMETERS = 'prompt = "kang_basic"\nlocal_prompts = ["kang_basic", "kang_fewshot"]\nother_families = []'
+
+
+@pytest.mark.parametrize(("value", "where"), [
+    ("{prompt: kang_basik}", "'prompt': 'kang_basik'"),
+    ("{local_prompts: [kang_basic, kang_fewshott]}", "'local_prompts': item 2: 'kang_fewshott'"),
+    ("{other_families: [{provider: local, model: m, prompt: tokutake_cott}]}",
+     "'other_families': item 1: field 'prompt': 'tokutake_cott'"),
+])
+def test_an_unknown_prompt_is_named_with_the_known_ones_before_anything_runs(project: Path, value: str,
+                                                                             where: str) -> None:
+    """A prompt name mistyped in the run plan reached the kernel as a KeyError: a parameter that names prompts
+    takes the names of the package's prompt templates."""
+    from recjudge.prompts import list_templates
+
+    write_notebook(project / "notebooks" / "prompts.ipynb", "pass", parameters=PROMPT_PARAMETERS)
+    write_plan(project, f"runs:\n  - name: prompts\n    notebook: notebooks/prompts.ipynb\n    parameters: {value}\n")
+    with pytest.raises(RunPlanError) as caught:
+        load_runplan(root=project)
+    message = str(caught.value)
+    assert where in message and "is not a prompt template" in message
+    assert all(name in message for name in list_templates())
+    write_plan(project, "runs:\n  - name: prompts\n    notebook: notebooks/prompts.ipynb\n    parameters: "
+                        "{prompt: tokutake_cot, local_prompts: [kang_llm4seren], other_families: [{prompt: "
+                        "kang_fewshot}]}\n")
+    load_runplan(root=project)
+
+
+def test_the_values_a_parameter_allows_may_be_said_in_the_comment_above_it(project: Path) -> None:
+    """A parameters cell reads best with comments above the values (a long comment beside one made the formatter
+    wrap the value in parentheses over three lines): the allowed values are read from that comment too."""
+    parameters = ('# "small" (the default, embedded) or "large" (from the mirror,\n'
+                  '# which the data tour lists)\nDATASET = "small"\nLABEL = "x"  # any label\n')
+    write_notebook(project / "notebooks" / "typed.ipynb", "pass", parameters=parameters)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        "    parameters: {DATASET: huge, LABEL: y}\n")
+    with pytest.raises(RunPlanError, match=r"'DATASET': 'huge' is not one of the values the notebook allows: "
+                                           r"'small', 'large'"):
+        load_runplan(root=project)
+    write_plan(project, "runs:\n  - name: typed\n    notebook: notebooks/typed.ipynb\n"
+                        "    parameters: {DATASET: large, LABEL: y}\n")
+    assert load_runplan(root=project)[0].parameters["DATASET"] == "large"

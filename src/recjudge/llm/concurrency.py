@@ -61,6 +61,11 @@ class LimitStats:
 class ConcurrencyLimit:
     """Gate for requests in flight; see the module docstring.  Thread-safe."""
 
+    #: Longest wait of the thread waiting out a pause or a pacing interval (its clock is read again after it).
+    POLL_S = 0.1
+    #: Longest wait of the other threads between wake-ups (each is woken when it may start).
+    IDLE_POLL_S = 1.0
+
     def __init__(self, cap: int, *, adaptive: bool = True, initial: int = 4, slow_start: bool = True,
                  max_pause_s: float = 300.0, decrease: float = 0.5, first_decrease: float | None = None,
                  pacing: bool = False, binary_increase: bool = False, clock=time.monotonic):
@@ -88,24 +93,47 @@ class ConcurrencyLimit:
         self._ceiling = 0  # the limit that drew the last cut
         self.srtt: float | None = None  # smoothed seconds per successful request
         self._next_start = 0.0
+        self._pacer: int | None = None  # the thread waiting out a pause or pacing interval (``acquire``)
         self.stats = LimitStats(adaptive=self.adaptive, cap=self.cap, limit=self.limit, peak=self.limit)
 
     def acquire(self, stop: threading.Event | None = None) -> int | None:
-        """Wait for a slot; returns the epoch to hand back to ``release``, or None when ``stop`` was set."""
+        """Wait for a slot; returns the epoch to hand back to ``release``, or None when ``stop`` was set.
+
+        Of the threads waiting while a slot is free but a start must wait (a Retry-After pause, pacing), one, the
+        *pacer*, waits for that time; the others wait to be woken (by ``release``, by the pacer once it has
+        started, or by ``wake``), so that dozens of workers do not all wake at every pacing interval."""
+        me = threading.get_ident()
         with self._cond:
-            while True:
-                if stop is not None and stop.is_set():
-                    return None
-                now = self._clock()
-                not_before = max(self._paused_until, self._next_start)
-                if self.in_flight < self.limit and now >= not_before:
-                    self.in_flight += 1
-                    interval = self.pacing_interval()
-                    if interval:
-                        self._next_start = max(now, self._next_start) + interval
-                    return self._epoch
-                wait = 0.1 if now >= not_before else min(0.1, not_before - now)
-                self._cond.wait(wait)  # woken early by release(); the timeout lets ``stop`` be seen
+            try:
+                while True:
+                    if stop is not None and stop.is_set():
+                        return None
+                    now = self._clock()
+                    not_before = max(self._paused_until, self._next_start)
+                    if self.in_flight < self.limit and now >= not_before:
+                        self.in_flight += 1
+                        interval = self.pacing_interval()
+                        if interval:
+                            self._next_start = max(now, self._next_start) + interval
+                        if self._pacer == me:
+                            self._pacer = None
+                        if self.in_flight < self.limit:
+                            self._cond.notify()  # a slot is still free: the next waiter takes over
+                        return self._epoch
+                    if self.in_flight < self.limit and self._pacer in (None, me):
+                        self._pacer = me
+                        self._cond.wait(min(self.POLL_S, not_before - now))
+                    else:
+                        self._cond.wait(self.IDLE_POLL_S)  # woken by release, the pacer or wake
+            finally:
+                if self._pacer == me:  # leaving without a slot (stopped): another waiter becomes the pacer
+                    self._pacer = None
+                    self._cond.notify()
+
+    def wake(self) -> None:
+        """Wake every waiting thread (after its ``stop`` event was set: each returns None at once)."""
+        with self._cond:
+            self._cond.notify_all()
 
     def pacing_interval(self) -> float:
         """Seconds between request starts: one round trip spread over the limit, once pacing is on (else 0)."""
@@ -150,7 +178,11 @@ class ConcurrencyLimit:
                     if retry_after is not None and retry_after > 0:
                         until = self._clock() + min(float(retry_after), self.max_pause_s)
                         self._paused_until = max(self._paused_until, until)
-            self._cond.notify_all()
+            # Wake as many waiters as there are free slots, not all of them: with dozens of workers waiting at a
+            # limit of a few, waking every one on every reply cost more CPU than the requests themselves.
+            free = self.limit - self.in_flight
+            if free > 0:
+                self._cond.notify(free)
 
     def _set(self, limit: int, event: str) -> None:
         if limit != self.limit:

@@ -92,29 +92,45 @@ def measured_latency(records: Iterable[Mapping[str, Any]]) -> tuple[float, int] 
     return statistics.median(latencies), len(latencies)
 
 
+def token_estimate(requests: Sequence[Any], max_tokens: int) -> tuple[int, int]:
+    """(input, output) tokens of asking each of ``requests`` (with ``messages``) once: characters /
+    ``CHARS_PER_TOKEN`` plus ``TOKENS_PER_MESSAGE`` per message, and ``max_tokens`` per reply (see ``JobEstimate``)."""
+    chars = sum(len(m["content"]) for request in requests for m in request.messages)
+    n_messages = sum(len(request.messages) for request in requests)
+    return int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages, max_tokens * len(requests)
+
+
 def job_estimate(config: JudgeConfig, n_prompts: int, n_replies: int, missing: Sequence[Any],
                  concurrency: int, rpm: float | None, *, batch: bool = False,
                  measured: tuple[float, int] | None = None) -> JobEstimate:
     """The estimate of asking ``missing`` (requests with ``messages``) for ``config`` (see ``JobEstimate``).
     ``measured``: a local judge's rate from its stored replies (``measured_latency``), used instead of the assumed
     one."""
-    chars = sum(len(m["content"]) for request in missing for m in request.messages)
-    n_messages = sum(len(request.messages) for request in missing)
-    input_tokens = int(math.ceil(chars / CHARS_PER_TOKEN)) + TOKENS_PER_MESSAGE * n_messages
-    output_tokens = config.max_tokens * len(missing)
+    input_tokens, output_tokens = token_estimate(missing, config.max_tokens)
+    rate = None
     if measured is not None and config.provider == "local":
-        latency, basis = measured[0], f"median latency of {measured[1]:,} stored replies of this model"
-    else:
-        latency = ASSUMED_LATENCY_S.get(config.provider, 2.0)
-        basis = f"assumed {latency:g} s per reply (no measured rate)"
-    seconds = len(missing) * latency / max(1, concurrency)
+        rate = measured[0], f"median latency of {measured[1]:,} stored replies of this model"
+    return counted_estimate(config.label, config.provider, config.model, n_prompts, n_replies, len(missing),
+                            input_tokens, output_tokens, concurrency, rpm, batch=batch, rate=rate)
+
+
+def counted_estimate(label: str, provider: str, model: str, n_prompts: int, n_replies: int, n_missing: int,
+                     input_tokens: int, output_tokens: int, concurrency: int, rpm: float | None, *,
+                     batch: bool = False, rate: tuple[float, str] | None = None) -> JobEstimate:
+    """The estimate of asking ``n_missing`` replies of ``input_tokens`` and ``output_tokens`` in all (what a plan
+    reads from the committed prompt manifest without building a prompt; ``job_estimate`` counts them from the
+    requests). ``rate``: seconds per reply and what they rest on, else the provider's assumed latency."""
+    latency, basis = rate if rate is not None else (
+        ASSUMED_LATENCY_S.get(provider, 2.0),
+        f"assumed {ASSUMED_LATENCY_S.get(provider, 2.0):g} s per reply (no measured rate)")
+    seconds = n_missing * latency / max(1, concurrency)
     if rpm:
-        seconds = max(seconds, len(missing) * 60.0 / rpm)
+        seconds = max(seconds, n_missing * 60.0 / rpm)
     if batch:
         seconds = BATCH_WINDOW_S  # the providers promise results within their completion window
-    list_cost, batch_cost = (pricing.cost_usd(config.provider, config.model, input_tokens, output_tokens,
-                                              batch=at_batch_rate) for at_batch_rate in (False, True))
-    return JobEstimate(config.label, n_prompts, n_replies, len(missing), input_tokens, output_tokens,
+    list_cost, batch_cost = (pricing.cost_usd(provider, model, input_tokens, output_tokens, batch=at_batch_rate)
+                             for at_batch_rate in (False, True))
+    return JobEstimate(label, n_prompts, n_replies, n_missing, input_tokens, output_tokens,
                        batch_cost if batch else list_cost, seconds, batch=batch, list_cost_usd=list_cost,
                        batch_cost_usd=batch_cost, seconds_per_reply=latency, rate_basis=basis)
 

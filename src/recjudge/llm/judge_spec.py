@@ -305,20 +305,57 @@ def parse_judges(specs: Iterable[str], *, base_url: str | None = None, served_mo
     return judges
 
 
+#: A judge file is a few lines: a larger file is not one, and is not read whole.
+MAX_JUDGE_FILE_BYTES = 64 * 1024
+#: What a field name of a judge file looks like; other keys are counted in a message, never shown.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
 def read_judge_file(path: Path) -> JudgeSpec:
-    """A judge file (module docstring); JudgeSpecError naming the file and the field."""
+    """A judge file (module docstring); JudgeSpecError naming the file and the field.  A path that is not a regular
+    file (a folder, a pipe, a device) or that cannot be read is refused as such, before anything is read from it.  A
+    message never shows the file's content beyond the field at fault (the path may lead, through a symlink, to any
+    file): a YAML error gives its line and column, and keys that are not field names are counted, not shown."""
+    import stat
+
     import yaml
 
     where = f"judge file {path}"
-    if not path.is_file():
-        raise JudgeSpecError(f"--judge {path}: judge file not found")
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise JudgeSpecError(f"{where}: not a readable YAML file: {error}") from error
+        mode = path.stat().st_mode  # of what a symlink leads to: what would be read
+    except FileNotFoundError:
+        raise JudgeSpecError(f"--judge {path}: judge file not found") from None
+    except OSError as error:
+        raise JudgeSpecError(f"{where} cannot be read ({error.strerror or error})") from None
+    if stat.S_ISDIR(mode):
+        raise JudgeSpecError(f"{where} is a folder: give the path of a judge file (.yaml)")
+    if not stat.S_ISREG(mode):
+        raise JudgeSpecError(f"{where} is not a regular file (a pipe, a socket or a device): give the path of a "
+                             "judge file (.yaml)")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_JUDGE_FILE_BYTES + 1)
+    except OSError as error:
+        raise JudgeSpecError(f"{where} cannot be read ({error.strerror or error})") from None
+    if len(raw) > MAX_JUDGE_FILE_BYTES:
+        raise JudgeSpecError(f"{where} is larger than {MAX_JUDGE_FILE_BYTES // 1024} KiB: not a judge file, which "
+                             f"is a few lines with the fields {list(FILE_FIELDS)}")
+    try:
+        document = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise JudgeSpecError(f"{where}: not a readable YAML file (not UTF-8 text: byte {error.start})") from None
+    except yaml.YAMLError as error:  # its own text quotes the file's lines: only where and what is said
+        mark = getattr(error, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise JudgeSpecError(f"{where}: not a readable YAML file{at} "
+                             f"({getattr(error, 'problem', None) or type(error).__name__})") from None
     if not isinstance(document, dict):
         raise JudgeSpecError(f"{where}: must be a mapping with the fields {list(FILE_FIELDS)} "
                              f"(found {type(document).__name__})")
+    odd = [key for key in document if not (isinstance(key, str) and _FIELD_NAME.fullmatch(key))]
+    if odd:
+        raise JudgeSpecError(f"{where}: {len(odd)} of its {len(document)} keys are not field names (not shown); a "
+                             f"judge file is a mapping with the fields {list(FILE_FIELDS)}")
     return _checked(_from_mapping(document, where, allowed=FILE_FIELDS))
 
 
@@ -346,16 +383,20 @@ def _from_mapping(document: dict[str, Any], where: str, *, allowed: tuple[str, .
     seed = document.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise JudgeSpecError(f"{where}: field 'seed' must be a whole number, got {seed!r}")
-    options = document.get("options") or {}
-    if not isinstance(options, dict) or not all(isinstance(key, str) for key in options):
+    given = document.get("options") or {}
+    if not isinstance(given, dict) or not all(isinstance(key, str) for key in given):
         raise JudgeSpecError(f"{where}: field 'options' must be a mapping of provider option names to values")
-    for key, value in options.items():
-        if not isinstance(value, (str, int, float, bool, list)) or (isinstance(value, float)
-                                                                      and not math.isfinite(value)):
-            raise JudgeSpecError(f"{where}: field 'options', {key!r}: {value!r} is not a plain value (a string, "
-                                 "number, true/false or a list)")
-        if isinstance(value, list):
-            options[key] = tuple(value)  # hashable, as the store key's options are
+
+    def plain(value: Any) -> bool:
+        return isinstance(value, (str, int, float, bool)) and not (isinstance(value, float)
+                                                                   and not math.isfinite(value))
+
+    options = {}  # a new mapping: the document (a chapter's judges parameter, read again later) is left as given
+    for key, value in given.items():
+        if not (plain(value) or isinstance(value, (list, tuple)) and all(plain(item) for item in value)):
+            raise JudgeSpecError(f"{where}: field 'options', {key!r}: not a plain value (a string, number, "
+                                 "true/false, or a list of them)")
+        options[key] = tuple(value) if isinstance(value, list) else value  # hashable, as the store key's options
     if values["provider"] not in PROVIDERS:
         _unknown_provider(values["provider"], f"{where}: field 'provider'")
     return JudgeSpec(**values, batch=batch, temperature=None if temperature is None else float(temperature),
@@ -375,24 +416,60 @@ def _with_overrides(spec: JudgeSpec, overrides: dict[str, Any]) -> JudgeSpec:
     return _checked(replace(spec, **overrides, source=f"{spec.source} with {given}"))
 
 
-#: Fields of a judge that are names, shown in pages and tables: no control character may enter them.
+#: Fields of a judge that are names, shown in pages, figures, tables and logs.
 NAME_FIELDS = ("provider", "model", "served_model", "base_url", "label")
-#: Every name of every reader's judge this process has checked: a chapter's pages show each one as text, whatever
-#: markup it holds (``compendium.pages.reader_names_as_text``).
-_READER_NAMES: set[str] = set()
-
-
-def reader_names() -> frozenset[str]:
-    """The names (label, model, served model, base URL, display label) of every reader's judge read so far in this
-    process: strings a reader chose, which no page may read as markup."""
-    return frozenset(_READER_NAMES)
+#: ASCII characters that are markup somewhere a judge's name is shown: MyST (roles, directives, links, emphasis,
+#: tables, math, substitutions), HTML (tags, entities, attributes), Jinja, matplotlib's mathtext and LaTeX. A name
+#: holding one is refused where it enters (``reader_text``), so no page, figure or log ever has to escape it.
+MARKUP_CHARACTERS = frozenset("\\`*{}[]<>#|$&^\"")
+#: What a judge's name may hold instead, for the message.
+PLAIN_TEXT = "letters, digits, spaces and - _ . , : ; / @ + ' ( ) = % ~ ! ?"
 
 
 def _control_character(text: str) -> str | None:
     """The first control or format character of ``text`` (a newline, a tab, a zero-width or bidirectional mark, a
-    line separator), or None: such characters would let a name break out of the Markdown or HTML it is shown in."""
+    line separator), or None: such characters would let a name break out of the Markdown, HTML or terminal line it
+    is shown in."""
     return next((char for char in text if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")),
                 None)
+
+
+def printable(text: str) -> str:
+    """``text`` for a message: every control or format character written as its code (``\\u001b``), so a file name
+    cannot move a terminal's cursor or hide part of a line."""
+    return "".join(f"\\u{ord(char):04x}" if _control_character(char) else char for char in str(text))
+
+
+def reader_text(value: str, name: str, where: str) -> str:
+    """``value``, a name a reader chose (a judge's label, model, served name or base URL), when it is one line of
+    plain text; else JudgeSpecError naming ``where``, the field ``name`` and the character. The one check every
+    reader's name passes where it enters (a judge given on the command line, in a judge file, in a chapter's
+    ``judges`` parameter, in a variant's record or an imported store), so that it is text wherever it is shown."""
+    char = _control_character(value)
+    if char is not None:
+        raise JudgeSpecError(f"{printable(where)}: field '{name}' holds the control character U+{ord(char):04X}; a "
+                             "judge's names are shown in pages, figures and logs and must be one line of printable "
+                             "text")
+    markup = [char for char in value if char in MARKUP_CHARACTERS]
+    if name == "base_url":  # an IPv6 host is written in brackets, the one place a URL needs them
+        from urllib.parse import urlsplit
+
+        try:
+            host = urlsplit(value).netloc.rpartition("@")[2]
+        except ValueError:
+            host = ""
+        bracketed = host[host.find("["):host.find("]") + 1] if "[" in host and "]" in host else ""
+        markup = [char for char in value.replace(bracketed, "", 1) if char in MARKUP_CHARACTERS]
+    if markup:
+        raise JudgeSpecError(f"{printable(where)}: field '{name}' holds {markup[0]!r}, which a page, a figure or a "
+                             f"table would read as markup; a judge's names are plain text ({PLAIN_TEXT})")
+    return value
+
+
+def reader_labels(judges: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The labels of a chapter's ``judges`` parameter (``JudgeSpec.to_parameter()`` dicts), each entry checked as
+    ``JudgeSpec.from_parameter`` checks it: what a page names a reader's judge by."""
+    return [JudgeSpec.from_parameter(judge).display_label for judge in judges]
 
 
 def _checked(spec: JudgeSpec) -> JudgeSpec:
@@ -400,11 +477,9 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
     where = spec.source or "the judge"
     for name in NAME_FIELDS:
         value = getattr(spec, name)
-        char = _control_character(value) if isinstance(value, str) else None
-        if char is not None:
-            shown = "".join(f"\\u{ord(c):04x}" if _control_character(c) else c for c in where)
-            raise JudgeSpecError(f"{shown}: field '{name}' holds the control character U+{ord(char):04X}; a judge's "
-                                 "names are shown in pages and tables and must be one line of printable text")
+        # a base URL's markup is checked after its own check, which names credentials where a URL holds them
+        if isinstance(value, str) and (name != "base_url" or _control_character(value)):
+            reader_text(value, name, where)
     if spec.base_url is not None:
         if spec.provider == "local":
             raise JudgeSpecError(f"{where}: --base-url is not for provider 'local' (a model loaded in this process); "
@@ -418,6 +493,7 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
         except ProviderError as error:
             raise JudgeSpecError(f"{where}: --base-url {endpoint_label(spec.base_url) or '(unreadable)'!r}: "
                                  f"{error}") from None
+        reader_text(spec.base_url, "base_url", where)
     if spec.served_model is not None:
         if spec.provider != "openai" or spec.base_url is None:
             raise JudgeSpecError(f"{where}: --served-model is the name an OpenAI-compatible server knows the weights "
@@ -430,8 +506,6 @@ def _checked(spec: JudgeSpec) -> JudgeSpec:
                              "not offer")
     if spec.provider == "openai" and spec.base_url is not None:
         _check_identity(spec, where)
-    _READER_NAMES.update(name for name in (*(getattr(spec, field) for field in NAME_FIELDS), spec.display_label)
-                         if isinstance(name, str) and name)
     return spec
 
 
@@ -450,6 +524,6 @@ def _check_identity(spec: JudgeSpec, where: str) -> None:
             f"openai:<weights>@<server> --served-model {spec.served_model or spec.model}")
 
 
-__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "JudgeSpec", "JudgeSpecError", "KEY_ENV", "LOGPROB_PROVIDERS",
-           "PROVIDERS", "ROLE_FIELDS", "chapter_judge", "judge_configs", "parse_judge", "parse_judges",
-           "read_judge_file", "reader_names", "role_of"]
+__all__ = ["BATCH_PROVIDERS", "FILE_FIELDS", "MARKUP_CHARACTERS", "JudgeSpec", "JudgeSpecError", "KEY_ENV",
+           "LOGPROB_PROVIDERS", "PROVIDERS", "ROLE_FIELDS", "chapter_judge", "judge_configs", "parse_judge",
+           "parse_judges", "printable", "read_judge_file", "reader_labels", "reader_text", "role_of"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import JudgeConfig
-from .estimate import JobEstimate
+from .estimate import JobEstimate, token_estimate
 from .job import JudgeJob
 
 #: Environment variable: the JSON-lines file each planned job's estimate is appended to.
@@ -45,11 +45,15 @@ def plan_line(job: JudgeJob, estimate: JobEstimate, *, concurrency: int,
     """One job's line of the plan log: the judge, the number of requests, the missing count, the concurrency and rate
     limit the time assumes, whether a local judge's weights are on this machine, and every field of the estimate
     (an unknown cost as null). ``n_requests`` counts prompts, ``n_judgments`` the replies wanted (prompts x runs),
-    which ``n_missing`` is part of."""
+    which ``n_missing`` is part of. ``all_input_tokens`` and ``all_output_tokens`` are the tokens of every judgment
+    wanted, missing or not: what the job would take of a judge with no reply stored (the prompt manifest,
+    ``recjudge.compendium.runplan.manifest``, keeps them to price any judge in this role)."""
     config = job.config
+    every_input, every_output = token_estimate([request for request, _, _ in job.slots], config.max_tokens)
     line: dict[str, Any] = {
         "provider": config.provider, "model": config.model, "prompt": config.prompt, "runs": config.runs,
         "n_requests": len(job.requests), "n_judgments": len(job.slots), "n_missing": estimate.n_missing,
+        "all_input_tokens": every_input, "all_output_tokens": every_output,
         "concurrency": concurrency, "rate_limit_per_minute": rate_limit_per_minute,
         "weights_present": weights_present(config),
     }

@@ -1,7 +1,10 @@
 """A judge run's result: the tidy table (one row per prompt and sample, scores parsed from the stored replies at read
 time) and the report of what the run did (``RunReport``: replies from the store and asked, failures by kind,
 unparsable and out-of-shape replies, tokens and cost): steps 3 and 4 of a judge run, ``assemble_scores`` and
-``report_run``, from what steps 1 and 2 collected in the job."""
+``report_run``, from what steps 1 and 2 collected in the job.
+
+NumPy and pandas are imported where the table is built, after the asking: importing the engine and sending the first
+request need neither."""
 
 from __future__ import annotations
 
@@ -15,9 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import numpy as np
-import pandas as pd
-
 from . import pricing, shapes
 from .ask_options import LEFT_OUT, PLAN
 from .config import JudgeConfig
@@ -26,6 +26,9 @@ from .plan import PLANNED
 from .store import model_slug
 
 if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
     from .job import JudgeJob
 
 Parser = Callable[[str], "float | Mapping[str, float]"]
@@ -39,6 +42,10 @@ NOT_LOGGED_KINDS = frozenset({"batch_pending", "not_recorded"})
 #: Environment variable: the JSON-lines file every judge job appends its summary line to (``log_job``: asked, from
 #: the store, failed, unparsable, out of shape, left out), so that ``recjudge run`` ends with a summary per judge.
 JOB_LOG_ENV = "RECJUDGE_JOB_LOG"
+#: Environment variable: the JSON-lines file each judge job appends the stored replies its reader read to
+#: (``log_readings``: judge, scoring, reader and the store keys), so that a change of the reading rules is counted
+#: over exactly the replies each chapter reads (``recjudge.chapters.reply_readings``).
+READING_LOG_ENV = "RECJUDGE_READING_LOG"
 
 
 @dataclass
@@ -178,6 +185,8 @@ class JudgeRun:
         0.0 for the "null -> 0" convention of some papers, replaces the score of each *unparsable reply* before
         averaging.  Failed judgments (no reply at all) stay NaN either way.
         """
+        import pandas as pd
+
         columns = self.score_columns if column is None else [column]
         if column is not None and column not in self.table.columns:
             raise KeyError(f"this run's table has no column {column!r} (modal_score needs scoring='expected')")
@@ -278,6 +287,7 @@ def assemble_scores(job: JudgeJob, parser: Parser) -> AssembledScores:
     order, each read by ``parser`` (one score column, or one per aspect for a dict parser), with the replies out
     of a constrained judge's output shape marked."""
     replies = _Replies.read(job, parser)
+    log_readings(job, parser, replies)
     if replies.per_aspect:
         table, score_columns, n_no_logprobs = _aspect_table(job, replies, parser)
     else:
@@ -296,6 +306,43 @@ def report_run(job: JudgeJob, mode: str, scores: AssembledScores, started: float
     log_failures(report, job.errors.values())
     log_job(job.config, report)
     return JudgeRun(config=job.config, table=scores.table, report=report, score_columns=scores.score_columns)
+
+
+def reader_name(parser: Callable[..., Any]) -> str:
+    """A reply reader's name, the same in every process: its function's module and qualified name, its own name when
+    that differs (``shapes.answer_parser``'s "answer_of_<shape>"), and the keywords a ``functools.partial`` binds."""
+    keywords: dict[str, Any] = {}
+    while isinstance(parser, functools.partial):
+        keywords = {**(parser.keywords or {}), **keywords}  # an outer partial's keywords win
+        parser = parser.func
+    qualified = getattr(parser, "__qualname__", type(parser).__qualname__)
+    name = f"{getattr(parser, '__module__', '')}.{qualified}"
+    own = getattr(parser, "__name__", None)
+    if own and own != qualified.rsplit(".", 1)[-1]:
+        name += f"[{own}]"
+    if keywords:
+        name += "(" + ", ".join(f"{key}={list(value) if isinstance(value, tuple) else value!r}"
+                                for key, value in sorted(keywords.items())) + ")"
+    return name
+
+
+def log_readings(job: JudgeJob, parser: Parser, replies: _Replies) -> Path | None:
+    """Append the job's line (judge label, scoring, model, ``reader_name``, the store keys of the stored replies its
+    reader read) to the file named by env RECJUDGE_READING_LOG; None, and nothing written, when it is unset or the
+    job read no stored reply."""
+    name = os.environ.get(READING_LOG_ENV, "").strip()
+    if not name or job.store is None:
+        return None
+    keys = sorted({key for (_, _, key), text in zip(job.slots, replies.texts) if key is not None and text is not None})
+    if not keys:
+        return None
+    line = {"judge": job.config.label, "scoring": job.config.scoring, "model": job.config.model,
+            "reader": reader_name(parser), "store_keys": keys}
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path
 
 
 def log_failures(report: RunReport, errors: Any = ()) -> Path | None:
@@ -386,6 +433,8 @@ def _table_columns(score_columns: list[str], expected: bool) -> list[str]:
 def _aspect_table(job: JudgeJob, replies: _Replies, parser: Parser) -> tuple[pd.DataFrame, list[str], int]:
     """The table of a dict parser (one score column per aspect), built row by row; its score columns and the number
     of replies without log-probabilities."""
+    import pandas as pd
+
     aspects = replies.aspects
     rows: list[dict[str, Any]] = []
     n_no_logprobs = 0
@@ -445,6 +494,9 @@ def _score_table(job: JudgeJob, replies: _Replies) -> tuple[pd.DataFrame, int]:
     """The table of one score per reply (the usual case), built column by column, several times faster than from
     one dict per row; each column is handed to pandas as a typed array (pandas infers nothing per value).  Also the
     number of replies without log-probabilities."""
+    import numpy as np
+    import pandas as pd
+
     nan = math.nan
     found, slots = replies.found, job.slots
     values = np.array([nan if text is None else float(replies.parsed[text]) for text in replies.texts], dtype=float)
@@ -478,6 +530,8 @@ def _score_table(job: JudgeJob, replies: _Replies) -> tuple[pd.DataFrame, int]:
 def _mark_shape_violations(job: JudgeJob, table: pd.DataFrame, texts: list[str | None]) -> np.ndarray:
     """For a constrained judge, the column shape_violation (why a reply is out of its shape, else None) and a note;
     returns which rows violate it (a violation is not counted as an unparsable reply)."""
+    import numpy as np
+
     shape = job.config.shape
     if shape is None:
         return np.zeros(len(table), dtype=bool)
@@ -576,6 +630,8 @@ def _skipped_store_lines(job: JudgeJob) -> list[str]:
 
 def _objects(values: list[Any]) -> np.ndarray:
     """A column of Python objects (strings, None) as pandas would store it."""
+    import numpy as np
+
     column = np.empty(len(values), dtype=object)
     column[:] = values
     return column
@@ -583,6 +639,9 @@ def _objects(values: list[Any]) -> np.ndarray:
 
 def _token_column(counts: list[int | None]) -> pd.api.extensions.ExtensionArray:
     """Token counts (None where unknown) as a nullable Int64 column."""
+    import numpy as np
+    import pandas as pd
+
     if None in counts:
         return pd.array(counts, dtype="Int64")
     return pd.array(np.array(counts, dtype=np.int64), dtype="Int64")

@@ -60,7 +60,7 @@ from .asking import ask_for_missing, job_estimate_at
 from .config import JudgeConfig
 from .estimate import JobEstimate
 from .job import JudgeInterrupted, JudgeJob, JudgeRequest, open_job, validate
-from .parsing import parse_likert
+from .parsing import parse_likert, parse_recorded
 from .prefix_reuse import local_judge_config
 from .providers.base import Provider
 from .report import JudgeRun, Parser, assemble_scores, report_run
@@ -85,6 +85,13 @@ def estimate_job(config: JudgeConfig, requests: Sequence[JudgeRequest],
                                            batch=batch))
 
 
+def default_parser(config: JudgeConfig) -> Parser:
+    """The reply parser a run of ``config`` reads with when its caller names none (``run_judge``)."""
+    if config.shape is not None:
+        return shapes.answer_parser(config.shape)
+    return parse_recorded if config.provider == "recorded" else parse_likert
+
+
 def run_judge(
     config: JudgeConfig,
     requests: Sequence[JudgeRequest],
@@ -105,8 +112,9 @@ def run_judge(
     3. assemble (``report.assemble_scores``): read a score from each reply into the table, in the caller's order.
     4. report (``report.report_run``): count what the run did (``RunReport``) and log it.
 
-    parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5), or for a constrained
-            configuration the answer of its output shape (``shapes.answer_parser``).
+    parser: reply text -> float, or -> dict aspect -> float; default ``parse_likert`` (1-5), for a recorded judge
+            ``parse_recorded`` (its table holds numbers such as 3.5, not replies), or for a constrained configuration
+            the answer of its output shape (``shapes.answer_parser``).
     store: a ResponseStore or folder; default ``open_store()`` (committed replies read, the reader's store written).
     provider: an already built provider (default: ``get_provider(config, timeout=timeout)``, built only when
         something has to be asked).
@@ -123,7 +131,7 @@ def run_judge(
     started = time.perf_counter()
     ask = AskOptions.of(ask, **options)
     config = local_judge_config(config)  # the batch size a local judge is asked at (recjudge.llm.prefix_reuse)
-    parser = parser or (parse_likert if config.shape is None else shapes.answer_parser(config.shape))
+    parser = parser or default_parser(config)
     mode = ask.resolved_mode()
     job = open_job(config, requests, store, read_store=reads_store(mode, config.provider, config.model),
                    order_prompts=ask.order_prompts)

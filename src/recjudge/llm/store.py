@@ -68,7 +68,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import msgspec
-from filelock import FileLock
 
 from .. import paths
 from .entry import (  # noqa: F401  (the schema's names, re-exported where the store's readers look for them)
@@ -237,6 +236,17 @@ def _process_start(pid: int) -> str | None:
     return stat.rsplit(")", 1)[-1].split()[19]
 
 
+_OWNER: dict[int, str] = {}
+
+
+def _claim_owner() -> str:
+    """This process as a claim names it: pid, host and start time (read once per process, not once per prompt)."""
+    pid = os.getpid()
+    if pid not in _OWNER:  # (a forked child has a pid of its own, so it never reuses its parent's line)
+        _OWNER[pid] = f"{pid} {socket.gethostname()} {_process_start(pid) or '-'}"
+    return _OWNER[pid]
+
+
 def _unwritable(folder: Path, error: OSError) -> "StoreNotWritable":
     full = " (the disk is full)" if error.errno == errno.ENOSPC else ""
     return StoreNotWritable(f"{folder}: cannot write a claim file{full}: {error.strerror or error}; every reply "
@@ -292,7 +302,8 @@ class ResponseStore:
         self._shards: dict[Path, _ShardState] = {}
         self._loaded = False
         self._prepared: set[Path] = set()  # shard folders known to exist (see _prepare_dirs)
-        self._file_locks: dict[Path, FileLock] = {}
+        self._file_locks: dict[Path, _ShardLock] = {}
+        self._shard_paths: dict[tuple[str, str, str], Path] = {}
         self._skipped: list[SkippedLine] = []
 
     def __repr__(self) -> str:
@@ -305,7 +316,12 @@ class ResponseStore:
 
     # ----------------------------------------------------------------------------------------------- reading
     def shard_path(self, provider: str, model: str, key: str) -> Path:
-        return self.root / model_slug(provider) / model_slug(model) / f"{key[0]}{_SHARD_SUFFIX}"
+        # Asked several times for every reply stored: the 16 paths of a model are built once.
+        held = self._shard_paths.get((provider, model, key[0]))
+        if held is None:
+            held = self._shard_paths[provider, model, key[0]] = (
+                self.root / model_slug(provider) / model_slug(model) / f"{key[0]}{_SHARD_SUFFIX}")
+        return held
 
     def shards(self) -> list[Path]:
         if not self.root.is_dir():
@@ -336,6 +352,12 @@ class ResponseStore:
             if provider is None or model is None:
                 self._loaded = True
             return new
+
+    def refresh_key(self, provider: str, model: str, key: str) -> int:
+        """``refresh`` of the one shard that holds ``key``'s entries (what a worker reads before asking a prompt it
+        has claimed: has another process stored its reply meanwhile?). Returns the number of new lines read."""
+        with self._lock:
+            return self._read_tail(self.shard_path(provider, model, key))
 
     def peek(self, key: str) -> dict[str, Any] | None:
         """Like ``get_record`` but only among entries already read (no loading); pair with ``refresh``."""
@@ -508,14 +530,38 @@ class ResponseStore:
                 with self._file_lock(shard):
                     fd = _open_shard(shard)
                     try:
-                        if _ends_torn(fd):
+                        before = os.fstat(fd)
+                        torn = bool(before.st_size) and os.pread(fd, 1, before.st_size - 1) != b"\n"
+                        if torn:
                             os.write(fd, b"\n")
-                        for record in group:
-                            _write_all(fd, (entry_line(record) + "\n").encode("utf-8"))
+                        lines = [(entry_line(record) + "\n").encode("utf-8") for record in group]
+                        for record, line in zip(group, lines):
+                            _write_all(fd, line)
                             self._index[record["key"]] = record
+                        if not torn:
+                            self._advance_past_own_lines(shard, fd, before, lines)
                     finally:
                         os.close(fd)
         return written
+
+    def _advance_past_own_lines(self, shard: Path, fd: int, before: os.stat_result, lines: list[bytes]) -> None:
+        """After appending ``lines`` (indexed already) to a shard this reader had read to its end (``before``: the
+        shard as it was when the lock was taken), move the read position past them, so that the next ``refresh``
+        does not read this process's own replies back. Anything else (a shard not read yet, or read only in part)
+        is left to ``refresh``, which reads whatever it has not read."""
+        state = self._shards.get(shard)
+        after = os.fstat(fd)
+        if after.st_size != before.st_size + sum(map(len, lines)):
+            return  # someone else wrote too (the lock is advisory): read it all again
+        if state is None and before.st_size == 0:  # a new shard: what this reader knows of it is what it wrote
+            state = self._shards[shard] = _ShardState(ident=(after.st_dev, after.st_ino),
+                                                      head=b"".join(lines)[:_HEAD_BYTES])
+        elif (state is None or state.offset != before.st_size or state.seen != (before.st_size, before.st_mtime_ns)
+              or state.ident != (before.st_dev, before.st_ino)):
+            return
+        state.offset = after.st_size
+        state.lines += len(lines)
+        state.seen = (after.st_size, after.st_mtime_ns)
 
     def check_writable(self, provider: str, model: str) -> None:
         """Raise ``StoreNotWritable`` unless entries for (provider, model) can be written: creates the folders and
@@ -550,13 +596,11 @@ class ResponseStore:
                 ignore.write_text(f"{_LOCK_DIR}/\n", encoding="utf-8")
         self._prepared.add(shard.parent)
 
-    def _file_lock(self, shard: Path) -> FileLock:
-        # One FileLock object per shard, reused: building one costs about as much as taking it.  Always used
-        # under self._lock, so sharing it between threads is safe.
+    def _file_lock(self, shard: Path) -> "_ShardLock":
         lock = self._file_locks.get(shard)
         if lock is None:
             relative = shard.relative_to(self.root).as_posix().replace("/", "__")
-            lock = self._file_locks[shard] = FileLock(str(self.root / _LOCK_DIR / f"{relative}.lock"))
+            lock = self._file_locks[shard] = _ShardLock(self.root / _LOCK_DIR / f"{relative}.lock")
         return lock
 
     def quarantine_path(self, shard: Path) -> Path:
@@ -610,14 +654,17 @@ class ResponseStore:
 
     # ------------------------------------------------------------------------------------------------ claims
     def claim_path(self, key: str) -> Path:
-        return self.root / _LOCK_DIR / _CLAIM_DIR / f"{key}.claim"
+        return self._claims / f"{key}.claim"
+
+    @functools.cached_property
+    def _claims(self) -> Path:
+        return self.root / _LOCK_DIR / _CLAIM_DIR
 
     def claim(self, key: str) -> bool:
         """Try to become the one process asking for ``key``: True when claimed (release with ``release``), False
         when a live process holds the claim.  A stale claim (see the module docstring) is taken over."""
         path = self.claim_path(key)
-        owner = (f"{os.getpid()} {socket.gethostname()} {_process_start(os.getpid()) or '-'} "
-                 f"{time.time():.0f}\n").encode()
+        owner = f"{_claim_owner()} {time.time():.0f}\n".encode()
         for _ in range(3):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -707,6 +754,10 @@ class LayeredStore(ResponseStore):
 
     def refresh(self, provider: str | None = None, model: str | None = None) -> int:
         return sum(layer.refresh(provider, model) for layer in self.beneath) + super().refresh(provider, model)
+
+    def refresh_key(self, provider: str, model: str, key: str) -> int:
+        return (sum(layer.refresh_key(provider, model, key) for layer in self.beneath)
+                + super().refresh_key(provider, model, key))
 
     def _ensure_loaded(self) -> None:
         for layer in self.beneath:
@@ -815,20 +866,62 @@ def entry_line(record: Mapping[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+class _ShardLock:
+    """The exclusive lock of one shard, between threads and between processes: ``flock`` on the shard's lock file
+    under ``<root>/.locks/`` (the file and the kind of lock ``filelock.FileLock`` takes there, so processes of
+    either kind exclude each other). The lock file stays open for the process's life: opening it and taking the
+    lock through filelock for every reply cost more CPU than the reply's request. A lock file removed meanwhile is
+    opened anew; so is one inherited across a fork (a child must not share its parent's lock)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._threads = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+
+    def __enter__(self) -> "_ShardLock":
+        import fcntl
+
+        self._threads.acquire()
+        try:
+            while True:
+                if self._fd is None or self._pid != os.getpid():
+                    self._fd = self._open()
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+                if os.fstat(self._fd).st_nlink:
+                    return self
+                os.close(self._fd)  # its file was removed while the lock was waited for: lock the current one
+                self._fd = None
+        except BaseException:
+            self._threads.release()
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        import fcntl
+
+        try:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+    def _open(self) -> int:
+        self._pid = os.getpid()
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the lock folder was removed after this store created it
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+
+
 def _open_shard(shard: Path) -> int:
-    """Open a shard for appending (read access too, for ``_ends_torn``), creating it and its folder if needed."""
+    """Open a shard for appending (read access too, to see a torn last line), creating it and its folder if needed."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
     try:
         return os.open(shard, flags, 0o644)
     except FileNotFoundError:  # the folder was removed after this store created it
         shard.parent.mkdir(parents=True, exist_ok=True)
         return os.open(shard, flags, 0o644)
-
-
-def _ends_torn(fd: int) -> bool:
-    """Whether the open shard is non-empty and does not end with a newline (a torn last line)."""
-    size = os.fstat(fd).st_size
-    return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:

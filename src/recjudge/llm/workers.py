@@ -57,6 +57,24 @@ class _Stopped(Exception):
     """A worker saw the stop event."""
 
 
+class _NoBar:
+    """What a job without a progress bar updates and closes (tqdm is imported only for a bar that is shown)."""
+
+    def update(self, count: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, label: str, shown: bool) -> Any:
+    if not shown:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="reply")
+
+
 def ask_one_by_one(job: JudgeJob, provider: Provider, *, retry: RetryPolicy, gate: ConcurrencyLimit,
                    limiter: RateLimiter, progress: bool, claim: bool = True) -> None:
     """Ask every prompt of ``job.to_ask`` and put each outcome in ``job`` (``claim``: claim each prompt first; live
@@ -89,13 +107,11 @@ class _OneByOne:
 
     # ------------------------------------------------------------------------------------------ the caller's thread
     def run(self, progress: bool) -> None:
-        from tqdm import tqdm
-
         to_ask = self.job.to_ask
         work: queue.SimpleQueue[str] = queue.SimpleQueue()
         for key in to_ask:
             work.put(key)
-        bar = tqdm(total=len(to_ask), desc=self.job.config.label, disable=not progress, unit="reply")
+        bar = _progress_bar(len(to_ask), self.job.config.label, progress)
         # Daemon threads rather than an executor: a worker stuck in a request when the job is interrupted must not
         # keep the interpreter from exiting (its request has its own deadline; a reply that arrives is still stored).
         threads = [threading.Thread(target=self._work, args=(work,), name=f"recjudge-judge-{i}", daemon=True)
@@ -108,7 +124,7 @@ class _OneByOne:
             except KeyboardInterrupt as exc:
                 raise self._interrupted(exc, threads, bar) from None
             finally:
-                self.stop.set()
+                self._set_stop()
                 bar.close()
         for key in to_ask:
             if key not in self.done:  # never started: the job was stopped early
@@ -123,7 +139,7 @@ class _OneByOne:
                     return  # every worker left early (stop was set): the rest were never asked
                 continue
             if isinstance(outcome, BaseException):
-                self.stop.set()
+                self._set_stop()
                 raise outcome
             self._collect(key, outcome, bar)
 
@@ -173,7 +189,12 @@ class _OneByOne:
         with self.lock:
             if self.abort_reason is None:
                 self.abort_reason = reason
+        self._set_stop()
+
+    def _set_stop(self) -> None:
+        """Stop every worker: waits end at once, those in the concurrency gate included."""
         self.stop.set()
+        self.gate.wake()
 
     def _not_asked_why(self) -> str:
         return f"not asked: {self.abort_reason or 'the job was stopped'}"
@@ -201,7 +222,7 @@ class _OneByOne:
                 self.store.release(key)
 
     def _stored(self, key: str) -> Mapping[str, Any] | None:
-        self.store.refresh(self.job.config.provider, self.job.config.model)
+        self.store.refresh_key(self.job.config.provider, self.job.config.model, key)
         return self.store.peek(key)
 
     def _wait_for_claim(self, key: str) -> Mapping[str, Any] | None:

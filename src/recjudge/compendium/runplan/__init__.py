@@ -11,8 +11,9 @@ Its modules, one concern each (lowest first; each imports only those above it):
 
 ``recjudge run`` executes every run with papermill (kernel ``python3``, working directory = project root) into
 ``book/notebooks/<name>.ipynb``. A run is skipped when its *input fingerprint* is unchanged since its last
-successful execution and its output notebook is still the one that execution wrote. The fingerprint covers what can
-change a notebook's outputs:
+successful execution and its output notebook and its tables (``results/<name>/``, each file's hash recorded as the run
+wrote it) are still those that execution wrote (``execution.why_stale``; a table edited by hand is written again). The
+fingerprint covers what can change a notebook's outputs:
 
 - the source notebook file and the run's parameters;
 - the package source (``src/recjudge/**``: Python files, prompt templates, package data);
@@ -96,6 +97,7 @@ from recjudge.compendium.runplan.execution import (
     executed_content,
     executed_from,
     job_log_path,
+    reading_log_path,
 )
 from recjudge.compendium.runplan.fingerprints import (
     FINGERPRINT_VERSION,
@@ -169,6 +171,7 @@ __all__ = [
     "RunOutcome",
     "Target",
     "job_log_path",
+    "reading_log_path",
     "EXIT_FAILED_JUDGMENTS",
     "MODE_ENV",
     "ASK_ONLY_ENV",

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -41,6 +41,7 @@ from recjudge.compendium.runplan.run import (
     RunPlanError,
 )
 from recjudge.paths import RESULTS_ENV, project_root, store_dir
+from recjudge.settings import whole_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="execute only this run (repeatable)")
     parser.add_argument("--force", action="store_true", help="execute even when the inputs are unchanged")
     parser.add_argument("--list", action="store_true", help="list the runs and whether each would execute")
-    parser.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+    parser.add_argument("--jobs", type=whole_number(1), default=None, metavar="N",
                         help="execute up to N runs at once (default 1; a plan: the CPUs, at most "
                              f"{MAX_PLAN_JOBS}), each kernel with its share of the CPUs' threads; a run that reads "
                              "other runs' tables (results_of) starts after them")
@@ -89,17 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="confirm a live run estimated above the cost limit (env RECJUDGE_LLM_MAX_USD)")
 
 
-def _jobs(text: str) -> int:
-    """``--jobs``: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
-    return value
-
-
 class _UsageError(ValueError):
     """Options that do not go together; the message names them."""
 
@@ -118,6 +108,8 @@ class _Invocation:
     rescaled: frozenset[str] = frozenset()
     #: the only judges asked (``provider:model``): a reader's judges at a profile other than default; () asks all
     ask_only: tuple[str, ...] = ()
+    #: every run of the profile, ``--only`` or not (the chapters a prompt manifest keeps entries of)
+    profile_runs: tuple[str, ...] = ()
 
     def judge_environment(self) -> tuple[tuple[str, str], ...]:
         return ((ASK_ONLY_ENV, ",".join(self.ask_only)),) if self.ask_only else ()
@@ -172,8 +164,8 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
     every_run = {run.name for run in runs}
     at_default = load_runplan(args.runplan, root=root)
     rescaled = rescaled_runs(runs, at_default)
-    stand_ins = stand_ins_for_absent_data(at_default, left_out_runs(args.runplan, root=root,
-                                                                     profile=args.profile, runs=at_default))
+    profile_leaves_out = left_out_runs(args.runplan, root=root, profile=args.profile, runs=at_default)
+    stand_ins = stand_ins_for_absent_data(at_default, profile_leaves_out)
     for name, absent in stand_ins.items():
         print(f"note: profile {args.profile} leaves out {name}, but it runs here (at its default scale): its "
               f"chapter's data ({', '.join(absent)}) are absent, so it is the run that exercises the chapter's "
@@ -191,9 +183,14 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
                               f"that read log-probabilities: {sorted(without_logprobs)})")
         runs = with_summaries(runs, judged, [judge.to_parameter() for judge in judges], root)
     if args.only:
-        unknown = sorted(set(args.only) - every_run)
+        unknown = sorted(set(args.only) - every_run - profile_leaves_out)
         if unknown:
             raise _UsageError(f"--only {unknown}: no such run in the run plan (runs: {sorted(every_run)})")
+        left_by_profile = sorted(set(args.only) - every_run)
+        if left_by_profile:
+            raise _UsageError(f"--only {left_by_profile}: profile {args.profile} leaves out {left_by_profile} "
+                              f"({args.runplan or RUNPLAN_FILE} maps it to 'leave out' under profiles: "
+                              f"{args.profile}): give another profile to run it, or leave it out of --only")
         refused = sorted(set(args.only) & {run.name for run in left_out})
         if refused:
             raise _UsageError(f"--only {refused} with --judge: these chapters ask an LLM but do not take the "
@@ -206,21 +203,31 @@ def _prepare(args: argparse.Namespace, root: Path) -> _Invocation:
         if no_llm:
             raise _UsageError(f"--only {no_llm} with --judge: these chapters ask no LLM and read no judged chapter's "
                               "tables; a judge changes nothing in them")
-        runs = [run for run in runs if run.name in set(args.only)]
+        chosen = set(args.only)
+        if judges or args.profile != DEFAULT_PROFILE:
+            # A variant's pages that read the chosen chapters' tables and ask no LLM (the at-a-glance page) run with
+            # them, as they do with every judged chapter: otherwise the variant's book shows them not run
+            readers = [run.name for run in runs if run.name not in chosen and not run.asks_llm
+                       and set(run.results_of) & chosen]
+            if readers:
+                print(f"note: --only {sorted(chosen)} also runs {', '.join(readers)}, which read(s) their tables",
+                      file=sys.stderr)
+            chosen |= set(readers)
+        runs = [run for run in runs if run.name in chosen]
     # Only a run that may ask needs keys: not a plan, a listing or a replay.
     live = not (args.plan or args.list) and os.environ.get(MODE_ENV, "").strip().lower() != "replay"
     problems = [problem for judge in judges for problem in judge.readiness_problems(live=live)]
     if problems:
         raise _UsageError("\n".join(problems))
     if not judges and args.profile == DEFAULT_PROFILE:
-        invocation = _Invocation(runs, judges, left_out, None, None)
+        invocation = _Invocation(runs, judges, left_out, None, None, profile_runs=tuple(sorted(every_run)))
     else:
         name = variant_name(judges, args.profile)
         # A reader's judge at another scale is asked alone unless the book's judges are wanted too
         ask_only = (tuple(dict.fromkeys(f"{judge.provider}:{judge.model}" for judge in judges))
                     if judges and args.profile != DEFAULT_PROFILE and not args.with_book_judges else ())
         invocation = _Invocation(runs, judges, left_out, name, variant_folder(root, name), args.profile, rescaled,
-                                 ask_only)
+                                 ask_only, tuple(sorted(every_run)))
     return invocation
 
 
@@ -256,19 +263,23 @@ def run_command(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         if args.plan:
-            table, by_judge, outcomes = _plan(invocation, root, force=args.force, jobs=plan_jobs(args.jobs))
+            priced = _plan(invocation, root, force=args.force, jobs=plan_jobs(args.jobs))
             print(_plan_heading(invocation, args.profile))
             from recjudge.compendium.variants import format_plan
 
-            print(format_plan(table))
+            print(format_plan(priced.table))
+            for line in priced.data_lines():
+                print(line)
             print("\nThe same plan by judge (a judge not asked: what asking it too would take):")
-            print(format_plan(by_judge))
+            print(format_plan(priced.by_judge))
             from recjudge.compendium.variants import left_out_line, limit_line, not_fetched_line
 
-            for line in (left_out_line(by_judge), not_fetched_line(by_judge), limit_line(table, invocation.paid())):
+            for line in (left_out_line(priced.by_judge), not_fetched_line(priced.by_judge),
+                         limit_line(priced.table, invocation.paid())):
                 if line:
                     print(line)
-            print(plan_time_line(outcomes, time.perf_counter() - started, plan_jobs(args.jobs)))
+            print(plan_time_line(priced.outcomes, time.perf_counter() - started, plan_jobs(args.jobs),
+                                 priced.source_line()))
             return 0
         if invocation.folder is not None:
             status = _gate_cost(invocation, root, args)
@@ -368,37 +379,168 @@ def plan_jobs(requested: int | None) -> int:
     return requested if requested is not None else max(1, min(os.cpu_count() or 1, MAX_PLAN_JOBS))
 
 
-def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int) -> str:
-    """What a plan's time went into: it is no estimate but an execution of every chapter up to its last judge call."""
-    slowest = sorted((outcome for outcome in outcomes if outcome.status == "executed"),
-                     key=lambda outcome: -outcome.seconds)[:3]
+def plan_time_line(outcomes: list[RunOutcome], seconds: float, jobs: int, sources: str = "") -> str:
+    """What a plan's time went into: the chapters read from the prompt manifest and those executed (``sources``),
+    each executed one up to its last judge call."""
+    executed = [outcome for outcome in outcomes if outcome.status == "executed"]
+    if not executed:
+        return f"[plan] priced in {seconds:.0f} s" + (f": {sources}" if sources else "")
+    slowest = sorted(executed, key=lambda outcome: -outcome.seconds)[:3]
     at_once = f", {jobs} chapters at once" if jobs > 1 else "; --jobs 2 prices two chapters at once"
-    line = (f"[plan] priced in {seconds:.0f} s{at_once}: each chapter that asks an LLM ran up to its last judge call, "
-            "nothing asked. The time is each chapter's kernel start (imports, data) and the building of every prompt "
-            "it would send, to count its tokens")
-    if slowest:
-        line += "; slowest: " + ", ".join(f"{outcome.run.name} {outcome.seconds:.0f} s" for outcome in slowest)
+    line = (f"[plan] priced in {seconds:.0f} s{at_once}" + (f"; {sources}" if sources else "") + ". Each chapter "
+            "executed ran up to its last judge call, nothing asked: the time is each chapter's kernel start "
+            "(imports, data) and the building of every prompt it would send, to count its tokens")
+    line += "; slowest: " + ", ".join(f"{outcome.run.name} {outcome.seconds:.0f} s" for outcome in slowest)
     return line
 
 
-def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1
-          ) -> tuple[pd.DataFrame, pd.DataFrame, list[RunOutcome]]:
-    """Execute the runs that ask an LLM in the engine's dry-run mode, each up to its last judge call (a page that
-    only reads other runs' tables asks nothing, and what a chapter draws after its judges is not needed to count
-    them), and sum their job lines by chapter and by judge (``compendium.variants.plan_table``, ``plan_by_judge``);
-    both are also written beside the logs, as CSV. ``jobs``: chapters priced at once (``recjudge run --jobs``). Also
-    returns each chapter's outcome (its time)."""
-    from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table
+@dataclass
+class _Priced:
+    """A plan's figures (by chapter, by judge), the chapters executed to price them, and where each chapter's
+    figures came from: the prompt manifest or an execution, with what of its data was absent."""
+
+    table: pd.DataFrame
+    by_judge: pd.DataFrame
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    manifest: str = ""  # the manifest file read, as shown
+    from_manifest: list[str] = field(default_factory=list)
+    #: chapter -> why it was executed
+    executed: dict[str, str] = field(default_factory=dict)
+    #: chapter -> {dataset: status here}: priced from the manifest although these data are absent here
+    absent_here: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: chapter -> {dataset: status}: priced without these data (an execution without them, or an entry recorded so)
+    priced_without: dict[str, dict[str, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def source_line(self) -> str:
+        parts = []
+        if self.from_manifest:
+            parts.append(f"{len(self.from_manifest)} chapter(s) read from the prompt manifest {self.manifest}")
+        if self.executed:
+            parts.append(f"{len(self.executed)} executed (" + "; ".join(f"{name}: {why}" for name, why
+                                                                       in self.executed.items()) + ")")
+        return ", ".join(parts)
+
+    def data_lines(self) -> list[str]:
+        """What the table's figures stand for where data are absent here (printed right under the table)."""
+        lines = list(self.notes)
+        absent: dict[str, tuple[str, list[str]]] = {}
+        for chapter, datasets in self.absent_here.items():
+            for name, status in datasets.items():
+                absent.setdefault(name, (status, []))[1].append(chapter)
+        if absent:
+            lines.append("Data absent here: " + "; ".join(
+                f"{name} ({status} here; {', '.join(chapters)})" for name, (status, chapters) in absent.items())
+                + ". These chapters are priced from the prompt manifest as they run with those data; run without "
+                  "them, they would leave out what needs them: set RECJUDGE_DATA_MIRROR, or `recjudge data fetch "
+                  "NAME`, before the run.")
+        if self.priced_without:
+            lines.append("Not priced in full: " + "; ".join(
+                f"{chapter} (without {', '.join(f'{name}, {status}' for name, status in datasets.items())})"
+                for chapter, datasets in self.priced_without.items())
+                + ". Their rows, and so the total, leave out what these chapters would ask with those data: the "
+                  "prompt manifest has no entry recorded with them for the chapters' current sources.")
+        return lines
+
+
+def _plan(invocation: _Invocation, root: Path, *, force: bool = False, jobs: int = 1) -> _Priced:
+    """Price the runs that ask an LLM: each from the committed prompt manifest of the profile when its entry stands
+    for the chapter's current sources (``runplan.manifest``), else by executing it in the engine's dry-run mode up to
+    its last judge call (a page that only reads other runs' tables asks nothing, and what a chapter draws after its
+    judges is not needed to count them), which records its entry anew. The job lines are summed by chapter and by
+    judge (``compendium.variants.plan_table``, ``plan_by_judge``), both also written beside the logs, as CSV.
+    ``force``: execute every chapter. ``jobs``: chapters executed at once (``recjudge run --jobs``)."""
+    import pandas as pd
+
+    from recjudge.compendium.runplan import manifest as prompts
+    from recjudge.compendium.runplan.fingerprints import FileHasher
+    from recjudge.compendium.variants import plan_by_judge, plan_log_path, plan_table, read_plan_log
 
     target = invocation.plan_target(root)
     asking = [run for run in invocation.runs if run.asks_llm]
-    outcomes = execute_plan(asking, root, force=force, target=target, jobs=jobs)
+    priced = _Priced(pd.DataFrame(), pd.DataFrame(),
+                     manifest=str(_shown(prompts.manifest_path(root, invocation.profile), root)))
+    statuses = {run.name: prompts.dataset_statuses(run.datasets) for run in asking}
+    hasher = FileHasher(target.cache / "file-hashes.json")
+    keys = {run.name: prompts.prompt_key(run, root, hasher) for run in asking}
+    hasher.save()
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        entries = prompts.load_manifest(root, invocation.profile)
+    except prompts.ManifestError as error:
+        priced.notes.append(f"note: {error}; its chapters are priced by executing them")
+    stored = [f"{judge.provider}:{judge.model}" for judge in invocation.judges
+              if prompts.judge_has_stored_replies(judge.provider, judge.model)]
+    if stored:
+        priced.notes.append(f"note: the response store holds replies of {', '.join(stored)}, so which of its "
+                            "judgments are missing is counted by executing every chapter (the prompt manifest counts "
+                            "every judgment of a judge with none stored)")
+    to_execute = []
+    for run in asking:
+        entry = entries.get(run.name)
+        if force:
+            why = "forced"
+        elif stored:
+            why = "its judge has stored replies"
+        elif entry is None:
+            why = "not in the prompt manifest"
+        elif entry["key"] != keys[run.name]:
+            why = "changed since the prompt manifest"
+        elif prompts.absent_here(statuses[run.name], entry["datasets"]):
+            why = "its manifest entry was recorded with less of its data than this machine has"
+        else:
+            priced.from_manifest.append(run.name)
+            continue
+        priced.executed[run.name] = why
+        to_execute.append(run)
+    if to_execute:
+        priced.outcomes = execute_plan(to_execute, root, force=force, target=target, jobs=jobs)
+    logs: dict[str, list[dict[str, Any]]] = {}
+    for run in asking:
+        if run.name in priced.executed:
+            logs[run.name] = read_plan_log(plan_log_path(target.plan_logs, run.name))
+            recorded = statuses[run.name]
+        else:
+            entry = entries[run.name]
+            logs[run.name] = prompts.priced_jobs(entry, invocation.judges, invocation.ask_only)
+            recorded = entry["datasets"]
+            absent = prompts.absent_here(entry["datasets"], statuses[run.name])
+            if absent:
+                priced.absent_here[run.name] = absent
+        without = {name: status for name, status in recorded.items() if status in prompts.UNPRICED_STATUSES}
+        if without:
+            priced.priced_without[run.name] = without
+    _record_manifest(invocation, root, priced.executed, logs, keys, statuses)
     free = {(judge.provider, judge.model) for judge in invocation.judges if judge.own_server()}
-    logs = {run.name: plan_log_path(target.plan_logs, run.name) for run in asking}
-    tables = plan_table(logs, free), plan_by_judge(logs, free)
-    for table, name in zip(tables, ("plan_by_chapter.csv", "plan_by_judge.csv")):
+    priced.table, priced.by_judge = plan_table(logs, free), plan_by_judge(logs, free)
+    target.plan_logs.mkdir(parents=True, exist_ok=True)
+    for table, name in zip((priced.table, priced.by_judge), ("plan_by_chapter.csv", "plan_by_judge.csv")):
         table.to_csv(target.plan_logs.parent / name, index=False)
-    return (*tables, outcomes)
+    return priced
+
+
+def _record_manifest(invocation: _Invocation, root: Path, executed: dict[str, str],
+                     logs: dict[str, list[dict[str, Any]]], keys: dict[str, str],
+                     statuses: dict[str, dict[str, str]]) -> None:
+    """Record the entries of the chapters this plan executed in the profile's prompt manifest, when the profile has
+    one (``runplan.manifest.MANIFEST_PROFILES``) and the first judge priced is a remote provider's (the chapters' own
+    judges are local or recorded, so its jobs are the reader's role)."""
+    from recjudge.compendium.runplan import manifest as prompts
+
+    if invocation.profile not in prompts.MANIFEST_PROFILES or not invocation.judges or not executed:
+        return
+    reader = invocation.judges[0]
+    if reader.provider not in prompts.READER_PROVIDERS:
+        return
+    entries = {}
+    for name in executed:
+        entry = prompts.entry_from_jobs(logs[name], (reader.provider, reader.model), keys[name], statuses[name])
+        if entry is not None:
+            entries[name] = entry
+    if entries and prompts.record_entries(root, invocation.profile, entries, invocation.profile_runs):
+        print(f"[plan] recorded {len(entries)} chapter(s) in the prompt manifest "
+              f"{_shown(prompts.manifest_path(root, invocation.profile), root)}: {', '.join(sorted(entries))}",
+              file=sys.stderr)
 
 
 def _plan_heading(invocation: _Invocation, profile: str) -> str:
@@ -415,10 +557,12 @@ def _gate_cost(invocation: _Invocation, root: Path, args: argparse.Namespace) ->
         return 0
     from recjudge.compendium.variants import cost_gate, format_plan
 
-    print("[run] pricing the run before anything is asked (a plan pass)")
-    table, _, _ = _plan(invocation, root, jobs=plan_jobs(args.jobs))
-    print(format_plan(table))
-    refusal = cost_gate(table, args.yes)
+    print("[run] pricing the run before anything is asked (a plan)")
+    priced = _plan(invocation, root, jobs=plan_jobs(args.jobs))
+    print(format_plan(priced.table))
+    for line in priced.data_lines():
+        print(line)
+    refusal = cost_gate(priced.table, args.yes)
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
         return 2

@@ -7,14 +7,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
-from recjudge.compendium.kernels import thread_share_environment, use_common_numeric_kernels
+from recjudge.compendium.kernels import (
+    WARNING_LOG_ENV,
+    kernel_arguments,
+    local_kernel_manager,
+    read_warning_log,
+    thread_share_environment,
+    use_common_numeric_kernels,
+)
 from recjudge.compendium.runplan.fingerprints import (
     FileHasher,
     RunCache,
@@ -32,8 +38,8 @@ from recjudge.compendium.runplan.run import (
     RunFailedError,
     RunPlanError,
 )
-from recjudge.paths import RUN_NAME_ENV
-from recjudge.stopping import worker_ends_with_its_children
+from recjudge.paths import RUN_NAME_ENV, results_dir
+from recjudge.stopping import own_temporary_file, worker_ends_with_its_children
 
 KERNEL_NAME = "python3"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -85,17 +91,28 @@ class Target:
         """Where the engine's jobs in ``run``'s kernel record failed judgments (``recjudge.llm.report``)."""
         return self.cache / "failures" / f"{run.name}.jsonl"
 
+    def warning_log(self, run: Run) -> Path:
+        """Where ``run``'s kernel writes the warnings it keeps off the page (``kernels.keep_warnings_off_the_page``)."""
+        return self.cache / "warnings" / f"{run.name}.jsonl"
+
     def job_log(self, run: Run) -> Path:
         """Where the engine's jobs in ``run``'s kernel write their summary lines (``recjudge.llm.report.log_job``)."""
         return job_log_path(self.cache, run.name)
 
+    def reading_log(self, run: Run) -> Path:
+        """Where the engine's jobs in ``run``'s kernel list the stored replies they read
+        (``recjudge.llm.report.log_readings``)."""
+        return reading_log_path(self.cache, run.name)
+
     def run_environment(self, run: Run) -> dict[str, str]:
         from recjudge.llm.prefix_reuse import PREFIX_REUSE_ENV, reuses_prefix
-        from recjudge.llm.report import FAILURE_LOG_ENV, JOB_LOG_ENV
+        from recjudge.llm.report import FAILURE_LOG_ENV, JOB_LOG_ENV, READING_LOG_ENV
 
-        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments and their summaries
+        # save_table writes results/<name>/ only; the engine's jobs log their failed judgments, their summaries and
+        # the stored replies they read
         environment = {**dict(self.environment), RUN_NAME_ENV: run.name, FAILURE_LOG_ENV: str(self.failure_log(run)),
-                       JOB_LOG_ENV: str(self.job_log(run))}
+                       JOB_LOG_ENV: str(self.job_log(run)), WARNING_LOG_ENV: str(self.warning_log(run)),
+                       READING_LOG_ENV: str(self.reading_log(run))}
         # "0" too, so that a value in the calling shell never decides a run's store keys
         environment[PREFIX_REUSE_ENV] = "1" if reuses_prefix(run.name, self.profile,
                                                              rescaled=run.name in self.rescaled) else "0"
@@ -109,6 +126,12 @@ class Target:
 def job_log_path(cache: Path, run_name: str) -> Path:
     """The job summaries of a run's last execution, under a target's skip-record folder (``Target.job_log``)."""
     return Path(cache) / "jobs" / f"{run_name}.jsonl"
+
+
+def reading_log_path(cache: Path, run_name: str) -> Path:
+    """The stored replies a run's last execution read, per job, under a target's skip-record folder
+    (``Target.reading_log``)."""
+    return Path(cache) / "readings" / f"{run_name}.jsonl"
 
 
 @contextmanager
@@ -137,44 +160,42 @@ def execute_notebook(run: Run, root: Path, output: Path, failed_copy: Path, *, p
     from recjudge.compendium.cell_selection import notebook_for_available_data, notebook_for_plan, notebook_for_variant
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    # Names of this run's own (two runs of one chapter never share them), removed however the run ends.
-    temporary = _private_path(output, ".running.ipynb")
-    source = root / run.notebook
-    original = read_source_notebook(source)
-    # The plan's end first: it is a position in the chapter, whichever cells the variant or the data leave out
-    selected, missing = notebook_for_available_data(
-        notebook_for_variant(notebook_for_plan(original) if plan else original, run.variant), run.datasets)
-    selecting = selected is not original or source.suffix != ".ipynb"
-    if selecting:  # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
-        source = _private_path(output, ".selected-cells.ipynb")
-        nbformat.write(selected, source)
-    try:
-        papermill.execute_notebook(
-            str(source), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
-            cwd=str(root), progress_bar=False, log_output=False, execution_timeout=run.timeout,
-        )
-    except PapermillExecutionError as error:
-        _keep_failed(temporary, failed_copy)
-        frames = [_ANSI.sub("", entry) for entry in (error.traceback or [])]
-        # The frame inside the notebook's own cell says which line failed; the full traceback is in the copy.
-        cell_frames = [frame for frame in frames if frame.lstrip().startswith("Cell In[")]
-        where = cell_frames[-1] if cell_frames else "\n".join(frames[-1:])
-        raise RunFailedError(
-            f"run {run.name!r}: notebook {run.notebook} failed in cell In[{error.exec_count}] (cell index "
-            f"{error.cell_index} of the executed notebook): {error.ename}: {error.evalue}\n{where.rstrip()}\n"
-            f"full traceback in the partially executed notebook {failed_copy}") from error
-    except Exception as error:  # kernel death, cell timeout, unreadable notebook...
-        _keep_failed(temporary, failed_copy)
-        raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
-                             f"{type(error).__name__}: {error}") from error
-    else:
+    with ExitStack() as own_files:
+        # Names of this run's own (two runs of one chapter never share them), removed however the run ends, also by
+        # a worker that a stop ends at once (recjudge.stopping.own_temporary_file).
+        temporary = own_files.enter_context(_private_path(output, ".running.ipynb"))
+        source = root / run.notebook
+        original = read_source_notebook(source)
+        # The plan's end first: it is a position in the chapter, whichever cells the variant or the data leave out
+        selected, missing = notebook_for_available_data(
+            notebook_for_variant(notebook_for_plan(original) if plan else original, run.variant), run.datasets)
+        if selected is not original or source.suffix != ".ipynb":
+            # execute a copy with the cells of this variant whose data are present (compendium.cell_selection)
+            source = own_files.enter_context(_private_path(output, ".selected-cells.ipynb"))
+            nbformat.write(selected, source)
+        try:
+            papermill.execute_notebook(
+                str(source), str(temporary), parameters=dict(run.parameters), kernel_name=KERNEL_NAME,
+                cwd=str(root), progress_bar=False, log_output=False, execution_timeout=run.timeout,
+                extra_arguments=kernel_arguments(), kernel_manager_class=local_kernel_manager(),
+            )
+        except PapermillExecutionError as error:
+            _keep_failed(temporary, failed_copy)
+            frames = [_ANSI.sub("", entry) for entry in (error.traceback or [])]
+            # The frame inside the notebook's own cell says which line failed; the full traceback is in the copy.
+            cell_frames = [frame for frame in frames if frame.lstrip().startswith("Cell In[")]
+            where = cell_frames[-1] if cell_frames else "\n".join(frames[-1:])
+            raise RunFailedError(
+                f"run {run.name!r}: notebook {run.notebook} failed in cell In[{error.exec_count}] (cell index "
+                f"{error.cell_index} of the executed notebook): {error.ename}: {error.evalue}\n{where.rstrip()}\n"
+                f"full traceback in the partially executed notebook {failed_copy}") from error
+        except Exception as error:  # kernel death, cell timeout, unreadable notebook...
+            _keep_failed(temporary, failed_copy)
+            raise RunFailedError(f"run {run.name!r}: notebook {run.notebook} could not be executed: "
+                                 f"{type(error).__name__}: {error}") from error
         _show_run_parameters(temporary)
         _title_copy(temporary, run, root)
         os.replace(temporary, output)
-    finally:
-        if selecting:
-            source.unlink(missing_ok=True)
-        temporary.unlink(missing_ok=True)  # an interrupted run leaves nothing behind
 
 
 #: The first line of papermill's cell of a run's parameters, and what the page says instead.
@@ -238,11 +259,9 @@ def executed_content(path: Path) -> str:
     return nbformat.writes(notebook)
 
 
-def _private_path(output: Path, suffix: str) -> Path:
-    """A new hidden file beside ``output`` whose name no other run uses."""
-    handle, name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=suffix, dir=output.parent)
-    os.close(handle)
-    return Path(name)
+def _private_path(output: Path, suffix: str) -> ContextManager[Path]:
+    """A new hidden file beside ``output`` whose name no other run uses, removed when the block ends."""
+    return own_temporary_file(output.parent, prefix=f".{output.stem}.", suffix=suffix)
 
 
 def _keep_failed(temporary: Path, failed_copy: Path) -> None:
@@ -360,24 +379,61 @@ def _execute_run_alone(run: Run, root: Path, target: Target, force: bool, thread
     return _RunReport(outcome, None, lines, hasher.entries())
 
 
+def table_hashes(run: Run, hasher: Callable[[Path], str]) -> dict[str, str]:
+    """Each file under the run's results folder (``results_dir()/<run>``, in the run's environment), by its path
+    there, with its sha256: what the run wrote, recorded when it ends and compared later (a table edited after its
+    run is not what the chapter computed). Hidden files are no table."""
+    folder = results_dir() / run.name
+    if not folder.is_dir():
+        return {}
+    return {path.relative_to(folder).as_posix(): hasher(path) for path in sorted(folder.rglob("*"))
+            if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)}
+
+
+def changed_tables(record: dict[str, Any] | None, tables: dict[str, str]) -> list[str] | None:
+    """The tables (paths under the run's results folder) that differ from what the run recorded writing, added or
+    removed since included; None when the record holds no tables (a run recorded before tables were)."""
+    written = (record or {}).get("results")
+    if not isinstance(written, dict):
+        return None
+    return sorted(name for name in set(written) | set(tables) if written.get(name) != tables.get(name))
+
+
+def why_stale(record: dict[str, Any] | None, current: dict[str, Any], output: Path, tables: dict[str, str],
+              hasher: Callable[[Path], str]) -> str | None:
+    """Why a run must execute again, or None when it is up to date: its inputs' fingerprint (``current``) is the one
+    recorded, its output notebook is the one that execution wrote and its tables are the ones it wrote. The one rule
+    ``recjudge run`` (skip or execute), ``--list`` and a build's record (``executed_from``) apply."""
+    if record is None:
+        return "changed: no previous run"
+    if not output.is_file():
+        return "output missing"
+    if record.get("hash") != fingerprint_hash(current):
+        return "changed: " + ", ".join(changed_components(record, current) or ["output notebook"])
+    if record.get("output_sha256") != hasher(output):
+        return "changed: output notebook"
+    changed = changed_tables(record, tables)
+    if changed is None:
+        return "changed: tables (their record predates the run cache's table hashes)"
+    if changed:
+        return (f"changed: tables ({len(changed)} of its results folder differ from what the run wrote, first "
+                f"{changed[0]}: it writes them again)")
+    return None
+
+
 def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: FileHasher, force: bool,
                  log: Callable[[str], None]) -> RunOutcome:
-    """Execute one run unless its inputs and output are unchanged (called in its target's environment)."""
+    """Execute one run unless its inputs, output and tables are unchanged (``why_stale``; called in its target's
+    environment)."""
     started = time.perf_counter()
     output = target.output_path(run)
     before = fingerprint(run, root, hasher)
     record = cache.load(run)
-    up_to_date = (record is not None and record.get("hash") == fingerprint_hash(before)
-                  and output.is_file() and record.get("output_sha256") == hasher(output))
-    if up_to_date and not force:
+    stale = why_stale(record, before, output, table_hashes(run, hasher), hasher)
+    if stale is None and not force:
         log(f"[run] {run.name}: up to date (inputs unchanged), skipped")
         return RunOutcome(run, "skipped", time.perf_counter() - started, "inputs unchanged")
-    if force:
-        reason = "forced"
-    elif record is not None and not output.is_file():
-        reason = "output missing"
-    else:
-        reason = "changed: " + ", ".join(changed_components(record, before) or ["output notebook"])
+    reason = "forced" if force else stale
     log(f"[run] {run.name}: executing {run.notebook} ({reason})")
     if target.plan_logs is not None:  # the engine appends: a fresh log, so the plan counts this execution only
         from recjudge.compendium.variants import plan_log_path
@@ -391,8 +447,17 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
     failure_log.parent.mkdir(parents=True, exist_ok=True)
     failure_log.unlink(missing_ok=True)  # the engine appends: this execution's failures only
     target.job_log(run).unlink(missing_ok=True)  # and this execution's job summaries
+    target.warning_log(run).parent.mkdir(parents=True, exist_ok=True)
+    target.warning_log(run).unlink(missing_ok=True)  # and the warnings it keeps off its page
+    target.reading_log(run).unlink(missing_ok=True)  # and the stored replies it read
     execute_notebook(run, root, output, cache.folder / "failed" / f"{run.name}.ipynb",
                      plan=target.plan_logs is not None)
+    kept_off = read_warning_log(target.warning_log(run))
+    if kept_off:
+        first = kept_off[0]
+        log(f"[run] {run.name}: {len(kept_off)} warning(s) kept off its page (all in "
+            f"{_shown(target.warning_log(run), root)}); first: {first['category']}: {first['message']} "
+            f"({Path(first['file']).name}:{first['line']})")
     failures = read_failure_log(failure_log)
     seconds = time.perf_counter() - started
     if failures:
@@ -406,6 +471,7 @@ def _execute_run(run: Run, root: Path, target: Target, cache: RunCache, hasher: 
     after = dict(before, store=fingerprint(run, root, hasher)["store"])
     cache.store(run, {"hash": fingerprint_hash(after), "components": after,
                       "output_sha256": hasher(output), "notebook": run.notebook,
+                      "results": table_hashes(run, hasher),
                       "executed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     log(f"[run] {run.name}: done in {seconds:.1f} s -> {_shown(output, root)}")
     return RunOutcome(run, "executed", seconds, reason)
@@ -437,15 +503,9 @@ def describe_plan(runs: list[Run], root: Path, target: Target | None = None) -> 
     for run in runs:
         with _environment(target.run_environment(run)):
             current = fingerprint(run, root, hasher)
-        record = cache.load(run)
-        output = target.output_path(run)
-        if record and record.get("hash") == fingerprint_hash(current) and output.is_file() \
-                and record.get("output_sha256") == hasher(output):
-            state = "up to date"
-        elif record and not output.is_file():
-            state = "will run (output missing)"
-        else:
-            state = "will run (" + (", ".join(changed_components(record, current)) or "output notebook") + ")"
+            tables = table_hashes(run, hasher)
+        stale = why_stale(cache.load(run), current, target.output_path(run), tables, hasher)
+        state = "up to date" if stale is None else f"will run ({stale.removeprefix('changed: ')})"
         missing = [name for name, value in current["datasets"].items() if value == "missing"]
         rows.append({"name": run.name, "notebook": run.notebook, "parameters": run.parameters, "state": state,
                      "missing_datasets": missing})
@@ -453,21 +513,30 @@ def describe_plan(runs: list[Run], root: Path, target: Target | None = None) -> 
     return rows
 
 
-def executed_from(runs: list[Run], root: Path, target: Target | None = None) -> dict[str, dict[str, str | None]]:
-    """For a build's record (``build-info.json``): each run's input fingerprint now (``"fingerprint"``) and the one
+def executed_from(runs: list[Run], root: Path, target: Target | None = None) -> dict[str, dict[str, Any]]:
+    """For a build's record (``build-info.json``): each run's input fingerprint now (``"fingerprint"``), the one
     its executed notebook was made from (``"executed"``: the run cache's, None when the run has no record or its
-    notebook is not the one that execution wrote). A chapter whose two differ was executed from other sources than
-    the checkout's: its page is stale."""
+    notebook is not the one that execution wrote) and, when they differ, which inputs differ (``"differs"``: the
+    fingerprint's components, e.g. ``datasets`` when the data the chapter reads now are not those it read); the
+    tables the run wrote, with their hashes as written (``"results"``), and those that differ now
+    (``"tables_changed"``; None when the run recorded none). A chapter whose fingerprints or tables differ is stale."""
     target = target or Target.book(root)
     cache = RunCache(target.cache)
     hasher = FileHasher(cache.folder / "file-hashes.json")
-    states: dict[str, dict[str, str | None]] = {}
+    states: dict[str, dict[str, Any]] = {}
     for run in runs:
         with _environment(target.run_environment(run)):
-            current = fingerprint_hash(fingerprint(run, root, hasher))
-        record = cache.load(run) or {}
+            components = fingerprint(run, root, hasher)
+            tables = table_hashes(run, hasher)
+        current = fingerprint_hash(components)
+        record = cache.load(run)
         output = target.output_path(run)
-        written = output.is_file() and record.get("output_sha256") == hasher(output)
-        states[run.name] = {"fingerprint": current, "executed": record.get("hash") if written else None}
+        written = record is not None and output.is_file() and record.get("output_sha256") == hasher(output)
+        executed = record.get("hash") if written else None
+        states[run.name] = {
+            "fingerprint": current, "executed": executed,
+            "differs": [] if executed == current else
+            changed_components(record, components) if written else ["executed notebook (none recorded)"],
+            "results": (record or {}).get("results"), "tables_changed": changed_tables(record, tables)}
     hasher.save()
     return states

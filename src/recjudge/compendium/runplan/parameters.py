@@ -1,5 +1,6 @@
 """A notebook's declared parameters (its ``parameters`` cell) and the checks a run's parameters must pass against
-them: declared names, values of the declared default's kind, values papermill can inject.
+them: declared names, values of the declared default's kind, values papermill can inject, and prompt templates'
+names where a parameter names prompts.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def declared_defaults(notebook_path: Path) -> dict[str, DeclaredDefault]:
     import tokenize
 
     try:
-        notebook = read_source_notebook(notebook_path)
+        notebook = read_source_notebook(notebook_path, copy=False)
     except Exception:
         return {}
     cell = next((c for c in notebook.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
@@ -85,7 +86,10 @@ def declared_defaults(notebook_path: Path) -> dict[str, DeclaredDefault]:
     try:
         tree = ast.parse(cell.source)
         tokens = tokenize.generate_tokens(io.StringIO(cell.source).readline)
-        comments = {token.start[0]: token.string for token in tokens if token.type == tokenize.COMMENT}
+        found = [token for token in tokens if token.type == tokenize.COMMENT]
+        # a comment beside a value, and whole-line comments (a block of them just above a value documents it)
+        comments = ({token.start[0]: token.string for token in found if token.line[:token.start[1]].strip()},
+                    {token.start[0]: token.string for token in found if not token.line[:token.start[1]].strip()})
     except (SyntaxError, tokenize.TokenError):
         return {}
     defaults: dict[str, DeclaredDefault] = {}
@@ -98,7 +102,7 @@ def declared_defaults(notebook_path: Path) -> dict[str, DeclaredDefault]:
             continue
         allowed: tuple[str, ...] = ()
         if isinstance(value, str):
-            quoted = [a or b for a, b in _QUOTED.findall(comments.get(statement.end_lineno, ""))]
+            quoted = [a or b for a, b in _QUOTED.findall(_comment_of(statement, comments))]
             if value in quoted and len(set(quoted)) > 1:
                 allowed = tuple(dict.fromkeys(quoted))
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -106,6 +110,19 @@ def declared_defaults(notebook_path: Path) -> dict[str, DeclaredDefault]:
             if isinstance(target, ast.Name):
                 defaults.setdefault(target.id, DeclaredDefault(value, allowed))
     return defaults
+
+
+def _comment_of(statement: Any, comments: tuple[dict[int, str], dict[int, str]]) -> str:
+    """The comment that documents a parameter: the one beside it (on its last line), else the block of whole-line
+    comments just above it (``comments``: those beside code and those on lines of their own, by line)."""
+    beside, whole_line = comments
+    if statement.end_lineno in beside:
+        return beside[statement.end_lineno]
+    block, line = [], statement.lineno - 1
+    while line in whole_line:
+        block.insert(0, whole_line[line])
+        line -= 1
+    return " ".join(block)
 
 
 def _expected_kind(default: Any) -> tuple[tuple[type, ...], str] | None:
@@ -128,10 +145,48 @@ def _expected_kind(default: Any) -> tuple[tuple[type, ...], str] | None:
     return None
 
 
+#: The field of a judge's mapping (``JudgeConfig`` fields, as a chapter's ``other_families`` gives them) that names
+#: its prompt template.
+PROMPT_FIELD = "prompt"
+
+
+def prompt_problem(value: Any, default: Any) -> str | None:
+    """Why ``value`` names no prompt where it must: where the notebook's ``default`` names one (a text that is a
+    template's name, or a list of them: each item), or where a judge's mapping (a list's item) names its ``prompt``;
+    None otherwise. The chapter would otherwise meet the name only in a cell, as a KeyError."""
+    from recjudge.prompts import list_templates
+
+    known = list_templates()
+
+    def named(item: Any, names_a_prompt: bool) -> str | None:
+        if isinstance(item, dict) and isinstance(item.get(PROMPT_FIELD), str):
+            inner = named(item[PROMPT_FIELD], True)
+            return f"field {PROMPT_FIELD!r}: {inner}" if inner else None
+        if names_a_prompt and isinstance(item, str) and item not in known:
+            return f"{item!r} is not a prompt template (known: {', '.join(known)})"
+        return None
+
+    if isinstance(value, list):
+        prompts = (isinstance(default, (list, tuple)) and bool(default)
+                   and all(isinstance(item, str) and item in known for item in default))
+        for position, item in enumerate(value):
+            problem = named(item, prompts)
+            if problem:
+                return f"item {position + 1}: {problem}"
+        return None
+    return named(value, isinstance(default, str) and default in known)
+
+
 def parameter_problem(value: Any, default: DeclaredDefault) -> str | None:
     """Why ``value`` does not fit a parameter whose notebook default is ``default`` (its type, the type of every
-    element of a list whose default's elements share one, and the allowed values), or None when it fits. None is
-    always accepted."""
+    element of a list whose default's elements share one, the allowed values, and a prompt's name where one is
+    asked for: ``prompt_problem``), or None when it fits. None is always accepted."""
+    if value is None:
+        return None
+    return prompt_problem(value, default.value) or _kind_problem(value, default)
+
+
+def _kind_problem(value: Any, default: DeclaredDefault) -> str | None:
     if value is None:
         return None
     kind = _expected_kind(default.value)
@@ -145,7 +200,7 @@ def parameter_problem(value: Any, default: DeclaredDefault) -> str | None:
             element_types = {type(item) for item in default.value}
             if len(element_types) == 1 and not isinstance(default.value[0], (list, tuple, dict)):
                 for position, item in enumerate(value):
-                    problem = parameter_problem(item, DeclaredDefault(default.value[0]))
+                    problem = _kind_problem(item, DeclaredDefault(default.value[0]))
                     if problem:
                         return f"item {position + 1}: {problem}"
     if default.allowed and value not in default.allowed:
@@ -176,19 +231,46 @@ def _check_parameters(notebook_path: Path, parameters: dict[str, Any], where: st
                 raise RunPlanError(f"{where}, parameter {key!r}: {problem}")
 
 
-def read_source_notebook(path: Path):
+#: Source notebooks read in this process: resolved path -> ((size, mtime), notebook). The run plan's checks read each
+#: chapter's notebook several times (its parameters, their defaults, every run of it), and reading a MyST text
+#: notebook (jupytext, then nbformat's schema check of every cell) is what made loading the plan take seconds.
+_READ: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+
+def read_source_notebook(path: Path, *, copy: bool = True):
     """A source notebook as an nbformat v4 notebook: an ``.ipynb`` file, or a MyST markdown text notebook (``.md``,
-    read with jupytext), the form in which a chapter's prose and code diff, grep and review as text."""
+    read with jupytext), the form in which a chapter's prose and code diff, grep and review as text. Each call
+    returns a notebook of its own (a copy of the one read, which is read again when the file changes); ``copy=False``
+    returns the one held, for a caller that only reads it."""
+    import copy as copying
+
     import nbformat
 
-    if Path(path).suffix == ".md":
-        import jupytext
+    resolved = Path(path).resolve()
+    stamp = _stamp(resolved)
+    held = _READ.get(resolved)
+    if held is None or held[0] != stamp:
+        if resolved.suffix == ".md":
+            import jupytext
 
-        notebook = jupytext.read(path, fmt="md:myst")
-        for position, cell in enumerate(notebook.cells):  # stable ids, so an executed chapter is reproducible
-            cell["id"] = f"cell-{position}"
-        return notebook
-    return nbformat.read(str(path), as_version=4)
+            notebook = jupytext.read(resolved, fmt="md:myst")
+            for position, cell in enumerate(notebook.cells):  # stable ids, so an executed chapter is reproducible
+                cell["id"] = f"cell-{position}"
+        else:
+            notebook = nbformat.read(str(resolved), as_version=4)
+        held = _READ[resolved] = (stamp, notebook)
+    return copying.deepcopy(held[1]) if copy else held[1]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+#: What papermill's inspection found in a notebook's parameters cell, per (resolved path, size and mtime): writing
+#: a MyST notebook out as .ipynb for papermill (nbformat checks every cell against its schema) was, once per run of
+#: the plan, the slowest part of loading it.
+_INSPECTED: dict[tuple[Path, tuple[int, int]], dict[str, Any]] = {}
 
 
 def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
@@ -210,14 +292,17 @@ def _declared_parameters(notebook_path: Path, where: str) -> dict[str, Any]:
     level = translators.level
     translators.setLevel(logging.ERROR)
     try:
-        notebook = read_source_notebook(notebook_path)
-        if notebook_path.suffix == ".ipynb":
-            inspected = papermill.inspect_notebook(str(notebook_path))
+        notebook = read_source_notebook(notebook_path, copy=False)
+        memo = (Path(notebook_path).resolve(), _stamp(Path(notebook_path)))
+        if memo in _INSPECTED:
+            inspected = _INSPECTED[memo]
+        elif notebook_path.suffix == ".ipynb":
+            inspected = _INSPECTED[memo] = papermill.inspect_notebook(str(notebook_path))
         else:
             with tempfile.TemporaryDirectory() as folder:  # papermill inspects .ipynb files only
                 converted = Path(folder) / "notebook.ipynb"
                 nbformat.write(notebook, converted)
-                inspected = papermill.inspect_notebook(str(converted))
+                inspected = _INSPECTED[memo] = papermill.inspect_notebook(str(converted))
     except Exception as error:  # unreadable notebook: say which entry points at it
         raise RunPlanError(f"{where}: cannot read the parameters cell of {notebook_path}: {error}") from error
     finally:

@@ -248,7 +248,7 @@ def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> Ju
     reject it), which are left out. Runs that ask no LLM are neither: a judge changes nothing in them. A run marked
     ``reads_logprobs`` gets only the judges whose replies carry log-probabilities (``JudgeSpec.gives_logprobs``); left
     with none, it is left out too."""
-    from recjudge.llm.judge_spec import JudgeSpec
+    from recjudge.llm.judge_spec import JudgeSpec, reader_labels
 
     accepting, refusing, without_logprobs = [], [], {}
     declared: dict[str, dict[str, Any]] = {}
@@ -264,7 +264,7 @@ def with_judges(runs: list[Run], judges: list[dict[str, Any]], root: Path) -> Ju
         if run.reads_logprobs:
             given = [judge for judge in judges if JudgeSpec.from_parameter(judge).gives_logprobs()]
             if len(given) < len(judges):
-                without_logprobs[run.name] = [judge["label"] for judge in judges if judge not in given]
+                without_logprobs[run.name] = reader_labels(judge for judge in judges if judge not in given)
         if given:
             accepting.append(replace(run, parameters={**run.parameters, JUDGES_PARAMETER: given}))
     return JudgedRuns(accepting, refusing, without_logprobs)

@@ -221,8 +221,9 @@ def read_body(chunks: Iterable[bytes], deadline: float, label: str, max_bytes: i
             raise TransientProviderError(f"{label} reply body larger than {max_bytes} bytes", kind="malformed",
                                          max_attempts=1)
         parts.append(chunk)
+        # a body complete by its length is read to the stream's end (at once), so its connection is reused
         if expected is not None and size >= expected:
-            break
+            continue
         if time.monotonic() > deadline:
             raise TransientProviderError(f"{label} reply not complete within the request deadline "
                                          f"({size} bytes received)", kind="deadline")
@@ -256,7 +257,8 @@ _CREDENTIAL_PARAMETER = re.compile(r"key|token|secret|passw|pwd|auth|credential|
 
 def url_credentials(url: str) -> str | None:
     """Which part of ``url`` holds a credential, or None: user information (``user:password@``), a query parameter
-    named like a key, token, secret or password, or a fragment (never sent to a server, so only a pasted secret).
+    named like a key, token, secret or password, a fragment (never sent to a server, so only a pasted secret) or a
+    path parameter (``/v1;api_key=...``: no OpenAI-compatible API uses one, so only a secret, named or not).
     A URL is written wherever a judge is recorded (variant.json, executed notebooks, run records), so one that
     holds a credential is refused where it enters, never stored (``check_base_url``)."""
     parts = urlsplit(url)
@@ -267,11 +269,13 @@ def url_credentials(url: str) -> str | None:
         return f"the query parameter {named[0]!r}"
     if parts.fragment:
         return "a fragment (#...)"
+    if ";" in parts.path:
+        return "a path parameter (;...)"
     return None
 
 
 def endpoint_label(base_url: str | None) -> str | None:
-    """``base_url`` without credentials, query or fragment (what provenance records), or None."""
+    """``base_url`` without credentials, path parameters, query or fragment (what provenance records), or None."""
     if not base_url:
         return None
     parts = urlsplit(base_url)
@@ -280,7 +284,8 @@ def endpoint_label(base_url: str | None) -> str | None:
         netloc = host if parts.port is None else f"{host}:{parts.port}"
     except ValueError:  # an invalid port, shown as written (still without user information)
         netloc = parts.netloc.rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+    path = "/".join(segment.partition(";")[0] for segment in parts.path.split("/"))
+    return urlunsplit((parts.scheme, netloc, path.rstrip("/"), "", ""))
 
 
 def api_key_from_env(name: str) -> str | None:

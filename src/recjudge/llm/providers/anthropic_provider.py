@@ -1,14 +1,18 @@
 """Anthropic messages API.  The key is read from the environment variable ANTHROPIC_API_KEY only.
 
 Anthropic returns no log-probabilities, so scoring mode "expected" yields NaN (counted) with this provider.  An output
-shape (``recjudge.llm.shapes``) is asked as a forced call of one tool whose input schema is the shape.
+shape (``recjudge.llm.shapes``) is asked as a forced call of one tool whose input schema is the shape. Requests go out
+through the ``anthropic`` SDK's client (``messages``), built, and the SDK imported, on the provider's first request:
+importing the engine, or a replay run, loads no SDK.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import threading
 import time
+from types import ModuleType
 from typing import Any
 
 from .. import shapes
@@ -34,25 +38,34 @@ class AnthropicProvider(ChatProvider):
     name = "anthropic"
 
     def __init__(self, base_url: str | None = None, timeout: float | None = None):
-        import anthropic
-
         api_key = api_key_from_env("ANTHROPIC_API_KEY")
         if not api_key:
             raise ProviderError("provider 'anthropic' needs the environment variable ANTHROPIC_API_KEY; replay mode "
                                 "does not")
         self.base_url = base_url
         self.timeout = float(timeout) if timeout is not None else timeout_from_env()
-        self._anthropic = anthropic
-        kwargs: dict[str, Any] = {"api_key": api_key, "timeout": self.timeout, "max_retries": 0}
-        if base_url:
-            kwargs["base_url"] = base_url
-        self._client = anthropic.Anthropic(**kwargs)
+        self._api_key = api_key
+        self._sdk_client: Any = None
+        self._sdk_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self.base_url!r}, timeout={self.timeout})"
 
+    def _sdk(self) -> tuple[ModuleType, Any]:
+        """The ``anthropic`` module and this provider's ``anthropic.Anthropic`` client, both loaded on first use (as
+        for OpenAI: a run answered from the store never needs them)."""
+        import anthropic
+
+        with self._sdk_lock:
+            if self._sdk_client is None:
+                options: dict[str, Any] = {"api_key": self._api_key, "timeout": self.timeout, "max_retries": 0}
+                if self.base_url:
+                    options["base_url"] = self.base_url
+                self._sdk_client = anthropic.Anthropic(**options)
+            return anthropic, self._sdk_client
+
     def ask(self, request: ProviderRequest) -> Completion:
-        anthropic = self._anthropic
+        anthropic, client = self._sdk()
         body = self.body(request)
         # Sampling parameters go in the request body directly: recent SDK versions no longer list them as
         # arguments, but the API still reads temperature (and options such as top_k) from the body.
@@ -64,7 +77,7 @@ class AnthropicProvider(ChatProvider):
         # bounds each read, so a server trickling bytes would otherwise hold the worker for as long as it likes.
         with sdk_errors(anthropic, "anthropic"):
             manager, streamed = open_within(
-                lambda: self._client.messages.with_streaming_response.create(**params), deadline, "anthropic")
+                lambda: client.messages.with_streaming_response.create(**params), deadline, "anthropic")
             try:
                 content_type = streamed.headers.get("content-type")
                 body = read_body(streamed.iter_bytes(), deadline, "anthropic")
@@ -97,7 +110,7 @@ class AnthropicProvider(ChatProvider):
 
     def batches(self):
         """Message Batches (run by ``recjudge.llm.batch``)."""
-        return AnthropicBatches(self._client, self.base_url)
+        return AnthropicBatches(self._sdk()[1], self.base_url)
 
 
 def completion_from_message(response: Any, latency: float | None, base_url: str | None) -> Completion:

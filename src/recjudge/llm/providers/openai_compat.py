@@ -3,7 +3,9 @@
 The API key is read from the environment: OPENAI_API_KEY, sent to OpenAI's own host only, and for any other
 base_url RECJUDGE_SERVER_API_KEY (a server that needs none gets a placeholder; an exported OpenAI key never leaves
 for another host); surrounding whitespace is stripped with a warning, other characters that cannot be sent are refused.
-The client's own retries are off: the runner retries, with its own backoff and accounting.
+Requests go out through the ``openai`` SDK's client (``chat.completions``), built, and the SDK imported, on the
+provider's first request: importing the engine, or a replay run, loads no SDK. The client's own retries are off: the
+runner retries, with its own backoff and accounting.
 
 Each request has an overall deadline (``timeout`` seconds, default env RECJUDGE_LLM_TIMEOUT, else 60): the body is
 read as a stream and abandoned when the deadline passes, so a server trickling bytes cannot hold a worker for longer
@@ -42,6 +44,7 @@ import os
 import re
 import threading
 import time
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -151,8 +154,6 @@ class OpenAICompatProvider(ChatProvider):
     name = "openai"
 
     def __init__(self, base_url: str | None = None, timeout: float | None = None):
-        import openai
-
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if self.base_url is not None:
             check_base_url(self.base_url)
@@ -170,9 +171,9 @@ class OpenAICompatProvider(ChatProvider):
                     "OpenAI-compatible server); replay mode needs neither"
                 )
             api_key = _NO_KEY_PLACEHOLDER
-        self._openai = openai
-        self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0,
-                                     http_client=openai.DefaultHttpxClient(follow_redirects=False))
+        self._api_key = api_key
+        self._sdk_client: Any = None
+        self._sdk_lock = threading.Lock()
         self._listed: dict[str, tuple[str, ...] | None] = {}
         self._listed_lock = threading.Lock()
         # Set once this server has refused a strict JSON schema and taken it as json_object + schema instead.
@@ -180,6 +181,18 @@ class OpenAICompatProvider(ChatProvider):
 
     def __repr__(self) -> str:  # never show the client (it holds the key)
         return f"OpenAICompatProvider(base_url={self.base_url!r}, timeout={self.timeout})"
+
+    def _sdk(self) -> tuple[ModuleType, Any]:
+        """The ``openai`` module and this provider's ``openai.OpenAI`` client, both loaded on first use: importing
+        the SDK costs more CPU than the rest of a judge's start, and a run answered from the store never needs it."""
+        import openai
+
+        with self._sdk_lock:
+            if self._sdk_client is None:
+                self._sdk_client = openai.OpenAI(
+                    api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0,
+                    http_client=openai.DefaultHttpxClient(follow_redirects=False))
+            return openai, self._sdk_client
 
     # ------------------------------------------------------------------------------------------ identity
     def prepare(self, served_model: str, *, explicit_identity: bool = False) -> None:
@@ -206,10 +219,10 @@ class OpenAICompatProvider(ChatProvider):
             return self._listed["ids"]
 
     def _fetch_listed_models(self) -> tuple[str, ...] | None:
-        openai = self._openai
+        openai, client = self._sdk()
         try:
             with sdk_errors(openai, "openai", endpoint_label(self.base_url)):
-                with self._client.models.with_streaming_response.list(timeout=min(self.timeout, 10.0)) as response:
+                with client.models.with_streaming_response.list(timeout=min(self.timeout, 10.0)) as response:
                     body = read_body(response.iter_bytes(), time.monotonic() + self.timeout, "openai /models",
                                      max_bytes=8 * 1024 * 1024)
         except TransientProviderError as exc:
@@ -250,7 +263,7 @@ class OpenAICompatProvider(ChatProvider):
 
     def batches(self):
         """This endpoint's Batch API (run by ``recjudge.llm.batch``)."""
-        return OpenAIBatches(self._client, self.base_url)
+        return OpenAIBatches(self._sdk()[1], self.base_url)
 
     def ask(self, request: ProviderRequest) -> Completion:
         """One chat completion.  A compatible server that refuses ``response_format`` of type ``json_schema``
@@ -274,12 +287,12 @@ class OpenAICompatProvider(ChatProvider):
         return completion
 
     def _create(self, params: dict[str, Any]) -> Completion:
-        openai = self._openai
+        openai, client = self._sdk()
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
         with sdk_errors(openai, "openai", endpoint_label(self.base_url)):
             manager, response = open_within(
-                lambda: self._client.chat.completions.with_streaming_response.create(**params), deadline, "openai")
+                lambda: client.chat.completions.with_streaming_response.create(**params), deadline, "openai")
             try:
                 content_type = response.headers.get("content-type")
                 body = read_body(response.iter_bytes(), deadline, "openai",
