@@ -3,6 +3,10 @@ collapsed (audit tables), figures, lines of code and of prose, their ratio, the 
 cells the page shows; then the book's totals. Counts the executed notebooks, so run it after `make book`.
 
     python scripts/book_counts.py
+    python scripts/book_counts.py --sources   # the chapters' sources (notebooks/*.md) instead, no build needed
+
+With ``--sources``: per chapter source, the non-blank lines of its code cells (the parameters cell included) and of
+its Markdown (directives and headings included), their ratio, and its longest code cell in lines as written.
 
 Code lines are the non-blank source lines of every code cell but the parameters cell; prose lines the non-blank lines
 of markdown cells (headings and directive lines excepted) and of the markdown a cell computes (glued findings, run
@@ -59,7 +63,32 @@ def chapter_counts(path) -> dict:
             "cells": code_cells}
 
 
+def source_counts(path) -> dict:
+    """Code and Markdown lines of one chapter source (``--sources``)."""
+    import jupytext
+
+    cells = jupytext.read(path).cells
+    code = [cell.source for cell in cells if cell.cell_type == "code"]
+    return {"code": sum(len(lines(source)) for source in code),
+            "markdown": sum(len(lines(cell.source)) for cell in cells if cell.cell_type != "code"),
+            "longest": max((len(source.splitlines()) for source in code), default=0)}
+
+
+def main_sources() -> None:
+    print(f"{'chapter source':28} {'code':>5} {'markdown':>8} {'code:prose':>10} {'longest cell':>12}")
+    rows = {path.stem: source_counts(path) for path in sorted((project_root() / "notebooks").glob("*.md"))}
+    for name, row in rows.items():
+        print(f"{name:28} {row['code']:5d} {row['markdown']:8d} {row['code'] / row['markdown']:10.2f} "
+              f"{row['longest']:12d}")
+    code, markdown = sum(r["code"] for r in rows.values()), sum(r["markdown"] for r in rows.values())
+    print(f"{'all':28} {code:5d} {markdown:8d} {code / markdown:10.2f} {max(r['longest'] for r in rows.values()):12d}")
+
+
 def main() -> None:
+    import sys
+
+    if "--sources" in sys.argv[1:]:
+        return main_sources()
     paths = sorted((project_root() / "book" / "notebooks").glob("[!.]*.ipynb"))
     if not paths:
         raise SystemExit("no executed chapter: run `make book` first")

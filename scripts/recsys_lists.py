@@ -35,6 +35,7 @@ from recjudge.paths import project_root, temporary_folder_problem
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys import split, tuning
 from recjudge.recsys.models import RECOMMENDERS
+from recjudge.settings import whole_number
 from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
 
 SLOW = ("UAUM", "DESR", "PURS")
@@ -59,12 +60,13 @@ UNTUNABLE = ("Popularity", "Random")
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("dataset", choices=["latest-small", "1m"])
-parser.add_argument("--trials", type=int, default=8)
-parser.add_argument("--slow-trials", type=int, default=0)
+parser.add_argument("--trials", type=whole_number(1), default=8, metavar="N")
+parser.add_argument("--slow-trials", type=whole_number(0), default=0, metavar="M")
 parser.add_argument("--only", action="append", choices=sorted(RECOMMENDERS), metavar="NAME")
 parser.add_argument("--fold", action="append", type=int, choices=list(split.FOLDS), metavar="F")
 parser.add_argument("--storage", metavar="URL", help="shared Optuna storage: a journal file path or a database URL")
-parser.add_argument("--workers", type=int, default=1, metavar="W", help="worker processes per study (with --storage)")
+parser.add_argument("--workers", type=whole_number(1), default=1, metavar="W",
+                    help="worker processes per study (with --storage)")
 where = parser.add_mutually_exclusive_group()
 where.add_argument("--out", type=Path, metavar="FOLDER",
                    help="the study's folder: its lists, lists.json and a relative --storage (default studies/DATASET)")
@@ -73,8 +75,6 @@ where.add_argument("--write-committed", action="store_true",
 args = parser.parse_args()
 if problem := temporary_folder_problem():  # the workers and the lists' lock need it
     parser.error(problem)
-if args.workers < 1:
-    parser.error(f"--workers {args.workers}: give at least 1")
 study_folder = (args.out or project_root() / "studies" / args.dataset).resolve()
 folder = recsys_lists.committed_folder(args.dataset) if args.write_committed else study_folder
 if args.storage:
@@ -98,7 +98,7 @@ try:
             split.folds(ml.ratings, which=tuple(args.fold or split.FOLDS)), budget, k=20,
             progress=lambda step: print(f"{time.monotonic() - start:7.0f} s  {step}", flush=True),
             storage=args.storage, n_workers=args.workers, dataset=args.dataset)
-except tuning.TuningError as error:
+except (tuning.TuningError, tuning.StorageError) as error:  # workers that failed, a storage that stopped answering
     parser.exit(1, f"recsys_lists.py: {error}\n")
 except KeyboardInterrupt as stop:
     parser.exit(TERMINATED if isinstance(stop, Terminated) else 130,

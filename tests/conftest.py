@@ -1,6 +1,12 @@
 """Shared test set-up."""
 
+import glob
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +64,103 @@ def page_results(tmp_path, monkeypatch):
     monkeypatch.delenv("RECJUDGE_RUN_NAME", raising=False)
     yield tmp_path / "results"
     plt.close("all")
+
+
+#: Set to 1 (``.ci/run`` does) to make the tests that need a PostgreSQL server fail, not skip, when it is missing.
+REQUIRE_POSTGRES_ENV = "RECJUDGE_REQUIRE_POSTGRES"
+
+
+def _postgres_unavailable(reason: str) -> None:
+    if os.environ.get(REQUIRE_POSTGRES_ENV) == "1":
+        pytest.fail(f"{REQUIRE_POSTGRES_ENV}=1 but {reason}")
+    pytest.skip(reason)
+
+
+def _postgres_binaries() -> Path | None:
+    """The folder of initdb, pg_ctl and createdb: Debian's (not on PATH), or PATH's."""
+    folders = [Path(p).parent for p in sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)]
+    if shutil.which("initdb"):
+        folders.append(Path(shutil.which("initdb")).parent)
+    return next((f for f in folders if all((f / tool).exists() for tool in ("initdb", "pg_ctl", "createdb"))), None)
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL cluster of its own on a Unix socket in a temporary folder (Debian's ``postgresql`` package), with
+    one database, ``optuna``: ``url`` is its URL without a driver; ``stop()`` stops the server (a test may do so
+    midway) and ``start()`` starts it again; ``remove()`` stops it and deletes the folder.  Skips (or fails, with
+    RECJUDGE_REQUIRE_POSTGRES=1) when the server's binaries or the driver are absent."""
+
+    def __init__(self) -> None:
+        binaries = _postgres_binaries()
+        if binaries is None:
+            _postgres_unavailable("PostgreSQL's server binaries (initdb, pg_ctl) are not installed: "
+                                  "apt-get install postgresql")
+        try:
+            import psycopg2  # noqa: F401
+        except ImportError:
+            _postgres_unavailable("the PostgreSQL driver psycopg2 is not installed (make setup installs the lock's "
+                                  "[postgres] extra)")
+        self.binaries = binaries
+        # Not under pytest's temporary folder: as root, that is private to root and the server runs as postgres.
+        self.folder = Path(tempfile.mkdtemp(prefix="recjudge-postgres-"))
+        self.data, self.sockets = self.folder / "data", self.folder / "sockets"
+        self.sockets.mkdir()
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # the server refuses to run as root
+            shutil.chown(self.folder, "postgres")
+            shutil.chown(self.sockets, "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.running = False
+        try:
+            self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
+            self.start()
+            self._run("createdb", "-h", str(self.sockets), "-p", str(self.port), "-U", "postgres", "optuna")
+        except BaseException:
+            self.remove()
+            raise
+        self.url = f"postgresql://postgres@/optuna?host={self.sockets}&port={self.port}"
+
+    def _run(self, tool: str, *arguments: str) -> None:
+        done = subprocess.run([*self.as_user, str(self.binaries / tool), *arguments], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, f"{tool} failed: {done.stderr or done.stdout}"
+
+    def start(self) -> None:
+        if not self.running:
+            self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.folder / "server.log"), "-o",
+                      f"-k {self.sockets} -p {self.port} -c listen_addresses='' -c fsync=off", "start")
+            self.running = True
+
+    def stop(self) -> None:
+        if self.running:
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+            self.running = False
+
+    def remove(self) -> None:
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """The URL (without a driver) of a throwaway PostgreSQL server shared by a test module (``ThrowawayPostgres``)."""
+    server = ThrowawayPostgres()
+    try:
+        yield server.url
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def postgres_server():
+    """A throwaway PostgreSQL server of the test's own (``ThrowawayPostgres``), which the test may stop."""
+    server = ThrowawayPostgres()
+    try:
+        yield server
+    finally:
+        server.remove()

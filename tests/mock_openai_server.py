@@ -169,6 +169,12 @@ class MockOpenAIServer:
         self.fault_counts: Counter[str] = Counter()
         self.unauthorised = 0
         self.stopped = False
+        #: connections clients opened (a client that keeps its connections alive opens about as many as it runs at once)
+        self.connections = 0
+        #: the monotonic clock (system-wide on Linux) when each model's first completion request arrived, appended to
+        #: ``arrivals_file`` as "<model> <seconds>" lines when one is given (benchmarks: a client's first-request delay)
+        self.first_arrivals: dict[str, float] = {}
+        self.arrivals_file: str | None = None
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -212,6 +218,16 @@ class MockOpenAIServer:
         """Base URL without the /v1 suffix (what the anthropic client expects)."""
         return self.base_url[: -len("/v1")]
 
+    def note_arrival(self, model: str) -> None:
+        now = time.monotonic()
+        with self.lock:
+            if model in self.first_arrivals:
+                return
+            self.first_arrivals[model] = now
+            if self.arrivals_file:
+                with open(self.arrivals_file, "a", encoding="utf-8") as log:
+                    log.write(f"{model} {now!r}\n")
+
     def reset_counters(self) -> None:
         with self.lock:
             self.requests_by_prompt.clear()
@@ -232,6 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        with self.server_mock.lock:
+            self.server_mock.connections += 1
         # Without this, headers and body leave in two segments and Nagle + delayed ACK add ~40 ms per reply.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -335,6 +353,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not (anthropic_style or self.path.rstrip("/").endswith("/chat/completions")):
             self._send(404, b'{"error": {"message": "not found"}}')
             return
+        mock.note_arrival(str(payload.get("model")))
         if payload.get("model") == "status-400":
             self._send(400, b'{"error": {"message": "bad request", "type": "invalid_request_error"}}')
             return
@@ -672,8 +691,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rps", type=float, default=None, help="rate limit: requests per second (token bucket)")
     parser.add_argument("--burst", type=float, default=None, help="token bucket size (default rps / 10)")
+    parser.add_argument("--arrivals", default=None, metavar="FILE",
+                        help="append '<model> <time.monotonic()>' when a model's first completion request arrives")
     args = parser.parse_args()
-    server = MockOpenAIServer(latency_s=args.latency, rate_limit_rps=args.rps, burst=args.burst).start()
+    server = MockOpenAIServer(latency_s=args.latency, rate_limit_rps=args.rps, burst=args.burst)
+    server.arrivals_file = args.arrivals
+    server.start()
     print(server.base_url, flush=True)
     try:
         while True:

@@ -83,15 +83,17 @@ def test_papers_judges_are_priced_by_the_rho_squared_rule():
     from recjudge.trust.ppi import labels_worth_by_correlation
 
     worth = paper_judges_worth()
-    gpt4 = worth[(worth["judge"] == "LLM few-shot: GPT-4") & (worth["dataset"] == "Serendipity-2018")].iloc[0]
-    assert gpt4["n"] == 2150
+    gpt4 = worth[(worth["judge"] == "GPT-4") & (worth["prompt"] == "few-shot")
+                 & (worth["dataset"] == "Taobao Serendipity")].iloc[0]
+    assert gpt4["n"] == 11383 and gpt4["reading"] == "pooled (one answer per user)"
     assert gpt4["labels_saved_pct"] == pytest.approx(gpt4["pearson_pct"] ** 2 / 100)
-    assert gpt4["labels_saved_pct"] == pytest.approx(2.1, abs=0.1)
-    assert gpt4["labels_worth_at_n"] == pytest.approx(labels_worth_by_correlation(2150, gpt4["pearson_pct"] / 100))
+    assert gpt4["labels_worth_at_n"] == pytest.approx(labels_worth_by_correlation(11383, gpt4["pearson_pct"] / 100))
     assert set(worth["paper"]) == {"Kang et al. 2025", "Zhang et al. 2024"}
     assert {"Table 2", "Table 4", "Table 5"} <= set(worth["table"])
     assert not worth["judge"].str.contains("BLEU|ROUGE|Annotator|Random").any()
-    assert (worth["labels_saved_pct"] < 5).all()  # every printed correlation is below 22.4%
+    # only pooled correlations are priced: no Serendipity-2018 row of Kang et al., no average over Zhang's aspects
+    assert "Serendipity-2018" not in set(worth["dataset"]) and "average" not in set(worth["aspect"])
+    assert (worth["labels_saved_pct"] < 9).all()  # every pooled LLM correlation is below 30%
     assert pd.api.types.is_numeric_dtype(worth["detectable_pearson_pct"])
 
 

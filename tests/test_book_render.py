@@ -31,6 +31,8 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-component-update", "--disable-sync", "--no-first-run")
 #: A laptop window, and a phone's (the width of the common 390 px phones).
 LAPTOP, PHONE = (1280, 1600), (390, 844)
+#: Headless Chromium makes no window narrower than this: a narrower screen is emulated (DevTools' device metrics).
+NARROWEST_WINDOW = 500
 # Requests that leave the machine (the browser's own chrome:// pages are not the book's).
 NETWORK_SCHEMES = {"http", "https", "ws", "wss", "ftp"}
 
@@ -61,7 +63,9 @@ def chapter_title(executed_notebook: Path) -> str:
 
 @contextlib.contextmanager
 def chromium(monkeypatch: pytest.MonkeyPatch, window: tuple[int, int] = LAPTOP):
-    """A headless Chromium driven by Selenium (a 1280 px wide window unless told), with a throw-away profile."""
+    """A headless Chromium driven by Selenium (a 1280 px wide window unless told), with a throw-away profile. A window
+    narrower than Chromium makes one (a phone's) is the page's viewport set to that size, as DevTools' device toolbar
+    does: a window of 390 px would otherwise lay the page out at 500."""
     if not (Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file()):
         skip_or_fail("Debian chromium and chromium-driver are not installed")
     from selenium import webdriver
@@ -76,6 +80,9 @@ def chromium(monkeypatch: pytest.MonkeyPatch, window: tuple[int, int] = LAPTOP):
     monkeypatch.setenv("SE_OFFLINE", "true")  # never let Selenium Manager look for drivers online
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(60)
+    if window[0] < NARROWEST_WINDOW:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": window[0], "height": window[1], "deviceScaleFactor": 1, "mobile": False})
     try:
         yield driver
     finally:
@@ -143,6 +150,26 @@ def test_vendored_mathjax_typesets_offline(html_dir: Path, browser) -> None:
 def test_built_book_has_no_external_scripts_or_stylesheets(html_dir: Path) -> None:
     assert html_checks.external_resource_urls(html_dir) == []
     assert (html_dir / "_static" / "mathjax" / vendored_assets.MATHJAX_ENTRY).is_file()
+
+
+def built_books() -> list[Path]:
+    """The committed book's build and every variant's book built in this checkout."""
+    root = project_root()
+    return [root / html_checks.HTML_DIR, *sorted((root / "_build" / "variants").glob("*/html"))]
+
+
+@pytest.mark.parametrize("site", built_books(), ids=lambda site: site.parent.name)
+def test_no_built_page_or_published_source_holds_a_machine_path_or_a_warning(site: Path, tmp_path: Path) -> None:
+    """A matplotlib UserWarning with the builder's source path was on a variant's page and in its published
+    `_sources/`: neither a page nor a chapter's published source names a folder of this machine or shows a warning."""
+    from recjudge.compendium import publish
+
+    if not (site / "index.html").is_file():
+        skip_or_fail(f"no built book at {site}: run `make book`")
+    root = project_root()
+    assert html_checks.machine_traces(site.rglob("*.html"), site, html_checks.machine_folders(root)) == []
+    staged = publish.stage(site, publish.read_build_info(site) or {"commit": "unknown"}, tmp_path / "site", root)
+    assert publish.published_source_traces(staged, root) == []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -723,9 +750,56 @@ const codeColumns = codeBoxes.length ? Math.min(...codeBoxes.map((pre) => {
   probe.remove();
   return Math.floor((pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / character);
 })) : null;
+// What a reader sees when the page opens: not folded into a closed <details> or a collapsed dropdown (whose content
+// the theme hides or clips to nothing), not hidden, not a visually-hidden label of one pixel.
+const seen = (el) => shown(el) && !clippedAway(el) && getComputedStyle(el).visibility !== 'hidden'
+    && el.getBoundingClientRect().width > 1 && el.getBoundingClientRect().height > 1;
+// Tables (a table inside another is part of it), as the page shows them and as it folds them.
+const tables = [...article.querySelectorAll('table')].filter((table) => !table.parentElement.closest('table'));
+const tablesShown = tables.filter(seen).length;
+// Wider than the screen: an element, or a run of text (a long unbroken word, inline maths), reaching past the
+// viewport's edge, unless a box that fits the screen scrolls it sideways. The whole page is read, the theme's own
+// bars included.
+const viewport = document.documentElement.clientWidth;
+const pastTheEdge = (rect) => rect.width > 0 && (rect.right > viewport + 1 || rect.left < -1);
+const inScrollBox = (el) => {
+  for (let node = el; node && node !== document.body; node = node.parentElement) {
+    const rect = node.getBoundingClientRect();
+    if (scrollsItself(node) && rect.left >= -1 && rect.right <= viewport + 1) return true;
+  }
+  return false;
+};
+const runsOfText = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  if (!node.textContent.trim()) continue;
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  if (pastTheEdge(range.getBoundingClientRect())) runsOfText.push(node.parentElement);
+}
+const overViewport = [...new Set([...document.body.querySelectorAll('*')]
+    .filter((el) => pastTheEdge(el.getBoundingClientRect())).concat(runsOfText))]
+    .filter((el) => seen(el) && !el.closest('script, style, noscript') && !inScrollBox(el))
+    .filter((el, _, all) => !all.some((other) => other !== el && other.contains(el)))
+    .map((el) => {
+      const rect = el.getBoundingClientRect();
+      return `${describe(el)}: ${Math.round(rect.left)} to ${Math.round(rect.right)} px on a ${viewport} px screen`;
+    });
+// Figures: where each image comes from, its alt text and caption, and how wide it is shown against the column.
+const figures = [...article.querySelectorAll('figure')].filter(seen).map((figure) => {
+  const image = figure.querySelector('img');
+  const caption = figure.querySelector('figcaption');
+  return {src: image ? image.getAttribute('src') || '' : '', alt: image ? (image.getAttribute('alt') || '').trim() : '',
+          loaded: !!image && image.complete && image.naturalWidth > 0,
+          width: image ? Math.round(image.getBoundingClientRect().width) : 0,
+          caption: caption ? caption.textContent.replace(/\s+/g, ' ').trim() : ''};
+});
 return {column: Math.round(columnRight - columnLeft), overflowing: overflowing, headings: headings, images: images,
         overlaps: overlaps, code_columns: codeColumns,
-        page_overflow: document.documentElement.scrollWidth - window.innerWidth};
+        page_overflow: document.documentElement.scrollWidth - window.innerWidth,
+        viewport: viewport, window_width: window.innerWidth,
+        tables_shown: tablesShown, tables_folded: tables.length - tablesShown,
+        over_viewport: overViewport, figures: figures};
 """
 
 RUN_AXE_SCRIPT = r"""
@@ -868,6 +942,98 @@ def test_the_overlap_check_finds_text_drawn_over_other_text(tmp_path, monkeypatc
     assert '"First paragraph."' in facts["overlaps"][1] and '"Second paragraph."' in facts["overlaps"][1]
     spaced = label.replace("width: 60px", "width: 260px") + moved.replace("-1.2em", "0")
     assert planted_layout(tmp_path, monkeypatch, spaced)["overlaps"] == []
+
+
+@pytest.mark.browser
+def test_the_phone_screen_is_as_narrow_as_a_phone(tmp_path, monkeypatch) -> None:
+    facts = planted_layout(tmp_path, monkeypatch, "<p>A line.</p>")
+    assert facts["window_width"] == PHONE[0], f"the phone's page is laid out {facts['window_width']} px wide"
+
+
+@pytest.mark.browser
+def test_the_screen_check_finds_what_runs_past_a_phones_edge_and_lets_a_scroll_box_pass(tmp_path, monkeypatch) -> None:
+    long_word = "<p>commit d17d5ddd0b84e89f379d971eadb54e2a9b722e4d17d5ddd0b84e89f379d971eadb54e2a9b722e4</p>"
+    wide_box = '<div style="width: 600px">A box wider than the phone.</div>'
+    facts = planted_layout(tmp_path, monkeypatch, long_word + wide_box)
+    assert len(facts["over_viewport"]) == 2, facts["over_viewport"]
+    assert sorted("d17d5ddd" in found for found in facts["over_viewport"]) == [False, True]
+    assert any("A box wider" in found for found in facts["over_viewport"])
+    scrolled = f'<div style="overflow-x: auto">{long_word}{wide_box}</div>'
+    assert planted_layout(tmp_path, monkeypatch, scrolled)["over_viewport"] == []
+
+
+@pytest.mark.browser
+def test_the_table_count_tells_shown_tables_from_folded_ones(tmp_path, monkeypatch) -> None:
+    table = "<table><tr><td>1</td></tr></table>"
+    body = (f"<p>Shown:</p>{table}<details><summary>Audit</summary>{table}</details>"
+            f'<div style="height: 0; overflow: hidden">{table}</div>'
+            f"<details open><summary>Open</summary>{table}</details>")
+    facts = planted_layout(tmp_path, monkeypatch, body)
+    assert (facts["tables_shown"], facts["tables_folded"]) == (2, 2)
+
+
+#: The book shows at most this many tables (summed over its pages); the others are folded or linked from results/.
+MAX_SHOWN_TABLES = 60
+#: The book's headline figure, every judge on one scale (``recjudge.trust.judge_table``), and the pages it opens.
+HEADLINE_FIGURE = "judges"
+HEADLINE_PAGES = ("book/intro", "book/notebooks/trust_judges")
+#: The headline figure is drawn at the text column's width: not shrunk below this share of it.
+COLUMN_SHARE = 0.9
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_book_shows_at_most_60_tables(page_audit, screen: str) -> None:
+    counts = {entry: page_audit(entry, screen) for entry in toc_files(project_root() / TOC_FILE)}
+    shown = {entry: facts["tables_shown"] for entry, facts in counts.items()}
+    folded = sum(facts["tables_folded"] for facts in counts.values())
+    per_page = ", ".join(f"{Path(entry).name} {n}" for entry, n in sorted(shown.items(), key=lambda i: -i[1]) if n)
+    assert sum(shown.values()) <= MAX_SHOWN_TABLES, (
+        f"at {SCREENS[screen][0]} px the book shows {sum(shown.values())} tables ({folded} folded), more than "
+        f"{MAX_SHOWN_TABLES}: {per_page}")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", [name for name in chapter_pages() if name not in SUMMARY_PAGES])
+def test_a_chapter_shows_a_key_table_and_a_figure(page_audit, page: str) -> None:
+    facts = page_audit(f"{CHAPTER_DIR.as_posix()}/{page}", "laptop")
+    assert facts["tables_shown"] >= 1 and facts["figures"], (
+        f"{page}: {facts['tables_shown']} table(s) and {len(facts['figures'])} figure(s) shown; a chapter leads with "
+        "one key table and one figure")
+
+
+def headline_alt() -> str:
+    """The headline figure's alt text as the committed judge table makes it."""
+    from recjudge.compendium.results import load_committed_table
+    from recjudge.trust import judge_table
+
+    return judge_table.figure_alt(load_committed_table("trust_judges", "judge_table"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("screen", list(SCREENS))
+@pytest.mark.parametrize("entry", HEADLINE_PAGES)
+def test_the_headline_figure_opens_the_landing_page_and_part_v(page_audit, entry: str, screen: str) -> None:
+    facts = page_audit(entry, screen)
+    found = [figure for figure in facts["figures"] if Path(figure["src"]).stem.startswith(HEADLINE_FIGURE)]
+    assert len(found) == 1, f"{entry} at {SCREENS[screen][0]} px: {len(found)} headline figures in {facts['figures']}"
+    figure = found[0]
+    assert figure["loaded"], f"{entry}: the headline figure {figure['src']} does not load"
+    assert re.match(r"Fig\. \d+", figure["caption"]), f"{entry}: the headline figure has no number: {figure['caption']}"
+    assert figure["alt"] == headline_alt(), f"{entry}: its alt text is not the finding the judge table gives"
+    assert COLUMN_SHARE * facts["column"] <= figure["width"] <= facts["column"] + 1, (
+        f"{entry} at {SCREENS[screen][0]} px: the headline figure is {figure['width']} px wide in a "
+        f"{facts['column']} px column")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("screen", list(SCREENS))
+@pytest.mark.parametrize("entry", book_pages())
+def test_nothing_runs_past_the_screens_edge_outside_a_box_that_scrolls(page_audit, entry: str, screen: str) -> None:
+    facts = page_audit(entry, screen)
+    assert not facts["over_viewport"], (
+        f"{entry} at {SCREENS[screen][0]} px: {len(facts['over_viewport'])} element(s) or text wider than the "
+        f"{facts['viewport']} px screen with no box that scrolls them: {facts['over_viewport'][:6]}")
 
 
 def heading_skips(headings: list[dict]) -> list[str]:

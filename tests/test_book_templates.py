@@ -49,3 +49,50 @@ def test_the_build_leaves_the_themes_macros_out(built: Path):
     assert html_checks.template_sources(built) == []
     assert (built / "_static" / "recjudge.css").is_file() and (built / "index.html").is_file()
     html_checks.check_built_book(built.parent, built)
+
+
+def test_a_page_links_each_stylesheet_with_one_suffix_on_a_first_build_and_a_rebuild(tmp_path: Path):
+    """Sphinx suffixes a stylesheet's link with its checksum (``?v=...``) read from the output folder when the page is
+    written; MyST-NB copied its stylesheet there only when the build ended, so a first build's pages linked it bare and
+    a rebuilt page with the suffix: an incremental rebuild of the same commit published a new commit that differed by
+    that suffix alone."""
+    import re
+
+    sphinx_app = pytest.importorskip("sphinx.application")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text("extensions = ['myst_nb', 'recjudge.compendium.sphinx_extension']\n",
+                                 encoding="utf-8")
+    (src / "index.md").write_text("# Book\n\n```{toctree}\nchapter\n```\n", encoding="utf-8")
+    (src / "chapter.md").write_text("# Chapter\n\nText.\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    def build() -> dict[str, list[str]]:
+        sphinx_app.Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None,
+                          warning=None).build()
+        return {page: re.findall(r'href="(_static/mystnb\.[^"]+)"', (out / page).read_text(encoding="utf-8"))
+                for page in ("index.html", "chapter.html")}
+
+    first = build()
+    assert all(len(links) == 1 and "?v=" in links[0] for links in first.values()), first
+    (src / "chapter.md").write_text("# Chapter\n\nText, revised.\n", encoding="utf-8")
+    assert build() == first
+
+
+def test_a_page_showing_a_folder_of_the_machine_or_a_warning_is_refused(built: Path):
+    """A matplotlib UserWarning with the builder's source path was on a variant's page: the check of a built book
+    names the page and what it shows."""
+    from recjudge.paths import project_root
+
+    sphinx_extension._drop_template_sources(SimpleNamespace(builder=SimpleNamespace(format="html"),
+                                                            outdir=str(built)), None)
+    root = project_root()
+    page = built / "book" / "notebooks" / "chapter.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"<html><body><pre>{root}/src/recjudge/serendipity/ground_truth.py:799: UserWarning: Tight "
+                    "layout not applied</pre></body></html>")
+    with pytest.raises(BookError, match="book/notebooks/chapter.html: a folder of this machine") as caught:
+        html_checks.check_built_book(root, built)
+    assert "a warning printed into it (UserWarning: Tight layout not applied)" in str(caught.value)
+    page.write_text("<html><body><p>Write it to <code>/tmp/my_chapter.ipynb</code>.</p></body></html>")
+    html_checks.check_built_book(root, built)

@@ -146,3 +146,15 @@ def test_tables45_readings_add_the_integer_reading_after_the_expected_score():
     integer_na = both.set_index("method").loc[f"{aux.NA}{ser.INTEGER}"]
     assert integer_na["mae"] == pytest.approx((integers[aux.NA] - rows["truth"]).abs().mean())
     assert held["reading"].tolist() == ["expected score"] * 2 + ["most likely score token"] * 2
+
+
+def test_the_held_out_rows_of_tables_4_5_on_a_few_answers_a_half_show_too_few():
+    ours = pd.DataFrame({"method": ["none (NA)", "Auxiliary Data", "Auxiliary Data, held out",
+                                    "none (NA), same held-out halves"],
+                         "n": [12, 12, 5, 5], "n_max": [12, 12, 6, 6], "pearson_pct": [10.8, 38.3, 0.8, 17.7],
+                         "mae": [0.58, 0.56, 0.60, 0.61], "rmse": [0.7, 0.7, 0.73, 0.73],
+                         "best_setting": ["", "k=1", "chosen per split (4 distinct cells in 20 splits)", ""]})
+    shown = page.show_tables45("aux", ours, pd.DataFrame({"split": [0]}), 11, 20)._repr_html_()
+    assert shown.count("too few answers (5–6 per held-out half)") == 6
+    assert ">0.8<" not in shown and ">17.7<" not in shown and ">38.3<" in shown
+    assert "rows marked" in shown and "{ser." not in shown, "the caption's f-string is formatted"

@@ -47,7 +47,7 @@ def test_a_transparency_line_asking_persuasiveness_is_named_with_the_papers_find
 def test_a_slip_of_another_aspect_with_an_unknown_statement_names_no_borrowed_aspect_nor_transparency():
     note = page.slip_note(statements("accuracy", "Something else entirely.")).data
     assert "line reads *\"Something else entirely.\"*, instead of" in note
-    assert "twice" not in note and "Transparency (section 2.4)" not in note
+    assert "twice" not in note and "Transparency (section 3)" not in note
     assert note.endswith("The rebuilt template keeps the slip, so that it asks what the authors asked.")
 
 
@@ -115,7 +115,7 @@ def test_further_findings_say_only_what_their_conditions_hold():
     lines = full.splitlines()
     assert len(lines) == 4
     assert "on 12 texts: 7 of 20 replies had an unreadable score" in lines[1]
-    assert "range from 5.0% to 5.0%" in lines[1]  # the dataset level only
+    assert "its one dataset-level correlation on enough texts (mean over aspects) is 5.0%" in lines[1]  # dataset level
     assert "ask about persuasiveness twice" in lines[2]
     assert "GPT-4 at list price would cost US\\$0.0123 per text" in lines[3]
 
@@ -206,3 +206,20 @@ def test_the_ensemble_caption_opens_with_the_mean_pearson_of_one_evaluator_and_o
     assert explanation_evaluators.ensemble_trend(average) == (
         "Read whether the black bars rise as evaluators are added: the mean Pearson goes from one evaluator to 2 as "
         "15.0% → 30.0% at the user level; 6.0% → 8.0% at the pair level.")
+
+
+def test_the_local_rows_range_leaves_out_the_rows_on_too_few_texts():
+    # "range from −21.3% to 89.7%" stood beside a table whose rows on 3 texts say "too few texts (3)"
+    rows = [(name, aspect, "dataset", "pearson", value, n)
+            for name, value, n in (("SmolLM2 a", 0.897, 3), ("SmolLM2 b", 0.10, 40), ("SmolLM2 c", -0.05, 46))
+            for aspect in ex.ASPECTS]
+    table = pd.DataFrame(rows, columns=["evaluator", "aspect", "level", "method", "value", "n_rows"])
+    words = page.local_dataset_range(table)
+    assert words == "its dataset-level correlations (mean over aspects) range from −5.0% to 10.0% (2 rows; 1 other " \
+                    "on too few texts)"
+    assert "89.7" not in words
+    one = page.local_dataset_range(table[table["evaluator"] != "SmolLM2 c"])
+    assert one == "its one dataset-level correlation on enough texts (mean over aspects) is 10.0% (1 other row on " \
+                  "too few texts)"
+    few = page.local_dataset_range(table[table["evaluator"] == "SmolLM2 a"])
+    assert few.startswith("each of its rows rests on too few texts")

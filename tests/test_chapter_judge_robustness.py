@@ -32,17 +32,44 @@ def run(*labels, scores=None, roles=None, skipped=0) -> mr.RobustnessRun:
                             roles or {})
 
 
-def test_the_verdict_says_the_judges_are_not_invariant_only_when_a_verdict_flips():
+def cell_scores(judge, relation, original, perturbed) -> pd.DataFrame:
+    return pd.DataFrame({"case": range(len(original)), "original": original, "perturbed": perturbed, "judge": judge,
+                         "relation": relation})
+
+
+def test_the_verdict_says_the_judges_are_not_invariant_only_when_a_verdict_flips_in_a_cell_with_enough_cases():
     runs = {"synthetic": run("Kang basic", skipped=2)}
-    moving = page.findings(robustness_table(flips=(0.0, 0.5)), shaped_table(), runs)
+    moving = page.findings(robustness_table(flips=(0.0, 0.5), scored=(12, 10)), shaped_table(), runs)
     assert moving["invariance"] == "The judges are not invariant."
-    assert (moving["n_moving"], moving["n_cells"]) == ("1", "2")
-    assert moving["pooled_flips"].startswith("2 verdict flips in 9 scored cases (22% [")
-    assert moving["pooled_change"] == "0.18"
-    assert moving["largest_flip"] == "too few answers (4)", "50% of 4 cases, selected among 2 cells, is no finding"
+    assert (moving["n_moving"], moving["n_cells"], moving["n_too_few"]) == ("1", "2", "0")
+    assert moving["pooled_flips"].startswith("5 verdict flips in 22 scored cases (23% [")
     assert moving["n_not_applicable"] == "2" and moving["n_spearman"] == "1"
-    steady = page.findings(robustness_table(flips=(0.0, 0.0)), shaped_table(), runs)
+    steady = page.findings(robustness_table(flips=(0.0, 0.0), scored=(12, 10)), shaped_table(), runs)
     assert steady["invariance"] == "No verdict flips here." and steady["n_moving"] == "0"
+
+
+def test_a_cell_of_a_few_cases_is_too_few_to_make_the_judges_not_invariant():
+    # "not invariant" was once read from cells of 3 to 15 cases: a flip on 3 cases is chance, not a finding
+    runs = {"synthetic": run("Kang basic")}
+    few = page.findings(robustness_table(flips=(0.0, 0.5)), shaped_table(), runs)
+    assert few["invariance"] == "too few answers (at most 5 scored cases per cell)."
+    assert (few["n_moving"], few["n_cells"], few["n_too_few"]) == ("0", "0", "2")
+    assert few["largest_flip"] == "too few answers (4)", "50% of 4 cases, selected among 2 cells, is no finding"
+    mixed = page.findings(robustness_table(flips=(0.0, 0.5), scored=(12, 4)), shaped_table(), runs)
+    assert mixed["invariance"] == "No verdict flips here." and mixed["n_too_few"] == "1"
+
+
+def test_no_flip_where_none_could_happen_is_said_so():
+    # every original score far below the edge (2.5) and no score moving that far: no flip could happen
+    low = cell_scores("Kang basic", "MR3: spaces", [1.0, 1.5, 2.0, 2.25] * 3, [1.1, 1.6, 2.1, 2.2] * 3)
+    runs = {"synthetic": run("Kang basic", scores=low)}
+    table = robustness_table(flips=(0.0,), changes=(0.1,), scored=(12,))
+    assert page.findings(table, shaped_table(), runs)["invariance"] == "No verdict could flip here."
+    near = low.assign(original=[2.4, 1.5, 2.0, 2.25] * 3)  # 2.4 lies within reach of 2.5
+    assert page.findings(table, shaped_table(), {"synthetic": run("Kang basic", scores=near)})["invariance"] \
+        == "No verdict flips here."
+    assert page.flips_in(pd.Series([0.0]), [low]).startswith("no verdict could flip")
+    assert page.flips_in(pd.Series([0.0]), [near]) == "no verdict flips"
 
 
 def test_the_largest_cells_flip_rate_is_named_selected_and_carries_its_n_when_it_rests_on_enough_cases():
@@ -52,17 +79,32 @@ def test_the_largest_cells_flip_rate_is_named_selected_and_carries_its_n_when_it
 
 
 def test_the_real_answers_finding_gives_ranges_and_says_when_nothing_flips():
-    real = robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.25), changes=(0.1, 0.3),
+    real = robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.25), changes=(0.1, 0.3), scored=(12, 11),
                             data=page.SERENDIPITY_DATA)
     finding = page.serendipity_finding(real)
     assert finding.startswith("Kang basic (Serendipity-2018): verdicts flip in 0–25% of the scored cases, scores "
-                              "move by 0.10–0.30 on average (n = 4–5 scored of 5 answers per relation, 2 relations")
+                              "move by 0.10–0.30 on average (n = 11–12 scored of 5 answers per relation, 2 relations")
     assert finding.endswith(": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers.")
     still = page.serendipity_finding(robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.0),
-                                                      scored=(5, 5), data=page.SERENDIPITY_DATA))
-    assert "no verdict flips, scores move by 0.00–0.40" in still and "(n = 5 scored" in still
+                                                      scored=(12, 12), data=page.SERENDIPITY_DATA))
+    assert "no verdict flips, scores move by 0.00–0.40" in still and "(n = 12 scored" in still
     assert page.serendipity_finding(robustness_table()) == \
         "not run in this build (the Serendipity-2018 data are needed)."
+
+
+def test_the_real_answers_finding_on_a_few_answers_is_too_few():
+    # 0.02–0.22 and "no verdict flips" were printed on 5 answers per relation
+    few = page.serendipity_finding(robustness_table("Kang basic (Serendipity-2018)", flips=(0.0, 0.0),
+                                                    data=page.SERENDIPITY_DATA))
+    assert few.startswith("Kang basic (Serendipity-2018): too few answers (4–5 scored of 5 answers per relation)")
+    assert "no verdict flips" not in few and "0.00–0.40" not in few
+
+
+def test_the_shown_robustness_table_says_too_few_where_a_row_rests_on_few_cases():
+    shown = page.shown_robustness(robustness_table(scored=(12, 4)))
+    assert shown.loc[1, "verdict_flip_rate"] == "too few answers (4)" and shown.loc[1, "mean_abs_change"] == \
+        "too few answers (4)"
+    assert shown.loc[0, "verdict_flip_rate"] == 0.0
 
 
 def test_the_constrained_finding_says_whether_every_judge_keeps_its_cases():
@@ -96,7 +138,7 @@ def test_the_opening_box_says_which_data_ran_and_which_original_replies_hold_no_
     both = page.opening({"synthetic": run("Tokutake CoT", scores=scores.iloc[2:]),
                          "serendipity": run("Kang basic (Serendipity-2018)")},
                         **{**options, "constrained": False,
-                           "judges": [{"label": "gpt-4o-mini"}]}).data
+                           "judges": [{"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}]}).data
     assert "Serendipity-2018 (real users): the first 5 answers" in both and "the first 3 of the prompt" in both
     assert "constrained" not in both and "hold no score" not in both
     assert "(your judges, gpt-4o-mini, play the same roles beside them)" in both
@@ -110,7 +152,8 @@ def test_the_robustness_table_names_its_judges_and_saves_one_file_per_judge(monk
     scores = pd.DataFrame({"judge": ["Kang basic", "Kang basic, gpt-4o-mini"], "case": "a", "original": 3.0,
                            "perturbed": 4.0})
     runs = {"synthetic": run("Kang basic", roles={"Kang basic, gpt-4o-mini": "Kang basic"})}
-    shown = page.show_robustness(table, scores, runs, [{"label": "gpt-4o-mini"}], "robust")
+    reader = {"label": "gpt-4o-mini", "provider": "openai", "model": "gpt-4o-mini"}
+    shown = page.show_robustness(table, scores, runs, [reader], "robust")
     assert shown.caption.startswith("Metamorphic robustness of the judges (run on SmolLM2-135M and gpt-4o-mini; ")
     assert shown.data.columns.tolist() == ["Judge", "Relation", "Cases", "Filt.", "n", "|Δ| mean", "Flips (%)",
                                            "Spearman ρ", "Δ r truth"]
@@ -175,3 +218,23 @@ def test_the_shape_effect_table_puts_the_free_and_the_constrained_reading_of_a_m
                                   "verdict_flip_rate", "spearman"]
     assert long["replies"].tolist() == ["free", "constrained"]
     assert long["filtered"].tolist() == [15, 0] and long["spearman"].iloc[1] == -0.37
+
+
+def test_the_robustness_figure_sets_each_judges_movement_beside_randoms(monkeypatch):
+    import numpy as np
+
+    drawn = {}
+    monkeypatch.setattr(page.figures, "glue_figure",
+                        lambda name, fig, caption: drawn.update(name=name, fig=fig, caption=caption))
+    table = pd.DataFrame({"judge": ["Kang basic", "Kang basic", "Tokutake CoT", "Tokutake CoT", "Unscored"],
+                          "relation": ["MR3: spaces", "MR4: random words"] * 2 + ["MR3: spaces"],
+                          "scored": [10, 10, 4, 4, 0], "mean_abs_change": [0.1, 0.2, 0.25, 0.0, math.nan],
+                          "verdict_flip_rate": [0.0, 0.1, 0.25, 0.0, math.nan]})
+    page.draw_robustness(table)
+    assert drawn["name"] == "fig-judge-robustness"
+    change, flips = drawn["fig"].axes
+    assert [t.get_text() for t in change.get_yticklabels()] == ["Kang basic", "Tokutake CoT"]  # none unscored
+    random = mr.baseline_robustness().set_index("judge").loc[page.RANDOM]
+    assert any(np.allclose(line.get_xdata(), random["mean_abs_change"]) for line in change.get_lines())
+    assert any(np.allclose(line.get_xdata(), 100 * random["verdict_flip_rate"]) for line in flips.get_lines())
+    assert "Unscored" in drawn["caption"] and page.figures.check_figure(drawn["fig"]) == []

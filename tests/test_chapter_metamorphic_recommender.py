@@ -108,3 +108,23 @@ def test_the_choice_sensitivity_table_puts_the_relations_side_by_side_and_the_ch
     assert shown[["measure", "choice"]].values.tolist() == [["rbo", "p = 0.5"], ["rbo", "p = 0.9"],
                                                             ["overlap", "λ = 2"]]
     assert shown[NONE].tolist()[:2] == [0.1, 0.3] and pd.isna(shown[NONE].iloc[2])
+
+
+def test_table4_is_drawn_beside_the_papers_relation_by_relation_with_the_spread_over_iterations(monkeypatch):
+    import numpy as np
+
+    drawn = {}
+    monkeypatch.setattr(page.figures, "glue_figure",
+                        lambda name, fig, caption: drawn.update(name=name, fig=fig, caption=caption))
+    relations = list(study.PAPER_TABLE_4["relation"])
+    ours = pd.DataFrame({"relation": relations, "rbo": [0.5, 0.1, 0.2, 0.3, 0.4],
+                         "rbo_sd": [0.05] * 5, "overlap": [0.4, 0.0, 0.1, 0.2, 0.3], "overlap_sd": [0.02] * 5})
+    page.draw_table4(ours)
+    assert drawn["name"] == "fig-metamorphic-relations"
+    rbo, overlap = drawn["fig"].axes
+    assert [t.get_text() for t in rbo.get_yticklabels()] == relations  # top to bottom as in the table
+    bars = {container.get_label(): container for container in rbo.containers}
+    paper_points = np.asarray(bars["paper (GPT-3.5-turbo)"].lines[0].get_xdata(), dtype=float)
+    np.testing.assert_allclose(sorted(paper_points), sorted(study.PAPER_TABLE_4["rbo"]))
+    assert "SmolLM2-135M" in " ".join(bars) and page.figures.check_figure(drawn["fig"]) == []
+    assert "0.98" in drawn["caption"]  # the paper's RBO without a change, read from its table

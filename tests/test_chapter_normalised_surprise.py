@@ -146,3 +146,42 @@ def page_module():
     from recjudge.chapters import normalised_surprise
 
     return normalised_surprise
+
+
+def test_the_table2_figure_draws_each_mean_with_its_standard_error_over_the_intervals(monkeypatch):
+    """Fig. 8.3 set our means beside the paper's with no sense of their noise: each point now carries ± one standard
+    error of the mean over its interval series (the paper's: its printed SD over the fewest intervals it states)."""
+    from recjudge.surprise import paper_tables
+
+    drawn = {}
+    monkeypatch.setattr(page.figures, "glue_figure",
+                        lambda name, fig, caption: drawn.update(name=name, fig=fig, caption=caption))
+    long = pd.DataFrame([{"run": "alg1", "model": "C", "distance": "Euclidean", "recommender": recommender,
+                          "median": value, "mean": value, "sd": 0.2, "n_intervals": 16, "n_lists": 40,
+                          "n_undefined": 0, "clipped_share": 0.0}
+                         for recommender, value in (("MSI", 0.8), ("kNN", 0.5), ("LSI", 0.2))])
+    page.draw_table2(long)
+    ax = drawn["fig"].axes[0]
+    bars = {container.get_label(): container for container in ax.containers}
+    ours = bars["MSI, ours"].lines[2][0].get_segments()[0]
+    assert (ours[1][0] - ours[0][0]) / 2 == pytest.approx(0.2 / 4)
+    paper = page.lima_peres_table2().set_index(["model", "distance"]).loc[("C", "Euclidean"), "MSI_sd"]
+    printed = bars["MSI, paper"].lines[2][0].get_segments()[0]
+    assert (printed[1][0] - printed[0][0]) / 2 == pytest.approx(paper / np.sqrt(paper_tables.PAPER_MIN_INTERVALS))
+    assert "standard error" in drawn["caption"]
+
+
+def test_the_table2_figure_draws_only_the_cells_the_paper_prints(monkeypatch):
+    """With the data mirror the chapter measures item models and distances the paper does not print (NPMI, the N
+    model): the figure failed on them looking up the paper's row, after every other table was written."""
+    drawn = {}
+    monkeypatch.setattr(page.figures, "glue_figure",
+                        lambda name, fig, caption: drawn.update(name=name, fig=fig, caption=caption))
+    long = pd.DataFrame([{"run": "alg1", "model": model, "distance": distance, "recommender": recommender,
+                          "median": value, "mean": value, "sd": 0.2, "n_intervals": 16, "n_lists": 40,
+                          "n_undefined": 0, "clipped_share": 0.0}
+                         for model, distance in (("C", "Euclidean"), ("C", "NPMI"), ("N", "cosine"))
+                         for recommender, value in (("MSI", 0.8), ("kNN", 0.5), ("LSI", 0.2))])
+    page.draw_table2(long)
+    ticks = [label.get_text() for label in drawn["fig"].axes[0].get_yticklabels()]
+    assert ticks == ["C · Euclidean"]

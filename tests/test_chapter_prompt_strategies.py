@@ -127,3 +127,18 @@ def test_the_papers_table_1_shows_the_constant_answers_and_random_as_rows_below_
     assert shown["model"].tolist() == ["GPT", "Llama", "Constant 2", "Constant, the mean", "Random"]
     assert shown["mae"].tolist() == [1.5, 2.2, 0.6, 0.7, 1.4]
     assert shown["accuracy_pct"].tolist()[2:] == [62.0, 61.0, 34.0]
+
+
+def test_items_never_asked_are_left_out_of_the_judge_runs_not_unparsable():
+    """At a variant's scale the book's judge is not asked: its items without a stored reply were counted as
+    unparsable replies."""
+    report = SimpleNamespace(n_from_store=1, n_provider_calls=0, n_left_out=2)
+    run = ps.StrategyRun("base", pd.DataFrame({"key": ["a", "b", "c", "d"], "reply": ["3", "x", None, None],
+                                               "predicted": [3.0, np.nan, np.nan, np.nan]}), [report], 1)
+    assert (run.n_unparsable, run.n_left_out) == (1, 2)
+    shown = page.show_judge_runs({(page.LOCAL_JUDGE, "base"): run}, study(), "prompt_strategies")
+    from recjudge.compendium.results import results_path
+
+    saved = pd.read_csv(results_path("prompt_strategies", "judge_runs"))
+    assert saved[["unparsable", "left_out"]].values.tolist() == [[1, 2]]
+    assert "Left out (not asked)" in shown.data.columns

@@ -125,12 +125,13 @@ class Report:
     n_prompts: int = 3
     n_from_store: int = 3
     n_provider_calls: int = 0
+    n_left_out: int = 0
 
 
 class Run:
-    def __init__(self, provider, scoring, scores):
-        self.config = SimpleNamespace(provider=provider, scoring=scoring, label=f"{provider}:model")
-        self.report = Report()
+    def __init__(self, provider, scoring, scores, left_out=0):
+        self.config = SimpleNamespace(provider=provider, scoring=scoring, label=f"{provider}:model", runs=1)
+        self.report = Report(n_from_store=3 - left_out, n_left_out=left_out)
         self._scores = pd.Series(scores)
 
     def scores(self, column=None):
@@ -227,3 +228,74 @@ def test_the_answers_tables_break_their_wide_headers_over_the_short_numbers():
     labels = {column: as_format(spec).label for column, spec in proxy_vs_llm.AGREEMENT_FORMATS.items()}
     assert labels["pearson"] == "Pearson (%)\n[95% CI]"
     assert labels["p_pearson"] == "p, Pearson\nvs ref." and labels["p_mae"] == "p, MAE\nvs ref."
+
+
+def test_the_figure_draws_a_readers_long_judge_names_without_a_warning():
+    """A reader's judge named `smollm2-135m-instruct-q4_1@llama-cpp-server` gave legend entries too wide for the
+    panels: matplotlib warned that the tight layout could not be applied, and the warning reached the page."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    reader = "smollm2-135m-instruct-q4_1@llama-cpp-server"
+    methods = [f"{reader} {prompt}" for prompt in ("zero-shot", "few-shot (5)", "SerenPrompt_2", "SerenPrompt_1",
+                                                   "LLM4Seren")]
+    panels = {"Proxy metrics": list(proxies.PROXIES), "SmolLM2-135M": [f"SmolLM2-135M {m}" for m in ("zero-shot",
+                                                                                                   "LLM4Seren")],
+              reader: methods, "Recorded and configured judges": [page.RECORDED]}
+    long = pd.DataFrame([{"family": family, "method": method, "level": level, "predicted": rng.uniform(1, 5)}
+                         for family, names in panels.items()
+                         for method in names for level in (1, 2, 3, 4, 5) for _ in range(3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = ser.plot_predicted_vs_true(long, list(panels))
+    labels = [text.get_text() for axis in figure.axes if axis.get_legend() for text in axis.get_legend().get_texts()]
+    assert "few-shot (5)" in labels and not any(reader in label for label in labels), labels
+
+
+def test_each_judges_best_prompt_is_credited_to_the_judge_whose_row_it_is():
+    """A variant's page said "SmolLM2-135M stays at noise level: its best prompt (smollm2-...@llama-cpp-server
+    few-shot (5)) reaches 32.8%": the best row among every judge's was a reader's judge's, credited to SmolLM2."""
+    table = agreement({"Random": 0.0, "SOG": 10.0})
+    sample = agreement({"SmolLM2-135M zero-shot": 3.0, f"SmolLM2-135M few-shot (5){ser.INTEGER}": 5.0,
+                        "gpt-4o-mini zero-shot": 20.0, "gpt-4o-mini few-shot (5)": 40.0},
+                       low={"SmolLM2-135M zero-shot": -4.0, f"SmolLM2-135M few-shot (5){ser.INTEGER}": -1.0})
+    text = page.further_findings(table, "SOG", sample, list(sample["method"])).data
+    assert "**SmolLM2-135M stays at noise level:** its best prompt (few-shot (5), integer) reaches 5.0%" in text
+    assert "**gpt-4o-mini:** its best prompt (few-shot (5)) reaches 40.0%" in text
+    assert "gpt-4o-mini" not in text.split("**gpt-4o-mini:**")[0], "no sentence on SmolLM2 names the reader's judge"
+
+
+def test_judgments_never_asked_are_left_out_not_unparsable():
+    """A variant's judge-runs table showed the book's few-shot rows, never asked at the variant's scale, as
+    "Prompts 10, Unparsable 10" while the run's summary said "unparsable 0, left out 14"."""
+    runs = {"SmolLM2-135M few-shot (5)": Run("local", "expected", [np.nan, np.nan, 3.0], left_out=2),
+            "Reader zero-shot": Run("openai", "expected", [np.nan, 5.0, 3.0])}
+    table = page.judge_run_table(runs)
+    assert table["left_out"].tolist() == [2, 2, 0, 0]
+    assert table["unparsable"].tolist() == [0, 0, 1, 1]
+    shown = page.show_judge_runs(runs, small_study(), "proxy_vs_llm").data
+    assert "Left out (not asked)" in shown.columns
+    # A table with nothing left out shows no such column (the saved table always has it)
+    alone = page.show_judge_runs({"Reader zero-shot": runs["Reader zero-shot"]}, small_study(), "proxy_vs_llm")
+    assert "Left out (not asked)" not in alone.data.columns
+
+
+def shaped(parsed_free, parsed_constrained, replies, left_out):
+    return pd.DataFrame({"prompt": ["kang_basic", "kang_fewshot"], "method": ["zero-shot", "few-shot (5)"],
+                         "replies": replies, "shape_violations": [0, 0], "parsed_free": parsed_free,
+                         "parsed_constrained": parsed_constrained, "pearson_free": [np.nan, np.nan],
+                         "pearson_constrained": [np.nan, np.nan], "mae_free": [np.nan, np.nan],
+                         "mae_constrained": [np.nan, np.nan], "left_out_free": left_out,
+                         "left_out_constrained": left_out})
+
+
+def test_a_parse_share_counts_only_replies_that_were_asked():
+    """The page reported parse shares "for 0, 0 of 1 answers" of replies never asked."""
+    table = agreement({"Random": 0.0, "SOG": 10.0})
+    text = page.further_findings(table, "SOG", table.iloc[:0], [], shaped=shaped([0, 0], [0, 0], [1, 1],
+                                                                                 [1, 1])).data
+    assert "of 1 answers" not in text and "0 of 0 answers asked" in text
+    assert "4 replies left out, never asked" in text and "no reply parsed" in text
+    text = page.further_findings(table, "SOG", table.iloc[:0], [], shaped=shaped([1, 3], [3, 3], [3, 3],
+                                                                                 [0, 0])).data
+    assert "parse (at most) for 1, 3 of 3 answers (zero-shot, few-shot (5))" in text and "left out" not in text

@@ -61,7 +61,22 @@ def test_findings_are_chosen_from_the_numbers_by_name():
     assert values["test_users"] == 18
     assert isinstance(values["accuracy_finding"], Markdown)
     assert "BPRMF has the highest NDCG_acc@20" in values["accuracy_finding"].data
-    assert values["ml1m_finding"].data == ""
+    # the ML-1M paragraph is the ML-1M section's: the detail box printed it a second time
+    assert "ml1m_finding" not in values
+
+
+def test_the_serendipity_finding_on_fewer_judged_users_than_the_minimum_is_too_few():
+    # "Avg. score@20 ranges from 1.81 (BPRMF) to 1.91 (DESR)" was printed on 1 / 1 / 1 judged users
+    few = findings(None)["serendipity_finding"].data
+    assert "too few judged users (1 / 1 / 2 per fold)" in few and "1.90" not in few and "2.30" not in few
+    assert "2.15–2.38" in few, "the paper's printed range stays"
+    many = page.serendipity_finding(table3([1.9, 2.3, 2.1], [0.0, 0.05, 0.0]), table3([2.0, 2.0, 2.0], [0.0] * 3),
+                                    pd.DataFrame({"avg_score": [2.15, 2.38]}), {0: [1, 2, 3, 4], 1: [5, 6, 7],
+                                                                                 2: [8, 9, 10]}).data
+    assert "ranges from 1.90 (BPRMF) to 2.30 (KFN)" in many and "too few" not in many
+    shown = page.unless_too_few_judged(table3([1.9, 2.3, 2.1], [0.0, 0.05, 0.0]), {0: [1], 1: [2], 2: [3]},
+                                       ["avg_score_mean"])
+    assert (shown["avg_score_mean"] == "too few judged users (1 / 1 / 1 per fold)").all()
 
 
 def test_the_avg_score_claim_agrees_only_when_every_score_and_the_mean_lie_in_the_range(monkeypatch, page_results):
@@ -137,3 +152,34 @@ def test_the_figure_sets_accuracy_beside_the_judges_scores_on_the_full_scale(mon
 
 def figures_labels(ax) -> list[str]:
     return ax.get_legend_handles_labels()[1]
+
+
+def test_table3_shows_the_expected_score_reading_and_folds_the_integer_one(monkeypatch, page_results):
+    """The integer reading (every score 2: P_ser 0.00 and Avg. score 2.000 throughout) was the table shown, while the
+    informative expected-score table was folded."""
+    shown = []
+    monkeypatch.setattr(page, "display", shown.append)
+    names = ["BPRMF", "Random"]
+    table3 = pd.DataFrame({"recommender": names, "n_users": ["1/1/1"] * 2,
+                           **{f"{m}_mean": [0.1, 0.05] for m in ("precision_acc", "ndcg_acc")},
+                           "precision_ser_mean": [0.02, 0.0], "ndcg_ser_mean": [0.03, 0.0],
+                           "avg_score_mean": [2.31, 2.24], "avg_score_se": [0.04, 0.05], "n_lists": [3, 3]})
+    integer = table3.assign(precision_ser_mean=0.0, ndcg_ser_mean=0.0, avg_score_mean=2.0, avg_score_se=0.0)
+    paper = pd.DataFrame({"recommender": names, "p_acc": [5.0, 1.0], "n_acc": [6.0, 1.0], "p_ser": [30.0, 20.0],
+                          "n_ser": [31.0, 21.0], "avg_score": [2.3, 2.2]})
+    accuracy = page.show_table3(table3, integer, paper, {0: [1], 1: [2], 2: [3]}, "latest-small", "chapter",
+                                local_model="smollm2", prompt="kang_basic")
+    expected, integer_shown = shown
+    assert "expected score" in expected.caption and not expected.collapsed
+    assert "SE" in " ".join(map(str, expected.data.columns)), "the expected score's standard error is shown"
+    assert "most likely score" in integer_shown.caption and integer_shown.collapsed
+    assert accuracy.collapsed
+
+
+def test_the_ml1m_section_says_what_judging_costs_without_repeating_the_verdicts_ml1m_paragraph():
+    test_lists = pd.DataFrame({"recommender": ["BPRMF", "SASRec", "Popularity"], "fold": [0, 0, 0],
+                               "user_id": [1, 1, 1], "item_id": [10, 11, 12]})
+    scored = pd.DataFrame({"input_tokens": [100, 300], "output_tokens": [1, 1]})
+    note = page.ml1m_cost_note(scored, test_lists, FOLDS).data
+    assert note.startswith("Judging the paper's six on every ML-1M test user would take 2 judgments")
+    assert "Ordered by" not in note and "Accuracy on" not in note

@@ -113,9 +113,9 @@ def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_s
     saving = page.findings(worth_rows([130.0, 90.0], [120.0, 88.0], [141.0, 92.0]), errors_with_gains({"a": 0.01}),
                            pd.DataFrame({"readings": ["x (test-retest)"], "alpha": [0.4321]}),
                            bias.assign(ci_low=0.05), 100)
-    assert saving["worth_finding"] == ("the most useful judge (selected among 2) is a, worth 130.0 [120.0, 141.0] "
-                                       "labels (ρ² rule: 130.0); 1 of 2 judges save labels beyond the simulation's "
-                                       "noise.")
+    assert saving["worth_finding"] == ("the judge worth the most labels (selected among 2) is a, worth 130.0 "
+                                       "[120.0, 141.0] labels (ρ² rule: 130.0); 1 of 2 judges save labels beyond the "
+                                       "simulation's noise.")
     assert saving["calibration_finding"].startswith("a beats a constant answer's MAE by more than 0.005")
     assert saving["retest_finding"] == "Asked twice at temperature 1, the few-shot judge agrees with itself at " \
                                        "α = 0.43; "
@@ -128,15 +128,17 @@ def test_findings_name_the_most_useful_judge_only_when_its_worth_is_beyond_the_s
 def test_the_answer_by_judge_says_how_many_labels_each_saves():
     judged = small_population()
     worth = small_worth(judged)
-    paper_best = pd.Series({"method": "a prompt", "family": "LLM GPT-4", "pearson_pct": 30.0,
+    paper_best = pd.Series({"judge": "a judge", "prompt": "a prompt", "paper": "A paper", "table": "Table 9",
+                            "dataset": "Taobao Serendipity", "pearson_pct": 30.0,
                             "labels_worth_by_rho2": ppi.labels_worth_by_correlation(1000, 0.3)})
     text = page.answer_by_judge(worth, judged, [GOOD, NOISE], 50, paper_best).data
     lines = text.splitlines()
     assert lines[0].startswith(f"- **{GOOD}**: 50 labels plus its scores are worth ")
     assert "labels saved)." in lines[0]  # a judge with Pearson near 0.9 saves many labels
     assert lines[1].startswith(f"- **{NOISE}**: 50 labels plus its scores are worth ")
-    assert lines[2] == ("- **The top judge Kang et al. report on Serendipity-2018** (a prompt, GPT-4, Pearson "
-                        "30.00%) would be worth 1,099 labels per 1,000 by the ρ² rule.")
+    assert lines[2] == ("- **The strongest pooled correlation a paper prints for a serendipity judge** (a judge, a "
+                        "prompt; A paper, Table 9, Taobao Serendipity: r = 0.30) would be worth 1,099 labels per "
+                        "1,000 by the ρ² rule.")
     assert lines[3].startswith("- Coverage (over 40 draws per cell) falls short of the nominal 95%")
     # A judge with a row for the mean at other n but not at the headline n: too few answers for it.
     fewer = worth[~((worth["judge"] == NOISE) & (worth["n"] == 50))]
@@ -153,7 +155,8 @@ def test_one_label_saved_is_singular_and_a_saving_within_the_noise_is_none():
                           "coverage_ppi": [0.95, 0.9], "coverage_ppi_mc_low": [0.9, 0.8],
                           "coverage_ppi_mc_high": [0.99, 0.96], "coverage_ppi_against_nominal": "consistent",
                           "coverage_human_only_against_nominal": "consistent"})
-    paper_best = pd.Series({"method": "m", "family": "LLM x", "pearson_pct": 10.0, "labels_worth_by_rho2": 1010.0})
+    paper_best = pd.Series({"judge": "j", "prompt": "p", "paper": "P", "table": "T", "dataset": "D",
+                            "pearson_pct": 10.0, "labels_worth_by_rho2": 1010.0})
     lines = page.answer_by_judge(worth, judged, [GOOD, NOISE], 50, paper_best).data.splitlines()
     assert lines[0].endswith("worth 51 [51, 52] labels (Pearson 20.0%; 1 label saved).")
     assert lines[1].endswith("(Pearson 0.0%; no saving beyond the simulation's noise)."), \
@@ -344,7 +347,7 @@ def test_the_worth_figure_draws_the_rho_squared_rule_for_two_reference_correlati
             expected = [ppi.labels_worth_by_correlation(int(n), rho, population) / n for n in line.get_xdata()]
             np.testing.assert_allclose(line.get_ydata(), expected)
             assert np.all(np.asarray(expected) > 1)
-        assert {t.get_text() for t in ax.texts} == {f"ρ = {rho:g} (ρ² rule)" for rho in page.REFERENCE_CORRELATIONS}
+    assert {t.get_text() for t in fig.axes[-1].texts} == {f"ρ = {rho:g}" for rho in page.REFERENCE_CORRELATIONS}
 
 
 def test_the_worth_figure_draws_each_judge_as_points_with_their_monte_carlo_interval():
@@ -365,7 +368,50 @@ def test_the_worth_figure_draws_each_judge_as_points_with_their_monte_carlo_inte
 
 def test_the_papers_judges_table_names_its_source_in_one_cell_and_saves_every_column(results):
     table = page.show_paper_judges_worth("chapter")
-    assert list(table.data.columns[:2]) == ["Paper, table: dataset", "Judge"]
-    assert table.data["Paper, table: dataset"].iloc[0].startswith("Kang et al. 2025, Table 2: ")
+    assert list(table.data.columns[:2]) == ["Paper, table: dataset, aspect", "Judge"]
+    assert table.data["Paper, table: dataset, aspect"].iloc[0].startswith("Kang et al. 2025, Table 2: ")
     saved = pd.read_csv(results / "chapter" / "paper_judges_worth.csv")
-    assert {"paper", "table", "dataset", "judge"} <= set(saved.columns)
+    assert {"paper", "table", "dataset", "judge", "aspect", "reading"} <= set(saved.columns)
+
+
+def test_the_headline_figure_is_glued_as_markdown_the_page_can_place(results):
+    """myst-nb's glue:md reads only a text/markdown output: a plain string glued there left the chapter without its
+    headline figure and stopped the book's build."""
+    from test_judge_table import book_table
+
+    glued = page.judges_figure(book_table(), "trust_judges")
+    markdown = glued._repr_markdown_() if hasattr(glued, "_repr_markdown_") else None
+    assert markdown is not None, f"a {type(glued).__name__} has no text/markdown output"
+    assert markdown.startswith("```{figure} ../../results/trust_judges/judges.svg")
+    assert (results / "trust_judges" / page.JUDGES_FIGURE).is_file()
+
+
+def test_the_calibration_figure_draws_each_judges_map_as_one_monotone_curve():
+    """Out-of-fold calibrations of neighbouring scores come from different folds' maps: drawn score by score they
+    zig-zagged. The figure draws each judge's map fitted on all its answers, which never turns down."""
+    judged = small_population()
+    fig = page.calibration_figure(judged, [GOOD, NOISE, PROXY])
+    lines = [line for ax in fig.axes for line in ax.get_lines() if line.get_label() in (GOOD, NOISE, PROXY)]
+    assert len(lines) == 3
+    for line in lines:
+        x, y = (np.asarray(values, dtype=float) for values in line.get_data())
+        assert np.all(np.diff(x) > 0) and np.all(np.diff(y) >= -1e-9), f"{line.get_label()} turns down"
+        assert 1 <= y.min() and y.max() <= 5
+
+
+def test_the_worth_figures_reference_labels_print_over_no_point_and_its_axis_reads_plainly():
+    """The "ρ = 0.15 (ρ² rule)" label sat on the judges' points at the smallest n, and the y axis read "Labels alone
+    one label plus the judge is worth"."""
+    judged = small_population()
+    fig = page.worth_figure(small_worth(judged), judged, [GOOD, NOISE, PROXY])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [text for ax in fig.axes for text in ax.texts] + list(fig.texts)
+    assert {text.get_text() for text in labels} >= {f"ρ = {rho:g}" for rho in page.REFERENCE_CORRELATIONS}
+    for ax in fig.axes:
+        for container in ax.containers:
+            points = ax.transData.transform(np.column_stack(container.lines[0].get_data()).astype(float))
+            for text in labels:
+                box = text.get_window_extent(renderer)
+                assert not any(box.contains(x, y) for x, y in points), f"{text.get_text()!r} prints over a point"
+    assert fig.axes[0].get_ylabel() == page.WORTH_AXIS_LABEL and "Labels alone one label" not in page.WORTH_AXIS_LABEL

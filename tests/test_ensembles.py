@@ -196,3 +196,31 @@ def test_ensemble_size_table_with_a_size_no_ensemble_scored():
     table = ensemble_size_table(accuracy, ["pearson_pct"]).set_index("n")
     assert np.isnan(table.loc[1, "best"]) and table.loc[1, "best_members"] == ""  # undefined, not an error
     assert table.loc[2, "best"] == 10.0
+
+
+def test_held_out_selection_draws_distinct_splits():
+    # 11 users and 20 splits: seeding each split by its number drew the same halves twice (seeds 5 and 10)
+    from recjudge.metaeval.ensembles import held_out_selection
+
+    users = pd.Series(range(11))
+    truth = pd.Series(np.linspace(1, 5, 11))
+    scores = truth + pd.Series(np.resize([0.3, -0.3], 11))
+
+    def mae_and_half(pred, true):  # each user's truth is its own, so the truths name the half
+        return {"mae": float(np.nanmean(np.abs(pred - true))), "n": int(len(pred)),
+                "half": " ".join(f"{value:.2f}" for value in sorted(true))}
+
+    result = held_out_selection({"a": scores}, truth, users, mae_and_half, select_by="mae", n_splits=20, seed=0)
+    assert len(result) == 20
+    assert result["select_half"].nunique() == 20, "every split holds out another half of the users"
+    assert result["split"].tolist() == list(range(20))
+
+
+def test_held_out_selection_uses_every_split_when_fewer_exist_than_asked():
+    # 4 users have 6 ways to choose a selection half of 2: asked for 20 splits, each of the 6 is used once
+    from recjudge.metaeval.ensembles import distinct_splits
+
+    splits = distinct_splits([1, 2, 3, 4], 20, seed=0)
+    assert len(splits) == 6 and len({frozenset(first) for first, _ in splits}) == 6
+    assert all(first | second == {1, 2, 3, 4} and not first & second for first, second in splits)
+    assert distinct_splits([1, 2, 3, 4], 3, seed=0) == distinct_splits([1, 2, 3, 4], 3, seed=0)

@@ -167,3 +167,33 @@ def test_the_extras_of_dependencies_are_locked_too():
             assert not missing, f"{requirement.name}[{extra}] needs {missing}, which requirements/lock.txt lacks"
     if not checked:
         pytest.skip("no dependency with extras is installed")
+
+
+def test_every_process_of_the_environment_reuses_compiled_bytecode(tmp_path):
+    """Each process of the environment (a notebook kernel, a CLI call, an xdist worker, a test's subprocess) reads the
+    bytecode compiled at set-up and caches what it compiles, in the environment's cache folder, whatever the caller's
+    PYTHONDONTWRITEBYTECODE, and never writes into the source tree; a caller's own cache folder is left in charge."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import sys, importlib.util, pandas, recjudge.llm; "
+             "print(sys.pycache_prefix); print(sys.dont_write_bytecode); "
+             "print(importlib.util.cache_from_source(pandas.__file__)); "
+             "print(importlib.util.cache_from_source(recjudge.llm.__file__))")
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPYCACHEPREFIX"}
+    environment["PYTHONDONTWRITEBYTECODE"] = "1"
+    prefix, no_writes, pandas_cached, engine_cached = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, check=True,
+        cwd=tmp_path).stdout.split()
+    assert Path(prefix) == Path(sys.prefix) / "pycache"
+    assert no_writes == "False"
+    assert Path(pandas_cached).is_file(), "pandas was not compiled at set-up"
+    assert Path(engine_cached).is_file(), "the project's src/ is not compiled into the cache"
+    assert not list((ROOT / "src").rglob("__pycache__")), "bytecode written into the source tree"
+
+    environment["PYTHONPYCACHEPREFIX"] = str(tmp_path / "own")
+    prefix, no_writes = subprocess.run([sys.executable, "-c", "import sys; print(sys.pycache_prefix); "
+                                        "print(sys.dont_write_bytecode)"], env=environment, capture_output=True,
+                                       text=True, check=True).stdout.split()
+    assert (prefix, no_writes) == (str(tmp_path / "own"), "True")

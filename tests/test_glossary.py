@@ -7,7 +7,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "book" / "glossary.md"
 #: Terms readers met without a definition (the book's accessibility review).
 NEWCOMER_TERMS = ("Round half down", "ρ² rule", "SYNTHETIC survey", "TPE", "Wilson interval", "Coverage", "Recall@k",
-                  "g", "Avg. score@20")
+                  "g", "Avg. score@20", "Fisher z", "L1 distance", "SerenPrompt", "BPRMF", "SASRec", "KFN",
+                  "Avg. Score@20", "half_down")
 
 
 def glossary_terms() -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -131,6 +132,81 @@ def test_bad_judge_files_name_file_and_field(tmp_path: Path, text: str, expected
     assert str(caught.value).startswith(f"judge file {path}") and expected in str(caught.value)
 
 
+#: Lines of a file that is no judge file and must never be echoed (as /etc/shadow's would be).
+SECRET_LINES = "root:$6$SECRET-HASH-1:19000:0:99999:7:::\nalice:$6$SECRET-HASH-2:19000:0:99999:7:::\n"
+
+
+@pytest.mark.parametrize("text", [SECRET_LINES, "provider: openai\nmodel: [x\nSECRET-HASH-1: {\n",
+                                  "provider: openai\nmodel: m\nSECRET-HASH-1 is a secret: 1\n"],
+                         ids=["lines-read-as-keys", "yaml-error-on-a-secret-line", "a-key-that-is-no-field-name"])
+def test_a_file_that_is_no_judge_file_is_refused_without_echoing_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    # A judge file given through a symlink to another file (try /etc/shadow): the message names the file given and
+    # says what is wrong, with the line where YAML failed, never the file's lines or keys.
+    secret = tmp_path / "secret"
+    secret.write_text(text)
+    link = tmp_path / "judge.yaml"
+    link.symlink_to(secret)
+    with pytest.raises(JudgeSpecError) as caught:
+        parse_judge(str(link))
+    message = str(caught.value)
+    assert message.startswith(f"judge file {link}") and "SECRET" not in message and "$6$" not in message, message
+    from recjudge.cli import main
+
+    assert main(["run", "--judge", str(link), "--profile", "smoke", "--plan"]) == 2
+    err = capsys.readouterr().err
+    assert "SECRET" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_judge_file_that_is_a_folder_a_fifo_or_unreadable_is_refused_clearly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "folder.yaml"
+    folder.mkdir()
+    with pytest.raises(JudgeSpecError, match=f"judge file {re.escape(str(folder))} is a folder"):
+        parse_judge(str(folder))
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)                                   # reading it would wait for a writer forever
+    with pytest.raises(JudgeSpecError, match=f"judge file {re.escape(str(fifo))} is not a regular file"):
+        parse_judge(str(fifo))
+    dangling = tmp_path / "dangling.yaml"
+    dangling.symlink_to(tmp_path / "nowhere.yaml")
+    with pytest.raises(JudgeSpecError, match="judge file not found"):
+        parse_judge(str(dangling))
+    unreadable = tmp_path / "unreadable.yaml"
+    unreadable.write_text("provider: openai\nmodel: gpt-4o-mini\n")
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", refused)        # as for a file of another user (root reads every file)
+    with pytest.raises(JudgeSpecError, match=f"judge file {re.escape(str(unreadable))} cannot be read "
+                                             r"\(Permission denied\)"):
+        parse_judge(str(unreadable))
+
+
+def test_a_list_valued_option_survives_every_reading_of_the_judge(tmp_path: Path) -> None:
+    # A run reads a judge's parameter more than once (the plan, each chapter): the first reading must not change it
+    # so that the next refuses it.
+    path = tmp_path / "judge.yaml"
+    path.write_text("provider: openai\nmodel: gpt-4o-mini\noptions: {stop: [END], top_p: 0.9}\n")
+    spec = parse_judge(str(path))
+    parameter = spec.to_parameter()
+    assert [JudgeSpec.from_parameter(parameter) for _ in range(3)] == [spec] * 3
+    assert parameter["options"] == {"stop": ["END"], "top_p": 0.9}
+    (_, first), = judge_configs([parameter], prompt="kang_basic")
+    (_, second), = judge_configs([parameter], prompt="kang_basic")
+    assert first == second and dict(first.options)["stop"] == ("END",)
+
+
+def test_an_option_that_is_no_plain_value_is_named_with_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "judge.yaml"
+    path.write_text("provider: openai\nmodel: gpt-4o-mini\noptions: {stop: [END, {a: 1}]}\n")
+    with pytest.raises(JudgeSpecError) as caught:
+        parse_judge(str(path))
+    assert str(caught.value).startswith(f"judge file {path}: field 'options', 'stop'")
+    assert "a list of them" in str(caught.value)
+
+
 def test_missing_key_is_a_problem_only_for_a_live_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -224,7 +300,10 @@ def test_chapter_judge_reads_a_readers_judge_and_a_chapters_own() -> None:
     ("http://127.0.0.1:8000/v1?api_key=PW-s3cret", "the query parameter 'api_key'"),
     ("http://127.0.0.1:8000/v1?api-version=2024&Access_Token=PW-s3cret", "the query parameter 'Access_Token'"),
     ("http://127.0.0.1:8000/v1?sig=PW-s3cret", "the query parameter 'sig'"),
-    ("http://127.0.0.1:8000/v1#PW-s3cret", "a fragment")])
+    ("http://127.0.0.1:8000/v1#PW-s3cret", "a fragment"),
+    ("http://127.0.0.1:8000/v1;api_key=PW-s3cret", "a path parameter (;...)"),
+    ("http://127.0.0.1:8000/v1;PW-s3cret", "a path parameter (;...)"),
+    ("http://127.0.0.1:8000/v1;key=PW-s3cret/", "a path parameter (;...)")])
 def test_credentials_in_a_base_url_are_refused_before_anything_is_written(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, held: str) -> None:
     # A base URL is recorded in variant.json, the notebooks' parameters and the run records: none may hold a secret,

@@ -12,6 +12,7 @@ LAYERS = (
     ("prompts", "metaeval", "papers"),
     ("compendium",),
     ("serendipity", "explanations", "surprise", "recsys", "metamorphic", "trust"),
+    ("planted",),
     ("chapters",),
     ("cli", "__main__"),
 )

@@ -20,7 +20,7 @@ from recjudge.llm.parsing import expected_score, parse_aspect_scores, parse_like
         ("## Rating: **5**", 5.0),
         ("4/5", 4.0),
         ("3 out of 5", 3.0),
-        ("4.5", 4.5),
+        ("4.0", 4.0),
         ("I would rate it 2 because it is dull.", 2.0),
         ("On a scale of 1 to 5, I'd say 4.", 4.0),
         ("Between 1 and 5: 3", 3.0),
@@ -34,7 +34,7 @@ def test_parse_likert_reads(text, expected):
 
 @pytest.mark.parametrize(
     "text",
-    [None, "", "   ", "I cannot say.", "Score: 9", "7", "-1", "0", "four", "Score: 0", 4],
+    [None, "", "   ", "I cannot say.", "Score: 9", "7", "-1", "0", "four", "Score: 0", 4, "4.5", "Rating - 3.5"],
 )
 def test_parse_likert_nan_when_unreadable_or_out_of_range(text):
     assert math.isnan(parse_likert(text))
@@ -179,7 +179,7 @@ def test_parse_likert_reads_the_score_beside_a_scale_legend_or_json(text, expect
 
 @pytest.mark.parametrize("text, expected", [
     # the module docstring's examples, each read as it says
-    ("Score: 4", 4.0), ("I would rate it 4", 4.0), ("Rating - 3.5", 3.5), ("4/5", 4.0), ("3 out of 5", 3.0),
+    ("Score: 4", 4.0), ("I would rate it 4", 4.0), ("Rating - 3", 3.0), ("4/5", 4.0), ("3 out of 5", 3.0),
     ("On a scale of 1 to 5, I'd say 4", 4.0), ("The answer is 4", 4.0), ("I'd give it a 4", 4.0),
 ])
 def test_parse_likert_reads_its_docstring_examples(text, expected):
@@ -188,7 +188,8 @@ def test_parse_likert_reads_its_docstring_examples(text, expected):
 
 @pytest.mark.parametrize("text", ["Your behavior history: Ice Age 2", "Ice Age 2", "Toy Story 3",
                                   "Conjuring (2013) 5/5", "Give me back 5 recommendations", "... Christine (2",
-                                  "Rating: -1"])
+                                  "Rating: -1", "Rating (1-10): 8", "Rating: N/A - fewer than 5 movies",
+                                  "Score: 4/10", "Score: −3", "Score: 1e1", "Rating: .5", "Rating: 3.5"])
 def test_parse_likert_reads_none_of_its_docstring_counterexamples(text):
     assert math.isnan(parse_likert(text)), text
 

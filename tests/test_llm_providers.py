@@ -106,3 +106,24 @@ def test_one_request_object_carries_what_every_provider_is_sent():
         Echo().complete(MESSAGES, model="m", temperature=0.0, max_tokens=8, top_k=5)
     assert OpenAICompatProvider.body(request)["seed"] == 7
     assert "seed" not in AnthropicProvider.body(request)  # Anthropic takes no seed
+
+
+def test_requests_go_through_the_proxy_the_environment_names(monkeypatch, tmp_path):
+    """The OpenAI-compatible provider sends through ``http_proxy`` (a plain-HTTP proxy is sent the whole URL; the
+    mock server answers such a request as a proxy that forwards it would), and not for a host ``no_proxy`` names."""
+    from mock_openai_server import MockOpenAIServer
+
+    from recjudge.llm.providers.base import TransientProviderError
+
+    requests = [JudgeRequest("k0", [{"role": "user", "content": "film 0"}])]
+    with MockOpenAIServer() as proxy:
+        host, port = proxy.base_url.split("//")[1].split("/")[0].split(":")
+        monkeypatch.setenv("http_proxy", f"http://{host}:{port}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        config = JudgeConfig(provider="openai", model="judge@behind-a-proxy", base_url="http://judge.invalid:9/v1")
+        run = run_judge(config, requests, store=tmp_path / "a", progress=False)
+        assert run.report.n_asked == 1 and proxy.total_requests == 1
+        monkeypatch.setenv("no_proxy", "judge.invalid")
+        with pytest.raises((ProviderError, TransientProviderError)):
+            get_provider(config).complete(requests[0].messages, model="judge", temperature=0.0, max_tokens=5)

@@ -245,7 +245,7 @@ def test_random_baseline_over_seeds_matches_per_seed_agreement_and_expectation()
 
     true = np.array([1.0, 2.0, 2.5, 3.0, 4.0, np.nan, 5.0, 1.5] * 25)
     table = random_baseline_over_seeds(true, n_seeds=2000, seed=3)
-    assert len(table) == 2000 and list(table.columns) == ["seed", "pearson", "mae", "rmse"]
+    assert len(table) == 2000 and list(table.columns) == ["seed", "pearson", "mae", "rmse", "auc"]
     # each row is the ordinary agreement of one uniform draw with the finite truths
     draws = np.random.default_rng(3).integers(1, 6, size=(2000, 175)).astype(float)
     finite = true[np.isfinite(true)]
@@ -303,3 +303,47 @@ def test_a_cluster_bootstrap_refuses_groups_of_another_length():
     pred, truth = _noisy_answers(10)
     with pytest.raises(ValueError, match="same length"):
         bootstrap_ci(pred, truth, "pearson", groups=np.arange(9))
+
+
+def test_ranking_auc_is_the_mann_whitney_probability_that_a_serendipitous_answer_scores_higher():
+    from scipy import stats
+
+    from recjudge.metaeval.agreement import ranking_auc
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(1, 6, 300).astype(float)
+    judge = truth + rng.normal(0, 2, 300)
+    positive = truth >= 4
+    u = stats.mannwhitneyu(judge[positive], judge[~positive]).statistic
+    assert ranking_auc(judge, truth) == pytest.approx(u / (positive.sum() * (~positive).sum()))
+    # a constant ranks nothing: every pair a tie, half a point each
+    assert ranking_auc(np.full(300, 2.0), truth) == 0.5
+    assert np.isnan(ranking_auc(judge, np.full(300, 5.0)))
+
+
+def test_cronbachs_alpha_of_the_truths_statements_is_the_anova_consistency_of_their_mean():
+    # Cronbach's α equals ICC(3,k) (consistency of the average of k raters) from a two-way ANOVA without interaction:
+    # (MS_answers − MS_error) / MS_answers, here from statsmodels' ANOVA table as the independent reference.
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
+
+    from recjudge.serendipity.ground_truth import truth_reliability
+
+    rng = np.random.default_rng(1)
+    latent = rng.normal(3, 1, 400)
+    answers = pd.DataFrame({f"s{i}": np.clip(np.rint(latent + rng.normal(0, 0.8, 400)), 1, 5) for i in range(1, 9)})
+    found = truth_reliability(answers)
+    long = answers[["s4", "s5", "s6"]].reset_index().melt(id_vars="index", var_name="statement")
+    table = anova_lm(smf.ols("value ~ C(index) + C(statement)", data=long).fit())
+    ms_answers, ms_error = table.loc["C(index)", "mean_sq"], table.loc["Residual", "mean_sq"]
+    assert found["alpha"] == pytest.approx((ms_answers - ms_error) / ms_answers, rel=1e-9)
+    assert found["ceiling_r"] == pytest.approx(np.sqrt(found["alpha"])) and found["n"] == 400
+
+
+def test_each_random_draws_ranking_auc_is_scikit_learns():
+    from recjudge.metaeval.agreement import random_baseline_over_seeds, ranking_auc
+
+    true = np.array([1.0, 2.0, 4.0, 3.0, 5.0, 4.5, 2.5, 1.5] * 25)
+    table = random_baseline_over_seeds(true, n_seeds=50, seed=3)
+    draws = np.random.default_rng(3).integers(1, 6, size=(50, 200)).astype(float)
+    assert table["auc"].to_numpy() == pytest.approx([ranking_auc(draw, true) for draw in draws])

@@ -143,7 +143,7 @@ GENUINE = [
     ("explanation_aspects", "Movie: 钢铁侠 Iron Man\nPersuasiveness: 3", "persuasiveness=3"),
     # the round's replies: a scale written beside a label is no score, the score after it is
     ("parse_likert", "Rating (1-5): 4", "4.0"), ("parse_likert", "Score (out of 5): 2", "2.0"),
-    ("parse_likert", "Rating - 3.5", "3.5"), ("parse_likert", '{"reasoning": "2 films", "score": 4}', "4.0"),
+    ("parse_likert", "Rating - 3", "3.0"), ("parse_likert", '{"reasoning": "2 films", "score": 4}', "4.0"),
     ("serendipity[base]", "Serendipity (out of 5): 2", "2.0"), ("serendipity[ls]", "Serendipity (1-5): 3", "3.0"),
     ("serendipity[cot]", '{ "relevance": 2, "unexpectedness": 3, "serendipity": 4}', "4.0"),
     ("explanation_aspects", "Persuasiveness - 4\nTransparency (out of 5): 2",

@@ -5,6 +5,7 @@ each; publishing an unchanged book again changes nothing. The site is a tiny sta
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -70,8 +71,9 @@ def build(root: Path, pages: dict[str, str] | None = None, data: dict[str, str] 
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
     write_build_info(site, root, profile="default", judges=(), data=data or {"movielens-latest-small": "complete"},
-                     chapters=chapters if chapters is not None else {"proxy_vs_llm": {"fingerprint": "f1",
-                                                                                        "executed": "f1"}})
+                     chapters=chapters if chapters is not None else {"proxy_vs_llm": {
+                         "fingerprint": "f1", "executed": "f1", "differs": [], "results": {"table2.csv": "t"},
+                         "tables_changed": []}})
     return site
 
 
@@ -83,9 +85,9 @@ def commits(bare: Path, branch: str = "gh-pages") -> int:
     return int(git(bare, "rev-list", "--count", branch))
 
 
-def refused(site: Path, root: Path, destination: Destination) -> str:
+def refused(site: Path, root: Path, destination: Destination, variant: str | None = None) -> str:
     with pytest.raises(PublishError) as error:
-        publish(site, root, destination, log=lambda line: None)
+        publish(site, root, destination, variant=variant, log=lambda line: None)
     return str(error.value)
 
 
@@ -97,7 +99,8 @@ def test_publishing_to_a_bare_repository_puts_the_site_on_its_branch(checkout: P
     assert {"index.html", ".nojekyll", BUILD_INFO, "book/intro.html", "_static/recjudge.css"} <= set(files)
     record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
     commit = git(checkout, "rev-parse", "HEAD")
-    assert record["commit"] == commit and record["profile"] == "default" and record["partial"] == []
+    assert record["commit"] == commit and record["profile"] == "default" and record["gaps"] == []
+    assert "partial" not in record
     assert record["data"] == {"movielens-latest-small": "complete"} and record["judges"] == []
     # The landing page (where index.html redirects) says what it was built from; the built site is not changed
     intro = git(bare, "show", "gh-pages:book/intro.html")
@@ -163,7 +166,9 @@ def test_a_partial_book_is_published_when_allowed_and_says_so(checkout: Path, tm
     publish(site, checkout, Destination.parse("pages"), allow_partial=True, log=lambda line: None)
     bare = tmp_path / "pages.git"
     record = json.loads(git(bare, "show", f"gh-pages:{BUILD_INFO}"))
-    assert len(record["partial"]) == 1 and record["data"] == {"serendipity-2018": "missing"}
+    assert len(record["gaps"]) == 1 and record["data"] == {"serendipity-2018": "missing"}
+    # "partial" is a dataset's status only (the data layer's word); what makes the book incomplete is "gaps"
+    assert "partial" not in record
     intro = git(bare, "show", "gh-pages:book/intro.html")
     assert "(1 missing: <code>serendipity-2018</code>)" in intro and "A partial book" in intro
 
@@ -258,7 +263,10 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     from recjudge.compendium import publish as publish_module
     from recjudge.compendium import runplan as runplan_module
 
+    builds = []
+
     def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
+        builds.append(root)
         site = root / "_build" / "html"
         (site / "book").mkdir(parents=True, exist_ok=True)
         (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
@@ -278,6 +286,12 @@ def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_
     assert {"index.html", ".nojekyll", BUILD_INFO} <= set(branch_files(bare, "pages-site"))
     assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
     assert commits(bare, "pages-site") == 1
+    assert len(builds) == 1, "`make publish` reuses an unchanged build (README: build or reuse an up-to-date build)"
+    (checkout / "book").mkdir()
+    (checkout / "book" / "intro.md").write_text("# The book, revised\n")
+    git(checkout, "add", "book")
+    git(checkout, "commit", "--quiet", "-m", "Revised")
+    assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0 and len(builds) == 2
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -289,10 +303,11 @@ def test_make_publish_runs_recjudge_book_publish_with_the_configured_destination
         assert result.returncode == 0, result.stderr
         return " ".join(result.stdout.split())
 
-    assert "-m recjudge book --publish origin --branch gh-pages ;" in planned()
-    assert "-m recjudge book --publish folder:/srv/www --allow-partial;" in planned(
+    # each value one quoted shell word (tests/test_makefile.py)
+    assert "-m recjudge book --publish 'origin' --branch 'gh-pages' ;" in planned()
+    assert "-m recjudge book --publish 'folder:/srv/www' --allow-partial;" in planned(
         "PUBLISH_TO=folder:/srv/www", "ALLOW_PARTIAL=1")
-    assert "--judge openai:gpt-4o-mini --profile smoke --publish upstream --branch pages" in planned(
+    assert "--judge 'openai:gpt-4o-mini' --profile 'smoke' --publish 'upstream' --branch 'pages'" in planned(
         "JUDGE=openai:gpt-4o-mini", "PROFILE=smoke", "PUBLISH_TO=upstream", "PUBLISH_BRANCH=pages")
 
 
@@ -335,13 +350,16 @@ def test_an_option_given_as_destination_is_refused_before_git_runs(cli_checkout:
 
 
 @pytest.mark.parametrize("branch", ["gh-pages\nrefs/heads/extra", "HEAD", "-f", "a..b", "@{-1}", "pages.lock",
-                                    "with space", ""])
+                                    "with space", "", "gh-\u202esegap", "pages\u200b", "pa\u2028ges"])
 def test_a_branch_name_git_refuses_is_refused_before_any_git_call(cli_checkout: Path, branch: str, capsys) -> None:
-    """A newline in `--branch` added a ref through ghp-import's fast-import stream and left crash files in .git."""
+    """A newline in `--branch` added a ref through ghp-import's fast-import stream and left crash files in .git; a
+    right-to-left override (U+202E) or another invisible character makes a branch read as another name."""
     before = refs(cli_checkout)
     assert run_book("--publish", "pages", f"--branch={branch}") == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and "is not a branch name git accepts" in lines[0], lines
+    visible = branch.isprintable()
+    assert len(lines) == 1 and ("is not a branch name git accepts" if visible else "which a reader of the branch's "
+                                "name does not see") in lines[0], lines
     assert refs(cli_checkout) == before
     assert not list((cli_checkout / ".git").glob("fast_import_crash_*"))
 
@@ -419,15 +437,15 @@ def test_a_stale_chapter_is_refused_and_published_as_partial_only_when_allowed(c
                                                                                 tmp_path: Path) -> None:
     """A chapter executed before its notebook's last change was published under "Built from <last commit>": the
     record holds each chapter's fingerprint at the build and the one its executed notebook was made from."""
-    site = build(checkout, chapters={"proxy_vs_llm": {"fingerprint": "new", "executed": "old"},
-                                     "trust_judges": {"fingerprint": "f", "executed": None},
-                                     "data_tour": {"fingerprint": "f", "executed": "f"}})
+    site = build(checkout, chapters={"proxy_vs_llm": {"fingerprint": "new", "executed": "old", "tables_changed": []},
+                                     "trust_judges": {"fingerprint": "f", "executed": None, "tables_changed": []},
+                                     "data_tour": {"fingerprint": "f", "executed": "f", "tables_changed": []}})
     message = refused(site, checkout, Destination.parse("pages"))
     assert len(message.splitlines()) == 1 and "a stale build" in message
     assert "proxy_vs_llm, trust_judges" in message and "data_tour" not in message
     publish(site, checkout, Destination.parse("pages"), allow_partial=True, log=lambda line: None)
     record = json.loads(git(tmp_path / "pages.git", "show", f"gh-pages:{BUILD_INFO}"))
-    assert any("a stale build" in reason for reason in record["partial"])
+    assert any("a stale build" in reason for reason in record["gaps"])
     # A record that does not say which sources its chapters came from is refused too
     record = json.loads((site / BUILD_INFO).read_text())
     del record["chapters"]
@@ -475,8 +493,7 @@ def test_the_published_sources_hold_no_machine_paths_or_timings(checkout: Path, 
                                       "start_time": "2026-01-01T00:00:00"}
     cell = nbformat.v4.new_code_cell("print('hello')")
     cell.metadata["execution"] = {"iopub.execute_input": "2026-01-01T00:00:01"}
-    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
-                                           text=f"{checkout}/src/recjudge/x.py:1: UserWarning: careful\n")]
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=f"read {checkout}/data/raw/x.csv\n")]
     notebook.cells = [cell]
     sources = site / "_sources" / "book" / "notebooks"
     sources.mkdir(parents=True)
@@ -486,7 +503,14 @@ def test_the_published_sources_hold_no_machine_paths_or_timings(checkout: Path, 
     published = (folder / "_sources" / "book" / "notebooks" / "ch.ipynb").read_text()
     assert str(checkout) not in published and str(tmp_path) not in published
     assert "papermill" not in published and "2026-01-01" not in published
-    assert "./src/recjudge/x.py:1: UserWarning: careful" in published
+    assert "read ./data/raw/x.csv" in published
+    # A warning printed into a chapter (a kernel keeps them off its page) is never published, partial or not
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                           text=f"{checkout}/src/recjudge/x.py:1: UserWarning: careful\n")]
+    nbformat.write(notebook, sources / "ch.ipynb")
+    with pytest.raises(PublishError, match="ch.ipynb: a warning printed into it .UserWarning: careful"):
+        publish(site, checkout, Destination.parse(f"folder:{folder}"), allow_partial=True, log=lambda line: None)
+    assert "UserWarning" not in (folder / "_sources" / "book" / "notebooks" / "ch.ipynb").read_text()
 
 
 def test_no_writable_temporary_folder_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -497,3 +521,192 @@ def test_no_writable_temporary_folder_is_one_line(tmp_path: Path, monkeypatch, c
     assert main(["book", "--check-only"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and f"TMPDIR={missing} is not a folder that exists" in lines[0]
+
+
+def test_a_symlinked_environment_is_ignored_and_a_dirty_checkout_names_its_paths(checkout: Path, tmp_path: Path,
+                                                                                 capsys) -> None:
+    """The project's `.gitignore` held `.venv/`, which matches a folder only: a `.venv` that is a symlink to an
+    environment elsewhere made `git status` list it, and publishing was refused as "not clean" without a path."""
+    project = Path(__file__).resolve().parents[1]
+    shutil.copyfile(project / ".gitignore", checkout / ".gitignore")
+    git(checkout, "commit", "--quiet", "-am", "The project's ignore rules")
+    environment = tmp_path / "elsewhere-venv"
+    environment.mkdir()
+    (checkout / ".venv").symlink_to(environment, target_is_directory=True)
+    site = build(checkout)
+    assert publish(site, checkout, Destination.parse("pages"), log=lambda line: None) == "published"
+    (checkout / "README.md").write_text("# Edited\n")
+    (checkout / "notes.txt").write_text("mine\n")
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1 and "the checkout is not clean" in message
+    assert "README.md" in message and "notes.txt" in message and ".venv" not in message
+
+
+def test_a_variant_is_never_written_through_a_symlinked_variants_folder(checkout: Path, tmp_path: Path) -> None:
+    """A destination whose `variants` was a symlink to another folder had the variant's book written there, outside
+    the destination."""
+    site = build(checkout)
+    folder = tmp_path / "www"
+    publish(site, checkout, Destination.parse(f"folder:{folder}"), log=lambda line: None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("mine\n")
+    (folder / "variants").symlink_to(outside, target_is_directory=True)
+    message = refused(site, checkout, Destination.parse(f"folder:{folder}"), variant="v1")
+    assert "symbolic link" in message and str(folder / "variants") in message
+    assert sorted(path.name for path in outside.iterdir()) == ["mine.txt"]
+    # A symlink below the variant's own folder is replaced by the folder it stands for, never followed
+    (folder / "variants").unlink()
+    publish(site, checkout, Destination.parse(f"folder:{folder}"), variant="v1", log=lambda line: None)
+    shutil.rmtree(folder / "variants" / "v1" / "book")
+    (folder / "variants" / "v1" / "book").symlink_to(outside, target_is_directory=True)
+    assert publish(site, checkout, Destination.parse(f"folder:{folder}"), variant="v1",
+                   log=lambda line: None) == "published"
+    assert not (folder / "variants" / "v1" / "book").is_symlink()
+    assert (folder / "variants" / "v1" / "book" / "intro.html").is_file()
+    assert sorted(path.name for path in outside.iterdir()) == ["mine.txt"]
+
+
+def test_a_variant_is_never_written_through_a_symlink_on_the_published_branch(checkout: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "pages.git"
+    site = build(checkout)
+    publish(site, checkout, Destination.parse("pages"), log=lambda line: None)
+    work = tmp_path / "pages-work"
+    git(tmp_path, "clone", "--quiet", "--branch", "gh-pages", str(bare), str(work))
+    git(work, "config", "user.name", "Someone")
+    git(work, "config", "user.email", "someone@example.org")
+    for name, target in (("variants", "book"), ("outside", "../../elsewhere")):
+        (work / name).symlink_to(target)
+        git(work, "add", name)
+        git(work, "commit", "--quiet", "-m", f"A symlink {name}")
+        git(work, "push", "--quiet", "origin", "gh-pages")
+        tip = git(bare, "rev-parse", "gh-pages")
+        message = refused(site, checkout, Destination.parse("pages"), variant="v1")
+        assert "symbolic link" in message or "cannot give back safely" in message, message
+        assert git(bare, "rev-parse", "gh-pages") == tip
+
+
+def test_an_interrupted_first_publication_is_completed_by_the_next(checkout: Path, tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """A first publication stopped half-way (Ctrl-C) left files without a build record: the folder was then refused
+    as "not a published book" until deleted by hand."""
+    from recjudge.compendium import publish as publish_module
+
+    site = build(checkout)
+    folder = tmp_path / "www"
+    copy = shutil.copyfile
+    written = []
+
+    def interrupted(source, target, *args, **kwargs):
+        if Path(target).is_relative_to(folder) or Path(target).parent.name.startswith(f".{folder.name}"):
+            if len(written) == 2:
+                raise KeyboardInterrupt
+            written.append(target)
+        return copy(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(publish_module.shutil, "copyfile", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        publish(site, checkout, Destination.parse(f"folder:{folder}"), log=lambda line: None)
+    monkeypatch.setattr(publish_module.shutil, "copyfile", copy)
+    assert folder.is_dir() and any(folder.rglob("*"))
+    assert publish(site, checkout, Destination.parse(f"folder:{folder}"), log=lambda line: None) == "published"
+    assert json.loads((folder / BUILD_INFO).read_text())["project"] == "recjudge"
+    assert (folder / "book" / "intro.html").is_file()
+    assert [path.name for path in folder.iterdir() if path.name.startswith(".") and path.name != NOJEKYLL] == []
+
+
+def test_a_chapter_stale_for_its_data_is_refused_saying_so(checkout: Path) -> None:
+    """Chapters executed with the data mirror and recorded by a build without it were refused as "not executed from
+    the sources of commit X": the sources are the same; what differs is the data they read."""
+    site = build(checkout, chapters={"proxy_vs_llm": {"fingerprint": "new", "executed": "old", "differs": ["datasets"],
+                                                      "tables_changed": []},
+                                     "trust_judges": {"fingerprint": "new", "executed": "old",
+                                                      "differs": ["notebook", "package"], "tables_changed": []}})
+    message = refused(site, checkout, Destination.parse("pages"))
+    lines = message.splitlines()
+    assert len(lines) == 2, lines
+    data = next(line for line in lines if "proxy_vs_llm" in line)
+    assert "the data setting" in data and "RECJUDGE_DATA_MIRROR" in data and "not executed from" not in data
+    sources = next(line for line in lines if "trust_judges" in line)
+    assert "not executed from the sources of commit" in sources and "notebook, package" in sources
+
+
+def test_a_results_table_edited_after_its_chapter_ran_is_refused(checkout: Path) -> None:
+    """A committed table edited by hand was published as a full book, its page and its download disagreeing."""
+    site = build(checkout, chapters={"proxy_vs_llm": {"fingerprint": "f", "executed": "f", "differs": [],
+                                                      "results": {"table2.csv": "a"},
+                                                      "tables_changed": ["table2.csv"]}})
+    message = refused(site, checkout, Destination.parse("pages"))
+    assert len(message.splitlines()) == 1
+    assert "results/proxy_vs_llm/table2.csv" in message and "from what its chapter wrote" in message
+    assert "`make run`" in message
+
+
+@pytest.fixture
+def stand_in_book_build(checkout: Path, monkeypatch) -> list:
+    """`recjudge book` in the checkout with Jupyter Book replaced by a writer of the landing pages (returns the
+    builds made) and the run plan by none."""
+    from recjudge.compendium import book as book_module
+    from recjudge.compendium import publish as publish_module
+    from recjudge.compendium import runplan as runplan_module
+
+    builds = []
+
+    def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
+        builds.append(root)
+        site = root / "_build" / "html"
+        (site / "book").mkdir(parents=True, exist_ok=True)
+        (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
+        (site / "book" / "intro.html").write_text(INTRO)
+
+    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
+    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
+    monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
+    monkeypatch.setattr(book_module, "build_html", fake_build)
+    monkeypatch.setattr(publish_module, "dataset_statuses", lambda root: {"serendipity-2018": "complete"})
+    monkeypatch.setattr(runplan_module, "load_runplan", lambda root: [])
+    return builds
+
+
+def test_recjudge_book_refuses_a_table_edited_after_its_chapter_ran(checkout: Path, stand_in_book_build: list,
+                                                                     monkeypatch, capsys) -> None:
+    from recjudge.cli import main
+    from recjudge.compendium import runplan as runplan_module
+
+    monkeypatch.setattr(runplan_module, "executed_from", lambda runs, root: {"proxy_vs_llm": {
+        "fingerprint": "f", "executed": "f", "differs": [], "results": {"table2.csv": "a"},
+        "tables_changed": ["table2.csv"]}})
+    assert main(["book"]) == 1
+    err = capsys.readouterr().err
+    assert "results/proxy_vs_llm/table2.csv" in err and "`make run`" in err
+    assert stand_in_book_build == [], "nothing is built from a table its chapter did not write"
+
+
+def test_a_build_remembers_the_data_setting_it_was_made_with(checkout: Path, stand_in_book_build: list,
+                                                              tmp_path: Path, monkeypatch, capsys) -> None:
+    """Built with the mirror, then published from a new shell without it, a finished build was refused as stale
+    because its chapters' data were fingerprinted in the new shell: the build record keeps the data setting."""
+    from recjudge.cli import main
+    from recjudge.compendium import runplan as runplan_module
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    seen = []
+
+    def executed_from(runs, root):
+        seen.append(os.environ.get("RECJUDGE_DATA_MIRROR"))
+        return {"proxy_vs_llm": {"fingerprint": "f", "executed": "f", "differs": [], "results": {},
+                                 "tables_changed": []}}
+
+    monkeypatch.setattr(runplan_module, "executed_from", executed_from)
+    monkeypatch.setenv("RECJUDGE_DATA_MIRROR", str(mirror))
+    assert main(["book"]) == 0
+    assert json.loads((checkout / "_build" / "html" / BUILD_INFO).read_text())["data_mirror"] == str(mirror)
+    monkeypatch.delenv("RECJUDGE_DATA_MIRROR")
+    capsys.readouterr()
+    assert main(["book", "--publish", "pages"]) == 0
+    assert seen == [str(mirror), str(mirror)]
+    assert f"RECJUDGE_DATA_MIRROR={mirror}" in capsys.readouterr().out
+    assert "RECJUDGE_DATA_MIRROR" not in os.environ, "the shell's setting is left as it was"
+    published = json.loads(git(tmp_path / "pages.git", "show", f"gh-pages:{BUILD_INFO}"))
+    assert "data_mirror" not in published, "a folder of the machine that built it is not published"

@@ -469,7 +469,7 @@ def test_the_accuracy_finding_keeps_its_first_half_on_both_sides_of_the_spread_t
                                  "ndcg_acc_std": [std, std, std]})
         text = accuracy_finding(accuracy, vs_random, [10, 11, 12], "latest-small")
         assert text.startswith("Accuracy on ml-latest-small (10 / 11 / 12 test users per fold): A has the highest "
-                               "NDCG_acc@20 (20.00%); 1 of 2 recommenders beat Random")
+                               "NDCG_acc@20 (20.00%); 1 of 2 recommenders have a higher mean Recall_acc@10 than Random")
         assert "1 of them with p < 0.05 (A)" in text
         assert ("SD of NDCG_acc@20 (median" in text) is larger
         assert ("exceeds the median fold-to-fold SD" in text) is not larger

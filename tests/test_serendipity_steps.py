@@ -76,7 +76,7 @@ def test_agreement_beside_random_puts_random_over_seeds_above_the_methods(study)
     assert table["method"].tolist() == ["Random", *constants, "close", "flat"]
     assert table.loc[0, "seeds"] == 20
     alone = ser.agreement_table(scores, ["close", "flat"], reference="close", n_boot=10, seed=1, groups="user_id")
-    pd.testing.assert_frame_equal(table.iloc[3:][alone.columns].reset_index(drop=True), alone)
+    pd.testing.assert_frame_equal(table.iloc[3:][alone.columns].reset_index(drop=True), alone, check_dtype=False)
     # a constant answer has no Pearson, and is chosen for each user on the other users' answers
     from recjudge.metaeval.baselines import constant_answers
 

@@ -92,7 +92,37 @@ def test_the_parameters_cell_is_shown_first_and_short(path):
     tags, source = cells[parameters[0] - 1]
     assert shown(tags), f"{path.name}: the parameters cell is hidden ({sorted(set(tags) & HIDDEN)}): show it"
     assert not any(shown(tags) for tags, _ in cells[:parameters[0] - 1]), f"{path.name}: a shown cell before it"
-    assert logical_lines(source) <= MAX_PARAMETER_LINES
+    statements = len(ast.parse(source).body)  # its comments, above the values, document them and do not count
+    assert statements <= MAX_PARAMETER_LINES, f"{path.name}: {statements} parameters"
+
+
+#: No code cell, the parameters cell included, is longer than this (lines as written).
+MAX_CELL_LINES = 40
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_code_cell_is_at_most_40_lines(path):
+    long_cells = {number: len(source.splitlines()) for number, (_, source) in enumerate(code_cells(path), start=1)
+                  if len(source.splitlines()) > MAX_CELL_LINES}
+    assert long_cells == {}, f"{path.name}: code cells over {MAX_CELL_LINES} lines (cell number: lines)"
+
+
+def wrapped_values(source: str) -> list[str]:
+    """The parameters whose plain value the formatter wrapped in parentheses over several lines to make room for a
+    comment beside it (``x = (\n    200  # ...\n)``): the comment belongs above the value."""
+    return [statement.targets[0].id for statement in ast.parse(source).body
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.targets[0], ast.Name) and statement.end_lineno > statement.lineno]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem not in NO_CODE_SHOWN], ids=lambda p: p.stem)
+def test_a_parameters_comment_stands_above_its_value_not_beside_it_in_parentheses(path):
+    source = next(source for tags, source in code_cells(path) if "parameters" in tags)
+    assert wrapped_values(source) == [], f"{path.name}: values wrapped in parentheses for a comment beside them"
+
+
+def test_the_wrapped_value_check_finds_a_value_wrapped_for_its_comment():
+    assert wrapped_values("a = 1  # short\nb = (\n    200  # a comment too long for one line\n)\n") == ["b"]
 
 
 def logical_lines(source: str) -> int:

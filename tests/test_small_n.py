@@ -28,10 +28,11 @@ def held_out(n: int, n_max: int) -> claim_evidence.Loader:
 
 
 def test_the_ensembles_held_out_key_number_on_a_few_answers_per_half_is_too_few():
+    # the tiny judges' held-out number is context beside the paper's: on 5–6 answers a half it is no number at all
     few = claim_readers._ensembles(held_out(5, 6))
-    assert few.key == "too few answers (5–6 per held-out half)" and few.n == 5
-    assert "−18.1%" in few.ours, "every number stays in the claim's full record"
-    assert "−18.1%" in claim_readers._ensembles(held_out(40, 41)).key
+    assert "too few answers (5–6 per held-out half)" in few.ours and few.n == 5
+    assert "−18.1%" not in few.ours + few.key
+    assert "−18.1%" in claim_readers._ensembles(held_out(40, 41)).ours
 
 
 def reevaluation(n_users: str) -> claim_evidence.Loader:
@@ -39,20 +40,25 @@ def reevaluation(n_users: str) -> claim_evidence.Loader:
                            "n_users": n_users, "judge": claim_readers.BOOK_JUDGE_MODEL})
     alignment = pd.DataFrame({"dataset": "ML-1M", "recommender": ["BPRMF", "SASRec"], "avg_score": [2.378, 2.339],
                               "g_mean": 2.335})
-    return lambda chapter, name: alignment if name == "paper_claim_avg_score_vs_g" else table3
+    printed = pd.DataFrame({"dataset": "ML-1M", "recommender": ["BPRMF", "SASRec"], "avg_score": [2.378, 2.339],
+                            "p_ser": [8.51, 5.95]})
+    return lambda chapter, name: {"paper_claim_avg_score_vs_g": alignment,
+                                  "paper_table3_ml1m": printed}.get(name, table3)
 
 
 def test_the_reevaluations_scores_on_one_judged_user_per_fold_are_too_few():
     few = claim_readers._serendipity_ranking(reevaluation("1/1/1"))
     assert few.key == "too few judged users (1 per fold)" and few.n == 3
-    assert "1.81–1.91" in few.ours
+    assert "1.81" not in few.ours, "the claim's record prints no number on 3 judged users either"
     assert "1.81–1.91" in claim_readers._serendipity_ranking(reevaluation("4/4/5")).key
+    assert "BPRMF 2.378" in few.paper_numbers, "the paper's printed Table 3, not a description of it"
 
 
 def test_the_avg_score_claim_is_keyed_by_the_papers_own_numbers_not_by_our_few_users():
     # The paper's own Table 1 and printed g decide this claim, so its key number is theirs; ours keeps its n.
     few = claim_readers._avg_score_vs_g(reevaluation("1/1/1"))
-    assert few.n == 3 and "1.81–1.91" in few.ours and "1.81" not in few.key
+    assert few.n == 3 and "too few judged users (1 per fold)" in few.ours and "1.81" not in few.ours + few.key
+    assert "1.81–1.91" in claim_readers._avg_score_vs_g(reevaluation("4/4/5")).ours
     assert "for every item matches g's mean" in few.key
 
 
@@ -72,3 +78,12 @@ def test_an_explanation_rows_levels_are_shown_in_the_per_cent_the_aspect_average
     average = ex.average_over_aspects(table).pivot(index="evaluator", columns="level", values="value").reset_index()
     shown = explanation_page.levels_unless_too_few(average.assign(scored_texts=46), "scored_texts")
     assert shown.loc[0, list(ex.LEVELS)].tolist() == ["30.00"] * 3
+
+
+def test_a_table_shows_too_few_in_every_measure_of_a_row_below_the_minimum():
+    frame = pd.DataFrame({"method": ["in sample", "held out"], "n": [12, 5], "n_max": [12, 6],
+                          "pearson_pct": [38.3, -18.1], "mae": [0.56, 0.74]})
+    shown = pages.unless_too_few_rows(frame, ["pearson_pct", "mae"], n_max_column="n_max", per=" per held-out half")
+    assert shown.loc[1, ["pearson_pct", "mae"]].tolist() == ["too few answers (5–6 per held-out half)"] * 2
+    assert shown.loc[0, "pearson_pct"] == 38.3 and frame.loc[1, "pearson_pct"] == -18.1
+    assert pages.unless_too_few_rows(frame, ["mae"]).loc[1, "mae"] == "too few answers (5)"

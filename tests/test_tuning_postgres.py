@@ -1,83 +1,16 @@
-"""A tuning study on PostgreSQL through Optuna's RDB storage, against a real server started here (Debian's
-``postgresql`` package): ``postgresql://`` URLs work with the locked driver, a missing driver is named, and workers
-starting at once on a fresh database do not fail.  Skipped with the reason when the server's binaries or the driver
-are absent; required when ``RECJUDGE_REQUIRE_POSTGRES=1`` (CI)."""
+"""A tuning study on PostgreSQL through Optuna's RDB storage, against a real server started here (``postgres_url``
+in conftest.py): ``postgresql://`` URLs work with the locked driver, a missing driver is named, and workers starting
+at once on a fresh database do not fail."""
 
 from __future__ import annotations
 
-import glob
 import multiprocessing
-import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 optuna = pytest.importorskip("optuna")
 from recjudge.recsys import tuning  # noqa: E402
-
-REQUIRED = os.environ.get("RECJUDGE_REQUIRE_POSTGRES") == "1"
-
-
-def _unavailable(reason: str) -> None:
-    if REQUIRED:
-        pytest.fail(f"RECJUDGE_REQUIRE_POSTGRES=1 but {reason}")
-    pytest.skip(reason)
-
-
-def _server_binaries() -> Path | None:
-    """The folder of initdb, pg_ctl and createdb: Debian's (not on PATH), or PATH's."""
-    folders = [Path(p).parent for p in sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)]
-    if shutil.which("initdb"):
-        folders.append(Path(shutil.which("initdb")).parent)
-    return next((f for f in folders if all((f / tool).exists() for tool in ("initdb", "pg_ctl", "createdb"))), None)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> str:
-    """A throwaway PostgreSQL cluster on a Unix socket in a temporary folder; its URL without a driver."""
-    binaries = _server_binaries()
-    if binaries is None:
-        _unavailable("PostgreSQL's server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
-    try:
-        import psycopg2  # noqa: F401
-    except ImportError:
-        _unavailable("the PostgreSQL driver psycopg2 is not installed (make setup installs the lock's [postgres] "
-                     "extra)")
-    # Not under pytest's temporary folder: as root, that is private to root and the server runs as postgres.
-    folder = Path(tempfile.mkdtemp(prefix="recjudge-postgres-"))
-    data, sockets = folder / "data", folder / "sockets"
-    sockets.mkdir()
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # the server refuses to run as root
-        shutil.chown(folder, "postgres")
-        shutil.chown(sockets, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
-
-    def run(*command: str) -> None:
-        done = subprocess.run([*as_user, *command], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, f"{command[0]} failed: {done.stderr or done.stdout}"
-
-    run(str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync")
-    run(str(binaries / "pg_ctl"), "-D", str(data), "-w", "-l", str(folder / "server.log"), "-o",
-        f"-k {sockets} -p {port} -c listen_addresses='' -c fsync=off", "start")
-    try:
-        run(str(binaries / "createdb"), "-h", str(sockets), "-p", str(port), "-U", "postgres", "optuna")
-        yield f"postgresql://postgres@/optuna?host={sockets}&port={port}"
-    finally:
-        run(str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_postgresql_url_without_a_driver_opens_with_the_locked_one(postgres_url: str) -> None:
@@ -123,3 +56,72 @@ def test_two_workers_complete_the_budget_with_no_failed_trial(postgres_url: str)
     # on a database, workers asking at the same instant may each add one trial beyond the budget (run_worker)
     assert 6 <= states.count(optuna.trial.TrialState.COMPLETE) <= 6 + 2
     assert optuna.trial.TrialState.FAIL not in states
+
+
+SERVER_STOPS_MIDWAY = """
+import sys
+import time
+
+from recjudge.recsys import tuning
+
+tuning.optuna.logging.set_verbosity(tuning.optuna.logging.WARNING)  # as tune_shared does
+
+
+def objective(trial):
+    x = trial.suggest_float("x", 0.0, 1.0)
+    time.sleep(0.3)
+    return x
+
+try:
+    tuning.optimize_shared(sys.argv[1], "server-stops", 200, objective, n_workers=2, heartbeat_interval=1)
+except (tuning.StorageError, tuning.TuningError) as error:
+    print(error, file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+def test_a_server_stopped_mid_study_is_one_message_and_the_finished_trials_are_kept(postgres_server, tmp_path) -> None:
+    import subprocess
+    import time
+    from pathlib import Path
+
+    script = tmp_path / "tune.py"
+    script.write_text(SERVER_STOPS_MIDWAY)
+    url = postgres_server.url
+    command = subprocess.Popen([sys.executable, str(script), url], stderr=subprocess.PIPE, text=True,
+                               env={**__import__("os").environ,
+                                    "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    try:
+        deadline, complete = time.monotonic() + 240, 0
+        while complete < 4:
+            assert command.poll() is None and time.monotonic() < deadline, command.communicate()
+            time.sleep(0.5)
+            try:
+                study = optuna.load_study(study_name="server-stops", storage=tuning.open_storage(url))
+            except KeyError:  # not created yet
+                continue
+            complete = [t.state for t in study.get_trials()].count(optuna.trial.TrialState.COMPLETE)
+        postgres_server.stop()
+        _, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+    assert command.returncode == 1 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "stopped answering" in err and f"storage {url!r}" in err and "invalid data in the commit" not in err
+    postgres_server.start()
+    study = optuna.load_study(study_name="server-stops", storage=tuning.open_storage(url))
+    assert [t.state for t in study.get_trials()].count(optuna.trial.TrialState.COMPLETE) >= complete
+
+
+def test_a_password_is_never_shown_in_a_storage_error() -> None:
+    # A server that refuses (nothing listens on port 1), and a URL SQLAlchemy cannot read: the messages name the
+    # storage with its password hidden.
+    for url in ("postgresql://alice:PW-s3cret@127.0.0.1:1/optuna",
+                "postgresql://alice@127.0.0.1:1/optuna?password=PW-s3cret",
+                "postgresql://alice:PW-s3cret@127.0.0.1:port/optuna"):
+        with pytest.raises(ValueError) as caught:
+            tuning.open_storage(url)
+        assert "PW-s3cret" not in str(caught.value) and "alice" in str(caught.value), caught.value
+    assert tuning.storage_label("postgresql://alice:PW%2Fs3cret@host/db?password=x&sslmode=require") == \
+        "postgresql://alice:***@host/db?password=***&sslmode=require"

@@ -155,6 +155,18 @@ def test_a_folder_a_read_only_folder_or_an_in_memory_database_is_refused_in_one_
         read_only.chmod(0o755)
 
 
+@pytest.mark.parametrize(("option", "value", "least"), [("--trials", "-3", 1), ("--trials", "0", 1)])
+def test_a_count_below_its_least_value_is_refused_before_anything_runs(tmp_path, option, value, least):
+    # --slow-trials (at least 0: the PyTorch models' defaults) and --workers are read the same way
+    # (recjudge.settings.whole_number). The storage's missing folder stops a run that accepted the value before it
+    # loads any data.
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "recsys_lists.py"), "latest-small", option, value,
+                          "--storage", str(tmp_path / "missing" / "s.log")], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert f"argument {option}: must be a whole number of at least {least}, got '{value}'" in run.stderr
+
+
 def test_a_missing_temporary_folder_is_named_in_one_line(tmp_path):
     run = _script_with_storage(str(tmp_path / "s.log"), tmp_path, TMPDIR=str(tmp_path / "no-such-tmp"))
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
@@ -237,3 +249,115 @@ def test_a_stopped_tuning_ends_its_workers(tmp_path):
         for pid in [command.pid, *(int(path.name) for path in pids_folder.iterdir())]:
             if psutil.pid_exists(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(params=["journal", "sqlite", "postgresql"])
+def shared_storage(request, tmp_path) -> str:
+    """A shared storage of each kind: a journal file, a SQLite file, a throwaway PostgreSQL database."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    return storages(tmp_path)[request.param]
+
+
+def unique_study(name: str) -> str:
+    """A study name no other test uses (a PostgreSQL database is shared by the tests of a module)."""
+    return f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+
+
+def test_a_retry_waiting_after_a_fresh_trial_filled_the_budget_is_still_run(shared_storage):
+    # A worker failed a trial and queued its values again just after another worker had asked a fresh trial (the
+    # budget then looked open): when the fresh one completes, the budget is full and the retry is still WAITING. Its
+    # values are run all the same: no trial is lost.
+    name = unique_study("retry")
+    storage = tuning.open_storage(shared_storage)
+    study = tuning.create_study(storage, name)
+    for _ in range(2):
+        done = study.ask()
+        done.suggest_float("x", 0.0, 1.0)
+        study.tell(done, 0.0)
+    lost, fresh = study.ask(), study.ask()
+    lost.suggest_float("x", 0.0, 1.0)
+    fresh.suggest_float("x", 0.0, 1.0)
+    study.tell(lost, state=TrialState.FAIL)
+    optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1)(study, storage.get_trial(lost._trial_id))
+    study.tell(fresh, 0.0)
+    tuning.run_worker(shared_storage, name, 3, quick_objective, poll=0.2)
+    trials = optuna.load_study(study_name=name, storage=tuning.open_storage(shared_storage)).get_trials()
+    retried = [t for t in trials if optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == 2]
+    assert [(t.state, t.params) for t in retried] == [(TrialState.COMPLETE, trials[2].params)]
+    assert TrialState.WAITING not in [t.state for t in trials]
+
+
+STOPPED_AT_THE_DEFAULT_HEARTBEAT = """
+import sys
+from recjudge.recsys import tuning
+from recjudge.stopping import TERMINATED, Terminated, stops_cleanly
+
+def objective(trial):
+    import os, time
+    from pathlib import Path
+    trial.suggest_float("x", 0.0, 1.0)
+    Path(sys.argv[3], str(os.getpid())).write_text("")
+    time.sleep(120)
+    return 0.0
+
+try:
+    with stops_cleanly():
+        tuning.optimize_shared(sys.argv[1], sys.argv[2], 4, objective, n_workers=int(sys.argv[4]))
+except Terminated:
+    sys.exit(TERMINATED)
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cleanly_stopped_study_holds_no_running_trial_and_resumes_at_once(tmp_path, shared_storage, workers):
+    # SIGTERM (or Ctrl-C) while trials run: each worker marks its own trial FAIL and queues its values again before
+    # it exits, so the next run neither waits out the heartbeat's grace period (two minutes by default) for trials
+    # that look alive nor loses them.
+    import psutil
+
+    name, pids_folder = unique_study("stopped"), tmp_path / "pids"
+    pids_folder.mkdir()
+    script = tmp_path / "tune.py"
+    script.write_text(STOPPED_AT_THE_DEFAULT_HEARTBEAT)
+    command = subprocess.Popen([sys.executable, str(script), shared_storage, name, str(pids_folder), str(workers)],
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    try:
+        for _ in range(1200):
+            if len(list(pids_folder.iterdir())) == workers:
+                break
+            time.sleep(0.05)
+        assert len(list(pids_folder.iterdir())) == workers, command.stderr
+        command.send_signal(signal.SIGTERM)
+        _, err = command.communicate(timeout=60)
+        assert command.returncode == 143 and "Traceback" not in err, err
+    finally:
+        for pid in [command.pid, *(int(path.name) for path in pids_folder.iterdir())]:
+            if psutil.pid_exists(pid):
+                os.kill(pid, signal.SIGKILL)
+    trials = optuna.load_study(study_name=name, storage=tuning.open_storage(shared_storage)).get_trials()
+    stopped = [t for t in trials if t.state == TrialState.FAIL]
+    assert [t.state for t in trials].count(TrialState.RUNNING) == 0 and len(stopped) == workers
+    waiting = [t for t in trials if t.state == TrialState.WAITING]
+    assert sorted(optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t) for t in waiting) == \
+        sorted(t.number for t in stopped)
+    start = time.monotonic()
+    tuning.run_worker(shared_storage, name, 4, quick_objective, poll=0.2)     # the default heartbeat: 60 s
+    assert time.monotonic() - start < 60
+    trials = optuna.load_study(study_name=name, storage=tuning.open_storage(shared_storage)).get_trials()
+    assert [t.state for t in trials].count(TrialState.COMPLETE) == 4
+    retried = {optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t): t.params for t in trials
+               if t.state == TrialState.COMPLETE and t.system_attrs.get("failed_trial") is not None}
+    assert retried == {t.number: t.params for t in stopped}                  # each stopped trial's values, run again
+
+
+def test_optunas_fallback_warning_for_a_gone_database_is_not_shown_beside_the_one_message(tmp_path: Path) -> None:
+    # When the database has gone, Optuna warns that a query failed and it falls back to another, which fails too;
+    # the one StorageError names the storage, so that warning is dropped and every other one of Optuna's kept.
+    import logging
+
+    tuning.open_storage(str(tmp_path / "journal.log"))
+    filters = logging.getLogger("optuna").filters
+    records = [logging.LogRecord("optuna", logging.WARNING, __file__, 1, message, (), None)
+               for message in ("Caught an error from sqlalchemy: (psycopg2.OperationalError) x", "another warning")]
+    assert [r.getMessage() for r in records if all(f.filter(r) for f in filters)] == ["another warning"]

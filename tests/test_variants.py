@@ -596,10 +596,11 @@ def test_make_book_takes_a_server_judge_and_the_book_judges_option() -> None:
 
     commands = planned("JUDGE=openai:qwen2.5-7b-instruct", "PROFILE=smoke", "BASE_URL=http://127.0.0.1:8080/v1",
                        "SERVED_MODEL=default", "WITH_BOOK_JUDGES=1")
-    assert ("-m recjudge run --judge openai:qwen2.5-7b-instruct --profile smoke --base-url http://127.0.0.1:8080/v1 "
-            "--served-model default --with-book-judges") in commands
+    # each value one quoted shell word (tests/test_makefile.py)
+    assert ("-m recjudge run --judge 'openai:qwen2.5-7b-instruct' --profile 'smoke' --base-url "
+            "'http://127.0.0.1:8080/v1' --served-model 'default' --with-book-judges") in commands
     # The book build names the same variant: the endpoint is not part of its name
-    assert "-m recjudge book --judge openai:qwen2.5-7b-instruct --profile smoke;" in commands
+    assert "-m recjudge book --judge 'openai:qwen2.5-7b-instruct' --profile 'smoke';" in commands
     assert "--base-url" not in planned("JUDGE=openai:gpt-4o-mini")
 
 
@@ -622,9 +623,9 @@ def test_make_reads_its_settings_from_its_command_line_not_from_the_shell() -> N
     for flags in ((), ("-e",)):  # -e (environment overrides) included
         commands = planned("run", flags=flags)
         assert "-m recjudge run ;" in commands, commands
-        assert "-m recjudge book --publish origin --branch gh-pages ;" in planned("publish", flags=flags)
-    # On the command line they are read as before.
-    assert "-m recjudge run --judge openai:x@vllm --base-url http://127.0.0.1:8000/v1 --jobs 2;" in planned(
+        assert "-m recjudge book --publish 'origin' --branch 'gh-pages' ;" in planned("publish", flags=flags)
+    # On the command line they are read as before (each one quoted shell word).
+    assert "-m recjudge run --judge 'openai:x@vllm' --base-url 'http://127.0.0.1:8000/v1' --jobs '2';" in planned(
         "run", "JUDGE=openai:x@vllm", "BASE_URL=http://127.0.0.1:8000/v1", "JOBS=2")
 
 
@@ -650,3 +651,31 @@ def test_a_judge_left_out_is_named_with_what_asking_it_would_take(tmp_path: Path
         "asked (their rows are left out and named on each chapter's page; asking them would take ~2.0 h); "
         "--with-book-judges to ask them")
     assert "not asked" in format_plan(plan_by_judge(logs))
+
+
+def test_only_a_judged_chapter_also_runs_the_pages_that_read_its_tables(book: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """The README says the at-a-glance page runs again with the judged chapters; with `--only proxy_vs_llm` a
+    variant's at-a-glance page was "Not run"."""
+    write_notebook(book / "notebooks" / "summary.ipynb", SUMMARY_CELL, 'NOTEBOOK = "summary"')
+    (book / "runplan.yaml").write_text(PLAN.replace(
+        "profiles:", "  - {name: summary, notebook: notebooks/summary.ipynb, results_of: [judged]}\nprofiles:"))
+    for argv in (["--judge", "openai:gpt-4o-mini"], ["--profile", "smoke"]):
+        assert main(["run", *argv, "--only", "judged", "--list"]) == 0
+        captured = capsys.readouterr()
+        listed = [line.split()[0] for line in captured.out.splitlines() if not line.startswith(" ")]
+        assert listed == ["judged", "summary"], argv
+        assert "also runs summary" in captured.err
+    assert main(["run", "--only", "judged", "--list"]) == 0  # the committed book runs what it is told
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()
+            if not line.startswith(" ")] == ["judged"]
+
+
+def test_only_a_run_the_profile_leaves_out_says_so(book: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--only` of a run the profile maps to `leave out` answered "no such run in the run plan"."""
+    (book / "runplan.yaml").write_text(PLAN + "    plain: leave out\n")
+    assert main(["run", "--profile", "smoke", "--only", "plain", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert "no such run" not in err and "profile smoke leaves out ['plain']" in err and "runplan.yaml" in err
+    assert main(["run", "--profile", "smoke", "--only", "nope", "--list"]) == 2
+    assert "--only ['nope']: no such run in the run plan" in capsys.readouterr().err

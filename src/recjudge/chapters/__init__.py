@@ -16,6 +16,7 @@ above the paper packages, whose analysis it presents.
 - ``metamorphic_recommender``: metamorphic testing of an LLM recommender (Khirbat et al. 2024)
 - ``judge_robustness``: the metamorphic robustness of the book's LLM judges
 - ``trust_judges``: what a judge is worth: calibration, prediction-powered inference, reliability, bias
+- ``planted_judges``: would the book recognise a capable judge? The claims' rule read by planted judges
 
 Beside them, ``reply_readings``: what every reply reader reads from every stored reply, the chapters that use each
 reader, and how many scored replies a change of the parsing rules moved.

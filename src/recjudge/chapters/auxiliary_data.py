@@ -22,6 +22,7 @@ from recjudge.compendium.tables import (
     paper_beside_ours,
     text,
 )
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE
 from recjudge.serendipity import auxiliary_data as aux
 from recjudge.serendipity import ground_truth as ser
@@ -60,7 +61,7 @@ def opening(study, rows: pd.DataFrame, chosen: Sequence[aux.Setting], movielens,
         ("Judge", "SmolLM2-135M-Instruct (local, 4-bit), Kang et al.'s 5-shot prompt, expected-score mode, "
                   "temperature 0, replayed from the response store"
                   + ("" if not judges else "; the reader's judges in the same role, on the same prompts (long-term "
-                     "profiles written by the local model): " + ", ".join(j["label"] for j in judges))),
+                     "profiles written by the local model): " + ", ".join(reader_labels(judges)))),
         ("History", study.source.label),
         ("Popularity and similarity population", f"MovieLens latest-small ratings ({movielens.status}): "
                                                  f"{movielens.ratings['user_id'].nunique():,} users"),
@@ -90,7 +91,8 @@ def show_sources(notebook: str, study) -> Table:
         {"setting": "k=N", "datum": "the last N interactions as history, no line", "source": study.source.label},
     ])
     save_table(sources, notebook, "auxiliary_sources")
-    return format_table(sources, caption="Auxiliary data, its wording and its source in this run")
+    return format_table(sources, caption="Auxiliary data, its wording and its source in this run",
+                        full_table=(notebook, "auxiliary_sources"), audit=True)
 
 
 def print_example(notebook: str, run: aux.RQ2Run, study, rows: pd.DataFrame) -> None:
@@ -138,7 +140,7 @@ def show_baselines(notebook: str, scores: pd.DataFrame, n_boot: int, seed: int) 
                         caption=f"Beside the settings: Random (expected over seeds) and a constant answer on the same "
                                 f"{int(table['n'].max())} answers; each constant is chosen for a user on the other "
                                 f"users' answers; Pearson is {CONSTANT_PEARSON_NOTE} (–)",
-                        full_table=(notebook, "baselines"))
+                        full_table=(notebook, "baselines"), audit=True)
 
 
 def draw_settings(table: pd.DataFrame, readers_table: pd.DataFrame, settings: Sequence[str], study,
@@ -196,8 +198,11 @@ def show_tables45(notebook: str, ours: pd.DataFrame, held_out: pd.DataFrame, n_s
                            ignore_index=True)
     save_table(ours.merge(paper_rows.rename(columns=lambda c: c if c == "method" else f"paper_{c}"), on="method",
                           how="left"), notebook, "tables45_vs_paper")
+    metrics = ["pearson_pct", "mae", "rmse"]
+    shown = pages.unless_too_few_rows(ours.drop(columns=["best_setting"]), metrics, n_max_column="n_max",
+                                      per=" per held-out half")
     return paper_beside_ours(
-        ours.drop(columns=["best_setting"]), paper_rows[paper_rows["method"].isin(ours["method"])], keys="method",
+        shown, paper_rows[paper_rows["method"].isin(ours["method"])], keys="method",
         metrics={"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"),
                  "mae": error(2, label="MAE"), "rmse": error(2, label="RMSE")},
         labels={"method": "Method"},
@@ -205,7 +210,8 @@ def show_tables45(notebook: str, ours: pd.DataFrame, held_out: pd.DataFrame, n_s
                 f"{n_settings - 1} settings on these {int(best_aux['n'])} answers ({best_aux['best_setting']}: "
                 f"{best_setting_kind(best_aux['best_setting'])}), chosen on the data it is reported on; the held-out "
                 f"rows choose it on half of the users and report it on the other half (means over {n_splits} "
-                f"halvings); rows marked '{ser.INTEGER.strip(', ')}' read the judge as the paper's judges answer "
+                f"halvings; too few where a half holds fewer than {pages.MIN_ANSWERS} answers, this book's minimum); "
+                f"rows marked '{ser.INTEGER.strip(', ')}' read the judge as the paper's judges answer "
                 "(the most likely score token), the others as its expected score",
         full_table=(notebook, "tables45_vs_paper"))
 
@@ -300,7 +306,8 @@ def taobao_finding(coefs: pd.DataFrame, fit: pd.DataFrame) -> str:
         + ", ".join(f"{t.replace('_', ' ')} {c.loc[t, 'effect']:.2f}" for t in pers.BIG_FIVE
                     if c.loc[t, 'p_value'] < 0.05)
         + " (odds ratios per sd, p < 0.05). "
-        + ("Both explain little (R² below 10% each): curiosity is a weak signal a judge could use, not a strong one."
+        + (f"Both explain little (R² below {pages.fmt(100 * WEAK_SIGNAL_R2, 0)}% each): curiosity is a weak signal a "
+           "judge could use, not a strong one."
            if max(ols["curiosity"], ols["big_five"]) < WEAK_SIGNAL_R2 else
            "At least one of them explains a tenth of the variance or more: a signal a judge could use."))
 

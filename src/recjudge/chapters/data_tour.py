@@ -398,7 +398,7 @@ def show_size_table(sizes: Sequence[Mapping], notebook: str) -> Table:
                          "density": percent(2, label="Density (%)")},
                         labels={"dataset": "Dataset", "table": "Table", "status": "Copy"},
                         caption="Sizes of every table read in this chapter" + (f" ({notes})" if notes else ""),
-                        full_table=(notebook, "sizes"))
+                        full_table=(notebook, "sizes"), audit=True)
 
 
 def _rows_read(sizes: Iterable[Mapping], dataset: str, table: str) -> int | None:

@@ -4,7 +4,7 @@ tables, figures and glued findings."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -16,6 +16,7 @@ from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, format_table, number, paper_beside_ours, text
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.explanations import evaluators as ex
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.metaeval import ensembles
 from recjudge.metaeval.agreement import pearson_interval
 from recjudge.prompts import explanations as ex_prompts
@@ -34,11 +35,12 @@ def set_up() -> None:
     figures.use_book_style()
 
 
-def opening(study: ExplanationStudy, sample_rows: Sequence[int], judges: Sequence[dict], random_seeds: Sequence[int],
-            n_users: int, pairs_per_user: int) -> Markdown:
-    """The box that opens the chapter: the data, the reference rows, the LLM judges and their sample."""
+def opening(study: ExplanationStudy, sample_rows: Sequence[int], own_judges: Sequence[dict], judges: Sequence[dict],
+            random_seeds: Sequence[int], n_users: int, pairs_per_user: int) -> Markdown:
+    """The box that opens the chapter: the data, the reference rows, the LLM judges (the chapter's own, then a
+    reader's) and their sample."""
     ratings = study.user_ratings
-    judge_labels = ", ".join(j["label"] for j in judges)
+    judge_labels = ", ".join([str(own["label"]) for own in own_judges] + reader_labels(judges))
     return pages.opening([
         ("Data", f"the explanation study of Lu et al. (complete copy from the data mirror; not redistributable): "
                  f"{ratings['user_id'].nunique()} users, {len(ratings):,} rated explanations"),
@@ -203,6 +205,29 @@ def show_llm_sample(notebook: str, study: ExplanationStudy, sample_rows, single_
                         full_table=(notebook, "llm_runs"), audit=True)
 
 
+def show_readers_versus_reference(notebook: str, truth: pd.DataFrame, llm_scores: pd.DataFrame,
+                                  reference_scores: pd.DataFrame, judges: Sequence[Mapping]) -> Table | Markdown:
+    """Saves each evaluator of the reader's judges (``judges``: the chapter's parameter) against ROUGE-1-F on the
+    same texts, per aspect (``ex.versus_reference``: the claim "certain LLMs evaluate as well as or better than BLEU
+    and ROUGE" reads it; empty without a reader's judge) and shows each evaluator's mean over the aspects beside
+    ROUGE-1-F's."""
+    labels = reader_labels(judges)
+    names = [name for name in llm_scores["evaluator"].unique() if ex_prompts.evaluator_judge(name) in labels]
+    versus = ex.versus_reference(truth, llm_scores[llm_scores["evaluator"].isin(names)], reference_scores)
+    save_table(versus, notebook, "readers_versus_reference")
+    if versus.empty:
+        return Markdown("")
+    mean = versus.groupby("evaluator", sort=False)[["n", "pearson", "reference_pearson"]].agg(
+        {"n": "min", "pearson": "mean", "reference_pearson": "mean"}).reset_index()
+    return format_table(mean, {"n": count(label="Texts (fewest of an aspect)"),
+                               "pearson": correlation(1, label="Pearson (%)"),
+                               "reference_pearson": correlation(1, label=f"{ex.REFERENCE_METRIC} (%)")},
+                        labels={"evaluator": "Evaluator"},
+                        caption=f"Your judge's evaluators beside {ex.REFERENCE_METRIC} on the same texts, dataset "
+                                "level, mean over the four aspects of the Pearson correlation with the users' ratings",
+                        full_table=(notebook, "readers_versus_reference"), audit=True)
+
+
 def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFrame, llm_table: pd.DataFrame) -> Table:
     """Our LLM rows (and the annotators) on the sample, mean over the aspects, with the texts each evaluator scored;
     saved as well with the paper's convention of a missing score counted as 0."""
@@ -249,7 +274,7 @@ def show_errors_beside_baselines(notebook: str, name: str, truth: pd.DataFrame, 
                 "baselines: a constant answer (the most frequent rating or the mean rating, chosen for each user on "
                 "the other users' ratings) and Random (a uniform 1–5 draw, exact expectation); accuracy: the same "
                 "rating level. BLEU and ROUGE score on another scale and have no error here",
-        full_table=(notebook, name))
+        full_table=(notebook, name), audit=True)
 
 
 def dataset_level_interval(table: pd.DataFrame) -> pd.DataFrame:
@@ -286,7 +311,7 @@ def show_paper_llm_rows(notebook: str) -> Table:
                         .loc[list(dict.fromkeys(paper_llm_average["evaluator"]))][list(ex.LEVELS)].reset_index(),
                         LEVEL_FORMATS, labels={"evaluator": "Evaluator ((S) single-, (M) multiple-aspect prompt)"},
                         caption="For reference: the paper's LLM rows (full study, Average column as printed)",
-                        full_table=(notebook, "paper_llm_rows"))
+                        full_table=(notebook, "paper_llm_rows"), audit=True)
 
 
 def authors_prompt_statements(notebook: str) -> pd.DataFrame:
@@ -306,6 +331,33 @@ def has_slip(statements: pd.DataFrame) -> bool:
     return not statements[~statements["asks_its_aspect"]].empty
 
 
+def local_dataset_range(llm_table: pd.DataFrame) -> str:
+    """The local model's dataset-level correlations (mean over the aspects) as a range over its rows that rest on at
+    least this book's minimum of texts (``n_rows``, the fewest of an aspect), the rows on fewer named too few: the
+    range a table of "too few texts (3)" rows sits beside is no range of numbers."""
+    local = llm_table[llm_table["evaluator"].str.startswith("SmolLM2")]
+    average = ex.average_over_aspects(local)
+    dataset = average[average["level"] == "dataset"].set_index("evaluator")["value"]
+    if "n_rows" in local:
+        pearson = local[(local["level"] == "dataset") & (local["method"] == "pearson")]
+        texts = pearson.groupby("evaluator")["n_rows"].min()
+        dataset = dataset[dataset.index.map(lambda name: not pages.too_few(texts.get(name)))]
+        few = int(sum(pages.too_few(n) for n in texts))
+    else:
+        few = 0
+    dataset = dataset.dropna()
+    if dataset.empty:
+        return ("each of its rows rests on too few texts for a dataset-level correlation "
+                f"(fewer than {pages.MIN_ANSWERS}, this book's minimum)")
+    others = f" ({pages.count(few, 'other row')} on too few texts)" if few else ""
+    if len(dataset) == 1:
+        return (f"its one dataset-level correlation on enough texts (mean over aspects) is "
+                f"{pages.fmt(dataset.iloc[0], 1)}%{others}")
+    return (f"its dataset-level correlations (mean over aspects) range from {pages.fmt(dataset.min(), 1)}% to "
+            f"{pages.fmt(dataset.max(), 1)}%" + (f" ({pages.count(len(dataset), 'row')}; "
+                                                  f"{pages.count(few, 'other')} on too few texts)" if few else ""))
+
+
 def slip_note(statements: pd.DataFrame) -> Markdown:
     """The paragraph on an aspect line of the authors' template that asks the wrong statement (or that none does)."""
     wrong = statements[~statements["asks_its_aspect"]]
@@ -321,8 +373,8 @@ def slip_note(statements: pd.DataFrame) -> Markdown:
         + (f"A multiple-aspect judge is asked about {borrowed[0]} twice and never about {row['aspect']}, while "
            "the single-aspect prompt states it correctly. " if borrowed else "")
         + ("This is a plausible cause of the paper's finding that single-aspect prompts score higher on "
-           "Transparency (section 2.4), which the paper puts down to transparency being judged \"relatively "
-           "independently\". " if row["aspect"] == "transparency" else "")
+           "Transparency (section 3), which the paper puts down to \"the evaluation of Transparency\" being "
+           "\"relatively independent\". " if row["aspect"] == "transparency" else "")
         + "The rebuilt template keeps the slip, so that it asks what the authors asked.")
 
 
@@ -358,7 +410,7 @@ def show_authors_rows(notebook: str, average: pd.DataFrame) -> Table:
                                 "and, separately, by aspect name; a row with a score read in fewer than "
                                 f"{pages.MIN_ANSWERS} texts (this book's minimum) shows too few (SmolLM2-135M: a "
                                 "near-noise judge)",
-                        full_table=(notebook, "authors_rows_sample"))
+                        full_table=(notebook, "authors_rows_sample"), audit=True)
 
 
 def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, authors_judges: Sequence[dict],
@@ -449,7 +501,7 @@ def show_cost(notebook: str, cost: pd.DataFrame) -> Table:
                         {c: number(2, label=c.removeprefix("usd_").replace("_", " ") + " ($)") for c in usd_columns},
                         labels={"evaluator": "Our prompt"},
                         caption="Cost of evaluating 1,000 texts on four aspects, in USD, at each model's list price",
-                        full_table=(notebook, "cost_per_text"))
+                        full_table=(notebook, "cost_per_text"), audit=True)
 
 
 def show_paper_cost(notebook: str) -> Table:
@@ -494,13 +546,10 @@ def further_findings(comparison: pd.DataFrame, llm_runs: pd.DataFrame, llm_table
                        f"measures cannot be in general (ours differ by up to {pages.fmt(ours_rouge_gap.max(), 2)} "
                        "points): one of the paper's rows is probably a copy of the other.")
     if len(llm_runs):
-        local_avg = ex.average_over_aspects(llm_table).query("evaluator.str.startswith('SmolLM2')", engine="python")
-        local_dataset = local_avg[local_avg["level"] == "dataset"]["value"]
         further.append(
             f"The LLM rows here come from SmolLM2-135M on {n_texts} texts: {unreadable} of "
-            f"{int(llm_runs['n_prompts'].sum())} replies had an unreadable score, and its dataset-level correlations "
-            f"(mean over aspects) range from {pages.fmt(local_dataset.min(), 1)}% to "
-            f"{pages.fmt(local_dataset.max(), 1)}%: noise, not a test of the paper's finding that GPT-4 with the "
+            f"{int(llm_runs['n_prompts'].sum())} replies had an unreadable score, and "
+            f"{local_dataset_range(llm_table)}: noise, not a test of the paper's finding that GPT-4 with the "
             f"multiple-aspect prompt (Average {pages.fmt(ex.PAPER_TABLE1_AVERAGE['GPT4 (M)'][0], 2)}% at the dataset "
             "level) tracks users' ratings more closely than the third-party annotators do.")
     if slip:

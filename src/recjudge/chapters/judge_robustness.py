@@ -6,12 +6,14 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import claim_evidence, pages
+from recjudge.compendium import claim_evidence, figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.metaeval.baselines import RANDOM
 from recjudge.metamorphic import judges as mr
 from recjudge.metamorphic.judges import RobustnessRun
@@ -66,7 +68,7 @@ def opening(runs: Mapping[str, RobustnessRun], *, judges: Sequence[Mapping], tok
                    + ("; the two generating judges again with their replies held to their template's output shape "
                       "(\"constrained\")" if constrained else "")
                    + ("" if not judges else "; the reader's judges in each of these roles, beside it: "
-                      + ", ".join(j["label"] for j in judges))),
+                      + ", ".join(reader_labels(judges)))),
         ("Data", f"{serendipity_facts}; the synthetic survey (generated answers, not users): the Kang judge on the "
                  f"first {kang_cases} answers of the serendipity chapter's sample, the Tokutake judge on "
                  f"{tokutake_cases} answers stratified by g; explanation judge: {explanation_texts} texts of Lu et "
@@ -74,7 +76,7 @@ def opening(runs: Mapping[str, RobustnessRun], *, judges: Sequence[Mapping], tok
         ("Relations", "MR3 spaces, MR4 random words (in the history, or in the explanation text), history order "
                       "shuffled, MR1/MR2 where ratings appear, a paraphrased instruction"),
     ], "**Noise level, small sample.** The book's judges run on one real but tiny model, which judges near noise level"
-       + (f" (your judges, {', '.join(j['label'] for j in judges)}, play the same roles beside them)" if judges else "")
+       + (f" (your judges, {', '.join(reader_labels(judges))}, play the same roles beside them)" if judges else "")
        + "; the sample is a few dozen cases so that every perturbed prompt runs in minutes on a shared CPU. The book's "
        "judges' numbers are a 135M-parameter model's replies on samples of tens of answers: they say how much these "
        "judges move, not how a capable judge would. With the synthetic survey, the ground-truth column describes "
@@ -116,10 +118,12 @@ def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str
     roles = {reader: judge for run in runs.values() for reader, judge in run.roles.items()}
     # the book's judges are SmolLM2-135M in each role; a reader's judge plays a role under "<its label> ..."
     judges_in_roles = {"SmolLM2-135M": set(in_roles) - set(roles),
-                       **{j["label"]: {name for name in roles if name.endswith(f", {j['label']}")} for j in judges}}
+                       **{label: {name for name in roles if name.endswith(f", {label}")}
+                          for label in reader_labels(judges)}}
     # the baselines' rows beside the judges': what Random would change by under any relation, and a constant (0)
     baselines = save_table(mr.baseline_robustness(), notebook, "robustness_baselines")
-    shown = pd.concat([table.drop(columns="data"), baselines.drop(columns="spearman_note")], ignore_index=True)
+    shown = pd.concat([shown_robustness(table).drop(columns="data"), baselines.drop(columns="spearman_note")],
+                      ignore_index=True)
     return format_table(shown, {
         "cases": count(), "filtered": count(label="Filt."), "scored": count(label="n"),
         "mean_abs_change": number(2, label="|Δ| mean"), "verdict_flip_rate": percent(0, label="Flips (%)"),
@@ -127,9 +131,48 @@ def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str
         labels={"judge": "Judge", "relation": "Relation"},
         caption=f"Metamorphic robustness of the judges (run on {pages.judges_in(in_roles, judges_in_roles)}; n "
                 "scored cases per row; the Kang and Tokutake judges without \"(Serendipity-2018)\" ran on the "
-                "synthetic survey); SmolLM2-135M judges near noise level. The last two rows are the baselines under "
+                f"synthetic survey; a row on fewer than {pages.MIN_ANSWERS} scored cases, this book's minimum, shows "
+                "too few); SmolLM2-135M judges near noise level. The last two rows are the baselines under "
                 "any relation: Random (a fresh uniform 1–5 draw per prompt; exact expectations) and a constant "
                 "answer (never moves; its Spearman ρ is undefined)")
+
+
+def draw_robustness(table: pd.DataFrame) -> None:
+    """Figure fig-judge-robustness: each judge's mean absolute change and verdict flip rate under each relation (one
+    marker per relation), beside Random's under any relation (dashed); a judge with no scored case is named in the
+    caption, not drawn."""
+    import matplotlib.pyplot as plt
+
+    scored = table[table["scored"] > 0]
+    unscored = sorted(set(table["judge"]) - set(scored["judge"]))
+    judges = list(dict.fromkeys(scored["judge"]))
+    relations = list(dict.fromkeys(scored["relation"]))
+    figures.check_series_count(len(relations))
+    styles = figures.series_styles(relations)
+    random = mr.baseline_robustness().set_index("judge").loc[RANDOM]
+    fig, axes = plt.subplots(1, 2, figsize=(figures.FIGURE_WIDTH_IN, 0.45 * len(judges) + 2.2), sharey=True)
+    y = {judge: len(judges) - 1 - i for i, judge in enumerate(judges)}
+    offsets = dict(zip(relations, np.linspace(-0.25, 0.25, len(relations)) if len(relations) > 1 else [0.0]))
+    for ax, column, scale, label in ((axes[0], "mean_abs_change", 1, "Mean |change| of the score (1–5)"),
+                                     (axes[1], "verdict_flip_rate", 100, "Verdict flips (%)")):
+        for relation in relations:
+            part = scored[scored["relation"] == relation]
+            ax.plot(scale * part[column], [y[j] + offsets[relation] for j in part["judge"]], linestyle="none",
+                    marker=styles[relation].marker, color=styles[relation].colour, label=relation)
+        ax.axvline(scale * random[column], color="0.3", linestyle="--", linewidth=1.2, label=f"{RANDOM}, any relation")
+        ax.set(xlabel=label)
+        ax.set_xlim(left=-0.05 * scale * max(random[column], scored[column].max()))
+        ax.grid(axis="y", alpha=0)
+    axes[0].set_yticks(list(y.values()), list(y))
+    axes[0].set_ylabel("Judge")
+    axes[0].legend(loc="upper center", bbox_to_anchor=(1.0, -0.28), ncols=3, frameon=False)
+    figures.glue_figure("fig-judge-robustness", fig,
+        f"How far each judge's score moves under each relation: mean absolute change on the 1–5 scale (left) and the "
+        f"share of verdicts (serendipitous or not) that flip (right), against Random's "
+        f"{pages.fmt(random['mean_abs_change'], 2)}"
+        f" and {pages.fmt(100 * random['verdict_flip_rate'], 0)}% under any relation (dashed); a constant answer "
+        f"never moves. Cases per cell: {pages.span(scored['scored'].min(), scored['scored'].max(), 0)}."
+        + (f" Not drawn, no case scored: {', '.join(unscored)}." if unscored else ""))
 
 
 def not_applicable(runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
@@ -177,28 +220,56 @@ def show_shape_effect(shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun], n
         "verdict_flip_rate": percent(0, label="Flips (%)"), "spearman": number(2, label="Spearman ρ")},
         labels={"judge": "Judge", "relation": "Relation", "replies": "Replies"},
         caption="The generating judges with free and with constrained replies (SmolLM2-135M, noise level; one "
-                "CSV per judge, constrained_vs_free_<judge>.csv)"))
+                "CSV per judge, constrained_vs_free_<judge>.csv)", audit=True))
 
 
 
-def flips_in(rates: pd.Series) -> str:
-    return ("no verdict flips" if rates.max() == 0 else
-            f"verdicts flip in {pages.span(100 * rates.min(), 100 * rates.max(), 0)}% of the scored cases")
+def _cell_scores(scores: pd.DataFrame | None, judge: str, relations: Sequence[str]) -> list[pd.DataFrame]:
+    if scores is None or scores.empty:
+        return []
+    mine = scores[scores["judge"] == judge]
+    return [mine[mine["relation"] == relation] for relation in relations]
 
 
-def serendipity_finding(table: pd.DataFrame) -> str:
-    """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these)."""
+def flips_in(rates: pd.Series, cells: Sequence[pd.DataFrame] = ()) -> str:
+    """The flip rates of a judge's cells; when none flipped, whether one could have (``mr.flip_within_reach`` over the
+    cells' scores, when given)."""
+    if rates.max() > 0:
+        return f"verdicts flip in {pages.span(100 * rates.min(), 100 * rates.max(), 0)}% of the scored cases"
+    if cells and not any(mr.flip_within_reach(cell) for cell in cells):
+        return "no verdict could flip (no score moved as far as the nearest original score lies from a verdict's edge)"
+    return "no verdict flips"
+
+
+def serendipity_finding(table: pd.DataFrame, scores: pd.DataFrame | None = None) -> str:
+    """How far the judges move on the real Serendipity-2018 answers (rows of ``table`` whose data are these): on fewer
+    scored answers per relation than this book's minimum, too few answers; ``scores``: the cases, to say whether a
+    flip could happen at all."""
     real = table[table["data"] == SERENDIPITY_DATA]
     if real.empty:
         return f"{claim_evidence.NOT_RUN} (the Serendipity-2018 data are needed)."
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
     return "; ".join(
-        f"{label}: {flips_in(part['verdict_flip_rate'])}, scores move by "
-        f"{pages.span(part['mean_abs_change'].min(), part['mean_abs_change'].max(), 2)} on average (n = "
-        f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of {int(part['cases'].max())} answers "
-        "per relation, "
-        f"{len(part)} relations with scored cases)" for label, part in per_judge) \
+        f"{label}: " + pages.unless_too_few(
+            f"{flips_in(part['verdict_flip_rate'], _cell_scores(scores, label, part['relation']))}, scores move by "
+            f"{pages.span(part['mean_abs_change'].min(), part['mean_abs_change'].max(), 2)} on average (n = "
+            f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of {int(part['cases'].max())} "
+            f"answers per relation, {len(part)} relations with scored cases)",
+            int(part["scored"].min()),
+            detail=f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of "
+                   f"{int(part['cases'].max())} answers per relation")
+        for label, part in per_judge) \
         + ": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers."
+
+
+def shown_robustness(table: pd.DataFrame) -> pd.DataFrame:
+    """The robustness table as shown: a row's measures on fewer scored cases than this book's minimum read "too few
+    answers (n)" (the CSV keeps every number)."""
+    return pages.unless_too_few_rows(table, ROW_MEASURES, n_column="scored")
+
+
+#: The measures of a robustness row, each read on its scored cases.
+ROW_MEASURES = ("mean_abs_change", "verdict_flip_rate", "spearman", "delta_pearson_truth")
 
 
 def constrained_finding(shaped: pd.DataFrame) -> str:
@@ -270,26 +341,51 @@ def baseline_flips() -> str:
             f"{pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0)}% for a constant answer")
 
 
-#: The invariance rule's vocabulary: any cell with a verdict flip makes the judges not invariant.
+#: The invariance rule's vocabulary: any cell with a verdict flip, among the cells with at least this book's minimum
+#: of scored cases, makes the judges not invariant; with none flipping, whether a flip could have happened there.
 NOT_INVARIANT = "The judges are not invariant."
 NO_FLIPS = "No verdict flips here."
+NO_FLIP_POSSIBLE = "No verdict could flip here."
+
+
+def invariance(table: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    """The invariance rule on the cells with enough scored cases (``pages.MIN_ANSWERS``): (its words, those cells,
+    the cells among them where a verdict flips). A cell of three cases flips or not by chance: it is too few."""
+    readable = table[~table["scored"].map(pages.too_few) & (table["scored"] > 0)]
+    moving = readable[readable["verdict_flip_rate"] > 0]
+    if readable.empty:
+        return (pages.too_few_text(table["scored"].max(), detail=f"at most {int(table['scored'].max())} scored cases "
+                                                                  "per cell") + ".", readable, moving)
+    if len(moving):
+        return NOT_INVARIANT, readable, moving
+    scores = pd.concat([run.scores for run in runs.values() if len(run.scores)], ignore_index=True) \
+        if any(len(run.scores) for run in runs.values()) else None
+    cells = [cell for judge, part in readable.groupby("judge", sort=False)
+             for cell in _cell_scores(scores, judge, part["relation"])]
+    if cells and not any(mr.flip_within_reach(cell) for cell in cells):
+        return NO_FLIP_POSSIBLE, readable, moving
+    return NO_FLIPS, readable, moving
 
 
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:
     """The glued values of the verdict (``table`` with its data column, ``with_data``): text, and Markdown for the
     two findings written as sentences."""
-    moving = table[table["verdict_flip_rate"] > 0]
+    words, readable, moving = invariance(table, runs)
+    scores = pd.concat([run.scores for run in runs.values() if len(run.scores)], ignore_index=True) \
+        if any(len(run.scores) for run in runs.values()) else None
     return {
-        "invariance": NOT_INVARIANT if len(moving) else NO_FLIPS,
+        "invariance": words,
         "n_moving": f"{len(moving)}",
-        "n_cells": f"{len(table)}",
+        "n_cells": f"{len(readable)}",
+        "n_too_few": f"{len(table) - len(readable)}",
+        "min_answers": f"{pages.MIN_ANSWERS}",
         **pooled_flips(table),
         "baseline_flips": baseline_flips(),
         "order_kept": order_kept(table["spearman"]),
         "spearman_low": pages.fmt(table["spearman"].min(), 2),
         "spearman_high": pages.fmt(table["spearman"].max(), 2),
         "n_spearman": f"{int(table['spearman'].notna().sum())}",
-        "serendipity_finding": Markdown(serendipity_finding(table)),
+        "serendipity_finding": Markdown(serendipity_finding(table, scores)),
         "n_cases": f"{int(table['cases'].sum()):,}",
         "n_filtered": f"{int(table['filtered'].sum()):,}",
         "n_not_applicable": f"{len(not_applicable(runs))}",

@@ -9,8 +9,11 @@ import pandas as pd
 from IPython.display import Markdown
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.claim_intervals import fisher_pct
+from recjudge.compendium.comparisons import READERS_AVERAGE
 from recjudge.compendium.results import save_table
-from recjudge.compendium.tables import correlation, count, error, format_table, paper_beside_ours, text
+from recjudge.compendium.tables import Table, correlation, count, error, format_table, paper_beside_ours, text
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.metaeval.baselines import CONSTANT_PEARSON_NOTE
 from recjudge.serendipity import auxiliary_data as aux
 from recjudge.serendipity import ground_truth as ser
@@ -22,10 +25,15 @@ RECORDED = "gpt-3.5-turbo (recorded)"
 BEST_CELL = "Multi-LLM & Auxiliary Data"
 #: The figure of each family of ensembles.
 FAMILY_FIGURES = {"LLM judges": "fig-ensemble-size-llm", "Proxies": "fig-ensemble-size-proxies"}
-#: The steadiness rule's vocabulary: averaging steadies the result when the worst ensemble of the most judges
-#: correlates higher than the worst single judge.
-STEADIER = "averaging makes the result steadier, as Kang et al. observe"
-NOT_STEADIER = "averaging does not make the result steadier here"
+#: The steadiness rule's vocabulary. Zhang et al. (section 5) observe for explanation judges that "the lower bound of
+#: the evaluation accuracy also rises" with the number of judges averaged: here the rule reads the worst ensemble of
+#: every size, and the lower bound rises only when it rises with every judge added (not the first size against the
+#: last alone, whose one ensemble is its own worst).
+LOWER_BOUND_RISES = ("the worst ensemble rises with every judge added, as Zhang et al. observe for explanation judges "
+                     "(section 5: \"the lower bound of the evaluation accuracy also rises\")")
+LOWER_BOUND_DOES_NOT = ("the worst ensemble does not rise with every judge added: Zhang et al.'s observation for "
+                        "explanation judges (section 5: \"the lower bound of the evaluation accuracy also rises\") is "
+                        "not seen here")
 
 
 def opening(study: ser.Serendipity2018Study, members: Sequence[str], judges: Sequence[Mapping],
@@ -47,7 +55,8 @@ def opening(study: ser.Serendipity2018Study, members: Sequence[str], judges: Seq
         ("Ensemble score", "mean of the members' scores, " + ("rounded to a Likert level" if round_scores
                                                              else "not rounded")),
     ]
-    readers = [name for name in members if any(name.startswith(f"{j['label']} ") for j in judges)]
+    labels = reader_labels(judges)
+    readers = [name for name in members if any(name.startswith(f"{label} ") for label in labels)]
     others = [name for name in members if not name.startswith("SmolLM2") and name != RECORDED
               and name not in readers]
     caveat = ("Most members are SmolLM2-135M, a tiny model near noise level, under different prompts"
@@ -71,7 +80,7 @@ def show_baselines(study: ser.Serendipity2018Study, notebook: str, n_boot: int =
                         caption=f"Beside the ensembles: Random (expected over seeds) and a constant answer on the same "
                                 f"{len(study.sample)} answers; each constant is chosen for a user on the other users' "
                                 f"answers; Pearson is {CONSTANT_PEARSON_NOTE}",
-                        full_table=(notebook, "baselines"))
+                        full_table=(notebook, "baselines"), audit=True)
 
 
 def show_size_table(accuracy: pd.DataFrame, sizes: pd.DataFrame, families: Mapping[str, Sequence],
@@ -126,6 +135,32 @@ def show_best_per_setting(grids: Mapping[str, tuple], n_rows: int, notebook: str
                         full_table=(notebook, "grid"), audit=True)
 
 
+def show_readers_average(average: pd.DataFrame, notebook: str) -> Table | Markdown:
+    """Saves the average of the reader's judges against each of them (``ser.readers_average``; empty with fewer than
+    two) and shows it, each judge's Pearson beside the average's with the average's lead and its 95% interval on the
+    same answers (``metaeval.dependent.contrast_interval``, their measured correlation); the claim of RQ3 reads it."""
+    from recjudge.metaeval.dependent import contrast_interval
+
+    save_table(average, notebook, "readers_average")
+    if average.empty:
+        return Markdown("")
+    mean = average[average["method"] == READERS_AVERAGE].iloc[0]
+    members = average[average["method"] != READERS_AVERAGE]
+    leads = [contrast_interval(mean["pearson_pct"] / 100, row["pearson_pct"] / 100, int(row["n_with_versus"]),
+                               r_ab=row["r_with_versus"]) for _, row in members.iterrows()]
+    view = members[["judge", "n", "pearson_pct"]].assign(
+        average=float(mean["pearson_pct"]), lead=[100 * lead[0] for lead in leads],
+        interval=[f"[{pages.fmt(100 * lead[1], 1)}, {pages.fmt(100 * lead[2], 1)}]" for lead in leads])
+    return format_table(view, {"n": count(), "pearson_pct": correlation(1, scale="percent", label="Pearson (%)"),
+                               "average": correlation(1, scale="percent", label="Their mean (%)"),
+                               "lead": correlation(1, scale="percent", label="Lead of the mean (points)"),
+                               "interval": text(label="95% interval")},
+                        labels={"judge": "Your judge"},
+                        caption=f"The mean of your {len(members)} judges (5-shot, expected scores) against each of "
+                                "them on the same answers; the lead's interval reads the two correlations and their "
+                                "measured correlation with each other", full_table=(notebook, "readers_average"))
+
+
 def save_table5(table5: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
                 notebook: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Saves our Table 5 rows of every reading and the held-out splits (each named by its reading); returns the rows
@@ -149,10 +184,13 @@ def show_table5_vs_paper(ours: pd.DataFrame, n_splits: int, notebook: str):
     paper = paper_table5()
     save_table(ours.merge(paper.rename(columns=lambda c: c if c == "method" else f"paper_{c}"), on="method",
                           how="left"), notebook, "table5_vs_paper")
-    return paper_beside_ours(ours.drop(columns=["cell"]), paper[paper["method"].isin(ours["method"])], keys="method",
+    shown = pages.unless_too_few_rows(ours.drop(columns=["cell"]), list(METRICS), n_max_column="n_max",
+                                      per=" per held-out half")
+    return paper_beside_ours(shown, paper[paper["method"].isin(ours["method"])], keys="method",
                              metrics=METRICS, labels={"method": "Method"},
                              caption="Table 5 (Serendipity-2018) of Kang et al. beside ours (held-out rows: means "
-                                     f"over {n_splits} random halves of the users; rows marked "
+                                     f"over {n_splits} random halves of the users, too few where a half holds fewer "
+                                     f"than {pages.MIN_ANSWERS} answers, this book's minimum; rows marked "
                                      f"'{ser.INTEGER.strip(', ')}' read every judge as the paper's judges answer, its "
                                      "most likely score token, the others as its expected score)",
                              full_table=(notebook, "table5_vs_paper"))
@@ -164,32 +202,68 @@ def show_table5_synthetic(ours: pd.DataFrame):
                         caption="Table 5 rows on the synthetic survey (held-out rows: answers of one held-out half)")
 
 
+def _half_width(n: int | None) -> str:
+    """"; each Pearson on 200 answers has a 95% interval of about ±14 points", by Fisher's z at r = 0; "" without
+    n."""
+    from recjudge.metaeval.dependent import correlation_interval
+
+    if not n or n <= 3:
+        return ""
+    return (f"; each Pearson on {n:,} answers has a 95% interval of about "
+            f"±{pages.fmt(100 * correlation_interval(0.0, n)[1], 0)} points")
+
+
+def held_out_finding(ours: pd.DataFrame, held: pd.DataFrame) -> Markdown:
+    """The best cell chosen on half of the users and reported on the other half, against NA on the same halves, and
+    whether the gain in sample is mostly selection; "too few answers" when a held-out half holds fewer than this
+    book's minimum (the rule of ``pages.MIN_ANSWERS``: a correlation on 5 answers is no number)."""
+    by_method = ours.set_index("method")
+    row = by_method.loc[f"{BEST_CELL}, held out"]
+    low, high = int(row["n"]), int(row.get("n_max", row["n"]))
+    per_half = f"{low}" if low == high else f"{low}–{high}"
+    if pages.too_few(low):
+        return Markdown(f"Chosen on half of the users and reported on the other half ({len(held)} splits), the best "
+                        f"cell has {pages.too_few_text(low, detail=f'{per_half} per held-out half')}: no held-out "
+                        "number, and so no reading of how much of the in-sample gain is selection.")
+    gain_in_sample = by_method.loc[BEST_CELL, "pearson_pct"] - by_method.loc[aux.NA, "pearson_pct"]
+    gain_held_out = (held["heldout_pearson_pct"] - held["na_heldout_pearson_pct"]).mean()
+    selection = ("most of the in-sample gain is selection" if gain_held_out < gain_in_sample / 2
+                 else "most of the in-sample gain survives on unseen users")
+    return Markdown(
+        f"Chosen on half of the users and reported on the other half ({per_half} answers a half), the best cell "
+        f"reaches {pages.fmt(held['heldout_pearson_pct'].mean(), 1)}% on average over {len(held)} splits (from "
+        f"{pages.fmt(held['heldout_pearson_pct'].min(), 1)}% to {pages.fmt(held['heldout_pearson_pct'].max(), 1)}%), "
+        f"against {pages.fmt(held['na_heldout_pearson_pct'].mean(), 1)}% for NA on the same halves: a gain over NA "
+        f"of {pages.fmt(gain_held_out, 1)} points held out against {pages.fmt(gain_in_sample, 1)} in sample, so "
+        f"{selection}.")
+
+
 def findings(sizes: pd.DataFrame, ours: pd.DataFrame, held: pd.DataFrame, n_members: int, n_grid_rows: int,
-             n_grid_cells: int, n_splits: int) -> dict:
-    """The glued values of the detailed verdict: whether averaging steadies the result, the best cell in sample and
-    held out, and whether its gain over NA is mostly selection."""
+             n_grid_cells: int, n_answers: int | None = None) -> dict:
+    """The glued values of the detailed verdict: the mean and the worst ensemble by size and whether the worst rises
+    with every judge added (the steadiness rule), the best cell in sample with its interval, and held out
+    (``held_out_finding``)."""
     llm_sizes = sizes[(sizes["family"] == "LLM judges") & (sizes["metric"] == "pearson_pct")].sort_values("n")
     first, last = llm_sizes.iloc[0], llm_sizes.iloc[-1]
-    steadier = last["worst"] > first["worst"]
+    worst = llm_sizes["worst"].to_numpy(dtype=float)
+    rises = len(worst) > 1 and bool((worst[1:] > worst[:-1]).all())
+    between = llm_sizes.iloc[1:-1]
     n_all = (f"all {last['n']:.0f}" if last["n"] == n_members
              else f"{last['n']:.0f} of {n_members}, the largest enumerated")
     by_method = ours.set_index("method")
     best_in = by_method.loc[BEST_CELL]
-    gain_in_sample = best_in["pearson_pct"] - by_method.loc[aux.NA, "pearson_pct"]
-    gain_held_out = (held["heldout_pearson_pct"] - held["na_heldout_pearson_pct"]).mean()
     return {
         "mean_single": pages.fmt(first["mean"], 1), "mean_all": pages.fmt(last["mean"], 1), "n_all": n_all,
         "worst_single": pages.fmt(first["worst"], 1), "worst_all": pages.fmt(last["worst"], 1),
-        "steadier_finding": STEADIER if steadier else NOT_STEADIER,
-        "n_grid_rows": n_grid_rows, "best_cell": best_in["cell"], "best_pearson": pages.fmt(best_in["pearson_pct"], 1),
+        "worst_between": (f", through {pages.fmt(between['worst'].min(), 1)}% to "
+                          f"{pages.fmt(between['worst'].max(), 1)}% for {between['n'].min():.0f} to "
+                          f"{between['n'].max():.0f} judges," if len(between) else ""),
+        "sizes_note": _half_width(n_answers),
+        "steadier_finding": LOWER_BOUND_RISES if rises else LOWER_BOUND_DOES_NOT,
+        "n_grid_rows": n_grid_rows, "best_cell": best_in["cell"],
+        "best_pearson": fisher_pct(best_in["pearson_pct"], n_grid_rows),
         "best_mae": pages.fmt(best_in["mae"], 2), "n_grid_cells": n_grid_cells,
-        "held_mean": pages.fmt(held["heldout_pearson_pct"].mean(), 1), "n_splits": n_splits,
-        "held_min": pages.fmt(held["heldout_pearson_pct"].min(), 1),
-        "held_max": pages.fmt(held["heldout_pearson_pct"].max(), 1),
-        "na_held": pages.fmt(held["na_heldout_pearson_pct"].mean(), 1),
-        "gain_in_sample": pages.fmt(gain_in_sample, 1), "gain_held_out": pages.fmt(gain_held_out, 1),
-        "selection_finding": ("most of the in-sample gain is selection" if gain_held_out < gain_in_sample / 2
-                              else "most of the in-sample gain survives on unseen users"),
+        "held_out_finding": held_out_finding(ours, held),
     }
 
 
@@ -199,9 +273,13 @@ def integer_finding(ours: pd.DataFrame) -> Markdown:
     if f"{BEST_CELL}{ser.INTEGER}" not in by_method.index:
         return Markdown("")
     best, held = by_method.loc[f"{BEST_CELL}{ser.INTEGER}"], by_method.loc[f"{BEST_CELL}{ser.INTEGER}, held out"]
+    low, high = int(held["n"]), int(held.get("n_max", held["n"]))
+    held_words = pages.unless_too_few(
+        f"{pages.fmt(held['pearson_pct'], 1)}% held out (MAE {pages.fmt(held['mae'], 2)})", low,
+        detail=f"{low if low == high else f'{low}–{high}'} per held-out half")
     return Markdown(f"Read as integers, as the paper's judges answer, the best cell is {best['cell']} with "
-                    f"{pages.fmt(best['pearson_pct'], 1)}% (MAE {pages.fmt(best['mae'], 2)}) in sample and "
-                    f"{pages.fmt(held['pearson_pct'], 1)}% held out (MAE {pages.fmt(held['mae'], 2)}).")
+                    f"{fisher_pct(best['pearson_pct'], int(best['n']))} (MAE {pages.fmt(best['mae'], 2)}) in sample; "
+                    f"held out: {held_words}.")
 
 
 def paper_finding(synthetic: bool) -> Markdown:

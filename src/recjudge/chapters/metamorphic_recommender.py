@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import pages
+from recjudge.compendium import figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, header_label, number, p_value, paper_beside_ours, percent
 from recjudge.data import movielens_name
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.metamorphic import rank, relations, study
 from recjudge.metamorphic.recommender import TitleMatcher, parse_titles
 
@@ -46,13 +47,14 @@ def opening(movielens, users: Sequence, replies: pd.DataFrame, *, dataset: str, 
         ("Recommender", f"SmolLM2-135M-Instruct (local, 4-bit) at temperature {temperature:g}, replayed from the "
                         "response store; the paper used GPT-3.5-turbo"
                         + ("" if not judges else "; the reader's judges as recommenders too: "
-                           + ", ".join(j["label"] for j in judges))),
+                           + ", ".join(reader_labels(judges)))),
         ("Sample", f"{pages.count(len(users), 'user')} drawn with seed {user_seed} among the "
                    f"{len(study.eligible_users(movielens.ratings))} users with 30-40 liked items; "
                    f"{len(replies):,} replies; the paper's design (k and l grids, {iterations} iterations) "
                    "unchanged"),
-        ("Similarity", "Kendall's τ-b over the union of the two lists, RBO (p = 0.9, extrapolated, Webber et al. "
-                       "{cite:p}`webber2010similarity`), overlap ratio; τ over shared items as a second reading"),
+        ("Similarity", f"Kendall's τ-b over the union of the two lists, RBO (p = {rank.RBO_PERSISTENCE:g}, "
+                       "extrapolated, Webber et al. {cite:p}`webber2010similarity`), overlap ratio; τ over shared "
+                       "items as a second reading"),
     ], "**Noise level.** SmolLM2-135M is a real but tiny model: it often answers with prose, repeats the prompt or "
        "invents titles, so its rows show the pipeline and the size of pure sampling noise, not how an LLM "
        "recommender behaves. The sample is one user because the local model writes about four tokens a second on "
@@ -115,7 +117,7 @@ def show_reply_parsing(replies: pd.DataFrame, notebook: str) -> Markdown:
     parse_summary = save_table(study.reply_summary(replies), notebook, "reply_parsing")
     display(format_table(parse_summary, PARSING_FORMATS,
                          caption="Replies per table, replies that are not a list, titles found and how many match",
-                         full_table=(notebook, "reply_parsing")))
+                         full_table=(notebook, "reply_parsing"), audit=True))
     listed = int(parse_summary["ranked_entries"].sum())
     unmatched = listed - int(round((parse_summary["ranked_entries"]
                                     * parse_summary["matched_share"].fillna(0)).sum()))
@@ -144,7 +146,16 @@ def show_table3(table3: pd.DataFrame, notebook: str):
     save_table(table3, notebook, "table3_l")
     return paper_beside_ours(table3[["condition", *SIMILARITIES]], study.PAPER_TABLE_3, "condition", PAPER_FORMATS,
                              labels={"condition": "l"}, caption="Table 3: similarity to the reference iteration "
-                             "per l, k = 5 (ours: SmolLM2-135M, noise level)", full_table=(notebook, "table3_l"))
+                             "per l, k = 5 (ours: SmolLM2-135M, noise level)", full_table=(notebook, "table3_l"),
+                             audit=True)
+
+
+def _printed_sd_range() -> str:
+    """"0.001 to 0.012": the range of the standard deviations Khirbat et al.'s Table 4 prints."""
+    from recjudge import papers
+
+    printed = papers.table("khirbat2024metamorphic_table4")[["kendall_tau_sd", "rbo_sd", "overlap_sd"]].stack()
+    return f"{pages.fmt(printed.min(), 3)} to {pages.fmt(printed.max(), 3)}"
 
 
 def show_table4(table4: pd.DataFrame, per_iteration: pd.DataFrame, notebook: str):
@@ -164,8 +175,43 @@ def show_table4(table4: pd.DataFrame, per_iteration: pd.DataFrame, notebook: str
                                  "rbo_p": p_value(label="p RBO"), "overlap_p": p_value(label="p overlap")},
                         labels={"relation": "Relation"},
                         caption="Table 4, ours: SD over the iteration means and p of the unpaired t-test against "
-                                "No change (paper's SDs: 0.001 to 0.012)",
+                                f"No change (paper's SDs: {_printed_sd_range()})",
                         full_table=(notebook, "table4_relations"), audit=True)
+
+
+def draw_table4(table4: pd.DataFrame) -> None:
+    """Figure fig-metamorphic-relations: Table 4 relation by relation, RBO and overlap ratio (Kendall's τ is mostly
+    undefined for our replies), ours beside the paper's, each with ± its SD over the iterations."""
+    import matplotlib.pyplot as plt
+
+    paper = study.PAPER_TABLE_4.set_index("relation").loc[table4["relation"]]
+    fig, axes = plt.subplots(1, 2, figsize=(figures.FIGURE_WIDTH_IN, 3.6), sharey=True)
+    y = np.arange(len(table4))[::-1]
+    for ax, measure in zip(axes, ("rbo", "overlap")):
+        for offset, (label, frame, hollow) in zip((0.15, -0.15), (("paper (GPT-3.5-turbo)", paper, True),
+                                                                   ("ours (SmolLM2-135M)", table4, False))):
+            values = frame[measure].to_numpy(dtype=float)
+            spread = frame[f"{measure}_sd"].to_numpy(dtype=float)
+            colour = figures.PALETTE[0 if hollow else 1]
+            ax.errorbar(values, y + offset, xerr=spread, color=colour, marker="o" if hollow else "s",
+                        markerfacecolor="white" if hollow else colour, linestyle="none", capsize=2,
+                        elinewidth=1, label=label)
+        ax.set(xlim=(-0.03, 1.03), xlabel=PAPER_FORMATS[measure].label)
+        ax.grid(axis="y", alpha=0)
+    axes[0].set_yticks(y, table4["relation"])
+    axes[0].set_ylabel("Relation")
+    axes[0].legend(loc="upper center", bbox_to_anchor=(1.0, -0.22), ncols=2, frameon=False)
+    base = study.MR_NAMES["none"]
+    changed = paper.drop(index=base, errors="ignore")
+    figures.glue_figure("fig-metamorphic-relations", fig,
+        f"Table 4 relation by relation: similarity of the recommended lists to the reference list, the paper's "
+        f"(GPT-3.5-turbo; open) beside ours (SmolLM2-135M; filled), each ± its SD over the iterations. The paper's "
+        f"RBO is {pages.fmt(paper.loc[base, 'rbo'], 2)} without a change and "
+        f"{pages.span(changed['rbo'].min(), changed['rbo'].max())} under the relations; ours is "
+        + (f"{pages.fmt(table4['rbo'].min(), 2)} for every relation"
+           if pages.fmt(table4["rbo"].min(), 2) == pages.fmt(table4["rbo"].max(), 2)
+           else pages.span(table4["rbo"].min(), table4["rbo"].max()))
+        + " (how many of its replies are lists at all: the reply-parsing table above).")
 
 
 def kendall_variants(table2: pd.DataFrame, table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
@@ -195,13 +241,15 @@ def show_rbo_ties(notebook: str):
     """RBO of a worked example under the three tie treatments (a collapsed table); saves it."""
     x_example, y_example = ["a", ("b", "c"), "d"], ["b", "a", "c", "e", "f"]
     rbo_examples = pd.DataFrame([{"variant": variant,
-                                  **rank.rank_biased_overlap(x_example, y_example, p=0.9, ties=variant)._asdict()}
+                                  **rank.rank_biased_overlap(x_example, y_example, p=rank.RBO_PERSISTENCE,
+                                                             ties=variant)._asdict()}
                                  for variant in rank.TIE_VARIANTS])
     save_table(rbo_examples, notebook, "rbo_ties_example")
     return format_table(rbo_examples, {"ext": number(3, label="RBO ext"), "min": number(3, label="RBO min"),
                                        "max": number(3, label="RBO max"), "res": number(3, label="Residual")},
                         labels={"variant": "Tie treatment"},
-                        caption="RBO (p = 0.9) of a (b c) d and b a c e f under the three tie treatments",
+                        caption=f"RBO (p = {rank.RBO_PERSISTENCE:g}) of a (b c) d and b a c e f under the three tie "
+                                "treatments",
                         full_table=(notebook, "rbo_ties_example"), audit=True)
 
 

@@ -19,6 +19,7 @@ from recjudge.surprise import item_models, one_plus_random, time_frames
 from recjudge.surprise import limits as surprise
 from recjudge.surprise.paper_tables import (
     MAGNITUDE_CLOSE,
+    PAPER_MIN_INTERVALS,
     coefficients_of_variation,
     lima_peres_table2,
     lima_peres_table2_long,
@@ -387,30 +388,46 @@ def show_table2(table2_long: pd.DataFrame, run: Run) -> pd.DataFrame:
     return table2
 
 
-def draw_table2(table2: pd.DataFrame) -> None:
-    """Figure fig-normalised-surprise: our means and the paper's per model and distance, joined by a line."""
-    cells = table2[["model", "distance"]].apply(lambda r: f"{r['model']} · {r['distance']}", axis=1).tolist()
-    paper_means = lima_peres_table2().set_index(["model", "distance"]).loc[
-        list(zip(table2["model"], table2["distance"]))]
+def draw_table2(table2_long: pd.DataFrame) -> None:
+    """Figure fig-normalised-surprise: our means (``summarise_table2`` rows) and the paper's per model and distance,
+    joined by a line, each with ± one standard error of the mean over its interval series: ours its SD over its
+    intervals, the paper's its printed SD over the fewest intervals it states (``PAPER_MIN_INTERVALS``, so the
+    paper's bars are the widest its series allows)."""
+    ours = table2_long.pivot_table(index=["model", "distance"], columns="recommender", sort=False, dropna=False,
+                                   values=["mean", "sd", "n_intervals"])
+    printed = lima_peres_table2().set_index(["model", "distance"])
+    # The paper's cells only: a build with more item models or distances draws those in its tables, not here.
+    measured = pd.MultiIndex.from_frame(table2_long[["model", "distance"]].drop_duplicates())
+    ours = ours[ours.index.isin(printed.index) & ours.index.isin(measured)]
+    cells = [f"{model} · {distance}" for model, distance in ours.index]
+    paper = printed.loc[list(ours.index)]
     fig, ax = plt.subplots(figsize=(7, 5.2))
     y = np.arange(len(cells))[::-1]
     for i, recommender in enumerate(("MSI", "kNN", "LSI")):
-        ours_x = table2[f"{recommender}_mean"].to_numpy()
-        paper_x = paper_means[f"{recommender}_mean"].to_numpy()
+        ours_x = ours[("mean", recommender)].to_numpy()
+        ours_se = (ours[("sd", recommender)] / np.sqrt(ours[("n_intervals", recommender)])).to_numpy()
+        paper_x = paper[f"{recommender}_mean"].to_numpy()
+        paper_se = paper[f"{recommender}_sd"].to_numpy() / np.sqrt(PAPER_MIN_INTERVALS)
         colour, marker, row = figures.PALETTE[i], figures.MARKERS[i], y + (1 - i) * 0.22
         ax.hlines(row, np.minimum(ours_x, paper_x), np.maximum(ours_x, paper_x), color=colour, linewidth=1,
                   alpha=0.6)
-        ax.scatter(ours_x, row, color=colour, marker=marker, s=36, zorder=3, label=f"{recommender}, ours")
-        ax.scatter(paper_x, row, facecolors="white", edgecolors=colour, marker=marker, s=36, zorder=3,
-                   label=f"{recommender}, paper")
+        ax.errorbar(ours_x, row, xerr=ours_se, color=colour, marker=marker, markersize=6, linestyle="none",
+                    capsize=2, elinewidth=1, zorder=3, label=f"{recommender}, ours")
+        ax.errorbar(paper_x, row, xerr=paper_se, color=colour, marker=marker, markersize=6, linestyle="none",
+                    markerfacecolor="white", capsize=2, elinewidth=1, zorder=3, label=f"{recommender}, paper")
     ax.set_yticks(y, cells)
-    ax.set(xlabel="Mean normalised surprise", ylabel="Item model · distance", xlim=(-0.02, 1.02))
+    ax.set(xlabel="Mean normalised surprise (± 1 standard error)", ylabel="Item model · distance",
+           xlim=(-0.02, 1.02))
     ax.grid(axis="y", alpha=0)
     ax.legend(ncols=3, loc="upper center", bbox_to_anchor=(0.45, -0.13), frameon=False)
     fig.tight_layout()
+    intervals = table2_long["n_intervals"]
     figures.glue_figure("fig-normalised-surprise", fig,
         "Mean normalised surprise per item model and distance: filled markers ours, open markers the paper's "
-        "Table 2, joined by a line. MSI should sit at 1, LSI at 0 and item-kNN between them.")
+        "Table 2, joined by a line, each with ± one standard error of the mean over its interval series (ours over "
+        f"{pages.span(intervals.min(), intervals.max(), 0)} intervals; the paper's printed SD over the "
+        f"{PAPER_MIN_INTERVALS} intervals it has at least, the widest its series allows). MSI should sit at 1, LSI "
+        "at 0 and item-kNN between them.")
 
 
 def show_clipping(table2_long: pd.DataFrame, results: pd.DataFrame, run: Run) -> None:
@@ -480,7 +497,8 @@ def show_ordering(ordering: pd.DataFrame, table2: pd.DataFrame, run: Run) -> Non
                                     "kNN >= LSI": percent(0, label="kNN ≥ LSI (% of lists)")},
                          labels=MODEL_DISTANCE,
                          caption=f"Share of the {int(ordering['lists'].max())} paired user lists per cell that "
-                                 "respect each inequality", full_table=(run.notebook, "ordering_check")))
+                                 "respect each inequality", full_table=(run.notebook, "ordering_check"),
+                         audit=True))
 
 
 def show_datasets(run: Run) -> None:
@@ -532,7 +550,7 @@ def show_coefficients_of_variation(table2_long: pd.DataFrame, run: Run) -> Markd
                           "cv_pct_ours": number(1, label="From ours (%)"), "cells_ours": count(label="Our cells")},
                          labels={"varies": "Over", "fixed": "With"},
                          caption="Coefficient of variation of the mean normalised surprise under kNN",
-                         full_table=(run.notebook, "paper_claim_coefficients_of_variation")))
+                         full_table=(run.notebook, "paper_claim_coefficients_of_variation"), audit=True))
     return Markdown(cv_finding(cvs))
 
 

@@ -64,7 +64,7 @@ def show_search_table(study: ps.PromptStrategyStudy, notebook: str):
                          "n_without_g": count(label="No g"), "distance": count(label="Distance")},
                         labels={"candidate": "Definition"},
                         caption="The eight candidates closest to the paper's distribution of g, beside the paper's",
-                        full_table=(notebook, "ground_truth_search"))
+                        full_table=(notebook, "ground_truth_search"), audit=True)
 
 
 def exact_words(n_exact: int) -> str:
@@ -108,11 +108,12 @@ def show_examples(study: ps.PromptStrategyStudy, notebook: str):
 
 def show_judge_runs(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.PromptStrategyStudy, notebook: str):
     """What the local judge's calls took when they were asked (displayed), and the runs of every judge and
-    strategy: calls per item, unparsable replies, replies from the store and calls to the model (saved)."""
+    strategy: calls per item, unparsable replies, items left out (never asked), replies from the store and calls to
+    the model (saved)."""
     items = study.items
     judge_runs = pd.DataFrame([{"judge": judge_name, "strategy": ps.STRATEGY_NAMES[strategy],
                                 "calls_per_item": run.calls_per_item, "items": len(run.table),
-                                "unparsable": run.n_unparsable,
+                                "unparsable": run.n_unparsable, "left_out": run.n_left_out,
                                 "from_store": sum(r.n_from_store for r in run.reports),
                                 "provider_calls": sum(r.n_provider_calls for r in run.reports)}
                                for (judge_name, strategy), run in runs.items()])
@@ -124,10 +125,14 @@ def show_judge_runs(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.Pr
         f"{sum(run.model_seconds for run in local) / 60:.1f} minutes of model time when they were asked (wall clock "
         "recorded in the store, one CPU thread, the prompts sent in prefix order so that the "
         "ten examples are evaluated once per strategy); replaying them takes no model time."))
-    return format_table(judge_runs, {"calls_per_item": count(label="Calls per item"), "items": count(),
-                                     "unparsable": count(), "from_store": count(label="From the store"),
-                                     "provider_calls": count(label="Calls to the model")},
-                        caption="Judge runs (unparsable replies are left out, never scored as 0)",
+    formats = {"calls_per_item": count(label="Calls per item"), "items": count(), "unparsable": count(),
+               "left_out": count(label="Left out (not asked)"), "from_store": count(label="From the store"),
+               "provider_calls": count(label="Calls to the model")}
+    if not judge_runs["left_out"].any():  # the saved table always has the column; the page only where it counts
+        judge_runs, formats = judge_runs.drop(columns="left_out"), {k: v for k, v in formats.items() if k != "left_out"}
+    return format_table(judge_runs, formats,
+                        caption="Judge runs (unparsable replies are left out, never scored as 0"
+                                + ("; items left out were never asked)" if "left_out" in judge_runs else ")"),
                         full_table=(notebook, "judge_runs"), audit=True)
 
 
@@ -202,7 +207,8 @@ def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, not
                          "mae_ci": text(label="MAE\n[95% CI]"), "acc_ci": text(label="Accuracy (%)\n[95% CI]")},
                         labels={"template": "Template"},
                         caption=f"Our runs on the sample of {len(study.items)} answers",
-                        full_table=(notebook, "metrics"))
+                        # on the mirror Table 1 beside ours (show_table1) is the key table: this one folds under it
+                        full_table=(notebook, "metrics"), audit=not study.synthetic)
 
 
 def table1_with_baseline_rows(table: pd.DataFrame) -> pd.DataFrame:

@@ -10,10 +10,11 @@ from typing import Any
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import figures, pages
+from recjudge.compendium import claim_readers, figures, pages
 from recjudge.compendium.claim_readers import WEAK_PEARSON_PCT
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import correlation, count, error, format_table, p_value, paper_beside_ours, text
+from recjudge.llm.judge_spec import reader_labels
 from recjudge.prompts.serendipity import METHOD_NAMES
 from recjudge.serendipity import claims, proxies
 from recjudge.serendipity import ground_truth as ser
@@ -55,7 +56,7 @@ def opening(study: ser.Serendipity2018Study, local_prompts: Sequence[str], rando
                        + ("" if study.synthetic or not use_recorded_gpt35
                           else "; gpt-3.5-turbo judgments of all answers recorded by a third party with its own "
                                "prompt {cite:p}`tvergara2023recsysproject`")
-                       + ("" if not judges else "; the reader's judges " + ", ".join(j["label"] for j in judges)
+                       + ("" if not judges else "; the reader's judges " + ", ".join(reader_labels(judges))
                           + " with the same prompts")),
     ]
     caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level: its rows show that the pipeline "
@@ -172,26 +173,33 @@ def judge_notes(judge_runs: Mapping, panels: Mapping[str, Sequence[str]]) -> dic
 
 def judge_run_table(judge_runs: Mapping) -> pd.DataFrame:
     """One row per method read from a run (an expected-score run twice: expected and most likely score): its judge,
-    scoring, prompts, unparsable replies, replies from the store and calls to the model."""
+    scoring, prompts, unparsable replies (asked, and no score read), judgments left out (never asked: the book's
+    judges at a variant's scale, ``RunReport.n_left_out``), replies from the store and calls to the model."""
     rows = []
     for name, run in judge_runs.items():
         readings = [(name, None)] + ([(f"{name}{INTEGER}", "modal_score")] if run.config.scoring == "expected" else [])
+        left_out = int(run.report.n_left_out)  # one judgment per prompt here (runs=1), each a score of NaN
         for label, column in readings:
             scores = run.scores(column=column)
             rows.append({"method": label, "judge": run.config.label,
                          "scoring": "most likely score" if column == "modal_score" else run.config.scoring,
-                         "prompts": run.report.n_prompts, "unparsable": int(scores.isna().sum()),
-                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls})
+                         "prompts": run.report.n_prompts, "unparsable": int(scores.isna().sum()) - left_out,
+                         "left_out": left_out, "from_store": run.report.n_from_store,
+                         "provider_calls": run.report.n_provider_calls})
     return pd.DataFrame(rows)
 
 
 def show_judge_runs(judge_runs: Mapping, study: ser.Serendipity2018Study, notebook: str):
     table = judge_run_table(judge_runs)
     save_table(table.assign(data=study.data_label), notebook, "judge_runs")
-    return format_table(table.drop(columns=["judge"]), {"prompts": count(), "unparsable": count(),
-                                                        "from_store": count(label="From the store"),
-                                                        "provider_calls": count(label="Calls to the model")},
-                        caption="Judge runs (unparsable replies are left out, never scored as 0)", audit=True)
+    formats = {"prompts": count(), "unparsable": count(), "left_out": count(label="Left out (not asked)"),
+               "from_store": count(label="From the store"), "provider_calls": count(label="Calls to the model")}
+    if not table["left_out"].any():  # the saved table always has the column; the page only where it counts
+        table, formats = table.drop(columns="left_out"), {k: v for k, v in formats.items() if k != "left_out"}
+    return format_table(table.drop(columns=["judge"]), formats,
+                        caption="Judge runs (unparsable replies are left out, never scored as 0"
+                                + ("; judgments left out were never asked)" if "left_out" in table else ")"),
+                        audit=True)
 
 
 # -------------------------------------------------------------------------------------------- the meta-evaluation
@@ -207,12 +215,14 @@ def show_agreement(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, 
                notebook, "agreement_all_answers")
     save_table(agreement_sample.assign(rows=f"stratified sample of {len(study.sample)} (seed {seed})",
                                        history=history, data=data_label), notebook, "agreement_sample")
+    # On the mirror the paper's Table 2 beside ours (show_table2) is the chapter's key table: these fold under it.
     display(format_table(ser.agreement_for_display(agreement_all), AGREEMENT_FORMATS,
                          caption=f"All answers with a ground truth; reference: {reference_all}",
-                         full_table=(notebook, "agreement_all_answers")))
+                         full_table=(notebook, "agreement_all_answers"), audit=not study.synthetic))
     return format_table(ser.agreement_for_display(agreement_sample), AGREEMENT_FORMATS,
                         caption=f"The stratified sample of {len(study.sample)} answers, every method on the same "
-                                f"answers; reference: {reference_sample}", full_table=(notebook, "agreement_sample"))
+                                f"answers; reference: {reference_sample}", full_table=(notebook, "agreement_sample"),
+                        audit=True)
 
 
 def _reference(agreement: pd.DataFrame) -> str:
@@ -332,7 +342,7 @@ def ground_truth_sensitivity(study: ser.Serendipity2018Study, scores: pd.DataFra
 
 def show_sensitivity(sensitivity: pd.DataFrame, local_judges: Mapping[str, Sequence[str]],
                      study: ser.Serendipity2018Study, notebook: str) -> None:
-    """Saves the ground-truth sensitivity and displays one wide table per set of rows (the sample's collapsed)."""
+    """Saves the ground-truth sensitivity and displays one wide table per set of rows, each collapsed."""
     save_table(sensitivity.assign(data=study.data_label), notebook, "ground_truth_sensitivity")
     for rows, part in sensitivity.groupby("rows", sort=False):
         wide = part.pivot_table(index="definition", columns="method", values="pearson_pct", sort=False).reset_index()
@@ -342,14 +352,18 @@ def show_sensitivity(sensitivity: pd.DataFrame, local_judges: Mapping[str, Seque
                              caption=f"Pearson (%) under each ground-truth definition ({rows}"
                                      + (f", {pages.judges_in(part['method'], local_judges)})" if "sample" in rows
                                         else ")"),
-                             full_table=(notebook, "ground_truth_sensitivity"), audit="sample" in rows))
+                             full_table=(notebook, "ground_truth_sensitivity"), audit=True))
 
 
 def show_shape_effect(shaped: pd.DataFrame, constrained_answers: int, study: ser.Serendipity2018Study,
                       notebook: str):
     save_table(shaped.assign(data=study.data_label), notebook, "constrained_vs_free")
+    left_out = {"left_out_free": count(label="Left out, free"),
+                "left_out_constrained": count(label="Left out, constr.")}
+    if not shaped[list(left_out)].to_numpy().any():  # the saved table always has them; the page where they count
+        shaped, left_out = shaped.drop(columns=list(left_out)), {}
     return format_table(shaped.drop(columns="prompt"), {
-        "replies": count(label="Answers"), "shape_violations": count(label="Out of shape"),
+        "replies": count(label="Answers"), "shape_violations": count(label="Out of shape"), **left_out,
         "parsed_free": count(label="Parsed, free"), "parsed_constrained": count(label="Parsed, constrained"),
         "pearson_free": correlation(1, scale="percent", label="Pearson % free"),
         "pearson_constrained": correlation(1, scale="percent", label="Pearson % constr."),
@@ -366,7 +380,7 @@ def show_taobao(taobao_table: pd.DataFrame, notebook: str):
     paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity'")
     return paper_beside_ours(taobao_table, paper_taobao[paper_taobao["method"] == "Random"], keys="method",
                              metrics=TABLE2_METRICS, labels={"method": "Method"}, order="ours",
-                             caption="Taobao Serendipity: the paper's Random row beside ours")
+                             caption="Taobao Serendipity: the paper's Random row beside ours", audit=True)
 
 
 TAOBAO_UNSUPPORTED = pd.DataFrame([
@@ -434,15 +448,17 @@ def claims_finding(significance: pd.DataFrame, gains: pd.DataFrame) -> str:
     (so whether "all are significant" holds), and the four gains over SOG against "about 100%"."""
     not_significant = significance[~significance["significant"] & (significance["family"] != "Random")]
     critical = significance.drop_duplicates("dataset").set_index("dataset")["critical_pearson_pct"]
-    near_100 = gains[(gains["gain_over_sog_pct"] > 75) & (gains["gain_over_sog_pct"] < 125)]
+    low, high = claim_readers.ABOUT_100_PCT
+    near_100 = gains[(gains["gain_over_sog_pct"] > low) & (gains["gain_over_sog_pct"] < high)]
     return (f"- **Significance:** {len(not_significant)} of {int((significance['family'] != 'Random').sum())} "
             f"non-random correlations of Table 2 are not significant at p < 0.05 (critical |r| = "
             + ", ".join(f"{pages.fmt(v, 2)}% for {d}" for d, v in critical.items())
             + "), so the claim " + ("does not hold." if len(not_significant) else "holds.")
-            + "\n- **About 100% over SOG:** the four named cells give "
+            + f"\n- **About {pages.fmt(claim_readers.CLAIMED_GAIN_PCT, 0)}% over SOG:** the four named cells give "
             + ", ".join(f"{r.judge} on {r.dataset} {'+' if r.gain_over_sog_pct >= 0 else '−'}"
                         f"{pages.fmt(abs(r.gain_over_sog_pct), 1)}%" for r in gains.itertuples())
-            + f"; {len(near_100)} of {len(gains)} lie within 75–125%.")
+            + f"; {len(near_100)} of {len(gains)} lie within {pages.fmt(low, 0)}–{pages.fmt(high, 0)}% (point "
+              "values; the claims' verdicts read their intervals).")
 
 
 def show_paper_claims(notebook: str) -> None:
@@ -519,13 +535,15 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
                                                   "serendipity the wrong way round." if g["pearson_ci_high"] < 0
                                                   else NOT_BETTER_THAN_PROXY))
     local = agreement_sample[agreement_sample["method"].isin(local_methods)]
-    if len(local):
-        best = local.sort_values("pearson_pct", ascending=False).iloc[0]
+    by_judge = local.assign(judge=[judge_and_prompt(method)[0] for method in local["method"]])
+    for judge, rows in by_judge.groupby("judge", sort=False):  # each judge's sentence names the judge of its rows
+        best = rows.sort_values("pearson_pct", ascending=False).iloc[0]
         includes_zero = best["pearson_ci_low"] <= 0 <= best["pearson_ci_high"]
+        prompt = judge_and_prompt(best["method"])[1]
         further.append(
-            f"**SmolLM2-135M{' stays at noise level' if includes_zero else ''}:** its best prompt "
-            f"({best['method'].removeprefix('SmolLM2-135M ')}) reaches {interval(best)} on {int(best['n'])} answers, "
-            f"an interval that {'includes' if includes_zero else 'excludes'} 0.")
+            f"**{judge}{' stays at noise level' if includes_zero else ''}:** "
+            + (f"its best prompt ({prompt})" if prompt else "it") + f" reaches {interval(best)} on {int(best['n'])} "
+            f"answers, an interval that {'includes' if includes_zero else 'excludes'} 0.")
     if taobao_table is not None:
         stand_in = taobao_table.set_index("method").loc[ser.CATEGORY_COMMONNESS]
         paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity' and family == 'Proxy Metrics'")
@@ -538,17 +556,44 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
             "a one-line popularity signal is a baseline an LLM judge must also exceed.")
     if shaped is not None:
         by_prompt = shaped.set_index("method")
+        left_out = int(by_prompt[["left_out_free", "left_out_constrained"]].to_numpy().sum()) \
+            if "left_out_free" in by_prompt else 0
         further.append(
             "**Asked to generate its score**, SmolLM2-135M's free replies parse (at most) for "
-            + ", ".join(f"{int(r['parsed_free'])}" for _, r in by_prompt.iterrows())
-            + f" of {int(by_prompt['replies'].iloc[0])} answers ({', '.join(by_prompt.index)}); held to "
-            + '`{"rating": 1..5}` for ' + ", ".join(f"{int(r['parsed_constrained'])}" for _, r in by_prompt.iterrows())
-            + f", with {pages.count(int(by_prompt['shape_violations'].sum()), 'reply', 'replies')} out of shape. "
-            + "Pearson of the constrained scores: "
+            + parse_shares(by_prompt, "free") + f" ({', '.join(by_prompt.index)}); held to "
+            + '`{"rating": 1..5}` for ' + parse_shares(by_prompt, "constrained", of=False)
+            + f", with {pages.count(int(by_prompt['shape_violations'].sum()), 'reply', 'replies')} out of shape"
+            + (f"; {pages.count(left_out, 'reply', 'replies')} left out, never asked (only the reader's judges are "
+               "asked at this scale)" if left_out else "") + ". Pearson of the constrained scores: "
             + ", ".join(pages.fmt(r["pearson_constrained"], 1) + "%" if pd.notna(r["pearson_constrained"])
+                        else "undefined (no reply parsed)" if r["parsed_constrained"] == 0
                         else "undefined (every score the same)" for _, r in by_prompt.iterrows())
             + " (the expected-score rows above are the chapter's reading of this model).")
     return Markdown("\n".join(f"- {finding}" for finding in further))
+
+
+def parse_shares(by_prompt: pd.DataFrame, variant: str, *, of: bool = True) -> str:
+    """"1, 3 of 3 answers": each prompt's parsed replies (``parsed_<variant>``) of the answers asked, which are the
+    answers less those left out, never asked (``left_out_<variant>``): a reply never asked is not one that failed to
+    parse. Where the prompts were asked as many answers, the count is said once (``of``: said at all)."""
+    parsed = by_prompt[f"parsed_{variant}"].astype(int)
+    left = by_prompt[f"left_out_{variant}"].astype(int) if f"left_out_{variant}" in by_prompt else 0 * parsed
+    asked = by_prompt["replies"].astype(int) - left
+    if not left.any() and asked.nunique() == 1:
+        return ", ".join(map(str, parsed)) + (f" of {asked.iloc[0]} answers" if of else "")
+    return ", ".join(f"{p} of {a}" for p, a in zip(parsed, asked)) + " answers asked"
+
+
+def judge_and_prompt(method: str) -> tuple[str, str]:
+    """The judge and the prompt a method's row names ("SmolLM2-135M few-shot (5), integer" -> "SmolLM2-135M",
+    "few-shot (5), integer"; a reader's judge's rows start with its label): the chapter names its methods
+    "<judge> <prompt's method name>", so a sentence about a row names the judge the row is of."""
+    reading = INTEGER if method.endswith(INTEGER) else ""
+    base = method.removesuffix(reading)
+    for prompt in sorted(METHOD_NAMES.values(), key=len, reverse=True):
+        if base.endswith(f" {prompt}"):
+            return base.removesuffix(f" {prompt}"), f"{prompt}{reading}"
+    return method, ""  # a method named otherwise: the judge is the whole name, the prompt unknown
 
 
 def judge_run_origins(judge_runs: Mapping[str, Any]) -> str:

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from recjudge.compendium import figures, pages
+from recjudge.compendium import claim_readers, figures, pages
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, mean_sd, number, p_value, paper_beside_ours, percent, text
 from recjudge.data import movielens_name
 from recjudge.llm import JudgeConfig
-from recjudge.llm.judge_spec import chapter_judge, role_of
+from recjudge.llm.judge_spec import chapter_judge, reader_labels, role_of
 from recjudge.recsys import judging, split, tuning
 from recjudge.recsys import lists as recsys_lists
 from recjudge.recsys.models import RECOMMENDERS
@@ -61,6 +61,23 @@ def judged_sizes(judged: Mapping[int, Sequence]) -> str:
     return " / ".join(str(len(users)) for users in judged.values())
 
 
+def too_few_judged(judged: Mapping[int, Sequence]) -> str | None:
+    """"too few judged users (1 / 1 / 1 per fold)" when the judged users of all folds are fewer than this book's
+    minimum, else None: the rule of ``pages.MIN_ANSWERS`` for the judge's numbers of this chapter."""
+    total = sum(len(users) for users in judged.values())
+    return pages.too_few_text(total, "judged users", f"{judged_sizes(judged)} per fold") if pages.too_few(total) \
+        else None
+
+
+def unless_too_few_judged(frame: pd.DataFrame, judged: Mapping[int, Sequence], columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` as a table shows it: each of ``columns`` "too few judged users (...)" when they are
+    (:func:`too_few_judged`); the saved tables keep every number."""
+    few = too_few_judged(judged)
+    if few is None:
+        return frame
+    return frame.assign(**{column: few for column in columns if column in frame})
+
+
 def opening(ml, dataset: str, folds, config: dict, judged: Mapping[int, Sequence], *, k: int, prompt: str,
             judges: Sequence[Mapping], judged_users_per_fold: int) -> Markdown:
     """The box that opens the chapter: data, split, recommenders, judge and sample, and the caveat."""
@@ -83,7 +100,7 @@ def opening(ml, dataset: str, folds, config: dict, judged: Mapping[int, Sequence
         ("Judge", f"SmolLM2-135M-Instruct (local, 4-bit), prompt `{prompt}`, expected score from the first reply "
                   "token's probabilities, replayed from the response store; the paper's judge is GPT-4o-mini with CoT"
                   + ("" if not judges else "; beside it, in the same role, the reader's judges "
-                     + ", ".join(j["label"] for j in judges))),
+                     + ", ".join(reader_labels(judges)))),
         ("Sample", f"the judge scores the top-{k} lists of every recommender for the first "
                    f"{pages.count(judged_users_per_fold, 'test user')} by id of each fold ("
                    + "; ".join(f"fold {f}: user {', '.join(map(str, us))}" for f, us in judged.items())
@@ -136,7 +153,7 @@ def show_vs_random_table(vs_random: pd.DataFrame, dataset: str, notebook: str):
                          "precision20_wl": text(label="Better / worse (P)"), "precision20_p": p_value(label="p (P)")},
                         labels={"recommender": "Recommender"},
                         caption="Each recommender minus Random per test user (three folds pooled; Wilcoxon "
-                                "signed-rank)", full_table=(notebook, f"vs_random_{dataset}"))
+                                "signed-rank)", full_table=(notebook, f"vs_random_{dataset}"), audit=True)
 
 
 def show_tuned_values(lists: pd.DataFrame, folds, config: dict, dataset: str, notebook: str, *, k: int,
@@ -225,22 +242,28 @@ def show_table3(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.Da
     save_table(paper, notebook, "paper_table3_ml1m")
     save_table(table3_integer.assign(dataset=dataset, judge=local_model, prompt=prompt, scoring="most likely score"),
                notebook, f"table3_integer_{dataset}")
-    ours = ours_beside_paper(table3)
+    ours = unless_too_few_judged(ours_beside_paper(table3), judged, ["p_ser", "n_ser", "avg_score", "p_acc", "n_acc"])
     note = users_note(judged)
     paper_ser = paper[["recommender", "p_ser", "n_ser", "avg_score"]]
+    # The expected score is the reading that tells the recommenders apart: it is shown; the integer reading (the
+    # tiny judge's most likely score is nearly always the same level) is kept folded beneath it.
+    expected = judging.serendipity_view(table3)
     display(paper_beside_ours(
-        ours[["recommender", "p_ser", "n_ser", "avg_score"]], paper_ser, "recommender", SERENDIPITY_FORMATS,
+        unless_too_few_judged(expected, judged, [c for c in expected.columns if c != "recommender"]), paper_ser,
+        "recommender", SERENDIPITY_SE_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
         caption=f"Table 3, serendipity: the paper's ML-1M rows (GPT-4o-mini, CoT) and ours (ml-{dataset}, "
-                f"SmolLM2-135M at noise level, expected score, {note})", full_table=(notebook, f"table3_{dataset}"),
-        audit=True))
+                f"SmolLM2-135M at noise level, expected score, {note}); SE: the standard error of our Avg. score@20 "
+                "over the judged lists", full_table=(notebook, f"table3_{dataset}")))
+    integer = judging.serendipity_view(table3_integer)
     display(paper_beside_ours(
-        judging.serendipity_view(table3_integer), paper_ser, "recommender", SERENDIPITY_SE_FORMATS,
+        unless_too_few_judged(integer, judged, [c for c in integer.columns if c != "recommender"]), paper_ser,
+        "recommender", SERENDIPITY_SE_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
         caption=f"Table 3, serendipity, with the judge read as the paper's judge answers (its most likely score, an "
                 f"integer; ml-{dataset}, SmolLM2-135M at noise level, {note}); SE: the standard error of our Avg. "
                 "score@20 over the judged lists",
-        full_table=(notebook, f"table3_integer_{dataset}")))
+        full_table=(notebook, f"table3_integer_{dataset}"), audit=True))
     return paper_beside_ours(
         ours[["recommender", "p_acc", "n_acc"]], paper[["recommender", "p_acc", "n_acc"]], "recommender",
         ACCURACY_FORMATS, labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
@@ -289,7 +312,7 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
     range (right), the recommenders down the page in their order of accuracy, so that no label covers another."""
     import matplotlib.pyplot as plt
 
-    reader_labels = list(dict.fromkeys(label for label, _ in reader_tables))
+    readers = list(dict.fromkeys(label for label, _ in reader_tables))
     ranked = accuracy.sort_values("ndcg_acc_mean")["recommender"].tolist()
     rows = np.arange(len(ranked))
     fig, (left, right) = plt.subplots(1, 2, figsize=(figures.FIGURE_WIDTH_IN, 4.6), sharey=True)
@@ -298,7 +321,7 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
                   color=figures.colours(1)[0], capsize=2)
     left.set(xlabel="accuracy NDCG@20 (%), mean ± SD of three folds", xlim=(0, None), yticks=rows,
              yticklabels=ranked, ylabel="Recommender")
-    colours = figures.colours(3 + len(reader_labels))
+    colours = figures.colours(3 + len(readers))
     per_fold_scores = ser_per_fold.set_index("recommender")
     for row, name in zip(rows, ranked):
         right.scatter(per_fold_scores.loc[[name], "avg_score"], np.full(len(per_fold_scores.loc[[name]]), row), s=12,
@@ -310,7 +333,7 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
     paper_scores = paper.set_index("recommender")["avg_score"].reindex(ranked)
     right.scatter(paper_scores, rows, s=40, marker="D", facecolors="none", edgecolors=colours[1],
                   label="paper, ML-1M (GPT-4o-mini)")
-    for colour, label in zip(colours[3:], reader_labels):
+    for colour, label in zip(colours[3:], readers):
         theirs = reader_tables[(label, "")].set_index("recommender").loc[ranked]
         right.errorbar(theirs["avg_score_mean"], rows,
                        xerr=theirs["avg_score_se"] if "avg_score_se" in theirs else None, fmt="s", markersize=5,
@@ -424,14 +447,15 @@ def ml1m_finding(accuracy_1m: pd.DataFrame, vs_random_1m: pd.DataFrame, ml1m_fol
             f"{pages.fmt(order_1m['p'], 2)}, n = {order_1m['n']}).")
 
 
-def ml1m_cost_note(finding: str, scored: pd.DataFrame, test_lists_1m: pd.DataFrame, ml1m_folds) -> Markdown:
-    """The ML-1M finding and what judging the paper's six on every ML-1M test user would cost."""
+def ml1m_cost_note(scored: pd.DataFrame, test_lists_1m: pd.DataFrame, ml1m_folds) -> Markdown:
+    """What judging the paper's six on every ML-1M test user would cost (the ML-1M finding itself is the verdict
+    box's, said once)."""
     pairs = distinct_pairs(test_lists_1m, ml1m_folds, PAPER_SIX)
     n_judgments = len(scored)
     mean_in = int(scored["input_tokens"].sum()) / n_judgments
     mean_out = int(scored["output_tokens"].sum()) / n_judgments
     cost = judging.paper_judge_cost(mean_in * pairs, mean_out * pairs)
-    return Markdown(finding + f" Judging the paper's six on every ML-1M test user would take {pairs:,} judgments, "
+    return Markdown(f"Judging the paper's six on every ML-1M test user would take {pairs:,} judgments, "
                     f"about US\\${cost:.2f} with GPT-4o-mini at list price (the tokens per judgment of this chapter's "
                     "prompt; the paper's CoT prompt is longer).")
 
@@ -441,12 +465,14 @@ def avg_score_claim(notebook: str) -> Markdown:
     g = serendipity_claims.g_distribution_summary()
     alignment = save_table(serendipity_claims.avg_score_alignment(judging.paper_table3()), notebook,
                            "paper_claim_avg_score_vs_g")
-    inside = alignment[(alignment["avg_score"] >= 2.1) & (alignment["avg_score"] <= 2.4)]
+    low, high = claim_readers.TOKUTAKE_AVG_SCORE_RANGE
+    inside = alignment[(alignment["avg_score"] >= low) & (alignment["avg_score"] <= high)]
     return Markdown(
         f"The printed g has mean {pages.fmt(g['mean'], 3)} (n = {g['n']:,}, SD {pages.fmt(g['sd'], 2)}), and "
-        f"{len(inside)} of {len(alignment)} Avg. Scores of Table 3 lie in 2.1–2.4 (from "
+        f"{len(inside)} of {len(alignment)} Avg. Scores of Table 3 lie in {pages.fmt(low, 1)}–{pages.fmt(high, 1)} "
+        "(from "
         f"{pages.fmt(alignment['avg_score'].min(), 3)} to {pages.fmt(alignment['avg_score'].max(), 3)})"
-        + (": the means agree. " if len(inside) == len(alignment) and 2.1 <= g["mean"] <= 2.4 else ". ")
+        + (": the means agree. " if len(inside) == len(alignment) and low <= g["mean"] <= high else ". ")
         + "A matching mean is not evidence that a judge reflects users, though: a judge that answers "
         f"{pages.fmt(g['mean'], 2)} for every item matches it exactly and says nothing about any item. The judge's "
         "agreement with users is the question of the prompt-strategies chapter, where it is measured item by item.")
@@ -473,6 +499,7 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
         else movielens_name(dataset),
         "dataset_name": movielens_name(dataset),
         "judged_users": sum(len(u) for u in judged.values()),
+        "serendipity_finding": serendipity_finding(table3, table3_integer, paper, judged),
         "avg_low": f"{pages.fmt(avg.min(), 2)} ({avg.idxmin()})",
         "avg_high": f"{pages.fmt(avg.max(), 2)} ({avg.idxmax()})",
         "paper_avg_range": f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)}",
@@ -485,5 +512,29 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
         "test_users": sum(test_users), "all_pairs": f"{int(by_run.loc[ALL_RUN, 'judgments']):,}",
         "all_cost": f"{by_run.loc[ALL_RUN, 'gpt4o_mini_usd']:.2f}",
         "accuracy_finding": Markdown(judging.accuracy_finding(accuracy, vs_random, test_users, dataset)),
-        "ml1m_finding": Markdown(ml1m_finding or ""),
     }
+
+
+def serendipity_finding(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataFrame,
+                        judged: Mapping[int, Sequence]) -> Markdown:
+    """The tiny judge's serendipity numbers against the paper's ML-1M rows, or, on fewer judged users than this
+    book's minimum, that they are too few (one rule for every number of the book)."""
+    users = sum(len(u) for u in judged.values())
+    head = f"**Serendipity with SmolLM2-135M on {pages.count(users, 'judged user')}.** "
+    tail = (" These are noise-level numbers from a tiny judge: the chapter reproduces the protocol and the table, not "
+            "the paper's ranking.")
+    few = too_few_judged(judged)
+    if few is not None:
+        printed = f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)}"
+        return Markdown(head + f"Its Avg. score@20 and Precision_ser@20: {few}; the paper's ML-1M rows have "
+                        f"Avg. Score@20 {printed}." + tail)
+    avg = table3.set_index("recommender")["avg_score_mean"]
+    return Markdown(
+        head + f"{{term}}`Avg. score@20` ranges from {pages.fmt(avg.min(), 2)} ({avg.idxmin()}) to "
+        f"{pages.fmt(avg.max(), 2)} ({avg.idxmax()}), against "
+        f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)} in the paper's ML-1M rows; "
+        f"{int((table3['precision_ser_mean'] > 0).sum())} of {len(table3)} recommenders get any expected score of 4 "
+        "or more. Read as the paper's judge answers (its most likely score, an integer), Avg. score@20 "
+        f"{avg_integer_words(table3_integer.set_index('recommender')['avg_score_mean'])} and "
+        f"{int((table3_integer['precision_ser_mean'] > 0).sum())} of {len(table3)} recommenders get any item scored "
+        f"4 or more ({judged_sizes(judged)} users of the three folds)." + tail)

@@ -4,7 +4,9 @@ the count of scored replies a rule change moves (``changed_readings``; ``scripts
 revisions of the package).
 
 A reader is applied to every stored reply, including replies to prompts no chapter reads with it, so a count per
-reader is an upper bound on what moves in its chapters; the model folder says which judge gave the reply.
+reader is an upper bound on what moves in its chapters; the model folder says which judge gave the reply. The
+exact count per chapter and judge run (``exact_change_record``) takes the stored replies each judge run of the
+chapter's last execution read from their text, as the engine logged them (``recjudge.llm.report.log_readings``).
 
 Run as a script (``python reply_readings.py STORE OUT.csv``), it writes the readings of whichever ``recjudge`` is on
 the path: that is how the readings of an older revision are taken. It therefore imports only what every revision
@@ -157,7 +159,8 @@ def chapters_of(reader: str) -> list[str]:
     return [part.split("(")[0].strip() for part in listed.split(",") if part.split("(")[0].strip()]
 
 
-def change_record(before: pd.DataFrame, after: pd.DataFrame, from_version: str, to_version: str) -> pd.DataFrame:
+def change_record(before: pd.DataFrame, after: pd.DataFrame, from_version: str, to_version: str,
+                  rule: str = "") -> pd.DataFrame:
     """The rows of the committed record of reading-rule changes (``llm.reading_changes``) for one change: per reader
     (summed over models) and chapter that uses it, the stored replies, those read differently and their distinct
     texts."""
@@ -166,8 +169,85 @@ def change_record(before: pd.DataFrame, after: pd.DataFrame, from_version: str, 
     table = changed_readings(before, after)
     per_reader = table.groupby("reader", sort=True)[["replies", "changed", "changed_texts"]].sum()
     rows = [(reader, chapter, int(counts["replies"]), int(counts["changed"]), int(counts["changed_texts"]),
-             from_version, to_version)
+             from_version, to_version, "", rule)
             for reader, counts in per_reader.iterrows() for chapter in chapters_of(reader)]
+    return pd.DataFrame(rows, columns=reading_changes.COLUMNS)
+
+
+def engine_readers() -> dict[str, str]:
+    """The name the engine logs for each parser a chapter runs (``recjudge.llm.report.reader_name``) -> the name of
+    its reader here (``READERS``). Imported when called: the script above runs older packages, which lack it."""
+    from recjudge.llm.report import reader_name
+    from recjudge.metamorphic.recommender import list_length
+    from recjudge.serendipity.prompt_strategies import parse_step
+
+    parsers: dict[str, list] = {
+        "parse_likert": [parse_likert, functools.partial(parse_likert, low=1, high=5)],
+        **{f"serendipity[{strategy}]": [prompt_strategies.parser_for(strategy)]
+           for strategy in ("base", "ls", "cot", "ltm")},
+        **{f"step[{step}]": [functools.partial(parse_step, step=step)]
+           for step in ("relevance", "unexpectedness", "serendipity")},
+        "explanation_aspects": [explanation_prompts.parser_for("multi")],
+        "zhang_authors[multi]": [explanation_prompts.authors_parser("multi")],
+        "zhang_authors[single]": [explanation_prompts.authors_parser("single")],
+        "zhang_authors_by_name[multi]": [explanation_prompts.names_parser("multi")],
+        "list_titles": [list_length],  # the recommender's replies: their titles, counted
+        **{f"shape[{template}]": [shapes.answer_parser(output_shape(template))]
+           for template in ("kang_basic", "tokutake_base", "tokutake_cot", "tokutake_ltm", "tokutake_ltm_step2",
+                            "zhang_multi_zero_shot", "zhang_single_zero_shot")},
+    }
+    return {reader_name(parser): name for name, known in parsers.items() for parser in known}
+
+
+def logged_readings(folder: Path) -> pd.DataFrame:
+    """The stored replies each run's last execution read from their text (the engine's reading logs in ``folder``,
+    one ``<run>.jsonl`` per run): columns chapter (the run), judge, reader (``READERS`` name; "" for a parser
+    without one), store_key. Judge runs that score from log-probabilities are left out: their text is not their
+    score. A run whose log holds none has one row with empty judge, reader and store_key."""
+    import json
+
+    names = engine_readers()
+    rows = []
+    for path in sorted(Path(folder).glob("*.jsonl")):
+        found = 0
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            reader = names.get(line.get("reader", ""), "")
+            if line.get("scoring") == "expected" or not reader:
+                continue
+            rows.extend((path.stem, line["judge"], reader, key) for key in line.get("store_keys", ()))
+            found += 1
+        if not found:
+            rows.append((path.stem, "", "", ""))
+    return pd.DataFrame(rows, columns=["chapter", "judge", "reader", "store_key"])
+
+
+def exact_change_record(before: pd.DataFrame, after: pd.DataFrame, logged: pd.DataFrame, store_root: Path,
+                        from_version: str, to_version: str, rule: str = "") -> pd.DataFrame:
+    """The exact rows of the record of a change (``llm.reading_changes``): per chapter, judge run and reader, the
+    stored replies it read (``logged``, from ``logged_readings``), those ``before`` and ``after`` read differently
+    (the readings tables of the two versions) and their distinct texts."""
+    from recjudge.llm import reading_changes
+
+    texts = {reply.key: (reply.model, reply.text) for reply in ResponseStore(Path(store_root))
+             if isinstance(reply.text, str)}
+    keys = ["reader", "model", "reply"]
+    read = before.merge(after, on=keys, how="outer", suffixes=("_before", "_after"))[
+        [*keys, "read_before", "read_after"]].fillna("")
+    moved = {(reader, model, reply) for reader, model, reply, old, new in read.itertuples(index=False)
+             if old != new}
+    rows = []
+    for (chapter, judge, reader), group in logged.groupby(["chapter", "judge", "reader"], sort=True):
+        if not reader:
+            rows.append(("", chapter, 0, 0, 0, from_version, to_version, "", rule))
+            continue
+        replies = [texts[key] for key in group["store_key"] if key in texts]
+        changed = [(model, text) for model, text in replies if (reader, model, text) in moved]
+        rows.append((reader, chapter, len(replies), len(changed), len(set(changed)), from_version, to_version,
+                     judge, rule))
     return pd.DataFrame(rows, columns=reading_changes.COLUMNS)
 
 

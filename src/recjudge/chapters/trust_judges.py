@@ -21,13 +21,13 @@ from recjudge.trust.population import JudgedPopulation
 PROXY = "proxy metric"
 #: The labelled-set size shown beside the headline n in the table of labels worth.
 LARGE_N = 500
-#: The vocabulary of the rules that read a judge's gain and worth with their intervals.
-BEATS = "beats"
-BEAT = "beat"
-NO_JUDGE_BEATS = "no judge beats"
-MOST_USEFUL = "the most useful judge"
+#: A share of the human labels saved that this chapter counts as small (its own threshold).
+SMALL_SAVING_PCT = 1.0
 #: Correlations whose worth by the ρ² rule the width figure draws as references: a weak judge and a fair one.
 REFERENCE_CORRELATIONS = (0.15, 0.5)
+#: The worth figure's y axis: what n labels plus the judge are worth in labels alone, per label (1: the judge adds
+#: nothing).
+WORTH_AXIS_LABEL = "Labels alone matched per label\nwith the judge (1 = no help)"
 
 
 def save_judges(judged: JudgedPopulation, notebook: str, data: str) -> pd.DataFrame:
@@ -87,7 +87,7 @@ def show_agreement_table(agreement: pd.DataFrame, judged: JudgedPopulation, *, n
                          "rmse": error(2)},
                         labels={"method": "Judge"}, caption="Each judge against the human ratings on the answers it "
                                                             "scored",
-                        full_table=(notebook, "agreement"))
+                        full_table=(notebook, "agreement"), audit=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -109,10 +109,8 @@ def _beating_words(beats_constant: Sequence[str], largest: pd.Series) -> str:
     gain = (f"{pages.fmt(largest['gain_over_constant'], 4)} [{pages.fmt(largest['gain_ci_low'], 4)}, "
             f"{pages.fmt(largest['gain_ci_high'], 4)}] ({largest['judge']}, {largest['reading']})")
     rule = f"by more than {trust_rules.MAE_MARGIN} with a 95% interval (clustered by user) above zero"
-    if beats_constant:
-        verb = BEATS if len(beats_constant) == 1 else BEAT
-        return f"{', '.join(beats_constant)} {verb} a constant answer's MAE {rule}; the largest gain is {gain}."
-    return f"{NO_JUDGE_BEATS} a constant answer's MAE {rule}; the largest gain is {gain}."
+    return (f"{trust_rules.beating_words(list(beats_constant))} a constant answer's MAE {rule}; the largest gain is "
+            f"{gain}.")
 
 
 def scale_finding(errors: pd.DataFrame) -> Markdown:
@@ -142,19 +140,29 @@ def judge_styles(judges: Sequence[str]) -> dict[str, figures.SeriesStyle]:
     return figures.series_styles(judges)
 
 
+#: Points at which a judge's calibration map is drawn, evenly over its range of scores.
+CURVE_POINTS = 101
+
+
 def calibration_curves(judged: JudgedPopulation, judges: Sequence[str]) -> pd.DataFrame:
-    """Each judge's scores and their out-of-fold isotonic calibration (columns judge, score, calibrated)."""
+    """Each judge's isotonic calibration map fitted on all its answers, read at :data:`CURVE_POINTS` scores evenly
+    over its range (columns judge, score, scaled: min-max scaled, calibrated): one monotone curve per judge. (Drawn
+    from the out-of-fold calibrations, answer by answer, neighbouring scores came from different folds' maps and the
+    line zig-zagged; the errors the chapter reports stay out of fold.)"""
     curves = []
     for judge in judges:
         rows = judged.scored_by(judge)
-        mapped = calibration.calibrate_out_of_fold(rows[judge], rows["truth"], rows["user_id"], "isotonic")
-        curves.append(pd.DataFrame({"judge": judge, "score": rows[judge].to_numpy(), "calibrated": mapped}))
+        low, high = float(rows[judge].min()), float(rows[judge].max())
+        grid = np.linspace(low, high, CURVE_POINTS) if high > low else np.array([low])
+        curves.append(pd.DataFrame({"judge": judge, "score": grid,
+                                    "scaled": (grid - low) / (high - low) if high > low else np.zeros(1),
+                                    "calibrated": calibration.calibration_map(rows[judge], rows["truth"], grid)}))
     return pd.concat(curves, ignore_index=True)
 
 
 def calibration_figure(judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
-    """The calibrated human rating against each judge's min-max scaled score, LLM judges and proxies apart, with the
-    mean rating dotted."""
+    """Each judge's calibration map (the human rating its min-max scaled score maps to), LLM judges and proxies
+    apart, with the mean rating dotted."""
     import matplotlib.pyplot as plt
 
     curves = calibration_curves(judged, judges)
@@ -165,10 +173,7 @@ def calibration_figure(judged: JudgedPopulation, judges: Sequence[str]) -> Figur
         figures.check_series_count(len(panel))
         for judge in panel:
             part = curves[curves["judge"] == judge]
-            spread = np.ptp(part["score"]) or 1.0
-            x = (part["score"] - part["score"].min()) / spread
-            order = np.argsort(x.to_numpy())
-            ax.plot(x.to_numpy()[order], part["calibrated"].to_numpy()[order], color=styles[judge].colour,
+            ax.plot(part["scaled"], part["calibrated"], color=styles[judge].colour,
                     linestyle=styles[judge].linestyle, label=judge)
         ax.axhline(judged.frame["truth"].mean(), color="0.5", linestyle=":", linewidth=1)
         ax.set(xlabel="Judge score (min-max scaled)", ylim=(1, 5), title=_panel_title(judged, panel))
@@ -250,7 +255,8 @@ def worth_per_label(worth: pd.DataFrame) -> pd.DataFrame:
 def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence[str]) -> Figure:
     """What one human label plus each judge is worth in labels alone, at each n (log axis): a point per judge with
     its Monte Carlo 95% interval, the judges side by side at each n, against what a judge of correlation ρ = 0.15 and
-    0.5 is worth by the ρ² rule (grey, dotted, labelled) and human labels alone (dashed, at 1)."""
+    0.5 is worth by the ρ² rule (grey, dotted, marked right of the last panel, away from the points) and human labels
+    alone (dashed, at 1)."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
@@ -265,10 +271,12 @@ def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence
         ax.axhline(1.0, color="0.2", linestyle="--", linewidth=2.2, zorder=3, label="human only")
         for rho in REFERENCE_CORRELATIONS:
             ratios = [ppi.labels_worth_by_correlation(int(n), rho, population_size) / n for n in sizes]
-            ax.plot(sizes, ratios, color="0.45", linestyle=":", linewidth=1.4, zorder=2, label="_nolegend_")
-            ax.annotate(f"ρ = {rho:g} (ρ² rule)", (sizes[0], ratios[0]), xytext=(0, 3),
-                        textcoords="offset points", ha="left", va="bottom", color="0.3",
-                        fontsize=figures.BASE_FONT_PT - 1)
+            ax.plot(sizes, ratios, color="0.45", linestyle=":", linewidth=1.4, zorder=2,
+                    label="_nolegend_")  # named by its ρ right of the last panel and in the caption
+            if ax is axes[0][-1]:  # marked once, right of the last panel, where no point is drawn
+                ax.annotate(f"ρ = {rho:g}", (sizes[-1], ratios[-1]), xytext=(14, 0), textcoords="offset points",
+                            ha="left", va="center", color="0.3", fontsize=figures.BASE_FONT_PT - 1,
+                            annotation_clip=False)
         # The judges side by side at each n (a small step on the log axis), so their intervals do not hide each other.
         offsets = np.linspace(-1, 1, len(panel)) * 0.06 if len(panel) > 1 else [0.0]
         for judge, offset in zip(panel, offsets):
@@ -283,28 +291,29 @@ def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set(xlabel="Human labels n", title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-    axes[0][0].set_ylabel("Labels alone one label\nplus the judge is worth")
+    axes[0][0].set_ylabel(WORTH_AXIS_LABEL)
     return fig
 
 
 def paper_best_judge_worth(notebook: str) -> pd.Series:
-    """The strongest LLM judge Kang et al. report on Serendipity-2018 (their Table 2) and the labels per 1,000 it
-    would be worth by the ρ² rule, written to results/."""
-    paper = ser.kang2025_table2()
-    paper_llm = paper[(paper["dataset"] == "Serendipity-2018") & paper["family"].str.startswith("LLM")]
-    best = paper_llm.loc[paper_llm["pearson_pct"].idxmax()]
+    """The strongest pooled correlation a paper prints for a serendipity judge (``papers_worth.strongest``) and the
+    labels per 1,000 it would be worth by the ρ² rule, written to results/."""
+    best = papers_worth.strongest(aspect="serendipity")
     best_worth = ppi.labels_worth_by_correlation(1000, best["pearson_pct"] / 100)
-    save_table(pd.DataFrame([{"paper_judge": f"{best['method']} ({best['family']})", "pearson_pct": best["pearson_pct"],
+    save_table(pd.DataFrame([{"paper_judge": f"{best['judge']} ({best['prompt']})", "paper": best["paper"],
+                              "table": best["table"], "dataset": best["dataset"], "pearson_pct": best["pearson_pct"],
                               "labels": 1000, "labels_worth_by_rho2": best_worth}]), notebook, "paper_best_judge_worth")
     return pd.concat([best, pd.Series({"labels_worth_by_rho2": best_worth})])
 
 
 def show_paper_judges_worth(notebook: str) -> Table:
-    """Every LLM row of the papers' agreement tables priced in labels by the ρ² rule at the paper's n, with the
+    """Every pooled LLM row of the papers' agreement tables priced in labels by the ρ² rule at the paper's n, with the
     correlation that n detects and the n the row's own correlation needs (saved as ``paper_judges_worth``)."""
     table = save_table(papers_worth.paper_judges_worth(), notebook, "paper_judges_worth")
-    # One source cell (paper, table, dataset) wraps in its column, so the numbers a reader compares stay on screen.
-    shown = table.assign(source=table["paper"] + ", " + table["table"] + ": " + table["dataset"])
+    # One source cell (paper, table, dataset, aspect) wraps in its column, so the numbers a reader compares stay on
+    # screen.
+    shown = table.assign(source=table["paper"] + ", " + table["table"] + ": " + table["dataset"] + ", "
+                         + table["aspect"])
     return format_table(
         shown[["source", "judge", "pearson_pct", "n", "labels_saved_pct", "labels_worth_at_n",
                "detectable_pearson_pct", "n_needed_to_detect"]],
@@ -313,20 +322,22 @@ def show_paper_judges_worth(notebook: str) -> Table:
          "labels_worth_at_n": number(0, label="n labels\n+ judge\nworth"),
          "detectable_pearson_pct": number(1, label="Pearson %\ndetectable\nat n (80%\npower)"),
          "n_needed_to_detect": count(label="n its\nPearson\nneeds")},
-        labels={"source": "Paper, table: dataset", "judge": "Judge"},
+        labels={"source": "Paper, table: dataset, aspect", "judge": "Judge"},
         caption="The papers' own LLM judges priced in human labels by the ρ² rule, from their printed correlations "
-                "and the papers' n (Kang et al.: the ratings of their Table 1; Zhang et al.: about 2,500 entries)",
+                "and the papers' n, for the rows that are one pooled correlation (Kang et al.'s Taobao rows, one "
+                "answer per user; Zhang et al.'s dataset-level rows per aspect)",
         full_table=(notebook, "paper_judges_worth"))
 
 
 def paper_judges_worth_finding() -> Markdown:
-    """The most any paper's LLM judge saves by the ρ² rule, and how many rows save under 5% of the labels."""
+    """The most any paper's pooled LLM row saves by the ρ² rule, and how many rows save under 1% of the labels."""
     table = papers_worth.paper_judges_worth()
-    best = table.loc[table["labels_saved_pct"].idxmax()]
-    return Markdown(f"By the ρ² rule, the most any of the papers' {len(table)} printed LLM rows saves is "
+    best = papers_worth.strongest(table)
+    return Markdown(f"By the ρ² rule, the most any of the papers' {len(table)} pooled LLM rows saves is "
             f"{pages.fmt(best['labels_saved_pct'], 1)}% of the human labels ({best['paper']}, {best['table']}, "
-            f"{best['judge']}, Pearson {pages.fmt(best['pearson_pct'], 2)}%, n = {int(best['n']):,}); "
-            f"{int((table['labels_saved_pct'] < 1).sum())} of them save less than 1%.")
+            f"{best['judge']}, {best['aspect']}, r = {pages.fmt(best['pearson_pct'] / 100, 2)}, "
+            f"n = {int(best['n']):,}); {int((table['labels_saved_pct'] < SMALL_SAVING_PCT).sum())} of them save less "
+            f"than {pages.fmt(SMALL_SAVING_PCT, 0)}%.")
 
 
 def _cells(count: int, total: int) -> str:
@@ -387,9 +398,10 @@ def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Seque
                          f"labels (Pearson {pages.fmt(100 * row['pearson'], 1)}%; "
                          + ("no saving beyond the simulation's noise" if saved <= 0 else
                             f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
-    sentences.append(f"- **The top judge Kang et al. report on Serendipity-2018** ({paper_best['method']}, "
-                     f"{paper_best['family'].removeprefix('LLM ')}, Pearson {pages.fmt(paper_best['pearson_pct'], 2)}%)"
-                     f" would be worth {paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
+    sentences.append(f"- **The strongest pooled correlation a paper prints for a serendipity judge** "
+                     f"({paper_best['judge']}, {paper_best['prompt']}; {paper_best['paper']}, {paper_best['table']}, "
+                     f"{paper_best['dataset']}: r = {pages.fmt(paper_best['pearson_pct'] / 100, 2)}) would be worth "
+                     f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
     sentences.append(f"- {coverage_finding(worth, headline_n)}")
     return Markdown("\n".join(sentences))
 
@@ -447,7 +459,7 @@ def show_reliability_table(reliability: pd.DataFrame, *, notebook: str, data: st
     return format_table(shown[["readings", "answers_complete", "alpha_text"]],
                         {"answers_complete": count(label="Answers"), "alpha_text": text(label="α [95% CI]")},
                         labels={"readings": "Readings"}, caption="Krippendorff's α (interval level)",
-                        full_table=(notebook, "reliability"))
+                        full_table=(notebook, "reliability"), audit=True)
 
 
 def show_bias_table(bias: pd.DataFrame, *, notebook: str, data: str) -> Table:
@@ -500,7 +512,7 @@ def worth_finding(worth: pd.DataFrame, judged: JudgedPopulation | None, headline
         return (f"no judge saves a whole label beyond the simulation's noise and its tuning bias (the lower of the "
                 f"Monte Carlo 95% bound and the ρ² rule); the largest worth, selected among {len(headline)}, is "
                 f"{best.name}{kind}: {interval}.")
-    return (f"{MOST_USEFUL} (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
+    return (f"the judge worth the most labels (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
             f"{len(saving)} of {len(headline)} judges save labels beyond the simulation's noise.")
 
 
@@ -521,3 +533,89 @@ def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFram
                            f"{pages.fmt(float(retest_row['alpha'].iloc[0]), 2)}; " if len(retest_row) else ""),
         "n_clear": len(clear), "n_effects": len(effects),
     }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every judge on one scale (the book's headline table and figure)
+
+#: The judge table's file name under results/<chapter>/, and the figure drawn from it beside it (the landing page
+#: shows the same file).
+JUDGE_TABLE = "judge_table"
+JUDGES_FIGURE = "judges.svg"
+RANDOM, CONSTANT = "Random", "Constant (most frequent level)"
+
+
+def baseline_agreement(frame: pd.DataFrame, *, n_boot: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Random and answering the most frequent level (chosen on the other users) as agreement rows with their
+    ranking AUC, and their kinds."""
+    random = ser.random_baseline_agreement(frame["truth"], seed=seed, ranking=True)
+    constant = ser.constant_baseline_agreement(frame, n_boot=n_boot, seed=seed, ranking=True)
+    rows = pd.concat([random, constant[constant["method"] == CONSTANT]], ignore_index=True)
+    return rows, pd.DataFrame({"judge": [RANDOM, CONSTANT], "kind": ["Random", "constant"]})
+
+
+def judge_table(agreement: pd.DataFrame, judged: JudgedPopulation, calibration_errors: pd.DataFrame,
+                baselines: tuple[pd.DataFrame, pd.DataFrame], *, notebook: str, data: str) -> pd.DataFrame:
+    """Every judge the book knows (``recjudge.trust.judge_table``): the papers' rows and this chapter's judges,
+    Random and a constant, written to results/ as ``judge_table``."""
+    from recjudge.trust import judge_table as jt
+
+    rows, kinds = baselines
+    book = jt.book_rows(pd.concat([agreement, rows], ignore_index=True),
+                        pd.concat([judged.judges[["judge", "kind"]], kinds], ignore_index=True), calibration_errors,
+                        data)
+    return save_table(jt.judge_table(jt.paper_rows(), book), notebook, JUDGE_TABLE)
+
+
+def judges_figure(table: pd.DataFrame, notebook: str) -> Markdown:
+    """Draw every judge on one axis (``judge_table.draw_judges``) into results/<notebook>/judges.svg and return the
+    figure's MyST, numbered, with its computed caption and alt text, as this chapter places it (Markdown: glue:md
+    reads only a text/markdown output)."""
+    from recjudge.compendium.results import results_path
+    from recjudge.trust import judge_table as jt
+
+    path = results_path(notebook, JUDGE_TABLE).parent / JUDGES_FIGURE
+    fig = jt.draw_judges(table)
+    figures.assert_legible(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(figures.svg_image(fig).svg, encoding="utf-8")
+    return Markdown(jt.figure_markdown(table, f"../../results/{notebook}/{JUDGES_FIGURE}"))
+
+
+def judge_summary(table: pd.DataFrame, reliability: Mapping[str, object], notebook: str) -> Markdown:
+    """The judge table in one line per kind of judge (the full table is the CSV): how many rows, the range of Pearson
+    r with the users (pooled readings) and of AUC, and the strongest row; then the ceiling Serendipity-2018's own
+    answers set (``ground_truth.truth_reliability``, saved as ``truth_reliability``), where no second human read the
+    same answers."""
+    save_table(pd.DataFrame([reliability]), notebook, "truth_reliability")
+    from recjudge.trust import judge_table as jt
+
+    lines = ["| Judges | Rows | Pearson r (pooled) | AUC | MAE calibrated (a constant's) | Strongest (pooled r) |",
+             "|---|--:|---|---|---|---|"]
+    for group in jt.GROUPS:
+        rows = table[table["group"] == group]
+        if rows.empty:
+            continue
+        pooled = rows[rows["reading"].isin(jt.paper_judges.POOLED_READINGS) & rows["pearson_pct"].notna()]
+        r = (pages.span(pooled["pearson_pct"].min() / 100, pooled["pearson_pct"].max() / 100)
+             if len(pooled) else "undefined" if rows["pearson_pct"].isna().all() else "no pooled reading")
+        auc = pages.span(rows["auc"].min(), rows["auc"].max()) if rows["auc"].notna().any() else "—"
+        calibrated = rows.dropna(subset=["mae_calibrated", "mae_constant"])
+        mae = (f"{pages.span(calibrated['mae_calibrated'].min(), calibrated['mae_calibrated'].max())} "
+               f"({pages.span(calibrated['mae_constant'].min(), calibrated['mae_constant'].max())})"
+               if len(calibrated) else "—")
+        best = jt.highest(table, group)
+        strongest = ("—" if best is None else
+                     f"{best['judge']}, {best['aspect']} ({best['source']}; {best['dataset']})")
+        lines.append(f"| {group} | {len(rows)} | {r} | {auc} | {mae} | {strongest} |")
+    lines += ["", f"No second human read the Serendipity-2018 or Taobao answers. The best bound their data give: the "
+                  f"users' answers to the {len(str(reliability['statements']).split(','))} statements their "
+                  f"serendipity rating averages ({reliability['statements']}) agree with Cronbach's α = "
+                  f"{pages.fmt(float(reliability['alpha']), 2)} (n = {int(reliability['n']):,}), so no judge can "
+                  f"correlate above r = {pages.fmt(float(reliability['ceiling_r']), 2)} with that rating.",
+              "", "The papers also rank recommenders by a judge's scores of their lists (Tokutake et al.'s "
+                  "re-evaluation); no user rated those lists, so whether a judge orders the recommenders as users "
+                  "would cannot be measured with any data here.",
+              "", f"{{download}}`Every row, with its interval, n, reading and source "
+                  f"<../../results/{notebook}/{JUDGE_TABLE}.csv>`"]
+    return Markdown("\n".join(lines))

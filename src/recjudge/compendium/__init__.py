@@ -16,6 +16,7 @@
 - ``toc``      the table of contents (``_toc.yml``): the files it lists, its chapters' numbers and its appendix
   pages' letters
 - ``appendix_numbers``  a Sphinx extension numbering the appendix pages' figures under their letter (Fig. A.1)
+- ``glossary_links``  a Sphinx extension linking a newcomer's term to the glossary where a page first uses it
 - ``labels``   a chapter's cross-reference labels belong to its run: a copied chapter's never collide with its
   original's
 - ``variant_book``  a variant's own book: its executed notebooks (the committed book's where it ran none) staged and
@@ -34,6 +35,10 @@
 - ``claim_evidence``  what a claim's reader finds (the paper's numbers and ours, n, interval, checks, what differs,
   what is missing) and the one rule that chooses its verdict
 - ``claim_readers``  each claim's reader: its numbers read by name from the result tables, and the book's thresholds
+- ``claim_intervals``  the numbers' intervals and the checks built from them, shared by the readers and the pages (a
+  number with its interval, Fisher's interval, a contrast of two correlations, labels saved by the ρ² rule)
+- ``comparisons``  checks of comparisons on the same answers (two correlations, two errors, a ranking), and the
+  checks a reader's judges' rows give the claims about capable LLM judges
 - ``trust_rules``  the rules that word part V's findings (a calibrated judge beating a constant answer, a judge saving
   labels), each reading its number's interval, shared by the trust chapter and the at-a-glance page
 - ``at_a_glance``  the at-a-glance page's rows: one per paper and question, what ran here and what it measured, every
@@ -41,7 +46,8 @@
 - ``headline_numbers``  the at-a-glance page's headline numbers (the paper's, the book's judge's with n, interval and
   how it was chosen, a variant's)
 - ``answer``   the book's answer to its question, generated from the registry: the short answer that opens the
-  landing page (with the caveat that no capable LLM ran here) and the closing page "What we learned", per paper
+  landing page (with the caveat that no capable LLM ran here) and the closing page "What we learned": the evidence as
+  a whole, then per paper
 
 This layer imports no paper's package.
 """

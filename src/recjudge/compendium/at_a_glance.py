@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from recjudge.compendium import claim_readers, claims, trust_rules
+from recjudge.compendium import claim_readers, claims, pages, trust_rules
 from recjudge.compendium.claim_evidence import NOT_RUN, named_row
-from recjudge.compendium.claim_readers import with_interval
+from recjudge.compendium.claim_intervals import fisher_pct, with_interval
 
 # The page reads its headline numbers through this module (``at_a_glance.headlines``); they live in headline_numbers.
 from recjudge.compendium.headline_numbers import (  # noqa: F401
@@ -99,8 +100,19 @@ def tokutake_reevaluation_answer(load: Loader) -> str:
 
 
 def zhang_answer(load: Loader) -> str:
+    """The paper's answer from its Table 1 (dataset level, Average column): how many of its LLM rows reach the best
+    of BLEU and ROUGE, and how many the annotators' averaged labels, each against the users' ratings (the table
+    sets no LLM against the annotators)."""
     load("explanation_evaluators", "table1_agreement_by_row")
-    return "Yes: LLM evaluators agree with users and annotators as well as or better than BLEU and ROUGE (Table 1)"
+    table = claim_readers.zhang_dataset_level()
+    references = table.loc[["BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"], "average"]
+    best, annotators = references.idxmax(), float(table.loc["Average", "average"])
+    llms = table[table.index.str.contains(r"\((?:S|M)\)$")]["average"]
+    at_or_above = llms[llms >= references.max()]
+    return (f"Certain LLMs: {len(at_or_above)} of its {len(llms)} LLM rows agree with the users at least as well as "
+            f"{best} ({fmt(references.max(), 2)}%), the best of BLEU and ROUGE, and "
+            f"{int((llms >= annotators).sum())} as well as the annotators' averaged labels ({fmt(annotators, 2)}%) "
+            "(Pearson, dataset level, mean over the aspects, Table 1)")
 
 
 def lima_answer(load: Loader) -> str:
@@ -112,7 +124,12 @@ def lima_answer(load: Loader) -> str:
 
 def khirbat_answer(load: Loader) -> str:
     load("metamorphic_recommender", "table4_relations")
-    return "No: GPT-3.5-turbo's lists change under every semantics-preserving relation (p < 0.0001, Table 4)"
+    return ("No: GPT-3.5-turbo's lists change under every semantics-preserving relation "
+            f"(p < {KHIRBAT_PRINTED_P:g}, Table 4)")
+
+
+#: The p-value Khirbat et al. print for every relation of their Table 4 ("p < 0.0001"): a bound, not a table cell.
+KHIRBAT_PRINTED_P = 0.0001
 
 
 def trust_answer(load: Loader) -> str:
@@ -144,7 +161,8 @@ def kang_rq1(load: Loader) -> dict[str, str]:
                     f"{claim_readers.resampled(agreement)}): SOG "
                     f"{_pearson(sog)} (paper {fmt(printed('SOG'), 2)}%), Random {_pearson(rnd)} (paper "
                     f"{fmt(printed('Random'), 2)}%); recorded gpt-3.5-turbo {_pearson(gpt)} with another prompt than "
-                    f"the paper's (paper's best LLM: GPT-4 few-shot {fmt(printed('GPT-4 (few-shot)'), 2)}%)",
+                    f"the paper's (the best LLM of the paper's Table 2, without auxiliary data: GPT-4 few-shot "
+                    f"{fmt(printed('GPT-4 (few-shot)'), 2)}%)",
     }
 
 
@@ -181,12 +199,14 @@ def kang_rq2_rq3(load: Loader) -> dict[str, str]:
                 f"Big-Five (OLS R² {fmt(curiosity, 3)} vs {fmt(big_five, 3)})",
         "measured": f"{significant} of {len(others)} settings differ from none at p < 0.05 (none: "
                     f"{_pearson(none)} on n = {int(none['n'])}); the best cell on the same {int(best['n'])} "
-                    f"answers ({best['cell']}) reaches {fmt(best['pearson_pct'])}%, a maximum selected in sample; "
-                    "chosen on half of the users and measured on the other half "
-                    f"({claim_readers.splits(held['cell'])}; {claim_readers.answers_per_half(held)} answers per half), "
-                    f"the chosen cell gives {fmt(held['pearson_pct'])}% on average, auxiliary data alone "
-                    f"{fmt(data_held['pearson_pct'])}%, and no auxiliary data on the same halves "
-                    f"{fmt(held_none['pearson_pct'])}%",
+                    f"answers ({best['cell']}) reaches {fisher_pct(best['pearson_pct'], int(best['n']))}, a maximum "
+                    f"selected among the grid's cells in sample (so its interval, Fisher's z, flatters it); chosen "
+                    f"on half of the users and measured on the other half ({claim_readers.splits(held['cell'])}): "
+                    + pages.unless_too_few(
+                        f"the chosen cell gives {fmt(held['pearson_pct'])}% on average, auxiliary data alone "
+                        f"{fmt(data_held['pearson_pct'])}%, and no auxiliary data on the same halves "
+                        f"{fmt(held_none['pearson_pct'])}%", int(held["n"]),
+                        detail=f"{claim_readers.answers_per_half(held)} per held-out half"),
     }
 
 
@@ -197,7 +217,7 @@ def tokutake_strategies(load: Loader) -> dict[str, str]:
     closest = named_row(search, "rank", 1, "prompt_strategies/ground_truth_search")
     parsed = metrics[metrics["n"] > 0]
     unparsed = metrics[metrics["n"] == 0]["template"].tolist()
-    maes = ", ".join(f"{row['template']} {fmt(row['mae'], 1)} (n = {int(row['n'])})" for _, row in parsed.iterrows())
+    maes = claim_readers.parsed_maes(parsed) if len(parsed) else ""
     no_reply = f"; no {' or '.join(unparsed)} reply held a score" if unparsed else ""
     return {
         "here": f"Base, LS, CoT and LtM (10-shot, reconstructed) with SmolLM2-135M on "
@@ -225,15 +245,20 @@ def tokutake_reevaluation(load: Loader) -> dict[str, str]:
                "4 or more (Precision_ser 0 for all)" if top_precision == 0 else
                f"read as integers, Precision_ser reaches {fmt(100 * top_precision, 1)}% at most")
     one_token = int(everyone["output_tokens"]) == int(everyone["judgments"])
+    users, per_fold = claim_readers.judged_users(table3)
     return {
         "here": f"{len(non_random)} recommenders on ml-latest-small, global temporal split, three folds "
                 f"({int(versus['n_users'].max())} test users); SmolLM2-135M judged {int(judged['judgments'])} "
                 f"(user, item) pairs of {int(judged['users'])} test users",
-        "measured": f"{int((versus['recall10_p'] < 0.05).sum())} of {len(versus)} recommenders beat Random on "
-                    f"Recall@10 (p < 0.05) on ml-latest-small, {int((versus_1m['recall10_p'] < 0.05).sum())} of "
-                    f"{len(versus_1m)} on ML-1M; {ranking}; Avg. score (expected) "
-                    f"{fmt(non_random['avg_score_mean'].min(), 2)}–{fmt(non_random['avg_score_mean'].max(), 2)}; "
-                    f"judging every test user with GPT-4o-mini would cost "
+        "measured": f"{int((versus['recall10_p'] < 0.05).sum())} of {len(versus)} recommenders have a higher "
+                    f"Recall@10 than Random at p < 0.05 on ml-latest-small, "
+                    f"{int((versus_1m['recall10_p'] < 0.05).sum())} of {len(versus_1m)} on ML-1M; the tiny judge's "
+                    "scores: "
+                    + pages.unless_too_few(
+                        f"{ranking}; Avg. score (expected) {fmt(non_random['avg_score_mean'].min(), 2)}–"
+                        f"{fmt(non_random['avg_score_mean'].max(), 2)}", users, "judged users",
+                        f"{per_fold} per fold")
+                    + "; judging every test user with GPT-4o-mini would cost "
                     + (f"at least ${fmt(everyone['gpt4o_mini_usd'], 2)} (one output token per judgment)" if one_token
                        else f"about ${fmt(everyone['gpt4o_mini_usd'], 2)}"),
     }
@@ -272,7 +297,7 @@ def lima_surprise(load: Loader) -> dict[str, str]:
         "here": "ml-latest-small (embedded sample), item models C, P, U, N, exact and greedy limits",
         "measured": f"MSI ≥ kNN ≥ LSI on the means: {holding} of {len(ordering)} inequalities ({len(cells)} model × "
                     f"distance cells × {ordering['inequality'].nunique()} inequalities); the magnitudes of Table 2 "
-                    "come from another dataset (MovieLens-1M with descriptions is not available here)",
+                    f"need {claim_readers.ML1M_AS_THE_PAPER_USED_IT}",
     }
 
 
@@ -294,12 +319,13 @@ def khirbat_metamorphic(load: Loader) -> dict[str, str]:
                        f"{ROBUSTNESS_REAL_JUDGE!r} on {ROBUSTNESS_REAL_DATA!r}")
     scored = kang.dropna(subset=["verdict_flip_rate"])
     change, flips = scored["mean_abs_change"], scored["verdict_flip_rate"]
-    flipped = ("no verdict flips" if flips.max() == 0 else
+    # whether a flip could happen is the robustness chapter's to say, from the cases' scores; the row says how many
+    flipped = ("no verdict flipped" if flips.max() == 0 else
                f"verdicts flip in {fmt(100 * flips.min(), 0)}–{fmt(100 * flips.max(), 0)}% of the cases")
     per_judge = robust.drop_duplicates("judge")
     on = " (" + "; ".join(f"{judge} on {data}" for judge, data in zip(per_judge["judge"], per_judge["data"])) + ")"
-    n = (f"n = {int(scored['scored'].min())}" if scored["scored"].nunique() == 1 else
-         f"n = {int(scored['scored'].min())}–{int(scored['scored'].max())}")
+    n_words = pages.span(scored["scored"].min(), scored["scored"].max(), 0)
+    n = f"n = {n_words}"
     return {
         "here": f"the paper's prompt and relations with SmolLM2-135M ({int(parsing['replies'].sum())} replies); "
                 f"{robust['relation'].nunique()} relations applied to {robust['judge'].nunique()} of this book's "
@@ -307,9 +333,12 @@ def khirbat_metamorphic(load: Loader) -> dict[str, str]:
         "measured": f"{int(parsing['not_a_list'].sum())} of {int(parsing['replies'].sum())} replies of the tiny "
                     "model are not a list of titles, so list similarity is 0 or undefined; this book's extension to "
                     f"its own judges: under relations that should not matter the Kang basic judge's scores on a "
-                    f"sample of Serendipity-2018 answers move by {fmt(change.min(), 2)}–{fmt(change.max(), 2)} on "
-                    f"average on the 1–5 scale ({flipped}; {n} scored answers per relation, {len(scored)} "
-                    "relations; SmolLM2-135M's replies)",
+                    "sample of Serendipity-2018 answers: "
+                    + pages.unless_too_few(
+                        f"move by {fmt(change.min(), 2)}–{fmt(change.max(), 2)} on average on the 1–5 scale "
+                        f"({flipped}; {n} scored answers per relation, {len(scored)} relations)",
+                        int(scored["scored"].min()), detail=f"{n_words} scored answers per relation")
+                    + "; SmolLM2-135M's replies",
     }
 
 
@@ -340,12 +369,10 @@ def trust_worth(load: Loader) -> dict[str, str]:
                        f"no predictor saves a whole label beyond the simulation's noise and its tuning bias (the "
                        f"largest worth, selected among {len(at_100)}: {best['judge']}, {worth})")
                     + "; calibrated, "
-                    + (f"{', '.join(better)} beat{'s' if len(better) == 1 else ''} a constant answer's MAE on "
-                       f"the same answers by more than {trust_rules.MAE_MARGIN} beyond its noise" if better else
-                       f"no judge beats a constant answer's MAE on the same answers by more than "
-                       f"{trust_rules.MAE_MARGIN} beyond its noise")
-                    + f"; the papers' best reported judge ({paper_best['paper_judge']}, Pearson "
-                      f"{fmt(paper_best['pearson_pct'], 2)}%) would be worth "
+                    + f"{trust_rules.beating_words(better)} a constant answer's MAE on the same answers by more "
+                      f"than {trust_rules.MAE_MARGIN} beyond its noise"
+                    + f"; the strongest pooled correlation a paper prints for a serendipity judge "
+                      f"({paper_best['paper_judge']}, r = {fmt(paper_best['pearson_pct'] / 100, 2)}) would be worth "
                       f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule",
     }
 
@@ -373,6 +400,23 @@ ROWS = (
     GlanceRow("Beyond the papers: part V", "What is an LLM judge worth in human labels, and can its number be "
               "trusted?", trust_worth, trust_answer),
 )
+
+
+#: Where the at-a-glance run writes the record of reading-rule changes by rule (``book/reproducibility.md`` includes
+#: it): the chapters' pages name a change by its rule and point there.
+READING_CHANGES_FILE = "reading_changes.md"
+
+
+def write_reading_changes(notebook: str) -> Path:
+    """Write every recorded change of the reply-reading rules (``llm.reading_changes.record_markdown``) next to the
+    run's tables; returns the file."""
+    from recjudge.compendium.results import results_path
+    from recjudge.llm import reading_changes
+
+    path = results_path(notebook, "findings").parent / READING_CHANGES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(reading_changes.record_markdown(), encoding="utf-8")
+    return path
 
 
 def caveat(readers: Sequence[JudgeSpec] = ()) -> str:

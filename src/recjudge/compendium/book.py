@@ -6,7 +6,8 @@ Steps, each timed:
    folder, vendored once from the npm package pinned in ``package-lock.json``; later builds need no network.
 2. **Table of contents**: every run of the run plan must be a chapter of ``_toc.yml`` and every notebook chapter a
    run, and each executed notebook must exist (``recjudge run`` writes them).
-3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``).
+3. **Build**: ``jupyter-book build . --warningiserror --keep-going`` (notebook execution is off in ``_config.yml``),
+   unless the last build read exactly what this one would (``build_inputs``, kept in its record): it is reused.
 4. **Checks** (``recjudge.compendium.html_checks``): ``_build/html/index.html`` exists and no page or stylesheet
    loads anything from another host; the build is recorded in ``_build/html/build-info.json`` (commit, profile,
    judges, each dataset's status).
@@ -23,6 +24,7 @@ The book's Sphinx extension (Thebe loader removed, bibliography styles, reposito
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -76,6 +78,53 @@ def _jupyter_book_command() -> list[str]:
     if not found:
         raise BookError("jupyter-book is not installed: run `make setup` (pip install -e '.[book]')")
     return [found]
+
+
+#: What a build reads in the folder it builds (the project root, or a variant's or a preview's staged sources): its
+#: configuration, table of contents, prose and executed notebooks, result tables (and the markdown pages include)
+#: and the source notebooks offered for download.
+BUILD_SOURCES = ("_config.yml", "_toc.yml", "book", "results", "notebooks")
+#: What it reads in the project besides: the vendored static files, the package's code (the book's Sphinx
+#: extensions are part of it) and the locked environment (Jupyter Book, Sphinx and the themes).
+BUILD_PROJECT_INPUTS = ("vendor", "src/recjudge", "requirements/lock.txt")
+
+
+def build_inputs(root: Path, source: Path | None = None) -> str:
+    """One sha256 over every file a build of ``source`` (default: the committed book, at ``root``) reads
+    (``BUILD_SOURCES``, ``BUILD_PROJECT_INPUTS``): the build record keeps it, and a build whose inputs are unchanged
+    is reused instead of built again. Hidden files and folders (a run's temporary files) and ``__pycache__`` are no
+    input."""
+    import hashlib
+
+    from recjudge.compendium.runplan import FileHasher
+
+    source = Path(source or root)
+    hasher = FileHasher(source / "_build" / ".build-input-hashes.json")  # beside the build it describes
+    digest = hashlib.sha256()
+    places = [(f"source/{name}", source / name) for name in BUILD_SOURCES]
+    places += [(f"project/{name}", Path(root) / name) for name in BUILD_PROJECT_INPUTS]
+    for label, place in places:
+        files = [place] if place.is_file() else sorted(
+            path for path in place.rglob("*") if path.is_file() and not any(
+                part.startswith(".") or part in ("__pycache__", "_build") for part in path.relative_to(place).parts))
+        for path in files:
+            digest.update(f"{label}/{path.relative_to(place).as_posix()}\0{hasher(path)}\n".encode())
+    hasher.save()
+    return digest.hexdigest()
+
+
+def reusable_build(html_dir: Path, inputs: str, *, all_pages: bool = False) -> bool:
+    """Whether the build in ``html_dir`` can stand as it is: it ended (its record exists: a build removes the record
+    first, so a failed one has none) and read exactly ``inputs`` (``build_inputs``); never with ``--all``."""
+    from recjudge.compendium.publish import read_build_info
+
+    if all_pages or not (Path(html_dir) / "index.html").is_file():
+        return False
+    record = read_build_info(html_dir)
+    return record is not None and record.get("inputs") == inputs
+
+
+REUSED = "[book] reused the build in {where}: nothing it reads changed since it was built (--all builds it again)"
 
 
 def build_html(root: Path, *, all_pages: bool = False, source: Path | None = None) -> None:
@@ -176,13 +225,64 @@ def run_command(args: argparse.Namespace) -> int:
             if early:
                 print(f"recjudge book: not published: {early} ({ALLOW_HINT})", file=sys.stderr)
                 return 1
-    if variant is not None and not args.vendor_only:
-        status = _build_variant(root, variant, args, timings)
-        return status or _publish(root, variant.html_dir(root), destination, args, variant.name)
-    try:
-        if args.vendor_only:
+    if args.vendor_only:
+        try:
             ensure_mathjax(root)
-            return 0
+        except BookError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        return 0
+    html_dir = variant.html_dir(root) if variant is not None else root / HTML_DIR
+    from recjudge.compendium.runplan.execution import _environment
+
+    with _environment({} if args.check_only else _data_setting(html_dir)):
+        if variant is not None:
+            status = _build_variant(root, variant, args, timings)
+            return status or _publish(root, html_dir, destination, args, variant.name)
+        return _build_book(root, destination, args, timings)
+
+
+def _data_setting(html_dir: Path) -> dict[str, str]:
+    """The data setting a build is made with: this shell's ``RECJUDGE_DATA_MIRROR`` when it sets one, else the one
+    the last build in ``html_dir`` was made with (its record keeps it), when that folder is still there, so that
+    building again or publishing a finished build does not depend on the shell it is done in. Returns the variables
+    to set for the build (none: the shell's), after saying what it chose."""
+    from recjudge.compendium.publish import DATA_SETTING, read_build_info
+    from recjudge.paths import DATA_MIRROR_ENV
+
+    if os.environ.get(DATA_MIRROR_ENV, "").strip():
+        return {}
+    remembered = (read_build_info(html_dir) or {}).get(DATA_SETTING)
+    if not isinstance(remembered, str) or not remembered:
+        return {}
+    if not Path(remembered).is_dir():
+        print(f"[book] the last build read {DATA_MIRROR_ENV}={remembered}, which is no folder now: building with this "
+              "shell's data setting (none)")
+        return {}
+    print(f"[book] this shell sets no {DATA_MIRROR_ENV}: building with the last build's, "
+          f"{DATA_MIRROR_ENV}={remembered} (kept in its build record)")
+    return {DATA_MIRROR_ENV: remembered}
+
+
+def _chapter_states(root: Path) -> dict | None:
+    """Each chapter of the committed book as ``runplan.executed_from`` finds it (which inputs it was executed from,
+    which tables it wrote); None when the run plan cannot be read (the build then records no chapters)."""
+    from recjudge.compendium.runplan import RunPlanError, executed_from, load_runplan
+
+    try:
+        return executed_from(load_runplan(root=root), root)
+    except (RunPlanError, OSError, ValueError) as error:
+        print(f"[book] the chapters' executions are not recorded ({error})", file=sys.stderr)
+        return None
+
+
+def _build_book(root: Path, destination, args: argparse.Namespace,  # noqa: ANN001
+                timings: dict[str, float]) -> int:
+    """The committed book: built into ``_build/html`` (or an unchanged build reused), checked, recorded, published
+    when asked."""
+    from recjudge.compendium.publish import edited_tables
+
+    try:
         if not args.check_only:
             with _phase("mathjax", timings):
                 ensure_mathjax(root)
@@ -190,13 +290,21 @@ def run_command(args: argparse.Namespace) -> int:
                 problems = check_toc_against_runplan(root)
                 if problems:
                     raise BookError("the table of contents does not match the run plan:\n  " + "\n  ".join(problems))
+                chapters = _chapter_states(root)
+                edited = edited_tables(chapters or {})
+                if edited:
+                    raise BookError(edited)
             with _phase("jupyter-book build", timings):
-                _forget_build(root / HTML_DIR)
-                build_html(root, all_pages=args.all)
+                inputs = build_inputs(root)
+                if reusable_build(root / HTML_DIR, inputs, all_pages=args.all):
+                    print(REUSED.format(where=HTML_DIR))
+                else:
+                    _forget_build(root / HTML_DIR)
+                    build_html(root, all_pages=args.all)
         with _phase("checks", timings):
             check_built_book(root)
             if not args.check_only:
-                _record_build(root, root / HTML_DIR)
+                _record_build(root, root / HTML_DIR, chapters=chapters, inputs=inputs)
     except BookError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -216,17 +324,17 @@ def _forget_build(html_dir: Path) -> None:
 
 
 def _record_build(root: Path, html_dir: Path, profile: str | None = None, judges: tuple[str, ...] = (),
-                  variant: str | None = None) -> None:
+                  variant: str | None = None, *, chapters: dict | None = None, inputs: str | None = None) -> None:
     """``build-info.json`` in the built site: the commit, profile, judges and data it was built from (each dataset's
-    status), and for the committed book which sources each chapter was executed from (read when the book is
-    published)."""
+    status, and the data setting: ``RECJUDGE_DATA_MIRROR``), for the committed book which sources each chapter was
+    executed from and which tables it wrote (``chapters``: ``_chapter_states``; read when the book is published),
+    and the digest of what the build read (``build_inputs``: an unchanged build is reused)."""
     from recjudge.compendium.publish import PublishError, dataset_statuses, write_build_info
-    from recjudge.compendium.runplan import DEFAULT_PROFILE, RunPlanError, executed_from, load_runplan
+    from recjudge.compendium.runplan import DEFAULT_PROFILE, RunPlanError
 
     try:
-        chapters = None if variant else executed_from(load_runplan(root=root), root)
         write_build_info(html_dir, root, profile=profile or DEFAULT_PROFILE, judges=judges,
-                         data=dataset_statuses(root), variant=variant, chapters=chapters)
+                         data=dataset_statuses(root), variant=variant, chapters=chapters, inputs=inputs)
     except (PublishError, RunPlanError, OSError, ValueError) as error:  # e.g. no git checkout: not publishable
         print(f"[book] no build record ({error})", file=sys.stderr)
 
@@ -254,6 +362,7 @@ def _print_timings(timings: dict[str, float]) -> None:
 def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[str, float]) -> int:  # noqa: ANN001
     """The book of one variant (``recjudge.compendium.variant_book``): staged under ``_build/variants/<name>/``
     and built there, with the same steps and checks as the committed book."""
+    from recjudge.compendium.claim_evidence import NOT_RUN_TITLE
     from recjudge.compendium.variant_book import (
         COMMITTED_CHAPTERS_COST,
         VariantBookError,
@@ -273,18 +382,23 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
                     run_committed_chapters(root, variant)
             elif needed := chapters_to_run(root, variant):  # a fresh clone has executed none
                 print(f"[book] {len(needed)} chapter(s) neither the variant nor this checkout has executed are "
-                      f"marked 'Not run in this build': {', '.join(needed)} (--with-book-chapters executes them "
+                      f"marked '{NOT_RUN_TITLE}': {', '.join(needed)} (--with-book-chapters executes them "
                       f"first, {COMMITTED_CHAPTERS_COST}; or `{committed_chapters_command(needed)}`)")
             with _phase("stage", timings):
                 source = stage_variant_book(root, variant)
             with _phase("jupyter-book build", timings):
-                _forget_build(html)
-                build_html(root, all_pages=args.all, source=source)
+                inputs = build_inputs(root, source)
+                if reusable_build(html, inputs, all_pages=args.all):
+                    print(REUSED.format(where=html.relative_to(root)))
+                else:
+                    _forget_build(html)
+                    build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
             check_built_book(root, html)
             if not args.check_only:
                 _record_build(root, html, variant.profile, tuple(f"{judge.get('provider')}:{judge.get('model')}"
-                                                                 for judge in variant.judges), variant.name)
+                                                                 for judge in variant.judges), variant.name,
+                              inputs=inputs)
     except (BookError, VariantBookError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -298,6 +412,7 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
 def _build_preview(root: Path, names: list[str], args: argparse.Namespace, timings: dict[str, float]) -> int:
     """The book of a few chapters (``recjudge.compendium.preview_book``): the named runs and what they need are
     executed (each skipped when unchanged), the others marked not run; staged and built under ``_build/preview``."""
+    from recjudge.compendium.claim_evidence import NOT_RUN_TITLE
     from recjudge.compendium.preview_book import PREVIEW_DIR, PreviewBookError, runs_needed, stage_preview_book
     from recjudge.compendium.runplan import RunFailedError, RunPlanError, execute_plan, load_runplan
 
@@ -320,5 +435,5 @@ def _build_preview(root: Path, names: list[str], args: argparse.Namespace, timin
     finally:
         _print_timings(timings)
     print(f"[book] built a preview of {', '.join(names)}: {html / 'index.html'} (the other chapters are marked "
-          "'Not run in this build'; `recjudge book` builds the whole book)")
+          f"'{NOT_RUN_TITLE}'; `recjudge book` builds the whole book)")
     return 0

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 from IPython.display import Markdown
 
+from recjudge.compendium import claim_evidence
 from recjudge.compendium.claim_evidence import (
     NEEDS_A_CAPABLE_LLM,
     NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
@@ -38,18 +39,21 @@ from recjudge.compendium.claim_readers import (
     _authors_prompt_aspects,
     _auxiliary_data,
     _avg_score_vs_g,
+    _certain_llms_vs_metrics,
     _coefficients_of_variation,
+    _cot_lowest_mae,
     _ensembles,
     _g_distribution,
-    _gain_over_sog,
+    _gain_about_100,
     _labels_saved,
-    _llm_evaluators,
+    _llms_beat_sog,
+    _llms_vs_annotators,
+    _mae_below_one_shows_serendipity,
     _magnitudes,
     _metamorphic_lists,
     _proxies_beat_random,
     _proxies_weak,
     _serendipity_ranking,
-    _strategies,
     _surprise_order,
     _table2_significant,
     _zhang_rows,
@@ -76,15 +80,21 @@ class Claim:
     finding: str
     chapter: str
     table: str
-    read: Callable[[Loader], Evidence] = field(repr=False)
+    read: Callable[[Loader, Sequence[str]], Evidence] = field(repr=False)
     numbers_of: str = NO_JUDGE_NUMBERS
+    #: The claim is about what capable LLM judges do: the book's tiny local judges never decide it.
+    about_capable_llms: bool = False
+    #: The paper's own words or printed numbers in the section the claim names ("" where the claim is not the
+    #: paper's text: the authors' code, this book's own question); a test finds them there in the paper's text.
+    quote: str = ""
 
-    def evidence(self, load: Loader, *, strict: bool = True) -> Evidence:
+    def evidence(self, load: Loader, *, strict: bool = True, readers: Sequence[str] = ()) -> Evidence:
         """The claim's evidence in a build; a table the build did not write makes it "not run". ``strict=False``
         (a variant's chapter, whose tables may hold other rows at another scale): a row the tables lack makes it
-        "not run" too, naming the row, instead of an error."""
+        "not run" too, naming the row, instead of an error. ``readers``: the labels of a reader's judges whose rows
+        the tables hold (a variant), which a claim about LLM judges reads as its evidence."""
         try:
-            return self.read(load)
+            return replace(self.read(load, readers), about_capable_llms=self.about_capable_llms)
         except FileNotFoundError as missing:
             return Evidence(not_run=str(missing))
         except KeyError as lacking:
@@ -96,12 +106,14 @@ class Claim:
 RECORD_COLUMNS = ["paper", "section", "claim", "verdict", "reason", "paper_numbers", "ours", "key_number", "n",
                   "ci_low",
                   "ci_high", "checks_holding", "checks_total", "paper_checks_holding", "paper_checks_total",
-                  "differences", "finding", "chapter", "table", "baselines", "n_needed"]
+                  "differences", "finding", "chapter", "table", "baselines", "n_needed", "about_capable_llms"]
 
 
-def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> dict[str, object]:
-    """The claim's row of the registry (columns ``RECORD_COLUMNS``; ``strict``: see :meth:`Claim.evidence`)."""
-    evidence = claim.evidence(load, strict=strict)
+def record(claim: Claim, load: Loader = load_table, *, strict: bool = True, readers: Sequence[str] = ()
+           ) -> dict[str, object]:
+    """The claim's row of the registry (columns ``RECORD_COLUMNS``; ``strict`` and ``readers``: see
+    :meth:`Claim.evidence`)."""
+    evidence = claim.evidence(load, strict=strict, readers=readers)
     low, high = evidence.interval or (math.nan, math.nan)
     return {"paper": claim.paper, "section": claim.section, "claim": claim.claim, "verdict": verdict(evidence),
             "reason": reason(evidence), "paper_numbers": evidence.paper_numbers, "ours": evidence.ours,
@@ -111,14 +123,16 @@ def record(claim: Claim, load: Loader = load_table, *, strict: bool = True) -> d
             "paper_checks_total": len(evidence.paper_checks),
             "differences": "; ".join(str(d) for d in evidence.differences), "finding": claim.finding,
             "chapter": claim.chapter, "table": claim.table, "baselines": evidence.baselines,
-            "n_needed": evidence.sample.n_needed if evidence.sample else None}
+            "n_needed": evidence.sample.n_needed if evidence.sample else None,
+            "about_capable_llms": claim.about_capable_llms}
 
 
-def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None, *, strict: bool = True
-             ) -> pd.DataFrame:
-    """Every claim's record in this build, one row each (columns ``RECORD_COLUMNS``); ``n`` is a count (nullable)."""
-    frame = pd.DataFrame([record(claim, load, strict=strict) for claim in (CLAIMS if claims is None else claims)],
-                         columns=RECORD_COLUMNS)
+def registry(load: Loader = load_table, claims: Sequence[Claim] | None = None, *, strict: bool = True,
+             readers: Sequence[str] = ()) -> pd.DataFrame:
+    """Every claim's record in this build, one row each (columns ``RECORD_COLUMNS``); ``n`` is a count (nullable);
+    ``readers``: the labels of a reader's judges whose rows the tables hold."""
+    frame = pd.DataFrame([record(claim, load, strict=strict, readers=readers)
+                          for claim in (CLAIMS if claims is None else claims)], columns=RECORD_COLUMNS)
     return frame.astype({"n": "Int64", "n_needed": "Int64"})
 
 
@@ -132,47 +146,77 @@ THIS_BOOK, TRUST = "This book", "Beyond the papers: part V"
 
 CLAIMS = (
     Claim(KANG, "Table 2", "The proxy metrics agree only weakly with users' serendipity ratings", KANG_RQ1,
-          "proxy_vs_llm", "agreement_all_answers", _proxies_weak),
+          "proxy_vs_llm", "agreement_all_answers", _proxies_weak, quote="SOG 4.6095 1.5231 1.8736 5.7226"),
     Claim(KANG, "section 3.1", "Every proxy metric agrees with users better than random", KANG_RQ1,
-          "proxy_vs_llm", "agreement_all_answers", _proxies_beat_random),
+          "proxy_vs_llm", "agreement_all_answers", _proxies_beat_random,
+          quote="proxy metrics surpass random baselines"),
     Claim(KANG, "section 2.5", "Every Pearson correlation of Table 2 is significant at p < 0.05", KANG_RQ1,
-          "proxy_vs_llm", "paper_claim_significance", _table2_significant),
-    Claim(KANG, "section 3.2", "Zero-shot LLM judges beat the best proxy (SOG) by about 100% in Pearson", KANG_RQ1,
-          "proxy_vs_llm", "paper_claim_gain_over_sog", _gain_over_sog),
-    Claim(KANG, "RQ2, Tables 4–5", "Auxiliary data in the prompt makes the judge agree better with users",
-          KANG_RQ23, "auxiliary_data", "agreement_by_setting", _auxiliary_data, BOOK_JUDGE_NUMBERS),
+          "proxy_vs_llm", "paper_claim_significance", _table2_significant,
+          quote="all reported Pearson correlation coefficients are statistically significant at the p < 0.05 level"),
+    Claim(KANG, "section 3.2", "LLMs such as Qwen2.5-14B and GPT-4 correlate with users better than the best proxy "
+          "(SOG) on both datasets", KANG_RQ1, "proxy_vs_llm", "paper_claim_gain_over_sog", _llms_beat_sog,
+          about_capable_llms=True,
+          quote="LLMs such as Qwen2.5-14B and GPT-4 surpass conventional metrics across both datasets"),
+    Claim(KANG, "section 3.2", "The LLMs' gain over SOG is about 100% in Pearson", KANG_RQ1, "proxy_vs_llm",
+          "paper_claim_gain_over_sog", _gain_about_100, about_capable_llms=True,
+          quote="by approximately 100% in Pearson correlation compared to the best proxy metric (SOG)"),
+    Claim(KANG, "RQ2, Table 5", "Auxiliary data in the prompt makes the judge agree better with users",
+          KANG_RQ23, "auxiliary_data", "agreement_by_setting", _auxiliary_data, BOOK_JUDGE_NUMBERS,
+          about_capable_llms=True, quote="Auxiliary Data 18.2535"),
     Claim(KANG, "RQ3, Table 5", "Averaging several LLM judges agrees better with users than one", KANG_RQ23,
-          "llm_ensembles", "table5_ours", _ensembles, POOL_NUMBERS),
+          "llm_ensembles", "table5_ours", _ensembles, POOL_NUMBERS, about_capable_llms=True,
+          quote="Multi-LLM & Auxiliary Data 20.2293"),
     Claim(TOKUTAKE, "section 4.1", "The ground truth g has the printed distribution", TOKUTAKE,
-          "prompt_strategies", "ground_truth_search", _g_distribution),
-    Claim(TOKUTAKE, "Table 1", "Chain-of-thought makes the best serendipity judge", TOKUTAKE,
-          "prompt_strategies", "metrics", _strategies, BOOK_JUDGE_NUMBERS),
+          "prompt_strategies", "ground_truth_search", _g_distribution,
+          quote="1 (321), 2 (1,022), 3 (586), 4 (208), and 5 (13)"),
+    Claim(TOKUTAKE, "section 4.2, Table 1", "Chain-of-thought gives the lowest MAE of the four prompts, for both "
+          "LLMs", TOKUTAKE, "prompt_strategies", "metrics", _cot_lowest_mae, BOOK_JUDGE_NUMBERS,
+          about_capable_llms=True, quote="CoT achieved the best results across the LLM and the metrics"),
+    Claim(TOKUTAKE, "section 4.2", "An MAE below 1.0 shows that the CoT judge tells serendipitous items from the rest",
+          TOKUTAKE, "prompt_strategies", "metrics", _mae_below_one_shows_serendipity,
+          quote="the CoT achieved an MAE below 1.0, indicating that the system can effectively distinguish between "
+                "serendipitous"),
     Claim(TOKUTAKE, "Table 3", "The six recommenders rank by accuracy on ML-1M as printed", TOKUTAKE_REEVAL,
-          "recommender_reevaluation", "order_vs_paper_1m", _accuracy_order),
+          "recommender_reevaluation", "order_vs_paper_1m", _accuracy_order, quote="<b>8.28</b> <b>11.8</b>"),
     Claim(TOKUTAKE, "Table 3", "An LLM judge ranks the recommenders' serendipity as printed", TOKUTAKE_REEVAL,
-          "recommender_reevaluation", "table3_latest-small", _serendipity_ranking, BOOK_JUDGE_NUMBERS),
+          "recommender_reevaluation", "table3_latest-small", _serendipity_ranking, BOOK_JUDGE_NUMBERS,
+          about_capable_llms=True, quote="<b>2.387</b>"),
     Claim(TOKUTAKE, "section 5.2, finding (3)", "An Avg. Score@20 of 2.1–2.4 aligns with g, so the judge reflects "
           "real users' serendipity", TOKUTAKE_REEVAL, "recommender_reevaluation", "paper_claim_avg_score_vs_g",
-          _avg_score_vs_g, BOOK_JUDGE_NUMBERS),
+          _avg_score_vs_g, BOOK_JUDGE_NUMBERS,
+          quote="the Avg. Score remained in the 2.1–2.4 range. This aligns with the ground truth"),
     Claim(ZHANG, "Table 1", "The annotator rows", ZHANG, "explanation_evaluators", "table1_agreement_by_row",
-          _zhang_rows(("Annotator-1", "Annotator-2", "Average"))),
+          _zhang_rows(("Annotator-1", "Annotator-2", "Average")), quote="Annotator-1 19.88 / 18.31 / 16.72"),
     Claim(ZHANG, "Table 1", "The BLEU and ROUGE rows", ZHANG, "explanation_evaluators", "table1_agreement_by_row",
-          _zhang_rows(("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"))),
-    Claim(ZHANG, "Table 1", "LLMs evaluate explanations as well as or better than the reference metrics", ZHANG,
-          "explanation_evaluators", "llm_runs", _llm_evaluators, BOOK_JUDGE_NUMBERS),
+          _zhang_rows(("BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F")), quote="ROUGE-L-F 14.16 / 16.39 / 17.56"),
+    Claim(ZHANG, "section 1, finding (1); section 3",
+          "Certain LLMs evaluate explanations as well as or better than BLEU and ROUGE", ZHANG,
+          "explanation_evaluators", "llm_runs", _certain_llms_vs_metrics, BOOK_JUDGE_NUMBERS, about_capable_llms=True,
+          quote="Certain zero-shot LLMs, such as GPT4, can attain evaluation accuracy comparable to or better than "
+                "traditional methods"),
+    Claim(ZHANG, "section 3", "GPT-4 evaluates explanations better than the third-party annotators, on average over "
+          "the aspects", ZHANG, "explanation_evaluators", "table1_agreement_by_row", _llms_vs_annotators,
+          about_capable_llms=True,
+          quote="In average performance of different aspects, GPT-4 surpasses both third-party annotators"),
     Claim(ZHANG, "the authors' prompt", "The LLM is asked about each aspect with the users' questionnaire statement",
           ZHANG, "explanation_evaluators", "authors_prompt_statements", _authors_prompt_aspects),
-    Claim(LIMA, "Table 2", "Normalised surprise orders MSI ≥ kNN ≥ LSI", LIMA, "normalised_surprise",
-          "ordering_check", _surprise_order),
+    Claim(LIMA, "section 4.2, Table 2", "Normalised surprise orders MSI ≥ kNN ≥ LSI", LIMA, "normalised_surprise",
+          "ordering_check", _surprise_order,
+          quote="under MSI were consistently higher than those under kNN … under LSI were consistently lower than "
+                "those under kNN"),
     Claim(LIMA, "Table 2", "The magnitudes of normalised surprise on MovieLens-1M with movie descriptions", LIMA,
-          "normalised_surprise", "table2_vs_paper", _magnitudes),
+          "normalised_surprise", "table2_vs_paper", _magnitudes, quote="0.912 0.910 0.031"),
     Claim(LIMA, "Discussion", "The choice of item model and distance has a non-negligible effect (coefficients of "
           "variation 13.6%, 29.9%, 13.8%, 20.7%)", LIMA, "normalised_surprise",
-          "paper_claim_coefficients_of_variation", _coefficients_of_variation),
+          "paper_claim_coefficients_of_variation", _coefficients_of_variation,
+          quote="such choices have a non-negligible effect … is 13.6% with cosine distance, and 29.9% with Euclidean "
+                "distance. In addition, the coefficient of variation under kNN for Model U is 13.8%, and for Model C "
+                "is 20.7%"),
     Claim(KHIRBAT, "Tables 2–4", "An LLM recommender's lists move under semantics-preserving prompt changes",
-          KHIRBAT, "metamorphic_recommender", "reply_parsing", _metamorphic_lists, BOOK_JUDGE_NUMBERS),
+          KHIRBAT, "metamorphic_recommender", "reply_parsing", _metamorphic_lists, BOOK_JUDGE_NUMBERS,
+          about_capable_llms=True, quote="MR1: Multiply 0.4829(0.0082)"),
     Claim(THIS_BOOK, "part V", "An LLM judge's scores save human labels", TRUST, "trust_judges", "labels_worth",
-          _labels_saved, POOL_NUMBERS),
+          _labels_saved, POOL_NUMBERS, about_capable_llms=True),
 )
 
 
@@ -183,12 +227,13 @@ def for_chapter(chapter: str, load: Loader = load_table, *, strict: bool = True)
 
 #: Per chapter, the claim whose verdict answers the chapter's question: its verdict box opens with it.
 ANSWERS = {
-    "proxy_vs_llm": "Zero-shot LLM judges beat the best proxy (SOG) by about 100% in Pearson",
+    "proxy_vs_llm": "LLMs such as Qwen2.5-14B and GPT-4 correlate with users better than the best proxy (SOG) on both "
+                    "datasets",
     "auxiliary_data": "Auxiliary data in the prompt makes the judge agree better with users",
     "llm_ensembles": "Averaging several LLM judges agrees better with users than one",
-    "prompt_strategies": "Chain-of-thought makes the best serendipity judge",
+    "prompt_strategies": "Chain-of-thought gives the lowest MAE of the four prompts, for both LLMs",
     "recommender_reevaluation": "An LLM judge ranks the recommenders' serendipity as printed",
-    "explanation_evaluators": "LLMs evaluate explanations as well as or better than the reference metrics",
+    "explanation_evaluators": "Certain LLMs evaluate explanations as well as or better than BLEU and ROUGE",
     "normalised_surprise": "Normalised surprise orders MSI ≥ kNN ≥ LSI",
     "metamorphic_recommender": "An LLM recommender's lists move under semantics-preserving prompt changes",
     "trust_judges": "An LLM judge's scores save human labels",
@@ -379,7 +424,8 @@ def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[d
             return Markdown(no_claims_note(chapter))
         copied = chapter_verdicts(original, _reading_copy(load, original, chapter), judges, lenient=True)
         return Markdown(f"{copy_note(chapter, original)}\n\n{copied.data}")
-    records = registry(load, chosen, strict=not (lenient or in_variant()))
+    records = registry(load, chosen, strict=not (lenient or in_variant()),
+                       readers=[spec.display_label for spec in specs])
     if specs:
         records["reason"] = records["reason"].str.replace(NEEDS_A_CAPABLE_LLM, NEEDS_A_CAPABLE_LLM_BESIDE_YOURS,
                                                           regex=False)
@@ -399,10 +445,15 @@ def chapter_verdicts(chapter: str, load: Loader = load_table, judges: Sequence[d
     return Markdown("\n".join([answer, "", *(f"- {bullet}" for bullet in bullets)]).rstrip())
 
 
+#: The claims matrix's class: on a phone its rows stack (claim, verdict, evidence one under the other) instead of
+#: scrolling the evidence past the screen's edge (book/_static/recjudge.css).
+MATRIX_CLASS = "recjudge-stacked"
+
+
 def matrix_markdown(records: pd.DataFrame) -> str:
-    """The claims as a three-column MyST table (claim, verdict, evidence); each claim names its paper and links to
-    its chapter and the CSV its evidence comes from."""
-    lines = ["| Claim | Verdict | Evidence |", "|---|---|---|"]
+    """The claims as a three-column MyST table (claim, verdict, evidence) of class :data:`MATRIX_CLASS`; each claim
+    names its paper and links to its chapter and the CSV its evidence comes from."""
+    lines = ["```{table}", f":class: {MATRIX_CLASS}", "", "| Claim | Verdict | Evidence |", "|---|---|---|"]
     for row in records.itertuples(index=False):
         claim = (f"**{row.paper}** ({row.section}). {row.claim} ({{doc}}`chapter <{row.chapter}>`, "
                  f"{{download}}`table <../../results/{row.chapter}/{row.table}.csv>`)")
@@ -410,16 +461,22 @@ def matrix_markdown(records: pd.DataFrame) -> str:
                              if part)
         cells = [claim, f"**{row.verdict}**: {row.reason}", evidence]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+    return "\n".join([*lines, "```"])
 
 
+#: The verdicts our own numbers decide (the others are decided by the paper's numbers or by what is missing).
+OURS_DECIDE = (claim_evidence.REPRODUCED, claim_evidence.PARTLY, claim_evidence.NOT_REPRODUCED)
 #: The findings the landing page opens with, in order: each one or two claims of the registry (by their words).
 LANDING_FINDINGS = (
-    ("The proxy metrics agree only weakly with users' serendipity ratings",),
-    ("Every Pearson correlation of Table 2 is significant at p < 0.05",),
-    ("The annotator rows", "The LLM is asked about each aspect with the users' questionnaire statement"),
+    ("The proxy metrics agree only weakly with users' serendipity ratings",
+     "Every Pearson correlation of Table 2 is significant at p < 0.05"),
+    ("Auxiliary data in the prompt makes the judge agree better with users",
+     "Averaging several LLM judges agrees better with users than one"),
+    ("Chain-of-thought gives the lowest MAE of the four prompts, for both LLMs",
+     "An MAE below 1.0 shows that the CoT judge tells serendipitous items from the rest"),
+    ("Certain LLMs evaluate explanations as well as or better than BLEU and ROUGE",
+     "The LLM is asked about each aspect with the users' questionnaire statement"),
     ("Normalised surprise orders MSI ≥ kNN ≥ LSI",),
-    ("An LLM judge's scores save human labels",),
 )
 #: Where the at-a-glance run writes the landing page's findings (``book/intro.md`` includes it).
 LANDING_FILE = "findings_first.md"
@@ -427,8 +484,9 @@ LANDING_FILE = "findings_first.md"
 
 def landing_markdown(records: pd.DataFrame, chapters: str = "notebooks") -> str:
     """The landing page's findings: per finding of ``LANDING_FINDINGS`` one bullet, each claim's verdict in bold
-    (chosen by the rule), the claim, its paper, the number behind it with its n, and a link to its chapter
-    (``chapters``: the chapters' folder relative to the landing page). A claim the registry lacks is a KeyError."""
+    (chosen by the rule), the claim, its paper, the number behind it with its n, and a link to its chapter that reads
+    as the chapter's title (``chapters``: the chapters' folder relative to the landing page). A claim the registry
+    lacks is a KeyError."""
     by_claim = records.set_index("claim")
     bullets = []
     for finding in LANDING_FINDINGS:
@@ -439,12 +497,14 @@ def landing_markdown(records: pd.DataFrame, chapters: str = "notebooks") -> str:
         for claim in finding:
             row = by_claim.loc[claim]
             number = row["key_number"] if isinstance(row["key_number"], str) else ""
-            if pd.notna(row["n"]) and f"{int(row['n']):,}" not in number:
+            # our n beside our number; a verdict the paper's numbers decide names the paper's n in its number
+            if (row["verdict"] in OURS_DECIDE and pd.notna(row["n"]) and f"{int(row['n']):,}" not in number):
                 number += f" (n = {int(row['n']):,})"
             parts.append(f"**{row['verdict'][0].upper()}{row['verdict'][1:]}:** {claim[0].lower()}{claim[1:]} "
                          f"({row['paper']}, {row['section']})" + (f": {number}" if number else ""))
         chapter = by_claim.loc[finding[0], "chapter"]
-        bullets.append("- " + ". ".join(parts) + f". {{doc}}`Chapter <{chapters}/{chapter}>`")
+        # the link reads as the chapter's title (Sphinx writes it), not as a bare "Chapter"
+        bullets.append("- " + ". ".join(parts) + f". Evidence: {{doc}}`{chapters}/{chapter}`.")
     return "\n".join(bullets) + "\n"
 
 

@@ -113,12 +113,17 @@ def _share_detail(count: Callable[[Loader], tuple[int, int]], note: str = "") ->
 
 def _best_judge_detail(load: Loader) -> Detail:
     sample = load("proxy_vs_llm", "agreement_sample")
-    judged = sample[sample["method"].isin(set(load("proxy_vs_llm", "judge_runs")["method"]))].dropna(
-        subset=["pearson_pct"])
+    runs = load("proxy_vs_llm", "judge_runs")
+    judged = sample[sample["method"].isin(set(runs["method"]))].dropna(subset=["pearson_pct"])
     best = judged.loc[judged["pearson_pct"].idxmax()]
+    # a judge run read two ways (its expected score, its most likely score token) is one run and two readings
+    asked = runs[runs["method"].isin(judged["method"])]["judge"].nunique()
+    readings = (f"the highest of {len(judged)} readings of {pages.count(asked, 'LLM judge run')} (a local judge's "
+                "run read as its expected score and as its most likely score token; a reading without a Pearson "
+                "left out)" if len(judged) > asked else f"the highest of {pages.count(len(judged), 'LLM judge run')}")
     return Detail(float(best["n"]), float(best["pearson_ci_low"]), float(best["pearson_ci_high"]),
-                  _with_resampling(f"selected: the highest of {len(judged)} LLM judge runs on the same answers "
-                                   f"({best['method']}); no held-out value", sample))
+                  _with_resampling(f"selected: {readings} on the same answers ({best['method']}); no held-out "
+                                   "value", sample))
 
 
 def _no_auxiliary_detail(load: Loader) -> Detail:
@@ -137,9 +142,11 @@ def _best_auxiliary_detail(load: Loader) -> Detail:
     held = named_row(versus, "method", "Auxiliary Data, held out", "auxiliary_data/tables45_vs_paper")
     chosen = named_row(settings, "method", best["best_setting"], "auxiliary_data/agreement_by_setting")
     others = settings[settings["method"] != "none (NA)"]
+    held_words = pages.unless_too_few(f"{fmt(held['pearson_pct'])}%", int(held["n"]),
+                                      detail=f"{claim_readers.answers_per_half(held)} per held-out half")
     return Detail(float(chosen["n"]), float(chosen["pearson_ci_low"]), float(chosen["pearson_ci_high"]),
                   f"selected: the highest of {len(others)} settings ({best['best_setting']}) on the same answers; "
-                  f"chosen on half of the users and measured on the other half: {fmt(held['pearson_pct'])}%")
+                  f"chosen on half of the users and measured on the other half: {held_words}")
 
 
 def _held_out_detail(load: Loader) -> Detail:
@@ -387,22 +394,26 @@ def _labels_worth_at_100(load: Loader, judge_prefix: str | None = None) -> float
     return float(at_100["labels_worth"].max())
 
 
+#: The judge of Kang et al.'s Tables 4-5, whose numbers the RQ2 rows print beside the book's.
+KANG_RQ2_JUDGE = "Qwen2.5-14B few-shot"
+
 HEADLINES = (
     Headline("Kang et al. 2025, RQ1", "Pearson (%) of the SOG proxy with users, all answers",
              _column("proxy_vs_llm", "agreement_all_answers", "pearson_pct", "method", "SOG"),
              _column("proxy_vs_llm", "paper_table2", "pearson_pct", "method", "SOG"),
              detail=_row_detail("proxy_vs_llm", "agreement_all_answers", "method", "SOG"),
              model="no LLM: the SOG proxy"),
-    Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; the "
-             "paper's best LLM, GPT-4 few-shot, on all answers)", _best_llm_judge, _best_llm_printed,
+    Headline("Kang et al. 2025, RQ1", "Pearson (%) of the best LLM judge with users (the chapter's sample; paper: "
+             "the best LLM of its Table 2, GPT-4 few-shot, on all answers)", _best_llm_judge, _best_llm_printed,
              _your_best_llm_judge, detail=_best_judge_detail, model=_best_llm_judge_name,
              your_detail=lambda load, judge: _pearson_detail(_your_best_llm_judge_row(load, judge))),
-    Headline("Kang et al. 2025, RQ2", "Pearson (%) of the judge without auxiliary data",
+    Headline("Kang et al. 2025, RQ2", f"Pearson (%) of the judge without auxiliary data (paper: {KANG_RQ2_JUDGE})",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "none (NA)"),
              _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "none (NA)"),
              _your_setting("none (NA)"), detail=_no_auxiliary_detail,
              your_detail=lambda load, judge: _pearson_detail(_your_setting_row(load, judge, "none (NA)"))),
-    Headline("Kang et al. 2025, RQ2", "Pearson (%) with the best auxiliary data (selected in sample)",
+    Headline("Kang et al. 2025, RQ2", "Pearson (%) with the best auxiliary data (selected in sample; paper: "
+             f"{KANG_RQ2_JUDGE})",
              _column("auxiliary_data", "tables45_vs_paper", "pearson_pct", "method", "Auxiliary Data"),
              _column("auxiliary_data", "tables45_vs_paper", "paper_pearson_pct", "method", "Auxiliary Data"),
              _your_best_auxiliary_data, detail=_best_auxiliary_detail,

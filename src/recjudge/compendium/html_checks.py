@@ -1,5 +1,7 @@
-"""Checks of a built book's HTML: ``index.html`` exists, no static file is an unrendered Jinja template, and no
-page or stylesheet fetches anything from another host (the book must work offline).
+"""Checks of a built book's HTML: ``index.html`` exists, no static file is an unrendered Jinja template, no page or
+stylesheet fetches anything from another host (the book must work offline), and no page shows a folder of the
+machine that built it or a warning printed into it (``machine_traces``; publishing checks the published chapter
+sources the same way).
 
 :func:`check_built_book` runs them all on a build (``recjudge book``, a variant's and a preview's book alike).
 """
@@ -8,7 +10,9 @@ from __future__ import annotations
 
 import html.parser
 import re
+import sys
 from pathlib import Path
+from typing import Iterable
 
 from recjudge.compendium.toc import BookError
 
@@ -83,9 +87,54 @@ def template_sources(html_dir: Path) -> list[Path]:
                                                                                              errors="replace")))
 
 
+#: A warning as Python prints it (``warnings.formatwarning``): "<file>:<line>: <Category>: <message>".
+_PRINTED_WARNING = re.compile(r":\d+: (\w*Warning): ([^\n<\\\"]*)")
+
+
+def machine_folders(root: Path) -> list[str]:
+    """The folders of the machine that a published page must not name: the project's, the Python environment's and
+    the home folder (each as given and resolved, longest first)."""
+    folders = {str(Path(root)), str(Path(root).resolve()), sys.prefix, str(Path(sys.prefix).resolve()),
+               str(Path.home())}
+    return sorted((folder for folder in folders if len(folder) > 1), key=len, reverse=True)
+
+
+def machine_traces(files: Iterable[Path], base: Path, folders: Iterable[str]) -> list[str]:
+    """What ``files`` (pages, or published chapter sources) show of the machine that built them, one
+    ``"file: what"`` line each: a path inside one of ``folders`` (``machine_folders``), or a warning printed into
+    the page (a chapter's kernel keeps its warnings off the page: ``compendium.kernels``)."""
+    folders = list(folders)
+    found = []
+    for path in sorted(files):
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        name = Path(path).relative_to(base).as_posix()
+        found += [f"{name}: a folder of this machine ({folder})" for folder in folders if f"{folder}/" in text]
+        found += [f"{name}: a warning printed into it ({category}: {message.strip()[:120]})"
+                  for category, message in _PRINTED_WARNING.findall(text)]
+    return found
+
+
+def name_as_shown(html_dir: Path, name: str, prefix_length: int = 12) -> tuple[list[str], list[str]]:
+    """Where a built book shows ``name`` (a reader's judge's label): the pages whose visible text holds it as written,
+    and the pages whose text holds its first ``prefix_length`` characters but not the whole name (a name a page
+    mangled: escaped, cut or read as markup). Both lists hold paths relative to ``html_dir``."""
+    from bs4 import BeautifulSoup
+
+    showing, mangled = [], []
+    for page in sorted(Path(html_dir).rglob("*.html")):
+        text = " ".join(BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").get_text(" ").split())
+        relative = str(page.relative_to(html_dir))
+        if name in text:
+            showing.append(relative)
+        elif name[:prefix_length] in text:
+            mangled.append(relative)
+    return showing, mangled
+
+
 def check_built_book(root: Path, html_dir: Path | None = None) -> None:
     """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``), no static file is an
-    unrendered template (``template_sources``) and no page or stylesheet fetches from another host."""
+    unrendered template (``template_sources``), no page shows a folder of this machine or a warning
+    (``machine_traces``) and no page or stylesheet fetches from another host."""
     html_dir = html_dir or root / HTML_DIR
     index = html_dir / "index.html"
     if not index.is_file():
@@ -94,6 +143,11 @@ def check_built_book(root: Path, html_dir: Path | None = None) -> None:
     if templates:
         raise BookError(f"the built book publishes {len(templates)} unrendered template(s) (Jinja syntax in a static "
                         "file): " + ", ".join(str(path.relative_to(html_dir)) for path in templates))
+    traces = machine_traces(html_dir.rglob("*.html"), html_dir, machine_folders(root))
+    if traces:
+        listing = "\n  ".join(traces[:20]) + ("\n  ..." if len(traces) > 20 else "")
+        raise BookError(f"{len(traces)} page(s) would publish what belongs to this machine, not to the book (handle "
+                        f"a warning where it arises; print no folder):\n  {listing}")
     external = external_resource_urls(html_dir)
     if external:
         listing = "\n  ".join(external[:40]) + ("\n  ..." if len(external) > 40 else "")

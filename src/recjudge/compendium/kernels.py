@@ -11,18 +11,32 @@ results must not depend on the machine that built them, so ``recjudge run`` star
 
 A variable the caller has already set is left as it is. The settings change speed a little, never a result's meaning.
 
+A warning a chapter's code meets (a library's ``UserWarning``, with the path of the file that raised it) is no part of
+its page: ``recjudge run`` starts each kernel so that its warnings go to the run's log (``WARNING_LOG_ENV``,
+``keep_warnings_off_the_page``) instead of the cell's output, and names them when the run ends. A warning is handled
+where it arises (or filtered there, where a library's warning is noise); the log only keeps one from the page.
+
 ``recjudge run --jobs N`` executes N notebooks at once; each kernel's thread pools (OpenMP, which torch's intra-op
 threads follow, MKL, and llama.cpp's ``RECJUDGE_LOCAL_THREADS``) are held to its share of the CPUs,
 ``max(1, cpus // N)`` (``thread_share_environment``), so that N kernels do not each start one thread per CPU. OpenBLAS
 is the exception: its LAPACK routines split their work by thread count, so ``numpy.linalg.solve`` of a 200 x 200
 system gives other last bits with 1 thread than with 2, and a kernel run beside others would no longer compute what it
 computes alone. It keeps the count it takes alone (every CPU, unless the caller set one).
+
+A kernel is local, so it is reached over IPC (Unix domain) sockets in a private folder (``local_kernel_manager``),
+never TCP: no port is chosen by one process and bound by another a moment later (a race with whatever else starts on
+the machine), no other user of the machine can reach the sockets, and the kernel has no reason to warn that it "is
+running over TCP without encryption". The folder is removed when the kernel shuts down.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
 
 #: NumPy dispatch targets every x86-64 machine this project builds on has (x86-64-v3: AVX2, FMA).
 COMMON_TARGETS = ("X86_V2", "X86_V3")
@@ -80,3 +94,108 @@ def thread_share_environment(jobs: int, cpus: int | None = None) -> dict[str, st
     if not any(name in os.environ for name in OPENBLAS_THREAD_SOURCES):
         environment[OPENBLAS_THREADS] = str(cpus)  # what it would take alone, not OMP_NUM_THREADS's share
     return environment
+
+
+#: A kernel's socket folder is named after the process that manages it: ``recjudge-kernel-<pid>-<random>``.
+_SOCKET_FOLDER_PREFIX = "recjudge-kernel-"
+#: The longest socket path a Unix domain socket takes is about 107 bytes; a kernel's are "<folder>/k-<n>".
+_MAX_SOCKET_FOLDER = 90
+
+
+@lru_cache(maxsize=1)
+def local_kernel_manager() -> type:
+    """The kernel manager class papermill is given (``kernel_manager_class``): jupyter_client's asynchronous manager
+    with IPC transport, each kernel's sockets in a private temporary folder (mode 0700) removed at its shutdown. Where
+    the temporary folder's path is too long for a socket path, TCP as before."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import default
+
+    class LocalKernelManager(AsyncKernelManager):
+        _socket_folder: str | None = None
+
+        @default("transport")
+        def _local_transport(self) -> str:
+            _remove_folders_of_ended_processes()
+            folder = tempfile.mkdtemp(prefix=f"{_SOCKET_FOLDER_PREFIX}{os.getpid()}-")
+            if len(folder) > _MAX_SOCKET_FOLDER:
+                os.rmdir(folder)
+                return "tcp"
+            self._socket_folder = folder
+            return "ipc"
+
+        @default("ip")
+        def _socket_prefix(self) -> str:
+            if self.transport == "ipc" and self._socket_folder:
+                return os.path.join(self._socket_folder, "k")
+            return super()._ip_default()
+
+        async def cleanup_resources(self, restart: bool = False) -> None:
+            await super().cleanup_resources(restart=restart)
+            if not restart and self._socket_folder:
+                shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+    return LocalKernelManager
+
+
+def _remove_folders_of_ended_processes() -> None:
+    """Remove the socket folders of managers that ended without shutting their kernel down (a run stopped by a
+    signal): those named after a process that no longer runs. Folders of other users are not touched."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SOCKET_FOLDER_PREFIX}*-*"):
+        pid = folder.name[len(_SOCKET_FOLDER_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or folder.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # gone already, or a process of another user: not ours to judge
+            continue
+
+#: The file a kernel appends its warnings to, one JSON line each (set by ``recjudge run`` for each run).
+WARNING_LOG_ENV = "RECJUDGE_WARNING_LOG"
+
+
+def keep_warnings_off_the_page() -> None:
+    """In a notebook kernel: write every warning shown from here on to ``$RECJUDGE_WARNING_LOG`` (its category,
+    message, file and line, as a JSON line) instead of the cell's output, which the page shows. Nothing changes when
+    the variable is unset (a notebook opened by hand shows its warnings)."""
+    import json
+    import warnings
+
+    path = os.environ.get(WARNING_LOG_ENV, "").strip()
+    if not path:
+        return
+
+    def to_the_log(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        record = {"category": category.__name__, "message": str(message), "file": str(filename), "line": lineno}
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+
+    warnings.showwarning = to_the_log
+
+
+def kernel_arguments() -> list[str]:
+    """The command-line arguments a chapter's kernel is started with: it runs ``keep_warnings_off_the_page`` before
+    the notebook's first cell."""
+    return ["--IPKernelApp.exec_lines=from recjudge.compendium.kernels import keep_warnings_off_the_page; "
+            "keep_warnings_off_the_page()"]
+
+
+def read_warning_log(path: Path) -> list[dict]:
+    """The warnings a kernel wrote to ``path`` (``keep_warnings_off_the_page``), each shown once; none when absent.
+    A line that is not a record is kept as its text."""
+    import json
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    found: dict[str, dict] = {}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = {"category": "Warning", "message": line, "file": "?", "line": 0}
+        if isinstance(record, dict):
+            found.setdefault(json.dumps(record, sort_keys=True), record)
+    return list(found.values())

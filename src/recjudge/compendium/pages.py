@@ -4,22 +4,23 @@ the computation, and download links to the chapter's notebook and result tables.
 Each function returns an ``IPython.display.Markdown`` object; the book reads displayed Markdown as MyST
 (``nb_render_markdown_format: myst`` in ``_config.yml``), so admonitions and roles render as in prose pages.
 
-A name a reader chose (a judge's label, model, served name or base URL) is text on every page, whatever it holds: a
-role in a label (``{download}`../secret.txt```) would otherwise make Sphinx copy a local file into the site.  Every
-Markdown a chapter displays or glues passes through ``reader_names_as_text`` (installed as the kernel's Markdown
-formatter when this module is imported), which writes each such name with ``myst_text``.
+A name a reader chose (a judge's label, model, served name or base URL) holds no markup: it is refused where it
+enters (``recjudge.llm.judge_spec.reader_text``), so the frame shows it as it is.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from IPython.display import Markdown
 
 from recjudge.llm import reading_changes
 from recjudge.paths import project_root, results_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: CSS class of the opening box and of the verdict (the browser test looks for them).
 OPENING_CLASS = "run-facts"
@@ -28,8 +29,9 @@ VERDICT_CLASS = "verdict"
 
 def myst_text(value: object) -> str:
     """``value`` as literal text inside MyST Markdown: one line (control characters and line separators become
-    spaces) with every character that can open markup backslash-escaped, so a name (a judge's model or label, a
-    variant's name) can open no directive, role, HTML tag, link, math or emphasis, and renders as written."""
+    spaces) with every character that can open markup backslash-escaped, so a folder or run name written into a
+    box (a variant's, a chapter's) can open no directive, role, HTML tag, link, math or emphasis, and renders as
+    written. (A reader's judge's names need none of it: they hold no markup, ``judge_spec.reader_text``.)"""
     text = "".join(" " if unicodedata.category(char)[0] in "CZ" and char != " " else char for char in str(value))
     return "".join(f"\\{char}" if char in _MARKUP_CHARACTERS else char for char in text)
 
@@ -37,31 +39,6 @@ def myst_text(value: object) -> str:
 #: What can open markup in the middle of a line of MyST (a line break cannot reach: ``myst_text`` removes it). An
 #: underscore is left as it is: the underscores of names such as q4_1 are never emphasis.
 _MARKUP_CHARACTERS = frozenset("\\`*{}[]()<>#!|~$&^")
-
-
-def reader_names_as_text(markdown: str) -> str:
-    """``markdown`` with every name of a reader's judge in it (``recjudge.llm.judge_spec.reader_names``) written as
-    literal text (``myst_text``), so that a label such as ``{download}`../secret.txt``` or ``{raw}`html`...``` shows as
-    written instead of running as a role. The chapter's own markup around the names is kept."""
-    from recjudge.llm.judge_spec import reader_names
-
-    names = sorted((name for name in reader_names() if myst_text(name) != name), key=len, reverse=True)
-    if not names:
-        return markdown
-    return re.compile("|".join(map(re.escape, names))).sub(lambda found: myst_text(found.group()), markdown)
-
-
-def render_reader_names_as_text(shell: object | None = None) -> None:
-    """Make ``reader_names_as_text`` the Markdown formatter of ``shell`` (the running IPython kernel by default):
-    every ``Markdown`` a chapter displays or glues (``myst_nb.glue`` formats through it) is then written with the
-    reader's names as text, whichever module built it. Nothing happens outside IPython."""
-    from IPython import get_ipython
-
-    shell = shell or get_ipython()
-    if shell is None:
-        return
-    shell.display_formatter.formatters["text/markdown"].for_type(
-        Markdown, lambda shown: reader_names_as_text(shown.data or ""))
 
 
 def fmt(value: float, decimals: int = 1) -> str:
@@ -97,6 +74,24 @@ def unless_too_few(text: str, n: float | None, noun: str = "answers", detail: st
     return too_few_text(n, noun, detail) if too_few(n) else text
 
 
+def unless_too_few_rows(frame: "pd.DataFrame", columns: Sequence[str], n_column: str = "n", noun: str = "answers",
+                        n_max_column: str | None = None, per: str = "") -> "pd.DataFrame":
+    """``frame`` as a table shows it: in each row whose ``n_column`` is below ``MIN_ANSWERS`` (and above 0), every
+    one of ``columns`` reads "too few answers (n)" (with ``n_max_column``, "too few answers (5–6 per held-out half)"
+    when ``per`` is " per held-out half"); the saved table keeps every number."""
+    shown = frame.copy().astype({column: object for column in columns if column in frame})
+    for index, row in frame.iterrows():
+        n = row[n_column]
+        if not too_few(n) or not n:
+            continue
+        high = row[n_max_column] if n_max_column and n_max_column in frame else n
+        detail = (f"{int(n)}" if int(high) == int(n) else f"{int(n)}–{int(high)}") + per
+        for column in columns:
+            if column in shown:
+                shown.at[index, column] = too_few_text(n, noun, detail if per or high != n else "")
+    return shown
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """"1 user", "3 users", "1,024 replies": a count and its noun in the right number (``plural`` for irregular
     nouns; the default adds "s")."""
@@ -119,7 +114,9 @@ def capable_judge_advice(judges: Sequence[Mapping[str, object]]) -> str:
     variant that ran a reader's ``judges`` (the chapter's parameter), where their rows are."""
     if not judges:
         return "Run the book with a capable judge (`recjudge run --judge SPEC`) to test the paper's claim."
-    names = ", ".join(str(judge.get("label") or judge.get("model")) for judge in judges)
+    from recjudge.llm.judge_spec import reader_labels
+
+    names = ", ".join(reader_labels(judges))
     return (f"This variant ran your judge{'s' if len(judges) > 1 else ''} ({names}) beside it: "
             f"{'their' if len(judges) > 1 else 'its'} rows, with their n and 95% intervals, are the ones that "
             "speak to the paper's claim.")
@@ -183,9 +180,7 @@ def downloads(chapter: str, notebook: str | None = None) -> Markdown:
         links = ", ".join(f"{{download}}`{path.stem} <../../results/{chapter}/{path.name}>`" for path in tables)
         lines.append(f"- Result tables (CSV): {links}")
     # How many stored replies the last changes of the reading rules moved, from the committed record (no git needed)
-    if (readings := reading_changes.chapter_sentence(notebook)) is not None:
+    if (readings := reading_changes.chapter_sentence(chapter, notebook=notebook)) is not None:
         lines.append(f"- {readings}")
     return Markdown("\n".join(lines))
 
-
-render_reader_names_as_text()

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
+from recjudge.compendium.claim_evidence import NOT_RUN_TITLE
 from recjudge.compendium.pages import myst_text
 from recjudge.compendium.toc import chapter_title
 from recjudge.compendium.variant_book import NOTEBOOKS, _config_with_title, _write_if_changed, title_page
@@ -50,7 +51,7 @@ def runs_needed(runs: Sequence[Any], names: Sequence[str]) -> list[Any]:
 def not_run_note(names: Sequence[str]) -> str:
     """The box of a chapter a preview did not run."""
     asked = " ".join(f"--only {name}" for name in names)
-    return (":::{admonition} Not run in this build\n:class: warning\n"
+    return (f":::{{admonition}} {NOT_RUN_TITLE}\n:class: warning\n"
             f"This build (`recjudge book {myst_text(asked)}`) ran only {myst_text(', '.join(names))} and what "
             "they need; this chapter was not executed, so its page is empty here. `recjudge book` builds the whole "
             "book (`make book` runs every chapter first).\n:::\n")

@@ -11,14 +11,19 @@ takes a site folder and a destination, and refuses a partial book, one line per 
 - a checkout that is not clean (``git status`` lists a change or an untracked file);
 - a build older than the last commit (``build-info.json`` names another commit, or a dirty checkout, or is absent:
   a build removes it first, so a failed build has none);
-- a chapter executed from other sources than the build's commit (the record's ``chapters``: each one's input
-  fingerprint at the build and the one its executed notebook came from, ``runplan.executed_from``).
+- a chapter executed from other sources than the build's commit, or that reads other data now than when it was
+  executed (the record's ``chapters``: each one's input fingerprint at the build, the one its executed notebook came
+  from and which inputs differ, ``runplan.executed_from``; the record also keeps the build's data setting,
+  ``RECJUDGE_DATA_MIRROR``, which a later build from a shell without it uses, and which is not published);
+- a results table that differs from what its chapter wrote when it ran (a table edited by hand: the record keeps
+  each table's hash as written, and which differ at the build).
 
 What it publishes is a copy of the site with ``.nojekyll`` (GitHub Pages serves ``_static/`` as it is), the
-``build-info.json`` (with what, if anything, makes the book partial) and, on the landing page, one line saying "built
-from commit X with the data the data tour lists (2 partial: ...)", each dataset's status as the data layer reports
-it. The committed sources are not touched: the line and the record exist only in the
-published copy and the build folder.
+``build-info.json`` (its ``gaps``: what, if anything, makes the book partial, one line each; its ``data``: each
+dataset's status, where ``partial`` means a partial copy of that dataset) and, on the landing page, one line saying
+"built from commit X with the data the data tour lists (2 partial: ...)", each dataset's status as the data layer
+reports it. The committed sources are not touched: the line and the record exist only in the published copy and the
+build folder.
 
 Destinations: a git remote and branch (``origin`` and ``gh-pages`` by default), committed with ``ghp-import`` and
 pushed; or ``folder:PATH``, a folder for any static host, mirrored. Both are validated in one place,
@@ -27,7 +32,9 @@ a name ``git check-ref-format --branch`` accepts, not ``HEAD``). Only a publishe
 branch or folder whose ``build-info.json`` names the project, or a new branch, or an empty or new folder; ghp-import
 commits on a scratch branch, and a local branch of the published one is created or fast-forwarded, never rewritten.
 A variant's book goes to ``variants/<NAME>/`` of the same destination, beside the book, and publishing the book keeps
-``variants/``. Publishing an unchanged book again
+``variants/``; a symbolic link on the way there is refused (writing through it would put the book elsewhere), and one
+inside the book's folder is replaced, never followed. A folder being published into holds ``.recjudge-publishing``
+until the publication ends, so one stopped half-way is completed by the next. Publishing an unchanged book again
 changes nothing (no new commit, no file written).
 """
 
@@ -50,9 +57,18 @@ from typing import Any, Iterable, Mapping
 
 BUILD_INFO = "build-info.json"
 NOJEKYLL = ".nojekyll"
+#: What a folder holds while a book is being published into it (removed when done): a publication stopped half-way
+#: leaves a folder that the next one recognises as this project's and completes.
+PUBLISHING = ".recjudge-publishing"
 #: Where a variant's book goes in a destination: ``variants/<NAME>/``.
 VARIANTS_FOLDER = "variants"
 DEFAULT_REMOTE = "origin"
+#: The published build record's field listing what makes the book partial, one line each (empty: a full book).
+#: A dataset's status, in the field ``data``, has words of its own (``partial``: a partial copy of that dataset).
+GAPS = "gaps"
+#: The build record's field holding the data setting the build was made with (``RECJUDGE_DATA_MIRROR``, or None):
+#: a later build or publication from a shell that sets none uses it (``book``); it is not published.
+DATA_SETTING = "data_mirror"
 #: What a build record names as its project: a destination whose record says so holds this project's book, the only
 #: thing publishing may replace.
 PROJECT = "recjudge"
@@ -61,8 +77,6 @@ FOLDER_PREFIX = "folder:"
 ALLOW_HINT = "--allow-partial publishes it anyway"
 
 _DATA_NEEDED = re.compile(r'class="admonition-title"[^>]*>\s*Data needed', re.IGNORECASE)
-# A table cell or status that says so (the at-a-glance page); the page's prose that explains the word is not a match.
-_NOT_RUN = re.compile(r">\s*not run in this build", re.IGNORECASE)
 _REFRESH = re.compile(r"""<meta[^>]*http-equiv=["']?refresh["']?[^>]*content=["']?\s*\d+\s*;\s*url=([^"'>\s]+)""",
                       re.IGNORECASE)
 _INSERT_AFTER = (re.compile(r"<article\b[^>]*>", re.IGNORECASE), re.compile(r"<body\b[^>]*>", re.IGNORECASE))
@@ -83,8 +97,19 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
 def checkout_state(root: Path) -> tuple[str, bool]:
     """(commit of HEAD, whether the checkout is clean: no change and no untracked file)."""
     commit = _git(root, "rev-parse", "HEAD").stdout.strip()
-    clean = not _git(root, "status", "--porcelain").stdout.strip()
-    return commit, clean
+    return commit, not changed_paths(root)
+
+
+def changed_paths(root: Path) -> list[str]:
+    """The paths ``git status`` lists in the checkout ``root``: changed, staged, deleted or untracked (not ignored)."""
+    listed = _git(root, "status", "--porcelain", "-z").stdout
+    paths, entries = [], iter(listed.split("\0"))
+    for entry in entries:
+        if entry:
+            paths.append(entry[3:])
+            if entry[0] in "RC":  # a rename or copy: its source path follows, and is not listed again
+                next(entries, None)
+    return paths
 
 
 # ------------------------------------------------------------------------------------------------ the build record
@@ -103,15 +128,23 @@ def dataset_statuses(root: Path) -> dict[str, str]:
 
 def write_build_info(site: Path, root: Path, *, profile: str, judges: Iterable[str] = (),
                      data: Mapping[str, str], variant: str | None = None,
-                     chapters: Mapping[str, Mapping[str, str | None]] | None = None) -> dict[str, Any]:
+                     chapters: Mapping[str, Mapping[str, str | None]] | None = None,
+                     inputs: str | None = None) -> dict[str, Any]:
     """Record in ``site/build-info.json`` what a build was made from; returns the record. ``data``: each dataset's
     status (``dataset_statuses``). ``chapters``: each chapter's input fingerprint at the build and the one its
-    executed notebook was made from (``runplan.executed_from``), which publishing compares."""
+    executed notebook was made from (``runplan.executed_from``), which publishing compares. ``inputs``: the digest
+    of every file the build read (``book.build_inputs``)."""
+    from recjudge.paths import data_mirror
+
     commit, clean = checkout_state(root)
+    mirror = data_mirror()
     record = {"project": PROJECT, "commit": commit, "clean_checkout": clean, "profile": profile, "variant": variant,
-              "judges": list(judges), "data": dict(sorted(data.items()))}
+              "judges": list(judges), "data": dict(sorted(data.items())),
+              DATA_SETTING: str(mirror) if mirror is not None else None}
     if chapters is not None:
         record["chapters"] = {name: dict(state) for name, state in sorted(chapters.items())}
+    if inputs is not None:
+        record["inputs"] = inputs
     (Path(site) / BUILD_INFO).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
@@ -145,6 +178,11 @@ def is_this_book(record: Mapping[str, Any] | None) -> bool:
 # ---------------------------------------------------------------------------------------------------- the refusals
 def partial_pages(site: Path) -> list[str]:
     """One line per kind of gap in the built pages: "Data needed" boxes and chapters not run."""
+    from recjudge.compendium.claim_evidence import NOT_RUN  # the registry's word, read where it is needed
+
+    # A table cell or status that says so (the at-a-glance page); the page's prose that explains the word is not a
+    # match.
+    not_run_mark = re.compile(r">\s*" + re.escape(NOT_RUN), re.IGNORECASE)
     site = Path(site)
     boxes, not_run = [], []
     for page in sorted(site.rglob("*.html")):
@@ -152,13 +190,13 @@ def partial_pages(site: Path) -> list[str]:
         name = page.relative_to(site).as_posix()
         if _DATA_NEEDED.search(text):
             boxes.append(name)
-        if _NOT_RUN.search(text):
+        if not_run_mark.search(text):
             not_run.append(name)
     reasons = []
     if boxes:
         reasons.append(f"a partial book: {len(boxes)} page(s) open with a Data needed box ({_some(boxes)})")
     if not_run:
-        reasons.append(f"a partial book: {_some(not_run)} shows chapters not run in this build")
+        reasons.append(f"a partial book: {_some(not_run)} shows chapters {NOT_RUN}")
     return reasons
 
 
@@ -166,34 +204,81 @@ def _some(names: list[str], shown: int = 3) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-NOT_CLEAN = "the checkout is not clean (`git status` lists changes): commit or stash them, then rebuild"
+def not_clean_reason(paths: list[str]) -> str:
+    """The refusal of a checkout whose ``git status`` lists ``paths``."""
+    return f"the checkout is not clean (`git status` lists {_some(paths)}): commit or stash them, then rebuild"
 
 
 def stale_chapters(record: Mapping[str, Any]) -> list[str]:
-    """One line when a chapter of the build was executed from other sources than the build's commit (its executed
-    notebook's fingerprint is not its sources'), or the record does not say."""
+    """One line per way the build's chapters are stale (its record's ``chapters``, ``runplan.executed_from``), or
+    one when the record does not say: chapters that read other data than when they were executed (the only input
+    that differs is their datasets' files: the data setting, not the sources), chapters executed from other sources
+    than the build's commit (naming the inputs that differ), and result tables that differ from what their chapter
+    wrote (a table edited by hand: its page and its download would disagree)."""
     chapters = record.get("chapters")
     if not isinstance(chapters, dict):
         return ["the build record does not say which sources its chapters were executed from: rebuild it "
                 "(`make book`)"]
-    stale = sorted(name for name, state in chapters.items()
-                   if not isinstance(state, dict) or not state.get("executed")
-                   or state.get("executed") != state.get("fingerprint"))
-    if not stale:
-        return []
-    return [f"a stale build: chapter(s) {_some(stale)} were not executed from the sources of commit "
-            f"{str(record['commit'])[:12]}: run them (`make run`), then rebuild (`make book`)"]
+    other_data: list[str] = []
+    other_sources: dict[str, list[str]] = {}
+    unrecorded: list[str] = []
+    for name, state in sorted(chapters.items()):
+        state = state if isinstance(state, dict) else {}
+        if not state.get("executed") or state.get("executed") != state.get("fingerprint"):
+            differs = [str(part) for part in state.get("differs") or []]
+            if differs == ["datasets"]:
+                other_data.append(name)
+            else:
+                other_sources[name] = differs
+        if state.get("tables_changed") is None:
+            unrecorded.append(name)
+    reasons = []
+    if other_data:
+        setting = record.get("data_mirror")
+        read = (f"this build's RECJUDGE_DATA_MIRROR={setting}" if setting else
+                "this build was made without RECJUDGE_DATA_MIRROR" if "data_mirror" in record else
+                "RECJUDGE_DATA_MIRROR")
+        reasons.append(f"a stale build: chapter(s) {_some(other_data)} read other data now than when they were "
+                       f"executed (the sources are the same; their datasets' files differ, so the data setting, "
+                       f"{read}, is not the one they ran with): build with that setting, or run them again with this "
+                       "one (`make run`), then rebuild (`make book`)")
+    if other_sources:
+        differing = sorted({part for parts in other_sources.values() for part in parts})
+        reasons.append(f"a stale build: chapter(s) {_some(list(other_sources))} were not executed from the sources of "
+                       f"commit {str(record['commit'])[:12]}" + (f" (what differs: {', '.join(differing)})"
+                                                                 if differing else "")
+                       + ": run them (`make run`), then rebuild (`make book`)")
+    if unrecorded:
+        reasons.append(f"chapter(s) {_some(unrecorded)} recorded no hashes of the tables they wrote (executed before "
+                       "runs recorded them): run them (`make run`), then rebuild (`make book`)")
+    edited = edited_tables(chapters)
+    return reasons + ([edited] if edited else [])
+
+
+def edited_tables(chapters: Mapping[str, Any]) -> str | None:
+    """The line that names the result tables differing from what their chapter wrote when it ran (``chapters``: a
+    build record's, ``runplan.executed_from``), or None: a table edited by hand is not what the chapter computed,
+    and its page (the chapter's numbers) and its download (the table) would disagree."""
+    edited = [f"results/{name}/{table}" for name, state in sorted(chapters.items()) if isinstance(state, dict)
+              for table in (state.get("tables_changed") or [])]
+    if not edited:
+        return None
+    return (f"{_some(edited)} differ(s) from what its chapter wrote when it ran (edited by hand?): the page shows the "
+            "chapter's numbers, the download would not; `make run` executes the chapter again and writes its tables, "
+            "then rebuild (`make book`)")
 
 
 def not_clean(root: Path) -> str | None:
-    """Why the checkout ``root`` is not clean, or None when it is."""
-    return None if checkout_state(root)[1] else NOT_CLEAN
+    """Why the checkout ``root`` is not clean (naming what ``git status`` lists), or None when it is."""
+    paths = changed_paths(root)
+    return not_clean_reason(paths) if paths else None
 
 
 def refusals(site: Path, root: Path) -> list[str]:
     """Every reason not to publish ``site`` from the checkout ``root``, one line each (empty: a full book)."""
-    commit, clean = checkout_state(root)
-    reasons = [] if clean else [NOT_CLEAN]
+    commit = checkout_state(root)[0]
+    dirty = not_clean(root)
+    reasons = [dirty] if dirty else []
     record = read_build_info(site)
     if record is None:
         reasons.append(f"{Path(site) / BUILD_INFO} is missing: the build is older than this checkout, "
@@ -240,7 +325,8 @@ def landing_line(record: Mapping[str, Any], link: str) -> str:
     who = ("judges " + ", ".join(f"<code>{html.escape(str(judge))}</code>" for judge in judges) if judges
            else "the chapters' own judges")
     dirty = "" if record.get("clean_checkout", True) else " with uncommitted changes"
-    partial = " A partial book: " + html.escape("; ".join(record["partial"])) + "." if record.get("partial") else ""
+    gaps = record.get(GAPS) or []
+    partial = " A partial book: " + html.escape("; ".join(gaps)) + "." if gaps else ""
     return (f'<p class="recjudge-build-info">Built from commit <code>{commit}</code>{dirty} {data} '
             f"(profile <code>{html.escape(str(record.get('profile', '')))}</code>, {who}; "
             f'<a href="{html.escape(link)}">build record</a>).{partial}</p>')
@@ -280,6 +366,15 @@ def scrub_sources(target: Path, root: Path | None = None) -> None:
         for folder in ordered:
             text = text.replace(folder, folders[folder])
         path.write_text(text, encoding="utf-8")
+
+
+def published_source_traces(staged: Path, root: Path) -> list[str]:
+    """What the staged copy's chapter sources (``_sources/``, scrubbed by ``scrub_sources``) still show of the
+    machine that built them: a folder of it, or a warning printed into a chapter (``html_checks.machine_traces``)."""
+    from recjudge.compendium.html_checks import machine_folders, machine_traces
+
+    files = [path for path in Path(staged).glob("_sources/**/*") if path.is_file()]
+    return machine_traces(files, Path(staged), machine_folders(root))
 
 
 def stage(site: Path, record: Mapping[str, Any], target: Path, root: Path | None = None) -> Path:
@@ -340,14 +435,28 @@ def mirror(source: Path, target: Path, *, keep: Iterable[str] = ()) -> int:
 # ---------------------------------------------------------------------------------------------------- destinations
 # A remote helper (``ext::sh -c ...``, ``fd::``) runs or reaches what its text names: never a destination here.
 _REMOTE_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def unprintable_characters(text: str) -> list[str]:
+    """The characters of ``text`` that print as nothing or move the text around them, named ("U+202E RIGHT-TO-LEFT
+    OVERRIDE"): a control character (a newline would add lines to ghp-import's fast-import stream), a format
+    character such as the right-to-left override (a branch would read as another name) or a zero-width space, a
+    line or paragraph separator."""
+    import unicodedata
+
+    return [f"U+{ord(character):04X} " + unicodedata.name(character, "(a control character)")
+            for character in dict.fromkeys(text) if not character.isprintable()]
 
 
 def check_branch_name(branch: str) -> str:
     """``branch`` when git accepts it as a new branch's name (``git check-ref-format --branch``) and it is not
     ``HEAD``; PublishError otherwise. Checked before any git call that reads or writes a repository: a name with a
     newline would add lines to ghp-import's fast-import stream, one starting with ``-`` would be an option."""
-    if not branch or _CONTROL.search(branch) or branch.startswith("-") or "@{" in branch or branch in ("HEAD", "@") \
+    hidden = unprintable_characters(branch)
+    if hidden:
+        raise PublishError(f"--branch {branch!r} holds {', '.join(hidden)}, which a reader of the branch's name does "
+                           "not see: give a name of visible characters (e.g. gh-pages)")
+    if not branch or branch.startswith("-") or "@{" in branch or branch in ("HEAD", "@") \
             or branch.startswith("refs/"):
         raise PublishError(f"--branch {branch!r} is not a branch name git accepts (e.g. gh-pages)")
     checked = subprocess.run(["git", "check-ref-format", "--branch", branch], capture_output=True, text=True,
@@ -360,7 +469,7 @@ def check_branch_name(branch: str) -> str:
 def check_remote(remote: str) -> str:
     """``remote`` when it is a git remote's name, a URL or a repository's path, never an option (``--upload-pack=``)
     nor a remote helper (``ext::``); PublishError otherwise."""
-    if not remote or remote.startswith("-") or _CONTROL.search(remote) or _REMOTE_HELPER.match(remote):
+    if not remote or remote.startswith("-") or unprintable_characters(remote) or _REMOTE_HELPER.match(remote):
         raise PublishError(f"--publish {remote!r}: give a git remote (a name of `git remote`, a URL or a "
                            "repository's path) or folder:PATH")
     return remote
@@ -409,11 +518,16 @@ def publish(site: Path, root: Path, destination: Destination, *, allow_partial: 
     if reasons and not allow_partial:
         raise PublishError("\n".join(f"not published: {reason} ({ALLOW_HINT})" for reason in reasons))
     record = dict(read_build_info(site) or {"commit": checkout_state(root)[0], "clean_checkout": False})
-    record["partial"] = reasons
+    record.pop(DATA_SETTING, None)  # a folder of the machine that built it; the statuses in "data" say what it held
+    record[GAPS] = reasons
     record["project"] = PROJECT  # what lets the next publication replace this one (and nothing else)
     subfolder = Path(VARIANTS_FOLDER, variant) if variant else Path()
     with tempfile.TemporaryDirectory(prefix="recjudge-publish-") as work:
         staged = stage(site, record, Path(work) / "site", root)
+        traces = published_source_traces(staged, root)
+        if traces:  # never published, partial or not: it belongs to the machine, not to the book
+            raise PublishError("not published: the chapters' sources would publish what belongs to this machine: "
+                               + "; ".join(traces[:5]) + (f" and {len(traces) - 5} more" if len(traces) > 5 else ""))
         if destination.folder is not None:
             outcome = _publish_folder(staged, destination.folder, subfolder, site)
         else:
@@ -427,10 +541,11 @@ def publish(site: Path, root: Path, destination: Destination, *, allow_partial: 
 
 def _holds_this_book(folder: Path) -> bool:
     """Whether publishing may replace what ``folder`` holds: nothing, or this project's book (its
-    ``build-info.json`` says so), or only variants' books of it (``variants/<NAME>/``, with ``.nojekyll``)."""
+    ``build-info.json`` says so, or the mark of a publication stopped half-way, ``PUBLISHING``), or only variants'
+    books of it (``variants/<NAME>/``, with ``.nojekyll``)."""
     if not folder.exists() or not any(folder.iterdir()):
         return True
-    if is_this_book(read_build_info(folder)):
+    if is_this_book(read_build_info(folder)) or _publishing_here(folder):
         return True
     names = {path.name for path in folder.iterdir()}
     variants = folder / VARIANTS_FOLDER
@@ -439,20 +554,42 @@ def _holds_this_book(folder: Path) -> bool:
                                                                           else ())))
 
 
+def _publishing_here(folder: Path) -> bool:
+    try:
+        return json.loads((folder / PUBLISHING).read_text(encoding="utf-8")).get("project") == PROJECT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _symlinks_on_the_way(folder: Path, subfolder: Path) -> list[Path]:
+    """The folders between ``folder`` and ``folder/subfolder`` (a variant's ``variants/<NAME>``) that are symbolic
+    links: writing through one would put the book outside the destination."""
+    return [folder.joinpath(*subfolder.parts[:depth]) for depth in range(1, len(subfolder.parts) + 1)
+            if folder.joinpath(*subfolder.parts[:depth]).is_symlink()]
+
+
 def _publish_folder(staged: Path, folder: Path, subfolder: Path, site: Path) -> str:
     if folder == site.resolve() or folder in site.resolve().parents or site.resolve() in folder.parents:
         raise PublishError(f"{folder}: publish to a folder outside the built site")
     if folder.exists() and not folder.is_dir():
         raise PublishError(f"{folder} is a file, not a folder: give an empty or new folder")
+    for link in _symlinks_on_the_way(folder, subfolder):
+        raise PublishError(f"{link} is a symbolic link (to {os.readlink(link)}): the book is written only inside "
+                           f"{folder}; replace the link by a folder, or remove it")
     for where in dict.fromkeys((folder, folder / subfolder)):
         if not _holds_this_book(where):
             raise PublishError(f"{where} holds files that are not a published book of {PROJECT} (its {BUILD_INFO} "
                                "would say so): give an empty or new folder")
+    target = folder / subfolder
     try:
-        changes = mirror(staged, folder / subfolder, keep=() if subfolder.parts else (VARIANTS_FOLDER,))
+        target.mkdir(parents=True, exist_ok=True)
+        # Marked first, unmarked last: a publication stopped in between leaves a folder the next one completes.
+        (target / PUBLISHING).write_text(json.dumps({"project": PROJECT}) + "\n", encoding="utf-8")
+        changes = mirror(staged, target, keep=(PUBLISHING,) if subfolder.parts else (VARIANTS_FOLDER, PUBLISHING))
         if not (folder / NOJEKYLL).exists():
             (folder / NOJEKYLL).write_bytes(b"")
             changes += 1
+        (target / PUBLISHING).unlink()
     except OSError as error:
         raise PublishError(f"cannot write the book into {folder}: {error.strerror or error} "
                            f"({error.filename or folder})") from None
@@ -517,8 +654,16 @@ def _publish_git(staged: Path, root: Path, destination: Destination, subfolder: 
         archive = subprocess.run(["git", "archive", "--format=tar", tip], cwd=root, capture_output=True)
         if archive.returncode != 0:
             raise PublishError(f"`git archive {tip}` failed: {archive.stderr.decode(errors='replace').strip()}")
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as files:
-            files.extractall(tree, filter="data")
+        try:
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as files:
+                files.extractall(tree, filter="data")
+        except tarfile.FilterError as error:  # e.g. a symlink leading out of the branch's tree
+            raise PublishError(f"branch {branch} of {remote} holds {error.tarinfo.name!r}, which git archive "
+                               f"cannot give back safely ({error}): remove it from the branch") from None
+    for link in _symlinks_on_the_way(tree, subfolder):
+        raise PublishError(f"{link.relative_to(tree).as_posix()} on branch {branch} of {remote} is a symbolic link "
+                           f"(to {os.readlink(link)}): the variant's book is written only into a folder of its own; "
+                           "replace the link by a folder, or remove it")
     mirror(staged, tree / subfolder, keep=() if subfolder.parts else (VARIANTS_FOLDER,))
     (tree / NOJEKYLL).write_bytes(b"")
     what = f"variant {subfolder.name}" if subfolder.parts else "the book"
@@ -552,5 +697,5 @@ def _tree(root: Path, commit: str) -> str:
 
 
 __all__ = ["BUILD_INFO", "DEFAULT_BRANCH", "Destination", "PublishError", "checkout_state", "data_phrase",
-           "dataset_statuses", "landing_line", "landing_page", "mirror", "not_clean", "partial_pages", "publish",
-           "read_build_info", "refusals", "stage", "write_build_info"]
+           "dataset_statuses", "edited_tables", "landing_line", "landing_page", "mirror", "not_clean", "partial_pages",
+           "publish", "read_build_info", "refusals", "stage", "unprintable_characters", "write_build_info"]

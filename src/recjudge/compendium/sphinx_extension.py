@@ -1,9 +1,10 @@
 """The book's Sphinx extension (``_config.yml``: ``sphinx.extra_extensions``), connected by :func:`setup`.
 
 It removes the Thebe loader that Jupyter Book always installs (it points the page at unpkg.com; the book has no live
-kernels), publishes the result tables beside the pages and leaves the themes' template sources out, registers the
-bibliography's author-year styles, shows the repository buttons when ``_config.yml`` names the repository, and gives
-each executed chapter its run's labels.
+kernels), writes MyST-NB's stylesheet before the pages (so that each page links it with the same checksum), publishes
+the result tables beside the pages and leaves the themes' template sources out, registers the bibliography's
+author-year styles, shows the repository buttons when ``_config.yml`` names the repository, and gives each executed
+chapter its run's labels.
 """
 
 from __future__ import annotations
@@ -173,6 +174,19 @@ def _drop_template_sources(app, exception) -> None:  # noqa: ANN001 (Sphinx even
         path.unlink()
 
 
+def _stylesheets_before_pages(app) -> None:  # noqa: ANN001 (Sphinx event signature)
+    """Put MyST-NB's stylesheet into the output folder before any page is written. Sphinx links a stylesheet with
+    its checksum (``?v=...``), read from the output folder as each page is written; MyST-NB copies its own only when
+    the build ends, so a first build linked it bare and a rebuilt page with the suffix, and an incremental rebuild
+    of the same sources published pages differing by that suffix alone."""
+    if app.builder.format != "html" or "myst_nb" not in app.extensions:
+        return
+    from myst_nb.sphinx_ext import add_global_html_resources
+
+    (Path(app.outdir) / "_static").mkdir(parents=True, exist_ok=True)
+    add_global_html_resources(app, None)
+
+
 def repository_buttons(book_config: dict, theme_options: dict) -> dict:
     """``theme_options`` with the repository and download buttons when the book's ``_config.yml`` names its
     repository (``repository.url``), and without them when it does not. (``sphinx.config.html_theme_options`` in
@@ -216,6 +230,7 @@ its entries as list items; show
     the repository and download buttons when ``_config.yml`` names the repository; give each executed chapter its
     run's labels."""
     app.connect("config-inited", _set_repository_buttons)
+    app.connect("builder-inited", _stylesheets_before_pages)
     app.connect("source-read", _relabel_run)
     app.connect("html-page-context", _drop_thebe, priority=900)
     app.connect("html-page-context", _mark_bibliography_entries)

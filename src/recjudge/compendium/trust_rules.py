@@ -12,6 +12,19 @@ import pandas as pd
 MAE_MARGIN = 0.005
 
 
+#: The vocabulary of that rule (:func:`judges_beating_constant`), for the trust chapter and the at-a-glance page.
+BEATS = "beats"
+BEAT = "beat"
+NO_JUDGE_BEATS = "no judge beats"
+
+
+def beating_words(judges: list[str]) -> str:
+    """"A beats", "A, B beat", or "no judge beats": who beats a constant answer by the rule, as a sentence's start."""
+    if not judges:
+        return NO_JUDGE_BEATS
+    return f"{', '.join(judges)} {BEATS if len(judges) == 1 else BEAT}"
+
+
 def calibrated_gains(errors: pd.DataFrame) -> pd.DataFrame:
     """The calibrated readings of a calibration error table (``recjudge.trust.calibration.error_table``) with their
     gain over the constant answer and its interval (``gain_over_constant``, ``gain_ci_low``, ``gain_ci_high``)."""
@@ -37,8 +50,8 @@ SAVED_LABELS = 1.0
 def saved_labels(worth: pd.Series, n: int) -> float:
     """The labels a judge saves beyond its ``n``, read cautiously: the lower of the simulation's Monte Carlo bound
     (``labels_worth_mc_low``) and the ρ² rule (``labels_worth_by_rho2``). The simulated worth carries the in-sample
-    tuning of λ, which flatters every judge a little (one with ρ ≈ 0 is worth about 100.4 labels at n = 100); the
-    ρ² rule has no such bias but no simulation noise either."""
+    tuning of λ, which flatters every judge a little (one with ρ ≈ 0 is worth a fraction of a label more than its n);
+    the ρ² rule has no such bias but no simulation noise either."""
     return float(min(worth["labels_worth_mc_low"], worth["labels_worth_by_rho2"]) - n)
 
 

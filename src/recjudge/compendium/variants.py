@@ -153,21 +153,32 @@ def read_plan_log(path: Path) -> list[dict[str, Any]]:
             job = json.loads(line)
         except ValueError as error:
             raise PlanLogError(f"{where}: not JSON ({error})") from None
-        if not isinstance(job, dict):
-            raise PlanLogError(f"{where}: a job line must be a JSON object")
-        for name in ("provider", "model"):
-            if not isinstance(job.get(name), str):
-                raise PlanLogError(f"{where}: field {name!r} missing or not a string")
-        for name in ("input_tokens", "output_tokens", "seconds"):
-            if not _number(job.get(name)):
-                raise PlanLogError(f"{where}: field {name!r} missing or not a number")
-        job["_missing"] = _count(job, "n_missing", where)
-        job["_judgments"] = _count(job, "n_judgments", where)
-        if job["_missing"] > job["_judgments"]:
-            raise PlanLogError(f"{where}: n_missing {job['_missing']} is more than n_judgments {job['_judgments']}")
-        job["_left_out"] = job.get("left_out") is True
-        jobs.append(job)
+        jobs.append(checked_job(job, where))
     return jobs
+
+
+def checked_job(job: Any, where: str) -> dict[str, Any]:
+    """A job line held to the contract (the fields the plan sums, of the right types), with its counts read; a line
+    that breaks it is a ``PlanLogError`` naming ``where`` and the field."""
+    if not isinstance(job, dict):
+        raise PlanLogError(f"{where}: a job line must be a JSON object")
+    for name in ("provider", "model"):
+        if not isinstance(job.get(name), str):
+            raise PlanLogError(f"{where}: field {name!r} missing or not a string")
+    for name in ("input_tokens", "output_tokens", "seconds"):
+        if not _number(job.get(name)):
+            raise PlanLogError(f"{where}: field {name!r} missing or not a number")
+    job["_missing"] = _count(job, "n_missing", where)
+    job["_judgments"] = _count(job, "n_judgments", where)
+    if job["_missing"] > job["_judgments"]:
+        raise PlanLogError(f"{where}: n_missing {job['_missing']} is more than n_judgments {job['_judgments']}")
+    job["_left_out"] = job.get("left_out") is True
+    return job
+
+
+def _jobs(log: Path | Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A chapter's job lines: read from its plan log, or given already checked (priced from the prompt manifest)."""
+    return read_plan_log(log) if isinstance(log, Path) else list(log)
 
 
 def _number(value: Any) -> bool:
@@ -204,7 +215,7 @@ def _job_totals(jobs: Sequence[Mapping[str, Any]], free: set[tuple[str, str]], *
     costs = [job_costs(job, free) for job in jobs]
     window = max((float(job["seconds"]) for job in jobs if job.get("batch")), default=0.0)
     return {
-        "jobs": len(jobs), "judgments": judgments,
+        "jobs": sum(int(job.get("jobs", 1)) for job in jobs), "judgments": judgments,
         "missing": sum(job["_missing"] for job in jobs if not job["_left_out"]), "left_out": left_out,
         "input_tokens": sum(int(job["input_tokens"]) for job in jobs),
         "output_tokens": sum(int(job["output_tokens"]) for job in jobs),
@@ -215,10 +226,11 @@ def _job_totals(jobs: Sequence[Mapping[str, Any]], free: set[tuple[str, str]], *
     }
 
 
-def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
-    """One row per chapter (``logs``: run name -> its plan log), in order, and a last row ``total``. A cost is NaN
-    when one of its jobs has no listed price: unknown, not zero."""
-    rows = [{"chapter": chapter, **_job_totals(read_plan_log(path), free)} for chapter, path in logs.items()]
+def plan_table(logs: Mapping[str, Path | Sequence[dict[str, Any]]],
+               free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
+    """One row per chapter (``logs``: run name -> its plan log, or its job lines, ``checked_job``), in order, and a
+    last row ``total``. A cost is NaN when one of its jobs has no listed price: unknown, not zero."""
+    rows = [{"chapter": chapter, **_job_totals(_jobs(log), free)} for chapter, log in logs.items()]
     table = pd.DataFrame(rows, columns=PLAN_COLUMNS)
     total = {column: (_sum(table[column]) if column.startswith("cost") else table[column].sum())
              for column in PLAN_COLUMNS[1:]}
@@ -230,19 +242,20 @@ def plan_table(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset(
     return table
 
 
-def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
+def plan_by_judge(logs: Mapping[str, Path | Sequence[dict[str, Any]]],
+                  free: set[tuple[str, str]] = frozenset()) -> pd.DataFrame:
     """The same plan summed per judge (``provider:model``) over every chapter, in order of first appearance: what the
     reader's judge costs apart from the chapters' own (local) judges. A judge not asked (``asked`` False: the book's
     own beside a reader's judge at another scale) is summed with what asking it too would take; ``weights_present``
     is False for a local judge whose weights are not on this machine, ``rate_basis`` says what its time rests on."""
     by_judge: dict[str, list[dict[str, Any]]] = {}
-    for path in logs.values():
-        for job in read_plan_log(path):
+    for log in logs.values():
+        for job in _jobs(log):
             by_judge.setdefault(f"{job['provider']}:{job['model']}", []).append(job)
     rows = []
     for judge, jobs in by_judge.items():
         present = {job.get("weights_present") for job in jobs} - {None}
-        bases = sorted({_rate_kind(str(job.get("rate_basis") or "")) for job in jobs if job["_missing"]} - {""})
+        bases = sorted({rate_kind(str(job.get("rate_basis") or "")) for job in jobs if job["_missing"]} - {""})
         # The judges asked are chosen per judge (env RECJUDGE_LLM_ASK_ONLY): one job left out marks the judge (its
         # jobs with nothing missing have no reason to say so)
         rows.append({"judge": judge, "asked": not any(job["_left_out"] for job in jobs),
@@ -251,7 +264,7 @@ def plan_by_judge(logs: Mapping[str, Path], free: set[tuple[str, str]] = frozens
     return pd.DataFrame(rows, columns=[*JUDGE_COLUMNS, *PLAN_COLUMNS[1:]])
 
 
-def _rate_kind(basis: str) -> str:
+def rate_kind(basis: str) -> str:
     """A job's ``rate_basis`` without its count, so a judge's jobs say in one phrase what their time rests on."""
     return "median latency of its stored replies" if basis.startswith("median latency") else basis
 
@@ -355,7 +368,7 @@ def plan_log_path(folder: Path, run_name: str) -> Path:
     return Path(folder) / f"{run_name}.jsonl"
 
 
-__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "batch_environment", "cost_gate",
+__all__ = ["PLAN_LOG_ENV", "PLAN_MODE", "PlanLogError", "VARIANTS_DIR", "batch_environment", "checked_job", "cost_gate",
            "describe_variant", "pending_batches",
            "format_plan", "job_costs", "left_out_line", "limit_line", "not_fetched_line",
            "plan_by_judge", "plan_log_path", "plan_table", "read_plan_log",

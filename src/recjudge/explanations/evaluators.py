@@ -33,6 +33,8 @@ from recjudge.metaeval.ensembles import ensemble_accuracy
 
 __all__ = [
     "ANNOTATOR_EVALUATORS",
+    "REFERENCE_METRIC",
+    "versus_reference",
     "ERROR_COLUMNS",
     "errors_beside_baselines",
     "mean_errors_over_aspects",
@@ -189,6 +191,46 @@ def meta_evaluate(
         return pd.DataFrame(columns=["evaluator", "aspect", "level", "method", "value", "n_groups", "n_undefined",
                                      "n_rows"])
     return pd.concat(results, ignore_index=True)
+
+
+#: The reference metric an LLM evaluator is set against (Zhang et al.'s best on the Average column of Table 1).
+REFERENCE_METRIC = "ROUGE-1-F"
+VERSUS_COLUMNS = ["evaluator", "aspect", "reference", "n", "pearson", "reference_pearson", "r_with_reference"]
+
+
+def versus_reference(truth: pd.DataFrame, scores: pd.DataFrame, reference_scores: pd.DataFrame, *,
+                     reference: str = REFERENCE_METRIC, nulls: NullPolicy = DROP_NULLS,
+                     aspects: Sequence[str] = ASPECTS) -> pd.DataFrame:
+    """Each evaluator of ``scores`` against the ``reference`` metric on the same texts, per aspect, at the dataset
+    level: the texts both scored that have a user rating (``n``), each one's Pearson correlation with the users
+    (``pearson``, ``reference_pearson``) and theirs with each other (``r_with_reference``), as a comparison of two
+    correlations on the same texts reads them (``recjudge.metaeval.dependent``). ``reference_scores``: long scores
+    holding the reference's rows (``reference_metric_evaluator_scores``). Empty without an evaluator."""
+    theirs = reference_scores[reference_scores["evaluator"] == reference][["row_id", "aspect", "score"]]
+    if theirs.empty:
+        raise KeyError(f"no scores of the reference metric {reference!r}")
+    rows = []
+    for (evaluator, aspect), group in scores.groupby(["evaluator", "aspect"], sort=False):
+        if aspect not in aspects:
+            continue
+        frame = truth[["row_id", aspect]].rename(columns={aspect: "truth"}).merge(
+            group[["row_id", "score"]], on="row_id", validate="one_to_one").merge(
+            theirs[theirs["aspect"] == aspect][["row_id", "score"]].rename(columns={"score": "reference"}),
+            on="row_id", validate="one_to_one")
+        if nulls.missing_user_rating is not None:
+            frame["truth"] = frame["truth"].fillna(nulls.missing_user_rating)
+        if nulls.missing_evaluator_score is not None:
+            frame["score"] = frame["score"].fillna(nulls.missing_evaluator_score)
+        frame = frame.dropna()
+
+        def pearson(a: str, b: str) -> float:
+            return (float(np.corrcoef(frame[a], frame[b])[0, 1])
+                    if len(frame) > 2 and frame[a].nunique() > 1 and frame[b].nunique() > 1 else np.nan)
+
+        rows.append({"evaluator": evaluator, "aspect": aspect, "reference": reference, "n": len(frame),
+                     "pearson": pearson("score", "truth"), "reference_pearson": pearson("reference", "truth"),
+                     "r_with_reference": pearson("score", "reference")})
+    return pd.DataFrame(rows, columns=VERSUS_COLUMNS)
 
 
 def ensemble_meta_evaluation(

@@ -22,12 +22,15 @@ import pandas as pd
 from scipy import stats
 
 __all__ = [
+    "CALLED_SERENDIPITOUS",
     "CORRELATION_METHODS",
     "agreement",
     "bootstrap_ci",
     "compare_dependent_correlations",
     "correlation",
     "multilevel_correlation",
+    "ranking_auc",
+    "ranking_auc_statistic",
     "rescale_to_likert",
 ]
 
@@ -180,6 +183,32 @@ _VECTORISED_STATISTICS: dict[str, Callable[..., np.ndarray]] = {
 }
 STATISTICS = ("pearson", "spearman", "kendall", "mae", "rmse")
 
+#: A rating at or above this level is one the user called serendipitous (4 or 5 on the 1–5 scale): what a judge used
+#: to rank items should put first.
+CALLED_SERENDIPITOUS = 4.0
+
+
+def ranking_auc(pred, true, threshold: float = CALLED_SERENDIPITOUS) -> float:
+    """How well a judge's scores rank the answers users rated at least ``threshold`` above the others: the area
+    under the ROC curve (scikit-learn's ``roc_auc_score``), the chance that a random answer of the first kind scores
+    higher than one of the second (ties count half). A constant answer and Random are 0.5. NaN when either kind is
+    absent or the scores hold a NaN pair only."""
+    from sklearn.metrics import roc_auc_score
+
+    p, t = _paired_finite(pred, true)
+    positive = t >= threshold
+    if positive.all() or not positive.any():
+        return float("nan")
+    return float(roc_auc_score(positive, p))
+
+
+def ranking_auc_statistic(threshold: float = CALLED_SERENDIPITOUS) -> Callable[[np.ndarray, np.ndarray], float]:
+    """:func:`ranking_auc` at ``threshold`` as a statistic for :func:`bootstrap_ci`."""
+    def auc(pred: np.ndarray, true: np.ndarray) -> float:
+        return ranking_auc(pred, true, threshold)
+
+    return auc
+
 
 def bootstrap_ci(
     pred,
@@ -303,7 +332,8 @@ def random_baseline_over_seeds(true, n_seeds: int = 1000, seed: int = 0, low: in
     ``n_seeds`` seeds: one row per seed with ``pearson``, ``mae``, ``rmse``.
 
     One seed is one draw of a random variable; its expected agreement (the mean over many seeds) is what a baseline
-    row should report, with the spread beside it. Draws for all seeds come from one ``default_rng(seed)``, so the
+    row should report, with the spread beside it. ``auc``: how each draw ranks the answers users called serendipitous
+    (:func:`ranking_auc`). Draws for all seeds come from one ``default_rng(seed)``, so the
     table is reproducible; NaN truths are dropped first.
     """
     t = np.asarray(true, dtype=float)
@@ -311,7 +341,18 @@ def random_baseline_over_seeds(true, n_seeds: int = 1000, seed: int = 0, low: in
     draws = np.random.default_rng(seed).integers(low, high + 1, size=(n_seeds, t.size)).astype(float)
     target = np.broadcast_to(t, draws.shape)
     return pd.DataFrame({"seed": np.arange(n_seeds), "pearson": _pearson_vectorised(draws, target),
-                         "mae": _mae_vectorised(draws, target), "rmse": _rmse_vectorised(draws, target)})
+                         "mae": _mae_vectorised(draws, target), "rmse": _rmse_vectorised(draws, target),
+                         "auc": _auc_vectorised(draws, t >= CALLED_SERENDIPITOUS)})
+
+
+def _auc_vectorised(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """:func:`ranking_auc` of each row of ``scores`` (Mann-Whitney: the positives' mid-ranks, ties counted half);
+    NaN when either kind is absent."""
+    n1, n0 = int(positive.sum()), int((~positive).sum())
+    if n1 == 0 or n0 == 0:
+        return np.full(scores.shape[0], np.nan)
+    ranks = stats.rankdata(scores, axis=1)
+    return (ranks[:, positive].sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
 def random_baseline_expectation(true, low: int = 1, high: int = 5) -> dict[str, float]:

@@ -10,7 +10,7 @@ Figures 5-6 of Kang et al. and Figure 4 of Zhang et al. show.
 ``ensemble_size_table`` gives, per size, the mean, best and worst of every agreement metric with its own direction
 (Pearson: higher is better; MAE, RMSE: lower is better). ``held_out_selection`` guards against reporting the best of
 many cells (ensembles x settings) on the data it was chosen on: the cell is chosen on one half of the groups (users)
-and reported on the other half, over several seeded splits.
+and reported on the other half, over several distinct seeded splits.
 
 Scores come in long format: the ``keys`` columns, ``evaluator`` and ``score``. Missing member scores make the
 ensemble's score NaN (it is then up to the agreement function to drop it) unless ``missing_score`` replaces them
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ensemble_accuracy", "ensemble_agreement", "ensemble_members", "ensemble_scores", "ensemble_size_table",
-           "ensemble_summary", "grid_search", "held_out_selection", "sizes_within", "split_groups"]
+           "distinct_splits", "ensemble_summary", "grid_search", "held_out_selection", "sizes_within",
+           "split_groups"]
 
 #: Above this many subsets, ensemble_accuracy refuses (2**M - 1 grows fast); pass max_subsets to raise it.
 DEFAULT_MAX_SUBSETS = 1023
@@ -197,6 +198,28 @@ def split_groups(groups: Sequence, seed: int = 0) -> tuple[set, set]:
     return set(unique[order[:cut]]), set(unique[order[cut:]])
 
 
+def distinct_splits(groups: Sequence, n_splits: int, seed: int = 0) -> list[tuple[set, set]]:
+    """``n_splits`` splits of the distinct ``groups`` into two halves (as :func:`split_groups`: the first half gets
+    the extra group of an odd number), each with another first half, drawn from one generator seeded with ``seed``;
+    every possible split once when there are fewer than ``n_splits``. Seeding each split by its own number instead
+    draws the same halves twice now and then (two splits of 11 users among 20 seeds), which counts one split twice."""
+    unique = pd.unique(pd.Series(list(groups)))
+    if len(unique) < 2:
+        raise ValueError(f"need at least two groups to split, got {len(unique)}")
+    cut = (len(unique) + 1) // 2
+    wanted = min(int(n_splits), comb(len(unique), cut))
+    rng = np.random.default_rng(seed)
+    splits: list[tuple[set, set]] = []
+    seen: set[frozenset] = set()
+    while len(splits) < wanted:
+        order = rng.permutation(len(unique))
+        first = frozenset(unique[order[:cut]])
+        if first not in seen:
+            seen.add(first)
+            splits.append((set(first), set(unique[order[cut:]])))
+    return splits
+
+
 def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups: pd.Series,
                        metric: Callable[[np.ndarray, np.ndarray], Mapping[str, float]], *, select_by: str,
                        higher_is_better: bool | None = None, n_splits: int = 1, seed: int = 0,
@@ -206,8 +229,9 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
     cells: cell name -> predicted scores (index aligned with ``truth`` and ``groups``; NaN = not scored).
     metric: (pred, true) -> mapping of metric values (e.g. ``recjudge.metaeval.agreement.agreement``); the cell
         with the best ``select_by`` value on the selection half is chosen (first cell on ties).
-    For each split s = 0..n_splits-1 (seed + s): one row with split, chosen cell, n and every metric on the
-    selection half (prefix ``select_``) and on the held-out half (prefix ``heldout_``). When no cell has a defined
+    For each of ``n_splits`` distinct splits of the groups (:func:`distinct_splits`, seeded with ``seed``; every
+    possible split when there are fewer): one row with split, chosen cell, n and every metric on the selection half
+    (prefix ``select_``) and on the held-out half (prefix ``heldout_``). When no cell has a defined
     ``select_by`` on a selection half (e.g. every cell constant there), ``undefined="raise"`` raises and
     ``undefined="nan"`` gives that split no cell (None) and NaN metrics. A single cell is always chosen."""
     if not cells:
@@ -216,8 +240,7 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
         raise ValueError(f"undefined must be 'raise' or 'nan', got {undefined!r}")
     up = _direction(select_by, higher_is_better)
     rows = []
-    for split in range(n_splits):
-        first, _second = split_groups(groups, seed + split)
+    for split, (first, _second) in enumerate(distinct_splits(groups, n_splits, seed)):
         in_first = groups.isin(first).to_numpy()
         best_name, best_value, best_stats = None, None, None
         for name, pred in cells.items():
@@ -231,12 +254,12 @@ def held_out_selection(cells: Mapping[str, pd.Series], truth: pd.Series, groups:
         if best_name is None:
             if undefined == "raise":
                 raise ValueError(f"no cell has a defined {select_by!r} on the selection half of split {split}")
-            rows.append({"split": split, "seed": seed + split, "cell": None,
+            rows.append({"split": split, "cell": None,
                          **{f"{prefix}_{k}": np.nan for prefix in ("select", "heldout") for k in stats}})
             continue
         pred = cells[best_name].reindex(truth.index).to_numpy(dtype=float)
         held = metric(pred[~in_first], truth.to_numpy(dtype=float)[~in_first])
-        row: dict[str, object] = {"split": split, "seed": seed + split, "cell": best_name}
+        row: dict[str, object] = {"split": split, "cell": best_name}
         row.update({f"select_{k}": v for k, v in best_stats.items()})
         row.update({f"heldout_{k}": v for k, v in held.items()})
         rows.append(row)

@@ -217,6 +217,19 @@ def verdict_flips(original: pd.Series | np.ndarray, perturbed: pd.Series | np.nd
     return verdict(original) != verdict(perturbed)
 
 
+def flip_within_reach(scores: pd.DataFrame) -> bool:
+    """Whether any scored case could have flipped its verdict by the largest change its cell saw: some original
+    score lies within that change of a verdict's edge (``verdict``). No flip among scores that all lie farther
+    from an edge than any score moved says nothing about the judge's steadiness: none could happen."""
+    both = scores.dropna(subset=["original", "perturbed"])
+    if both.empty:
+        return False
+    reach = float((both["perturbed"] - both["original"]).abs().max())
+    original = both["original"].to_numpy(dtype=float)
+    return bool(((verdict(original + reach) != verdict(original))
+                 | (verdict(original - reach) != verdict(original))).any())
+
+
 def robustness(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (judge, relation) from ``run_relations`` scores (see the module docstring)."""
     rows = []

@@ -154,7 +154,11 @@ def _agreement(overlap: np.ndarray, seen_s: np.ndarray, seen_l: np.ndarray, squa
     return overlap / np.sqrt(square_s) / np.sqrt(square_l)
 
 
-def rank_biased_overlap(x: Sequence, y: Sequence, p: float = 0.9, ties: str = "a") -> RBO:
+#: RBO's persistence p, as Khirbat et al. use it: the weight of depth d falls as p^(d-1).
+RBO_PERSISTENCE = 0.9
+
+
+def rank_biased_overlap(x: Sequence, y: Sequence, p: float = RBO_PERSISTENCE, ties: str = "a") -> RBO:
     """Rank-biased overlap of rankings ``x`` and ``y`` with persistence ``p`` (see the module docstring).
 
     Elements are items or tie groups (tuple, list, set, frozenset of items). ``ties`` chooses the Corsi & Urbano
@@ -220,7 +224,7 @@ def rank_biased_overlap(x: Sequence, y: Sequence, p: float = 0.9, ties: str = "a
     return RBO(ext=rbo_ext, min=rbo_min, max=rbo_max, res=rbo_max - rbo_min)
 
 
-def rbo_weight(depth: int, p: float = 0.9) -> float:
+def rbo_weight(depth: int, p: float = RBO_PERSISTENCE) -> float:
     """Webber et al.'s equation 21: the share of RBO's weight held by the first ``depth`` ranks."""
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -228,7 +232,7 @@ def rbo_weight(depth: int, p: float = 0.9) -> float:
     return 1 - p ** (depth - 1) + (1 - p) / p * depth * (math.log(1 / (1 - p)) - head)
 
 
-def similarity_row(x: Sequence[Hashable], y: Sequence[Hashable], p: float = 0.9) -> dict[str, float]:
+def similarity_row(x: Sequence[Hashable], y: Sequence[Hashable], p: float = RBO_PERSISTENCE) -> dict[str, float]:
     """The chapter's four numbers for two recommendation lists: tau (union), tau (shared), RBO ext, overlap.
 
     A reply that is not a list gives an empty list. Both empty: all NaN (nothing to compare). One empty: overlap and

@@ -36,7 +36,7 @@ from recjudge.llm import JudgeConfig, JudgeRequest, run_judge
 from recjudge.llm.judge_spec import judge_configs, role_of
 from recjudge.prompts.output_shapes import output_shape
 
-from .rank import similarity_row
+from .rank import RBO_PERSISTENCE, similarity_row
 from .recommender import TitleMatcher, liked_history, list_length, parse_titles, ranking_of, recommendation_request
 from .relations import apply_to_span, mr1_multiply, mr2_shift, mr3_spaces, mr4_random_words
 
@@ -181,7 +181,7 @@ def ask(groups: Sequence[PlanGroup], items: pd.DataFrame, matcher: TitleMatcher 
     return pd.DataFrame(rows)
 
 
-def _compare(a: Sequence, b: Sequence, p: float = 0.9) -> dict[str, float]:
+def _compare(a: Sequence, b: Sequence, p: float = RBO_PERSISTENCE) -> dict[str, float]:
     return similarity_row(list(a), list(b), p=p)
 
 
@@ -200,7 +200,7 @@ def table_2(replies: pd.DataFrame) -> pd.DataFrame:
 
 
 def iteration_means(replies: pd.DataFrame, reference: pd.DataFrame, compared: pd.DataFrame,
-                    p: float = 0.9) -> pd.DataFrame:
+                    p: float = RBO_PERSISTENCE) -> pd.DataFrame:
     """Per iteration: the mean over users of the similarity of that iteration's list to the user's reference list
     (RBO with persistence ``p``)."""
     ref = {u: r for u, r in zip(reference["user_id"], reference["ranking"])}
@@ -221,7 +221,7 @@ def table_3(replies: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def table_4(replies: pd.DataFrame, p: float = 0.9,
+def table_4(replies: pd.DataFrame, p: float = RBO_PERSISTENCE,
             conditions: Sequence[str] = ("mr1", "mr2", "mr3", "mr4")) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary: mean and SD over iteration means per relation, with t-test p-values; iteration means long).
     ``p``: RBO's persistence; ``conditions``: the Table 4 conditions compared with No change (``plan`` names the

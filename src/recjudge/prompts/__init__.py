@@ -7,6 +7,10 @@ description (source, page of the paper, what was reconstructed) and is never sen
 ``{name}`` and filled by ``render``; literal braces are doubled (``{{`` and ``}}``), as in ``str.format``, and a
 format spec such as ``{score:.1f}`` is allowed. Any other line, including other Markdown headings, is message text.
 
+A field written after other text on its line (``Recommended item: {item}``) holds one line: its value's line breaks
+become spaces (``one_line``), so a value (an item named "Foo\nScore: 5") cannot add a line of its own to the prompt,
+nor to a reply that repeats the prompt. A field opening its line (``{examples}``, ``{cases}``) may hold several.
+
 Builders for the papers' prompts live beside this module, one module per paper, and call ``render``:
 ``serendipity`` (Kang et al.), ``tokutake`` (Tokutake et al.: Base, LS, CoT, LtM), ``explanations``
 (Zhang et al.) and ``recommendation`` (Khirbat et al., the LLM recommender under metamorphic test).
@@ -49,6 +53,17 @@ class Template:
     description: str
     sections: tuple[tuple[str, str], ...]
     fields: frozenset[str]
+    #: the fields written after other text on their line: their values hold one line (``one_line``)
+    inline_fields: frozenset[str] = frozenset()
+
+
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029])\s*")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks (and the whitespace around them) made one space: a value that must stay on the
+    line of the prompt it is written on."""
+    return _LINE_BREAK.sub(" ", text) if _LINE_BREAK.search(text) else text
 
 
 def list_templates() -> list[str]:
@@ -123,6 +138,9 @@ def fill_template(template: Template, /, **fields: Any) -> list[Message]:
     if problems:
         expected = ", ".join(sorted(template.fields)) or "none"
         raise TemplateError(f"template {name!r}: {'; '.join(problems)} (it uses: {expected})")
+    for field in template.inline_fields:
+        if isinstance(fields[field], str):
+            fields[field] = one_line(fields[field])
     messages: list[Message] = []
     for role, text in template.sections:
         try:
@@ -155,6 +173,7 @@ def parse_template(text: str, *, name: str = "<string>", path: Path | None = Non
         raise TemplateError(f"template {name!r}: no '### system' / '### user' / '### assistant' section header")
     parsed: list[tuple[str, str]] = []
     fields: set[str] = set()
+    inline: set[str] = set()
     for role, number, body in sections:
         content = "\n".join(body).strip("\n")
         if not content.strip():
@@ -165,9 +184,14 @@ def parse_template(text: str, *, name: str = "<string>", path: Path | None = Non
             raise TemplateError(
                 f"template {name!r}: {role} section at line {number}: {exc} (write literal braces as {{{{ and }}}})"
             ) from None
-        for _literal, field_name, spec, _conversion in pieces:
+        line = ""  # the section's text on the current line so far
+        for literal, field_name, spec, _conversion in pieces:
+            line = (line + literal).rsplit("\n", 1)[-1]
             if field_name is None:
                 continue
+            if line.strip():
+                inline.add(field_name)
+            line += "{}"
             if not _FIELD.match(field_name):
                 raise TemplateError(
                     f"template {name!r}: {role} section at line {number}: field {{{field_name}}} is not a plain name "
@@ -186,6 +210,7 @@ def parse_template(text: str, *, name: str = "<string>", path: Path | None = Non
         description="\n".join(description).strip(),
         sections=tuple(parsed),
         fields=frozenset(fields),
+        inline_fields=frozenset(inline),
     )
 
 
@@ -197,6 +222,7 @@ __all__ = [
     "fill_template",
     "list_templates",
     "load_template",
+    "one_line",
     "parse_template",
     "render",
     "template_fields",

@@ -45,8 +45,8 @@ import pandas as pd
 
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
 from recjudge.llm import JudgeRequest, parse_aspect_scores, parse_likert
-from recjudge.llm.parsing import SCALE_MENTION, without_echo
-from recjudge.prompts import fill_template, load_template
+from recjudge.llm.parsing import score_text, values
+from recjudge.prompts import fill_template, load_template, one_line
 
 __all__ = [
     "ASPECT_MODES",
@@ -121,6 +121,12 @@ def template_name(aspect_mode: str, setting: str) -> str:
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
     return f"zhang_{aspect_mode}_{setting}"
+
+
+def evaluator_judge(name: str) -> str:
+    """The model label of an evaluator's row name (``evaluator_name``'s inverse): "smollm2-135m (M, zero-shot)" ->
+    "smollm2-135m"."""
+    return name.rsplit(" (", 1)[0] if name.endswith(")") else name
 
 
 def evaluator_name(model_label: str, aspect_mode: str, setting: str) -> str:
@@ -368,7 +374,8 @@ def _authors_cases(study: ExplanationStudy, row_ids: Sequence[int], setting: str
             if example is not None:
                 scores = {a: int(3 if pd.isna(v) else v) for a, v in zip(ASPECTS, scores_of[example])}
                 movie, explanation = texts[example]
-                case = _AUTHORS_CASE.format(movie=movie, explanation=explanation, **scores)
+                case = _AUTHORS_CASE.format(movie=one_line(str(movie)), explanation=one_line(str(explanation)),
+                                            **scores)
         blocks[row_id] = _AUTHORS_CASES_HEADER[setting] + case
     return blocks
 
@@ -413,33 +420,33 @@ def build_authors_requests(study: ExplanationStudy, row_ids: Sequence[int], aspe
     return ExplanationPrompts(aspect_mode, setting, name, requests, [])
 
 
-_FOUR_DIGITS = re.compile(r"(?<!\d)(?=(\d)\s(\d)\s(\d)\s(\d)(?!\d))")
-_LONE_DIGIT = re.compile(r"(?<![\d.])(\d)(?!\d|\.\d)")
-# What the last-digit rule would misread as a score: list numbers at a line start ("2. Transparency", "3) "), a
-# scale ("1-5", "1 to 5", "between 1 and 5") and a denominator ("out of 5", "/5").
-_NOT_A_SCORE = (re.compile(r"^\s*\d+\s*[.)]\s", re.MULTILINE), SCALE_MENTION,
-                re.compile(r"(?:out of|/)\s*\d+", re.IGNORECASE))
+# Four single digits separated by single whitespace characters ("Summary: 4 3 4 5"), none part of a longer number.
+_FOUR_DIGITS = re.compile(r"(?<![\d.,+\-−])(?=([0-9])\s([0-9])\s([0-9])\s([0-9])(?![0-9]|[.,][0-9]))")
+# What the last-digit rule would misread as a score beyond what ``score_text`` blanks: list numbers at a line start
+# ("2. Transparency", "3) ").
+_LINE_NUMBER = re.compile(r"^\s*\d+\s*[.)]\s", re.MULTILINE)
 
 
 def parse_authors_reply(text: str | None, aspect_mode: str) -> dict[str, float] | float:
     """The authors' reading of a reply: "multi", the first four digits separated by single whitespace characters
     ("Summary: 4 3 4 5"), one per aspect in their order; "single", the last digit of the reply. Stricter than
-    theirs where their rule reads what is no score: a digit must stand alone (not part of 2019 or 3.5) and lie in
-    1-5 (a run of four with a 0 or 6-9 in it, such as a spaced-out year, is skipped); neither rule reads what echoes
-    the prompt (``recjudge.llm.parsing.without_echo``: a "Movie:" or "Explanation:" line, list numbers), and the
-    single-aspect rule ignores scales ("1-5") and denominators ("out of 5") echoed from the prompt."""
+    theirs where their rule reads what is no score, by the package's grammar (``recjudge.llm.parsing``): a digit is
+    one written alone (not part of 2019, 3.5 or 1e1) and no scale's bound ("2-5", "out of 7"), and the last one
+    decides only as a score token in 1-5 (not signed, not another scale's numerator, "4/10", not "1%"); neither rule
+    reads what ``score_text`` blanks (the prompt's echo,
+    a "Movie:" or "Explanation:" line, list numbers, a legend, the 1-5 scale's notation, the reasons after an N/A).
+    A run of four with a 0 or 6-9 in it, such as a spaced-out year, is skipped."""
+    cleaned = score_text(text or "", 1, 5)
     if aspect_mode == "multi":
-        for match in _FOUR_DIGITS.finditer(without_echo(text or "")):
-            values = [int(v) for v in match.groups()]
-            if all(1 <= v <= 5 for v in values):
-                return {a: float(v) for a, v in zip(ASPECTS, values)}
+        for match in _FOUR_DIGITS.finditer(cleaned):
+            digits = [int(v) for v in match.groups()]
+            if all(1 <= v <= 5 for v in digits):
+                return {a: float(v) for a, v in zip(ASPECTS, digits)}
         return {a: math.nan for a in ASPECTS}
     if aspect_mode == "single":
-        cleaned = without_echo(text or "")
-        for pattern in _NOT_A_SCORE:
-            cleaned = pattern.sub(" ", cleaned)
-        digits = _LONE_DIGIT.findall(cleaned)
-        return float(digits[-1]) if digits and 1 <= int(digits[-1]) <= 5 else math.nan
+        lone_digits = [value for value in values(_LINE_NUMBER.sub(" ", cleaned), 1, 5)
+                       if len(value.digits) == 1 and not value.bounds]
+        return math.nan if not lone_digits or lone_digits[-1].score is None else lone_digits[-1].score
     raise ValueError(f"aspect_mode must be one of {ASPECT_MODES}, got {aspect_mode!r}")
 
 

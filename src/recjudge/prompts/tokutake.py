@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from recjudge.prompts import one_line
+
 STRATEGIES = ("base", "ls", "cot", "ltm")
 STRATEGY_NAMES = {"base": "Base", "ls": "LS", "cot": "CoT", "ltm": "LtM"}
 TEMPLATES = {"base": "tokutake_base", "ls": "tokutake_ls", "cot": "tokutake_cot", "ltm": "tokutake_ltm"}
@@ -38,7 +40,7 @@ def example_text(strategy: str, history: str, item: str, scores: Mapping[str, ob
     """One solved example as it appears in the examples block of ``strategy``'s template: Base and LS show the
     serendipity score, CoT and LtM the three step scores."""
     check_strategy(strategy)
-    head = f"User's last movies: {history}\nRecommended movie: {item}\n"
+    head = f"User's last movies: {one_line(history)}\nRecommended movie: {one_line(item)}\n"
     if strategy in ("base", "ls"):
         return head + f"Serendipity: {int(scores['serendipity'])}"  # type: ignore[call-overload]
     return head + "\n".join(f"{step.capitalize()}: {int(scores[step])}" for step in STEP_NAMES)  # type: ignore[call-overload]

@@ -427,7 +427,7 @@ def accuracy_finding(accuracy: pd.DataFrame, vs_random: pd.DataFrame, test_users
     gap = float(non_random["ndcg_acc_mean"].max() - non_random["ndcg_acc_mean"].min())
     sentence = (f"Accuracy on ml-{dataset} ({' / '.join(map(str, test_users))} test users per fold): "
                 f"{best['recommender']} has the highest NDCG_acc@20 ({100 * best['ndcg_acc_mean']:.2f}%); "
-                f"{len(beats)} of {len(vs_random)} recommenders beat Random on mean Recall_acc@10, "
+                f"{len(beats)} of {len(vs_random)} recommenders have a higher mean Recall_acc@10 than Random, "
                 f"{len(significant)} of them with p < 0.05 ({', '.join(significant) or 'none'}).")
     if spread > gap:
         sentence += (f" With this few test users the fold-to-fold SD of NDCG_acc@20 (median {100 * spread:.2f} "

@@ -455,18 +455,24 @@ def setting_config(setting: Setting, model: str, scoring: str = "expected"):
                        runs=1, seed=0)
 
 
-def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
-                 model: str, judges: Sequence[Mapping] = (), mode: str | None = None, scoring: str = "expected",
-                 profile_max_tokens: int = 48, progress: bool = False) -> RQ2Run:
-    """Judge ``rows`` (answers of ``study``, a ``Serendipity2018Study``) under every setting with the local judge
-    (``setting_config``; the few-shot examples are ``study.examples``), through the judge engine and its store, and
-    with each reader's judge of ``judges`` (a chapter's ``judges`` parameter: ``JudgeSpec.to_parameter()`` dicts) in
-    the same role, beside it (``RQ2Run.readers``; the reports then name the judge of each run).  Long-term profiles
-    are generated first by the local model (template ``kang_profile_long``, greedy, ``profile_max_tokens``) for the
-    rows and the examples that have an earlier history: they are data of the setting, the same for every judge. The
-    engine asks each job's prompts in prefix order."""
+@dataclass
+class SettingPrompts:
+    """What every judge of the auxiliary-data grid is asked: the auxiliary table of the judged rows and the few-shot
+    examples (``aux``, with ``long_profile`` when used), each setting's requests (``requests``: setting name ->
+    ``JudgeRequest`` s, the rows' order), and the reports of the runs that wrote the long-term profiles."""
+
+    aux: pd.DataFrame
+    requests: dict[str, list]
+    reports: list[dict]
+
+
+def setting_prompts(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *, model: str,
+                    mode: str | None = None, profile_max_tokens: int = 48, progress: bool = False) -> SettingPrompts:
+    """The requests of every setting on ``rows`` (answers of ``study``, a ``Serendipity2018Study``; the few-shot
+    examples are ``study.examples``).  Long-term profiles are generated first by the local model (template
+    ``kang_profile_long``, greedy, ``profile_max_tokens``) for the rows and the examples that have an earlier
+    history: they are data of the setting, the same for every judge."""
     from recjudge.llm import JudgeConfig, run_judge
-    from recjudge.llm.judge_spec import chapter_judge, role_of
 
     frames = pd.concat([rows, study.examples])
     aux = auxiliary_table(frames, study.history, study.movies, ratings, interactions=study.answers)
@@ -485,19 +491,38 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
         reports.append({"setting": "long-term profiles (summaries)", "prompts": run.report.n_prompts,
                         "from_store": run.report.n_from_store, "provider_calls": run.report.n_provider_calls,
                         "unparsable": run.report.n_unparsable})
+    # the plain history texts are the same in every setting that keeps the default history: built once
+    from recjudge.prompts.serendipity import MovieNames, history_texts
+
+    plain_texts = history_texts(frames, study.history, MovieNames(study.movies))
+    requests = {setting.name: setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
+                                               answers=study.answers, history_texts=plain_texts)
+                for setting in settings}
+    return SettingPrompts(aux, requests, reports)
+
+
+def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Sequence[Setting], *,
+                 model: str, judges: Sequence[Mapping] = (), mode: str | None = None, scoring: str = "expected",
+                 profile_max_tokens: int = 48, progress: bool = False) -> RQ2Run:
+    """Judge ``rows`` (answers of ``study``, a ``Serendipity2018Study``) under every setting (``setting_prompts``)
+    with the local judge (``setting_config``), through the judge engine and its store, and with each reader's judge
+    of ``judges`` (a chapter's ``judges`` parameter: ``JudgeSpec.to_parameter()`` dicts) in the same role, beside it
+    (``RQ2Run.readers``; the reports then name the judge of each run).  The engine asks each job's prompts in prefix
+    order."""
+    from recjudge.llm import run_judge
+    from recjudge.llm.judge_spec import chapter_judge, role_of
+
+    prompts = setting_prompts(study, rows, ratings, settings, model=model, mode=mode,
+                              profile_max_tokens=profile_max_tokens, progress=progress)
+    reports = list(prompts.reports)
     expected = scoring == "expected"
     scores = pd.DataFrame(index=rows.index)
     integer_scores = pd.DataFrame(index=rows.index) if expected else None
     readers: dict[str, pd.DataFrame] = {}
     reader_integers: dict[str, pd.DataFrame] = {}
     keys = pd.Index([f"{u}:{i}" for u, i in rows[["user_id", "item_id"]].itertuples(index=False)])
-    # the plain history texts are the same in every setting that keeps the default history: built once
-    from recjudge.prompts.serendipity import MovieNames, history_texts
-
-    plain_texts = history_texts(frames, study.history, MovieNames(study.movies))
     for setting in settings:
-        requests = setting_requests(setting, rows, study.examples, aux, study.history, study.movies,
-                                    answers=study.answers, history_texts=plain_texts)
+        requests = prompts.requests[setting.name]
         own = setting_config(setting, model, scoring)
         asked = [(None, own, None)] + [chapter_judge(judge, **role_of(own)) for judge in judges]
         for label, config, batch in asked:
@@ -516,7 +541,7 @@ def run_settings(study, rows: pd.DataFrame, ratings: pd.DataFrame, settings: Seq
         reports = reports.drop(columns="judge")
     else:
         reports["judge"] = reports["judge"].fillna(f"{model} (the book's judge)")
-    return RQ2Run(scores, aux, reports, integer_scores, readers, reader_integers)
+    return RQ2Run(scores, prompts.aux, reports, integer_scores, readers, reader_integers)
 
 
 def readers_agreement(run: RQ2Run, rows: pd.DataFrame, settings: Sequence[str], *, n_boot: int, seed: int,
@@ -557,10 +582,13 @@ def reader_finding(label: str, table: pd.DataFrame) -> str:
 
 
 def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
-    """What the held-out row's choice was: distinct cells chosen, and the splits where none could be chosen."""
+    """What the held-out row's choice was: distinct cells chosen, in how many distinct splits (every possible one
+    when the users allow fewer than ``n_splits``), and the splits where none could be chosen."""
     chosen = held["cell"].dropna()
-    note = f"chosen per split ({chosen.nunique()} distinct cells in {n_splits} splits"
-    undefined = n_splits - len(chosen)
+    drawn = len(held)
+    note = (f"chosen per split ({chosen.nunique()} distinct cells in {drawn} splits"
+            + (", every distinct split of the users" if drawn < n_splits else ""))
+    undefined = drawn - len(chosen)
     return note + (f"; in {undefined} every cell is constant on the selection half, so none is chosen)"
                    if undefined else ")")
 

@@ -39,8 +39,9 @@ the history it used (``HistorySource``).
 from __future__ import annotations
 
 import functools
+import textwrap
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -119,6 +120,27 @@ def serendipity_ground_truth(answers: pd.DataFrame, definition: str = PRIMARY_DE
     except KeyError:
         raise KeyError(f"unknown ground-truth definition {definition!r}; known: {sorted(GROUND_TRUTH_DEFINITIONS)}")
     return spec.score(answers)
+
+
+def truth_reliability(answers: pd.DataFrame, definition: str = PRIMARY_DEFINITION) -> dict[str, object]:
+    """How consistently the users answered the statements their ground truth averages: Cronbach's α of the
+    definition's statements (reverse-keyed ones reversed) on the answers that answered all of them, and the ceiling it
+    sets on any judge's correlation with the truth, √α (classical test theory: a score correlates with a noisy measure
+    at most the square root of that measure's reliability). Serendipity-2018 holds no second human reading of the
+    same answers; this is the best bound its data give. Keys: ``definition``, ``statements``, ``n``, ``alpha``,
+    ``ceiling_r``."""
+    spec = GROUND_TRUTH_DEFINITIONS[definition]
+    values = answers[list(spec.statements)].astype(float).copy()
+    for column in spec.reverse_keyed:
+        values[column] = 6.0 - values[column]
+    values = values.dropna()
+    k = values.shape[1]
+    if k < 2 or len(values) < 2:
+        raise ValueError(f"ground truth {definition!r}: Cronbach's α needs two statements and two complete answers")
+    # α = k / (k − 1) × (1 − Σ item variances / variance of the sum)
+    alpha = k / (k - 1) * (1 - values.var(ddof=1).sum() / values.sum(axis=1).var(ddof=1))
+    return {"definition": definition, "statements": ", ".join(spec.statements), "n": int(len(values)),
+            "alpha": float(alpha), "ceiling_r": float(np.sqrt(max(alpha, 0.0)))}
 
 
 def ground_truth_definitions_table() -> pd.DataFrame:
@@ -393,6 +415,38 @@ def reader_rq1_judges(judges, prompts: list[str], model: str = "smollm2-135m-ins
             for label, config in judge_configs(judges, **role_of(rq1_judge(prompt, model, scoring=scoring)))]
 
 
+#: The prompt each of a reader's judges joins their average with (``readers_average``): Kang et al.'s Table 5 averages
+#: few-shot judges.
+AVERAGED_PROMPT = "kang_fewshot"
+
+
+def readers_average(judged: Mapping[str, pd.Series], answers: pd.DataFrame, labels: Sequence[str], *,
+                    prompt: str = AVERAGED_PROMPT, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The average of a reader's judges against each of them, on the answers every one scored (Kang et al.'s RQ3 with
+    the reader's judges): ``agreement_table`` rows of the mean (``READERS_AVERAGE``) and of each judge in the role
+    of ``prompt`` (``judged``: method name -> scores by answer, named "<label> <method name>"), every row set against
+    the mean (``versus``, ``r_with_versus``, ``n_with_versus``), with column ``judge`` (the label, or the mean's
+    name). ``answers``: the judged answers (user_id, truth). No rows with fewer than two judges: an average of one
+    judge is that judge."""
+    from recjudge.compendium.comparisons import READERS_AVERAGE
+    from recjudge.prompts.serendipity import METHOD_NAMES
+
+    columns = ["method", "judge", "n", "pearson_pct", "versus", "n_with_versus", "r_with_versus"]
+    if len(labels) < 2:
+        return pd.DataFrame(columns=columns)
+    members = {label: f"{label} {METHOD_NAMES.get(prompt, prompt)}" for label in labels}
+    missing = [name for name in members.values() if name not in judged]
+    if missing:
+        raise KeyError(f"no scores of {missing} to average (the chapter asks each reader's judge the prompt {prompt})")
+    frame = answers[["user_id", "truth"]].assign(**{name: judged[name].reindex(answers.index)
+                                                     for name in members.values()})
+    frame[READERS_AVERAGE] = frame[list(members.values())].mean(axis=1, skipna=False)
+    table = agreement_table(frame, [READERS_AVERAGE, *members.values()], n_boot=n_boot, seed=seed, groups="user_id",
+                            versus=READERS_AVERAGE)
+    table["judge"] = table["method"].map({name: label for label, name in members.items()}).fillna(READERS_AVERAGE)
+    return table
+
+
 #: Reply length of an RQ1 judge that generates its score: free ("Generate only the rating number") and held to the
 #: template's shape ({"rating": n}, about seven tokens).
 GENERATED_REPLY_TOKENS = {"free": 8, "constrained": 16}
@@ -405,7 +459,8 @@ def rq1_shape_effect(study: "Serendipity2018Study", prompts: list[str], model: s
     held to the template's output shape (``recjudge.prompts.output_shapes``: ``{"rating": 1..5}``), on ``frame``
     (rows of the study's answers; default its sample): one row per prompt with the replies, those out of shape,
     those parsed each way, and Pearson (%) and MAE against the ground truth on the parsed replies
-    (``recjudge.metaeval.agreement.agreement_pct``: NaN when undefined)."""
+    (``recjudge.metaeval.agreement.agreement_pct``: NaN when undefined), and those left out each way (never asked:
+    the judge is not among those asked, ``RECJUDGE_LLM_ASK_ONLY``)."""
     from recjudge.llm import run_judge
     from recjudge.metaeval.agreement import agreement_pct
     from recjudge.prompts.output_shapes import output_shape
@@ -426,11 +481,13 @@ def rq1_shape_effect(study: "Serendipity2018Study", prompts: list[str], model: s
             row[f"parsed_{variant}"] = found["n"]
             row[f"pearson_{variant}"] = found["pearson_pct"]
             row[f"mae_{variant}"] = found["mae"]
+            row[f"left_out_{variant}"] = run.report.n_left_out  # never asked (not among the judges asked)
             if variant == "constrained":
                 row["shape_violations"] = run.report.n_shape_violations
         rows.append(row)
     columns = ["prompt", "method", "replies", "shape_violations", "parsed_free", "parsed_constrained",
-               "pearson_free", "pearson_constrained", "mae_free", "mae_constrained"]
+               "pearson_free", "pearson_constrained", "mae_free", "mae_constrained", "left_out_free",
+               "left_out_constrained"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -555,11 +612,15 @@ def agreement_table(
     n_boot: int = 1000,
     seed: int = 0,
     groups: str | None = None,
+    ranking: bool = False,
+    versus: str | None = None,
 ) -> pd.DataFrame:
     """Pearson (%), MAE and RMSE of each method's Likert scores against the ground truth, with seeded bootstrap
     95% intervals (``recjudge.metaeval.agreement.bootstrap_ci``, percentile; none when ``n_boot`` is 0; with
-    ``groups``, a column such as ``user_id``, they resample its groups, not rows: column ``interval_resamples``), and
-    two-sided tests against ``reference``:
+    ``groups``, a column such as ``user_id``, they resample its groups, not rows: column ``interval_resamples``); with
+    ``ranking``, also how well the scores rank the answers users called serendipitous (truth at least 4) above the
+    rest (``auc``, ``recjudge.metaeval.agreement.ranking_auc``, with its interval); and two-sided tests against
+    ``reference``:
 
     - ``p_pearson_vs_ref``: Williams' t for two dependent correlations sharing the truth
       (``recjudge.metaeval.agreement.compare_dependent_correlations``);
@@ -568,10 +629,20 @@ def agreement_table(
 
     Each method is scored on the rows where it and the truth are present; the tests use the rows where both
     methods and the truth are present. ``n`` is the number of rows used.
+
+    ``versus`` (default: ``reference``) names the method every row is set against by the claims' comparisons on the
+    same answers: ``r_with_versus``, the correlation between the row's scores and that method's, and
+    ``n_with_versus``, the rows where both and the truth are present (``recjudge.metaeval.dependent``).
     """
     from scipy import stats
 
-    from recjudge.metaeval.agreement import agreement, bootstrap_ci, compare_dependent_correlations
+    from recjudge.metaeval.agreement import (
+        agreement,
+        bootstrap_ci,
+        compare_dependent_correlations,
+        correlation,
+        ranking_auc_statistic,
+    )
 
     rows = []
     for method in methods:
@@ -585,11 +656,25 @@ def agreement_table(
                   else {"ci_low": np.nan, "ci_high": np.nan})
             row[f"{name}_ci_low"] = scale * ci["ci_low"]
             row[f"{name}_ci_high"] = scale * ci["ci_high"]
+        if ranking:
+            auc = ranking_auc_statistic()
+            row["auc"] = auc(pred, true)
+            ci = (bootstrap_ci(pred, true, auc, n_boot=n_boot, seed=seed, method="percentile",
+                               groups=None if groups is None else scores[groups].to_numpy()) if n_boot > 0
+                  else {"ci_low": np.nan, "ci_high": np.nan})
+            row["auc_ci_low"], row["auc_ci_high"] = ci["ci_low"], ci["ci_high"]
         if groups is not None:
             row["interval_resamples"] = groups
         row["reference"] = reference or ""
         row["p_pearson_vs_ref"] = np.nan
         row["p_abs_error_vs_ref"] = np.nan
+        against = versus or reference
+        if against is not None:
+            both = scores[[method, against, truth]].dropna() if method != against else scores[[method, truth]].dropna()
+            row["versus"] = against
+            row["n_with_versus"] = len(both)
+            row["r_with_versus"] = (1.0 if method == against else
+                                    correlation(both[method], both[against]) if len(both) > 2 else np.nan)
         if reference is not None and method != reference:
             both = scores[[method, reference, truth]].dropna()
             if len(both) > 3:
@@ -608,7 +693,8 @@ def kang2025_table2() -> pd.DataFrame:
     return papers.table("kang2025serendipity_table2")
 
 
-def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int = 0) -> pd.DataFrame:
+def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int = 0, ranking: bool = False
+                              ) -> pd.DataFrame:
     """The Random baseline's *expected* agreement: one row shaped like :func:`agreement_table`'s, holding the mean
     over ``n_seeds`` seeds of Pearson (%), MAE and RMSE, with the 2.5-97.5 percentiles over seeds as the interval
     (how far one seed can land from the expectation). A single seed is one draw and can land anywhere in that range.
@@ -617,7 +703,8 @@ def random_baseline_agreement(truth: pd.Series, n_seeds: int = 1000, seed: int =
 
     per_seed = random_baseline_over_seeds(truth.to_numpy(dtype=float), n_seeds=n_seeds, seed=seed)
     row: dict[str, object] = {"method": "Random", "n": int(truth.notna().sum()), "pearson_p": np.nan}
-    for name, column, scale in (("pearson", "pearson", 100.0), ("mae", "mae", 1.0), ("rmse", "rmse", 1.0)):
+    metrics = (("pearson", "pearson", 100.0), ("mae", "mae", 1.0), ("rmse", "rmse", 1.0))
+    for name, column, scale in metrics + ((("auc", "auc", 1.0),) if ranking else ()):
         values = scale * per_seed[column]
         key = "pearson_pct" if name == "pearson" else name
         row[key] = float(values.mean())
@@ -632,7 +719,7 @@ CONSTANT_METHODS = {"constant (most frequent level)": "Constant (most frequent l
 
 
 def constant_baseline_agreement(scores: pd.DataFrame, truth: str = "truth", groups: str | None = "user_id",
-                                n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+                                n_boot: int = 1000, seed: int = 0, ranking: bool = False) -> pd.DataFrame:
     """The constant answers (the most frequent level and the mean of the truth, each chosen for a user on the other
     users' answers, or with ``groups`` None for an answer on the other answers:
     ``recjudge.metaeval.baselines.constant_answers``) as :func:`agreement_table` rows; their Pearson is NaN (undefined
@@ -650,7 +737,7 @@ def constant_baseline_agreement(scores: pd.DataFrame, truth: str = "truth", grou
     if grouped:
         framed[groups] = scores[groups].to_numpy()
     rows = agreement_table(framed, list(CONSTANT_METHODS.values()), truth, n_boot=n_boot, seed=seed,
-                           groups=groups if grouped else None)
+                           groups=groups if grouped else None, ranking=ranking)
     rows[["pearson_pct", "pearson_p", "pearson_ci_low", "pearson_ci_high"]] = np.nan
     rows["pearson_note"] = CONSTANT_PEARSON_NOTE
     rows["constant_chosen_on"] = "the other users' answers" if grouped else "the other answers"
@@ -674,12 +761,13 @@ def trivial_baselines(scores: pd.DataFrame, truth: str = "truth", n_seeds: int =
 
 def agreement_beside_random(scores: pd.DataFrame, methods: list[str], reference: str | None = None,
                             n_seeds: int = 1000, n_boot: int = 1000, seed: int = 0,
-                            groups: str | None = "user_id") -> pd.DataFrame:
+                            groups: str | None = "user_id", versus: str | None = None) -> pd.DataFrame:
     """The trivial baselines — Random over ``n_seeds`` seeds (``random_baseline_agreement``) and the constant answers
     (``constant_baseline_agreement``) — above every method's agreement with the truth (``agreement_table``, intervals
     resampling ``groups``, tests against ``reference``): the rows of Kang et al.'s Table 2 for one set of answers."""
     return pd.concat([trivial_baselines(scores, n_seeds=n_seeds, n_boot=n_boot, seed=seed, groups=groups),
-                      agreement_table(scores, methods, reference=reference, n_boot=n_boot, seed=seed, groups=groups)],
+                      agreement_table(scores, methods, reference=reference, n_boot=n_boot, seed=seed, groups=groups,
+                                      versus=versus)],
                      ignore_index=True)
 
 
@@ -770,6 +858,11 @@ def sensitivity_table(answers: pd.DataFrame, scores: pd.DataFrame, methods: list
     return pd.DataFrame(rows)
 
 
+#: Characters per line of a panel's title and legend entries in ``plot_predicted_vs_true`` (four panels share the text
+#: column's width).
+LEGEND_COLUMNS = 26
+
+
 def plot_predicted_vs_true(long: pd.DataFrame, family_order: list[str] | None = None):
     """Mean predicted Likert score (with 95% intervals) per true Likert level, one panel per method family, at most
     six methods a panel, in the book's figure style (``recjudge.compendium.figures``).
@@ -786,14 +879,16 @@ def plot_predicted_vs_true(long: pd.DataFrame, family_order: list[str] | None = 
         part = long[long["family"] == family]
         methods = list(dict.fromkeys(part["method"]))
         figures.check_series_count(len(methods), where=f"the panel {family!r}")
-        short = {m: m.removeprefix("SmolLM2-135M ") for m in methods}
+        # The panel's title names its judge, so a legend entry names the prompt alone; long names wrap, so that a
+        # reader's judge named at length still fits the panel (matplotlib would otherwise give up its layout)
+        short = {m: textwrap.fill(m.removeprefix(f"{family} "), LEGEND_COLUMNS) for m in methods}
         sns.lineplot(data=part.assign(method=part["method"].map(short)), x="level", y="predicted", hue="method",
                      style="method", markers=list(figures.MARKERS[:len(methods)]), dashes=False,
                      palette=figures.colours(len(methods)), errorbar=("ci", 95),
                      seed=0, ax=ax)  # a seeded bootstrap: the same bands on every build
         ax.plot([1, 5], [1, 5], ls=":", color="grey", lw=1)
-        ax.set(xticks=[1, 2, 3, 4, 5], yticks=[1, 2, 3, 4, 5], ylim=(0.8, 5.2), title=family,
-               xlabel="True level", ylabel="Mean predicted score")
+        ax.set(xticks=[1, 2, 3, 4, 5], yticks=[1, 2, 3, 4, 5], ylim=(0.8, 5.2),
+               title=textwrap.fill(family, LEGEND_COLUMNS), xlabel="True level", ylabel="Mean predicted score")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False, title=None,
                   handlelength=1.5)
     fig.tight_layout()

@@ -30,23 +30,24 @@ The examples' step answers: relevance = the user's star rating at answer time ro
 no relevance statement), unexpectedness = mean of the unexpectedness statements s4, s5, s6 rounded half up,
 serendipity = the example's g.
 
-Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by explicit rules, NaN when they find none:
+Parsing (``parse_serendipity``): the *final serendipity score* of a reply, by the package's grammar of what a score
+is (``recjudge.llm.parsing``: a whole number 1-5, standing alone; never a scale bound, a legend level, a value after
+N/A, a signed number, another scale's numerator or part of a number such as 3.5, .5 or 1e1), NaN when there is none:
 
-1. Markdown emphasis, step numbers ("Step 3"), what echoes the prompt (``recjudge.llm.parsing.score_text``: a
-   line from the field of a prompt it repeats, "User's last movies:", "Recommended movie:", on; a template's fixed
-   text; a scale's legend; list numbers, "1. The ...") and the scale's notation (``recjudge.llm.parsing.without_scale``:
-   "1-5", "(out of 5)", "a 5-point scale") are removed. A *labelled* score is a number after the word "serendipity"
-   on the same line (at most 30 non-digit characters in between); "x/5" and "x out of 5" read as x. The **last**
-   labelled score counts (CoT states relevance and unexpectedness first; a reply may restate its answer). A
-   labelled *range* ("3-4", "3 to 4", "3 or 4") gives NaN.
+1. Markdown emphasis, step numbers ("Step 3") and what ``recjudge.llm.parsing.score_text`` blanks are removed: what
+   echoes the prompt (a line from the field of a prompt it repeats, "User's last movies:", "Recommended movie:"; a
+   template's fixed text; a scale's legend; list numbers, "1. The ..."), the 1-5 scale's notation ("1-5",
+   "(out of 5)", "a 5-point scale") and the reasons after an N/A. A *labelled* value is the first value after the word
+   "serendipity" on the same line, starting at most ``LABEL_REACH`` characters after it; "x/5" and "x out of 5" are
+   x. The **last** labelled value counts (CoT states relevance and unexpectedness first; a reply may restate its
+   answer); a labelled range ("3-4", "3 to 4", "3 or 4") or any other value that is no score gives NaN.
 2. Without a label: ``cot`` gives NaN (the first number of a CoT reply is the relevance step, not the answer).
-   ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the standalone
-   numbers: exactly one distinct number, standing where
-   a score stands (``recjudge.llm.parsing.in_score_position``: first in the reply or after a colon, "is", "say", ...;
-   not the number of a title, "Ice Age 2") → it; a range or several distinct numbers → NaN. Bracketed asides and
-   everything after an opening bracket that is never closed are not read (``recjudge.llm.parsing.outside_brackets``:
-   a reply cut inside an echoed title's year, "The (2", holds no score).
-3. The number must lie in [1, 5]; otherwise NaN.
+   ``base``, ``ls`` and the last ``ltm`` step (whose reply is only the serendipity step) take the values outside
+   brackets: all of them one and the same score, the first standing where a score stands
+   (``recjudge.llm.parsing.in_score_position``: first in the reply or after a colon, "is", "say", ...; not the number
+   of a title, "Ice Age 2") → it; a range, a value that is no score or several distinct scores → NaN. Bracketed
+   asides and everything after an opening bracket that is never closed are not read
+   (``recjudge.llm.parsing.outside_brackets``: a reply cut inside an echoed title's year, "The (2", holds no score).
 
 Metrics: MAE and three-class accuracy (negative < 3, neutral = 3, positive > 3) of predicted vs g with seeded
 percentile bootstrap intervals, and the 5 × 5 and 3 × 3 confusion matrices (``sklearn.metrics.confusion_matrix``).
@@ -66,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from recjudge import papers
-from recjudge.llm.parsing import in_score_position, outside_brackets, score_text
+from recjudge.llm.parsing import in_score_position, labelled_values, outside_brackets, score_text, values
 from recjudge.metaeval.baselines import three_class
 from recjudge.prompts.tokutake import (
     LTM_STEPS,
@@ -298,56 +299,49 @@ def select_examples(pool: pd.DataFrame, g_column: str = "g", per_level: int = N_
 # ------------------------------------------------------------------------------------------------------- parsing
 
 _EMPHASIS = re.compile(r"[*`#]+|(?<!\w)_+|_+(?!\w)")
-_NUM = r"\d+(?:\.\d+)?"
-_RANGE_TAIL = rf"\s*(?:-|–|—|to|or)\s*({_NUM})(?![\w.]|\.\d)"
-_LABEL = re.compile(rf"serendipity\b[^\d\n]{{0,30}}?({_NUM})(\s*(?:/|out of)\s*5(?![\d.]))?(?:{_RANGE_TAIL})?",
-                    re.IGNORECASE)
-_RANGE = re.compile(rf"(?<![\w.])({_NUM}){_RANGE_TAIL}", re.IGNORECASE)
-_STANDALONE = re.compile(rf"(?<![\w.])({_NUM})(?![\w]|\.\d)")
 _STEP_NUMBER = re.compile(r"\bstep\s*\d\b", re.IGNORECASE)  # "Step 3 (serendipity): 4": the 3 is no score
-_STEP_LABEL = {step: re.compile(rf"{step}\b[^\d\n]{{0,30}}?({_NUM})", re.IGNORECASE) for step in STEP_NAMES}
-
-
-def _in_range(value: str) -> float:
-    number = float(value)
-    return number if 1 <= number <= 5 else math.nan
+#: How far after its label ("Serendipity", a step's name) a labelled value may start (characters, on its line).
+LABEL_REACH = 30
+_LABEL = re.compile(r"serendipity\b", re.IGNORECASE)
+_STEP_LABEL = {step: re.compile(rf"{step}\b", re.IGNORECASE) for step in STEP_NAMES}
 
 
 def _lone_number(text: str) -> float:
+    """The one score a reply without a label gives: every value outside brackets the same score token, the first
+    standing where a score stands; NaN for a range, a value that is no score or several distinct ones."""
     unscaled = outside_brackets(text).strip()
-    if _RANGE.search(unscaled):
+    found = list(values(unscaled, 1, 5))
+    if not found or any(value.score is None for value in found) or len({value.score for value in found}) != 1:
         return math.nan
-    found = list(_STANDALONE.finditer(unscaled))
-    if len({float(m.group(1)) for m in found}) != 1 or not in_score_position(unscaled, found[0].start()):
-        return math.nan
-    return _in_range(_format(float(found[0].group(1))))
+    return found[0].score if in_score_position(unscaled, found[0].start) else math.nan
 
 
-def _format(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else str(number)
+def _last_labelled(text: str, label: re.Pattern[str]) -> float | None:
+    """The score of the last value labelled ``label`` (NaN when that value is no score), None when none is."""
+    labelled = labelled_values(text, label, 1, 5, reach=LABEL_REACH)
+    if not labelled:
+        return None
+    return math.nan if labelled[-1].score is None else labelled[-1].score
 
 
 def _cleaned(text: str) -> str:
     """A reply without what holds no score: step numbers, and what ``recjudge.llm.parsing.score_text`` blanks
-    (emphasis, the prompt's echo, the 1-5 scale's notation)."""
+    (emphasis, the prompt's echo, the 1-5 scale's notation, the reasons after an N/A)."""
     return score_text(_STEP_NUMBER.sub("step", _EMPHASIS.sub("", text)), 1, 5)
 
 
 def parse_serendipity(text: str | None, strategy: str = "base") -> float:
     """The final serendipity score of a reply to ``strategy``'s prompt (for ``ltm``: the step-3 reply), or NaN.
 
-    Rules in the module docstring: last labelled "Serendipity" score (a labelled range gives NaN); without a label,
-    NaN for CoT, else the single distinct standalone number; the number must lie in [1, 5]."""
+    Rules in the module docstring: the last value labelled "Serendipity" (a range, or any value that is no score,
+    gives NaN); without a label, NaN for CoT, else the single distinct value, a score token of 1-5."""
     _check_strategy(strategy)
     if not isinstance(text, str) or not text.strip():
         return math.nan
     cleaned = _cleaned(text)
-    labelled = list(_LABEL.finditer(cleaned))
-    if labelled:
-        last = labelled[-1]
-        if last.group(3) is not None and last.group(2) is None:
-            return math.nan  # a range such as "Serendipity: 3-4"
-        return _in_range(last.group(1))
+    labelled = _last_labelled(cleaned, _LABEL)
+    if labelled is not None:
+        return labelled
     if strategy == "cot":
         return math.nan
     return _lone_number(cleaned)
@@ -359,8 +353,8 @@ def parse_step(text: str | None, step: str) -> float:
         raise ValueError(f"unknown step {step!r}; known: {STEP_NAMES}")
     if not isinstance(text, str):
         return math.nan
-    found = _STEP_LABEL[step].findall(_cleaned(text))
-    return _in_range(found[-1]) if found else math.nan
+    labelled = _last_labelled(_cleaned(text), _STEP_LABEL[step])
+    return math.nan if labelled is None else labelled
 
 
 def parser_for(strategy: str):
@@ -385,8 +379,15 @@ class StrategyRun:
     model_seconds: float = 0.0
 
     @property
+    def n_left_out(self) -> int:
+        """Items never asked (the judge is not among those asked, ``RECJUDGE_LLM_ASK_ONLY``): those the last step
+        left out, which an item left out at an earlier step is too (its next prompt holds no reply to ask with)."""
+        return int(getattr(self.reports[-1], "n_left_out", 0)) if self.reports else 0
+
+    @property
     def n_unparsable(self) -> int:
-        return int(self.table["predicted"].isna().sum())
+        """Items asked whose replies held no score (an item never asked is left out, not unparsable)."""
+        return int(self.table["predicted"].isna().sum()) - self.n_left_out
 
 
 def run_strategy(config, strategy: str, items: pd.DataFrame, examples: str, *, mode: str | None = None,
@@ -508,6 +509,26 @@ def strategy_metrics(predicted: pd.Series | np.ndarray, truth: pd.Series | np.nd
         else:
             out[f"{name}_ci_low"] = out[f"{name}_ci_high"] = out[name]
     return out
+
+
+def gaps_to(metrics: pd.DataFrame, predictions: Mapping[tuple[str, str], pd.Series], truth: pd.Series,
+            best: str = "cot") -> pd.DataFrame:
+    """``metrics`` (one row per judge and strategy) with each strategy's paired MAE gap to ``best`` of the same judge
+    on the items both parsed: ``mae_gap`` (its MAE minus ``best``'s), ``mae_gap_sd`` (the standard deviation of the
+    per-item differences of absolute errors) and ``n_paired``; ``predictions``: (judge, strategy) -> predicted scores
+    by item key, ``truth`` g by item key. The claims' comparison of prompts on the same answers reads them."""
+    gaps = []
+    for row in metrics.itertuples(index=False):
+        mine, theirs = predictions.get((row.judge, row.strategy)), predictions.get((row.judge, best))
+        if mine is None or theirs is None:
+            gaps.append((math.nan, math.nan, 0))
+            continue
+        both = pd.DataFrame({"mine": mine, "theirs": theirs, "truth": truth}).dropna()
+        difference = (both["mine"] - both["truth"]).abs() - (both["theirs"] - both["truth"]).abs()
+        gaps.append((float(difference.mean()) if len(both) else math.nan,
+                     float(difference.std(ddof=1)) if len(both) > 1 else math.nan, len(both)))
+    return metrics.assign(mae_gap=[g[0] for g in gaps], mae_gap_sd=[g[1] for g in gaps],
+                          n_paired=[g[2] for g in gaps])
 
 
 def confusion(predicted, truth, classes: str = "levels") -> pd.DataFrame:

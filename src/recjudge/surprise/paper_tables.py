@@ -20,9 +20,12 @@ LIMA_PERES_TABLE2 = papers.path("lima_limits_to_surprise_table2")
 TABLE2_STATISTICS = ("median", "mean", "sd")
 #: A mean normalised surprise (a 0-1 scale) within this distance of Table 2's counts as close to the paper's.
 MAGNITUDE_CLOSE = 0.05
+#: The fewest intervals the paper's series has ("at least 30 intervals"): its printed SD over this many gives the
+#: largest standard error of its means.
+PAPER_MIN_INTERVALS = 30
 
-__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "MAGNITUDE_CLOSE", "DISCUSSION_CVS", "lima_peres_table2",
-           "lima_peres_table2_long", "coefficients_of_variation"]
+__all__ = ["LIMA_PERES_TABLE2", "TABLE2_STATISTICS", "MAGNITUDE_CLOSE", "PAPER_MIN_INTERVALS", "DISCUSSION_CVS",
+           "lima_peres_table2", "lima_peres_table2_long", "coefficients_of_variation"]
 
 
 def lima_peres_table2() -> pd.DataFrame:

@@ -11,6 +11,8 @@
 - ``papers_worth`` the papers' own LLM judges priced in labels by the ρ² rule, from their printed correlations and
   the papers' n, with the correlation that n detects (80% power) and the n each correlation needs
 - ``judges``       the judges of this part at full coverage of Serendipity-2018, and the answers they cover
+- ``judge_table``  every judge the book knows on one scale (Pearson with its interval, labels saved, ranking AUC,
+  calibrated MAE beside a constant's): the book's headline table and figure
 
 This package sits beside the paper packages: it reads the engine, the data and ``metaeval``, and no paper's package
 imports it.

@@ -44,6 +44,16 @@ def _fit_predict(method: str, train_score: np.ndarray, train_human: np.ndarray, 
     raise ValueError(f"unknown calibration {method!r}; known: {METHODS}")
 
 
+def calibration_map(score: Sequence[float], human: Sequence[float], at: Sequence[float],
+                    method: str = "isotonic") -> np.ndarray:
+    """The map from score to human rating fitted on every answer (NaN scores left out), read at the scores ``at``:
+    the shape of a judge's calibration, for a figure (an error is measured out of fold,
+    :func:`calibrate_out_of_fold`)."""
+    score, human = np.asarray(score, dtype=float), np.asarray(human, dtype=float)
+    judged = np.isfinite(score) & np.isfinite(human)
+    return _fit_predict(method, score[judged], human[judged], np.asarray(at, dtype=float))
+
+
 def calibrate_out_of_fold(score: Sequence[float], human: Sequence[float], users: Sequence[object],
                           method: str = "isotonic", n_splits: int = 5) -> np.ndarray:
     """Each answer's calibrated score, from a map fitted on the other folds' users (NaN where ``score`` is NaN)."""
