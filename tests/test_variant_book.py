@@ -13,8 +13,10 @@ import pytest
 from recjudge.cli import main
 from recjudge.compendium import book as book_module
 from recjudge.compendium.variant_book import (
+    COMMITTED_NUMBERS_MARK,
     NOTE_CELL_ID,
     Variant,
+    VariantBookError,
     intro_note,
     load_variant,
     stage_variant_book,
@@ -89,6 +91,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (variant / "results" / "judged" / "table.csv").write_text("judge,r\ngpt-4o-mini,0.4\n")
     # a prose page includes markdown a run wrote beside its tables (the landing page's findings)
     (root / "results" / "plain" / "findings_first.md").write_text("- a finding\n")
+    # ... and the figure that markdown shows
+    (root / "results" / "plain" / "judges.svg").write_text("<svg/>")
     (variant / "variant.json").write_text(json.dumps({
         "profile": "smoke", "judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}],
         "runs": ["judged"], "llm_runs_without_judges_parameter": ["not_yet"]}))
@@ -130,6 +134,7 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
     assert (source / "results" / "judged" / "table.csv").read_text() == "judge,r\ngpt-4o-mini,0.4\n"
     assert (source / "results" / "plain" / "table.csv").read_text() == "x\n7\n"
     assert (source / "results" / "plain" / "findings_first.md").read_text() == "- a finding\n"
+    assert (source / "results" / "plain" / "judges.svg").read_text() == "<svg/>"
     config = (source / "_config.yml").read_text()
     assert f"variant {NAME}" in config and str(project / "vendor") in config
     assert (source / "book" / "own_judge.md").is_file() and (source / "_toc.yml").read_text() == TOC
@@ -220,8 +225,7 @@ def test_the_intro_says_whose_numbers_the_at_a_glance_page_sets_beside_the_books
 HOSTILE = "m\n:::\n```{raw} html\n<script>alert(1)</script>\n```\n:::{note}\n[x](javascript:alert(1)) *b* {sub}`2`"
 
 
-def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Path) -> None:
     from markdown_it import MarkdownIt
 
     from recjudge.compendium.variant_book import chapter_note
@@ -238,8 +242,16 @@ def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Pat
     with pytest.raises(JudgeSpecError, match="control character") as caught:
         parse_judge(f"openai:{HOSTILE}")
     assert "\n" not in str(caught.value)
-    # A hand-edited variant.json still renders its names as text inside the one notice box.
-    variant = Variant(NAME, tmp_path, "smoke<b>", ({"label": HOSTILE, "provider": "openai", "model": HOSTILE},))
+    # A hand-edited variant.json is refused where it is read, naming the file, the judge and the field.
+    folder = tmp_path / "variants" / NAME
+    folder.mkdir(parents=True)
+    for judge in ({"label": "Qwen <script>alert(1)</script>", "provider": "openai", "model": "gpt-4o-mini"},
+                  {"label": "Qwen", "provider": "openai", "model": HOSTILE}):
+        (folder / "variant.json").write_text(json.dumps({"profile": "smoke", "judges": [judge]}))
+        with pytest.raises(VariantBookError, match=r"variant\.json: field 'judges', judge 1: .*field '(label|model)'"):
+            load_variant(tmp_path, NAME)
+    # A variant's own names (its folder, its profile) are written as text inside the one notice box.
+    variant = Variant(NAME, tmp_path, "smoke<b>", ({"label": "Qwen", "provider": "openai", "model": "gpt-4o-mini"},))
     for note in (intro_note(variant), chapter_note(variant, True), chapter_note(variant, False)):
         lines = note.splitlines()
         assert lines[0].startswith(":::{admonition}") and lines[-1] == ":::"
@@ -247,25 +259,6 @@ def test_a_judges_names_cannot_close_the_notice_box_or_emit_markup(tmp_path: Pat
         tokens = MarkdownIt("commonmark").parse(note)
         inline = [child for token in tokens for child in (token.children or [])]
         assert not [token for token in [*tokens, *inline] if token.type.startswith(("html", "link", "em"))]
-    # A chapter's boxes, which list the reader's judges by label, pass no HTML either (the chapter's own roles keep
-    # their targets): a label read from a judge is text on the page (pages.reader_names_as_text, the kernel's
-    # Markdown formatter; tests/test_reader_strings.py follows it through myst_nb.glue).
-    from recjudge.compendium.pages import opening, reader_names_as_text, verdict
-    from recjudge.llm import judge_spec
-
-    monkeypatch.setattr(judge_spec, "_READER_NAMES", set())
-    label = "Qwen <script>alert(1)</script>"
-    path.write_text(f"provider: openai\nmodel: gpt-4o-mini\nlabel: '{label}'\n")
-    parse_judge(str(path))
-    for box in (opening([("Judges", f"the book's and {label}")], caveat=label).data,
-                verdict([f"{label} agrees", "{download}`table <../../results/x.csv>`"], question=label).data):
-        box = reader_names_as_text(box)
-        tokens = MarkdownIt("commonmark").parse(box)
-        assert not [child for token in tokens for child in [token, *(token.children or [])]
-                    if child.type.startswith("html")]
-        assert "\\<script\\>" in box and "<script>" not in box
-    assert "{download}`table <../../results/x.csv>`" in reader_names_as_text(
-        verdict(["{download}`table <../../results/x.csv>`"]).data)
 
 
 def test_a_second_note_replaces_the_first() -> None:
@@ -302,7 +295,7 @@ def test_a_book_judged_by_a_readers_model_does_not_say_no_capable_llm_judged_any
     assert "No capable LLM runs offline" in intro and "No capable LLM" not in intro_text(intro, judged)
     assert "verdicts say whose numbers they read" in intro_text(intro, judged)
     assert "- **What is checked**" in intro_text(intro, judged)
-    assert intro_text(intro, scaled) == intro
+    assert intro_text(intro, scaled).replace(f"{COMMITTED_NUMBERS_MARK}\n\n", "") == intro  # a profile alone
 
 
 def test_the_intro_sentence_a_readers_judge_replaces_ends_at_its_full_stop_not_at_a_dot_in_a_model_name(
@@ -438,3 +431,51 @@ def test_with_book_chapters_executes_the_committed_chapters_after_saying_what_it
 def test_with_book_chapters_without_a_variant_is_a_clear_error(project: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["book", "--with-book-chapters"]) == 2
     assert "error: --with-book-chapters fills a variant's book" in capsys.readouterr().err
+
+
+def commit_all(project: Path) -> None:
+    """The project as a git checkout (a build records its commit), every file committed."""
+    import subprocess
+
+    for command in (["init", "--quiet"], ["config", "user.name", "Reader"], ["config", "user.email", "r@example.org"],
+                    ["add", "."], ["commit", "--quiet", "-m", "The project"]):
+        subprocess.run(["git", *command], cwd=project, check=True, capture_output=True)
+
+
+def test_an_unchanged_variant_book_is_neither_restaged_nor_built_again(
+        project: Path, stand_in_jupyter_book: list, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chapter marked "Not run in this build" got a new random cell id at every staging, so Jupyter Book rebuilt
+    every page of an unchanged variant (33-56 s) and `make publish` rebuilt it again; an unchanged build is reused."""
+    from recjudge.compendium import publish
+
+    fresh_clone(project)
+    (project / ".gitignore").write_text("_build/\n")
+    commit_all(project)
+    monkeypatch.setattr(publish, "dataset_statuses", lambda root: {})
+    source = stage_variant_book(project, load_variant(project, NAME))
+    times = {path: path.stat().st_mtime_ns for path in source.rglob("*") if path.is_file()}
+    stage_variant_book(project, load_variant(project, NAME))
+    assert {path: path.stat().st_mtime_ns for path in source.rglob("*") if path.is_file()} == times
+    built = stand_in_jupyter_book
+    assert main(["book", "--variant", NAME]) == 0
+    assert main(["book", "--variant", NAME]) == 0
+    assert len(built) == 1, "the unchanged build is reused"
+    assert "reused the build" in capsys.readouterr().out
+    # A change of what the book shows builds it again; --all always does
+    executed(project / "variants" / NAME / "notebooks" / "judged.ipynb", "Judged chapter", "your judge: 0.5")
+    assert main(["book", "--variant", NAME]) == 0 and len(built) == 2
+    assert main(["book", "--variant", NAME, "--all"]) == 0 and len(built) == 3
+
+
+def test_the_variants_intro_marks_the_answer_and_findings_as_the_committed_books(project: Path) -> None:
+    """A variant's intro showed the committed book's answer and findings unmarked (SOG 9.3% [4.2, 14.2] there,
+    [2.8, 14.2] in the variant's own chapter): they are the committed book's, and the page says so where they are."""
+    committed_intro = Path(__file__).resolve().parents[1] / "book" / "intro.md"
+    (project / "book" / "intro.md").write_text(committed_intro.read_text(encoding="utf-8"))
+    intro = (stage_variant_book(project, load_variant(project, NAME)) / "book" / "intro.md").read_text()
+    answer = intro.index("{include} ../results/at_a_glance/answer_first.md")
+    findings = intro.index("{include} ../results/at_a_glance/findings_first.md")
+    marks = [index for index in range(len(intro)) if intro.startswith(COMMITTED_NUMBERS_MARK, index)]
+    assert len(marks) == 2 and marks[0] < answer < marks[1] < findings, marks
+    assert "profile default" in COMMITTED_NUMBERS_MARK and "not this variant's" in COMMITTED_NUMBERS_MARK

@@ -34,9 +34,11 @@ from typing import Any, Sequence
 
 import yaml
 
+from recjudge.compendium.claim_evidence import NOT_RUN_TITLE
 from recjudge.compendium.pages import myst_text
 from recjudge.compendium.toc import TOC_FILE, chapter_title, toc_files
 from recjudge.compendium.variants import VARIANTS_DIR, variant_folder, variant_name
+from recjudge.llm.judge_spec import JudgeSpec, JudgeSpecError
 
 VARIANT_FILE = "variant.json"
 BUILD_DIR = Path("_build") / "variants"
@@ -44,6 +46,8 @@ NOTEBOOKS = Path("book") / "notebooks"
 #: The id of the cell that marks a chapter's origin (a fixed id: the staged notebook is rewritten only when it
 #: changes, so Jupyter Book rebuilds only changed pages).
 NOTE_CELL_ID = "variant-origin"
+#: The id of an empty page's title cell, fixed for the same reason.
+TITLE_CELL_ID = "chapter-title"
 
 
 class VariantBookError(ValueError):
@@ -113,6 +117,10 @@ def load_variant(root: Path, name: str) -> Variant:
             if not isinstance(judge.get(field_name), str):
                 raise VariantBookError(f"{path}: field 'judges', judge {number}: '{field_name}' missing or not a "
                                        "string")
+        try:  # a shared variant's record enters here: its names are checked as a judge's are
+            JudgeSpec.from_parameter(judge)
+        except JudgeSpecError as error:
+            raise VariantBookError(f"{path}: field 'judges', judge {number}: {error}") from None
     for field_name in ("runs", "llm_runs_without_judges_parameter"):
         value = record.get(field_name, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -152,7 +160,7 @@ def intro_note(variant: Variant, *, at_a_glance: bool = True) -> str:
             f"Built by `recjudge run` with {variant.judges_text()} and profile **{myst_text(variant.profile)}**. "
             "Each chapter says whether this variant ran it; a chapter it did not run is the committed book's "
             "(the book's own judges, profile default), or, where this checkout has not executed it, a page marked "
-            "\"Not run in this build\"."
+            f"\"{NOT_RUN_TITLE}\"."
             + (" {doc}`notebooks/at_a_glance` puts the papers' headline numbers, the committed book's and "
                + ("your judges'" if variant.judges else "this variant's") + " side by side." if at_a_glance else "")
             + f"{left_out}\n:::\n")
@@ -197,7 +205,7 @@ def chapter_note(variant: Variant, ran: bool, left_out: dict[str, tuple[int, int
 def not_executed_note(variant: Variant, chapter: str) -> str:
     """The box of a chapter neither the variant nor this checkout's committed book has executed: its page is empty,
     and the box says the two ways to fill it and what each costs."""
-    return (":::{admonition} Not run in this build\n:class: warning\n"
+    return (f":::{{admonition}} {NOT_RUN_TITLE}\n:class: warning\n"
             f"Variant {myst_text(variant.name)} did not run this chapter, and this checkout has no executed notebook "
             "of the committed book's to show instead (`book/notebooks/` is built, not committed), so its page is "
             f"empty here. `RECJUDGE_LLM_MODE=replay recjudge run --only {myst_text(chapter)}` executes it from the "
@@ -211,7 +219,9 @@ def title_page(title: str, note: str) -> Any:
     import nbformat
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell(f"# {title}")]
+    heading = nbformat.v4.new_markdown_cell(f"# {title}")
+    heading["id"] = TITLE_CELL_ID
+    notebook.cells = [heading]
     return with_note(notebook, note)
 
 
@@ -349,9 +359,19 @@ CLAIMS_BESIDE_YOUR_JUDGE = ("In this variant each chapter's verdicts say whose n
                             "your judge's replies held no answer.")
 
 
+#: Where the intro includes what the at-a-glance run wrote: the book's answer and its findings, which a variant's
+#: at-a-glance page reads from the committed book's tables (its own numbers go to its last table).
+SUMMARY_INCLUDE = re.compile(r"^```\{include\} \.\./results/at_a_glance/", re.MULTILINE)
+#: What a variant's intro says before each of them.
+COMMITTED_NUMBERS_MARK = ("*From the committed book (its own judges, profile default), not this variant's: this "
+                          "variant's numbers are in its chapters.*")
+
+
 def intro_text(text: str, variant: Variant) -> str:
-    """The committed intro as a variant's book shows it: when the variant ran a reader's judge, without the bullet
-    and the sentence saying that no capable LLM judged anything here."""
+    """The committed intro as a variant's book shows it: the book's answer and findings marked as the committed
+    book's (``COMMITTED_NUMBERS_MARK``); when the variant ran a reader's judge, without the bullet and the sentence
+    saying that no capable LLM judged anything here."""
+    text = SUMMARY_INCLUDE.sub(lambda found: f"{COMMITTED_NUMBERS_MARK}\n\n{found.group(0)}", text)
     if not variant.judges:
         return text
     return OFFLINE_CLAIMS_SENTENCE.sub(CLAIMS_BESIDE_YOUR_JUDGE, OFFLINE_JUDGES_BULLET.sub("", text))
@@ -379,9 +399,10 @@ def _config_with_title(root: Path, what: str) -> str:
     return yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
 
 
-#: What a chapter's results folder holds that the book reads: its tables, and the markdown a run writes for a prose
-#: page to include (the landing page's findings, ``claims.LANDING_FILE``).
-STAGED_RESULTS = ("*.csv", "*.md")
+#: What a chapter's results folder holds that the book reads: its tables, the markdown a run writes for a prose
+#: page to include (the landing page's findings, ``claims.LANDING_FILE``) and the figures that markdown shows (the
+#: landing page's figure of every judge, ``trust_judges/judges.svg``).
+STAGED_RESULTS = ("*.csv", "*.md", "*.svg")
 
 
 def _stage_results(root: Path, variant: Variant, target: Path) -> None:
@@ -412,6 +433,6 @@ def _write_if_changed(path: Path, content: bytes) -> None:
     os.replace(temporary, path)
 
 
-__all__ = ["Variant", "VariantBookError", "chapter_note", "chapters_to_run", "committed_chapters_command",
-           "intro_note", "known_variants", "load_variant", "not_executed_note", "run_committed_chapters",
-           "stage_variant_book", "title_page", "variant_from_arguments", "with_note"]
+__all__ = ["COMMITTED_NUMBERS_MARK", "Variant", "VariantBookError", "chapter_note", "chapters_to_run",
+           "committed_chapters_command", "intro_note", "known_variants", "load_variant", "not_executed_note",
+           "run_committed_chapters", "stage_variant_book", "title_page", "variant_from_arguments", "with_note"]
