@@ -96,3 +96,26 @@ def test_a_page_showing_a_folder_of_the_machine_or_a_warning_is_refused(built: P
     assert "a warning printed into it (UserWarning: Tight layout not applied)" in str(caught.value)
     page.write_text("<html><body><p>Write it to <code>/tmp/my_chapter.ipynb</code>.</p></body></html>")
     html_checks.check_built_book(root, built)
+
+
+def test_a_page_typesetting_a_missing_number_is_refused_and_the_word_nan_in_prose_or_code_is_not(
+        built: Path, capsys: pytest.CaptureFixture[str]):
+    """A variant's pages printed "NA reaches nan% [nan, nan]" and "the best is nan with nan" where the book's own judge
+    had answered nothing: the check of a built book names the page and the words around each."""
+    sphinx_extension._drop_template_sources(SimpleNamespace(builder=SimpleNamespace(format="html"),
+                                                            outdir=str(built)), None)
+    page = built / "book" / "notebooks" / "chapter.html"
+    page.parent.mkdir(parents=True)
+    for shown in ("NA reaches nan% [nan, nan]", "the best is nan with nan.", "from 4.1% to undefined% for all 7",
+                  "reaches 5.0% [undefined, 3.0]"):
+        page.write_text(f"<html><body><p>{shown}</p></body></html>")
+        with pytest.raises(BookError, match="book/notebooks/chapter.html: …") as caught:
+            html_checks.check_built_book(built.parent, built)
+        assert "missing number(s) on the pages are typeset as numbers" in str(caught.value)
+    # a reader's book (a variant's, a preview's) is built all the same, the pages named in a warning
+    html_checks.check_built_book(built.parent, built, readers_book=True)
+    assert "[book] warning: 1 missing number(s)" in capsys.readouterr().err
+    page.write_text("<html><body><p>An unreadable score is NaN, never a silent default; Pearson is undefined "
+                    "(the scores do not vary); a nanny; nanoseconds.</p><pre>x = float('nan'); y = np.nan</pre>"
+                    "<p><code>nan</code></p></body></html>")
+    html_checks.check_built_book(built.parent, built)

@@ -48,6 +48,40 @@ def test_a_p_value_at_the_threshold_is_not_counted_and_no_na_means_no_finding():
     assert page.setting_findings(setting_table().iloc[1:]) == []
 
 
+def test_a_judge_that_answered_nothing_here_has_no_finding_and_a_few_answers_are_too_few():
+    # A run that asks only a reader's judge leaves the book's judge with 0 answers: no "nan%" sentence
+    unanswered = setting_table().assign(n=0, pearson_pct=np.nan, pearson_ci_low=np.nan, pearson_ci_high=np.nan,
+                                        mae=np.nan)
+    assert page.setting_findings(unanswered) == []
+    assert page.setting_findings(setting_table().assign(n=5)) == [
+        "SmolLM2-135M's agreement in each setting rests on too few answers (5)."]
+    # settings without an MAE are left out of the MAE count, and none at all names no best
+    no_mae = setting_table().assign(mae=[1.0, np.nan, np.nan])
+    assert page.setting_findings(no_mae)[1].startswith("0 of 0 settings have a lower MAE than NA (1.00). A tiny")
+
+
+def reader_table(n: int) -> pd.DataFrame:
+    return setting_table().assign(n=n, judge="J")
+
+
+def test_a_readers_finding_gives_each_pearson_its_interval_and_n():
+    words = page.reader_finding("J", reader_table(12))
+    assert words == ("With the reader's judge J, NA reaches 5.0% [−40.0, 50.0] on 12 answers; the highest setting "
+                     "is Pop with 20.0% [−25.0, 60.0], and 1 of 2 settings differ from NA in Pearson at p < 0.05 "
+                     "(Williams, uncorrected).")
+
+
+def test_a_readers_finding_on_a_few_answers_says_too_few_and_one_with_no_pearson_says_none():
+    assert page.reader_finding("J", reader_table(5)) == (
+        "The reader's judge J has too few answers (5) in a setting to read its agreement.")
+    none = reader_table(0).assign(pearson_pct=np.nan)
+    assert page.reader_finding("J", none) == "The reader's judge J has no defined Pearson in any setting in this run."
+
+
+def test_an_integer_reading_on_too_few_answers_has_no_finding():
+    assert page.integer_finding(setting_table(), tables45_frame().assign(n=4), pd.DataFrame({aux.NA: [2.0]})) == ""
+
+
 def fit_frame(curiosity: float, big_five: float) -> pd.DataFrame:
     models = ["curiosity", "big_five", "curiosity + big_five"]
     return pd.DataFrame({"model": models * 2, "kind": ["OLS"] * 3 + ["ordinal logit"] * 3,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -47,7 +48,7 @@ def test_the_lower_bound_rises_only_when_the_worst_ensemble_rises_with_every_jud
     assert dipping["steadier_finding"] == page.LOWER_BOUND_DOES_NOT
     assert "Kang" not in page.LOWER_BOUND_RISES + page.LOWER_BOUND_DOES_NOT
     assert "Zhang et al." in page.LOWER_BOUND_RISES and "section 5" in page.LOWER_BOUND_RISES
-    assert (rising["worst_single"], rising["worst_all"], rising["n_all"]) == ("−5.0", "2.0", "all 3")  # a true minus
+    assert (rising["worst_single"], rising["worst_all"], rising["n_all"]) == ("−5.0%", "2.0%", "all 3")  # a true minus
     assert dipping["worst_between"] == ", through −7.3% to −6.4% for 2 to 3 judges,"
     assert rising["sizes_note"] == "; each Pearson on 200 answers has a 95% interval of about ±14 points"
     assert page.findings(size_table([-5.0, 0.0]), ours, held([1.0]), 3, 12, 40)["n_all"] == \
@@ -56,8 +57,15 @@ def test_the_lower_bound_rises_only_when_the_worst_ensemble_rises_with_every_jud
 
 def test_the_best_cell_in_sample_carries_its_interval():
     found = page.findings(size_table([0.0, 1.0]), table5(38.3, 10.0), held([1.0]), 2, 12, 40)
-    assert found["best_pearson"].startswith("38.3% [") and found["best_cell"] == "few-shot [Pop] + b"
-    assert found["best_mae"] == "0.90"
+    assert found["grid_in_sample"].startswith("The best cell on the 12 answers is few-shot [Pop] + b with 38.3% [")
+    assert "(MAE 0.90; Fisher's interval, which a maximum chosen among 40 cells" in found["grid_in_sample"]
+
+
+def test_the_best_cell_on_too_few_answers_or_with_no_pearson_shows_no_number():
+    few = page.findings(size_table([0.0, 1.0]), table5(38.3, 10.0), held([1.0]), 2, 5, 40)["grid_in_sample"]
+    assert few == "The best cell on the 5 answers is few-shot [Pop] + b, on too few answers (5) to read its agreement."
+    none = page.findings(size_table([0.0, 1.0]), table5(np.nan, 10.0), held([1.0]), 2, 12, 40)["grid_in_sample"]
+    assert none.endswith("its Pearson is undefined (the scores do not vary, or none was read).") and "nan" not in none
 
 
 def test_the_held_out_finding_on_a_few_answers_per_half_is_too_few():
@@ -83,6 +91,11 @@ def test_the_integer_and_paper_findings_appear_only_where_they_apply():
     text = page.integer_finding(both).data
     assert text.startswith("Read as integers") and "with 15.0% [" in text and "(MAE 0.90) in sample" in text
     assert text.endswith("held out: too few answers (5 per held-out half).")
+    # a run that asked only a reader's judge: the book's judge has no integer answers, a few, then enough
+    unanswered = both.assign(n=0, pearson_pct=np.nan, mae=np.nan)
+    assert page.integer_finding(unanswered).data == ""
+    few = page.integer_finding(both.assign(n=[12, 12, 5, 4, 4, 2])).data
+    assert "with too few answers (4) in sample" in few and "15.0%" not in few
     assert page.paper_finding(synthetic=True).data == ""
     assert "a maximum over its grid reported without a held-out check" in page.paper_finding(synthetic=False).data
 

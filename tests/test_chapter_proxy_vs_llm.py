@@ -86,6 +86,13 @@ def test_further_findings_say_where_the_recorded_judge_and_the_local_judge_land(
     text = page.further_findings(above, "SOG", signal, ["SmolLM2-135M zero-shot"]).data
     assert "above SOG" in text and "not a better judge than the proxy" in text
     assert "noise level" not in text and "an interval that excludes 0" in text
+    # an interval the resamples leave undefined is neither: "−1.8% on 10 answers, an interval that excludes 0" was
+    # printed for one
+    undefined = agreement({"SmolLM2-135M zero-shot": -1.8}, low={"SmolLM2-135M zero-shot": np.nan},
+                          high={"SmolLM2-135M zero-shot": np.nan})
+    text = page.further_findings(above, "SOG", undefined, ["SmolLM2-135M zero-shot"]).data
+    assert "reaches −1.8% on 100 answers, with no interval (the resampled answers leave it undefined)." in text
+    assert "noise level" not in text and "excludes" not in text and "nan" not in text
 
 
 def test_the_taobao_finding_sets_the_category_signal_against_the_papers_best_proxy():

@@ -51,10 +51,8 @@ def test_findings_are_chosen_from_the_numbers_by_name():
     values = findings(None)
     assert values["question_data"] == "ml-latest-small"
     assert findings("On ML-1M ...")["question_data"] == "ml-latest-small and ML-1M"
-    assert values["avg_low"] == "1.90 (BPRMF)" and values["avg_high"] == "2.30 (KFN)"
-    assert values["paper_avg_range"] == "2.15–2.38"
-    assert values["expected_four"] == 1 and values["integer_four"] == 0 and values["n_recommenders"] == 3
-    assert values["avg_integer"] == "is 2.00 for every recommender"
+    # the judge's Avg. score@20 on 1 / 1 / 2 judged users is glued nowhere but in the too-few finding
+    assert [name for name, value in values.items() if "1.90" in str(getattr(value, "data", value))] == []
     assert values["judged_users"] == 4 and values["judged_per_fold"] == "1 / 1 / 2"
     # the cost rows are read by their run's name, whatever their order
     assert values["n_judgments"] == 60 and values["all_pairs"] == "1,234" and values["all_cost"] == "1.50"

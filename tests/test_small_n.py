@@ -21,6 +21,18 @@ def test_the_rule_reads_n_against_the_one_minimum():
     assert pages.too_few_text(5, detail="5–6 per half") == "too few answers (5–6 per half)"
 
 
+def test_an_undefined_number_is_said_in_words_never_typeset():
+    from recjudge.compendium.claim_intervals import fisher_pct, with_interval
+
+    nan = float("nan")
+    assert pages.fmt(nan) == pages.UNDEFINED == "undefined" and pages.fmt(-0.04) == "0.0" and pages.fmt(-1.25, 2) \
+        == "\u22121.25"
+    assert pages.percent(12.34) == "12.3%" and pages.percent(nan) == "undefined"
+    assert pages.span(nan, nan) == "undefined"
+    assert with_interval(nan, 1.0, 2.0, unit="%") == "undefined" and with_interval(5.0, nan, nan, unit="%") == "5.0%"
+    assert fisher_pct(nan, 50) == "undefined"
+
+
 def held_out(n: int, n_max: int) -> claim_evidence.Loader:
     table = pd.DataFrame({"method": ["Multi-LLM & Auxiliary Data, held out"], "pearson_pct": [-18.1],
                           "cell": ["chosen per split (13 distinct cells in 20 splits)"], "n": [n], "n_max": [n_max]})

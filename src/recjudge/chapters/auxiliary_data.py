@@ -10,6 +10,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.claim_intervals import with_interval
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import (
     Table,
@@ -248,34 +249,71 @@ def show_not_supported(notebook: str) -> Table:
 
 def setting_findings(table: pd.DataFrame) -> list[str]:
     """NA's agreement and the highest setting's, how many settings differ from NA (Williams, p < 0.05) and how many
-    have a lower MAE, beside the paper's gain; none when NA was not judged."""
+    have a lower MAE, beside the paper's gain; none when NA was not judged (or answered nothing: a run that asks
+    only a reader's judge), one sentence when it rests on too few answers to read."""
     by = table.set_index("method")
-    if aux.NA not in by.index:
+    if aux.NA not in by.index or not by.loc[aux.NA, "n"] > 0:
         return []
     na = by.loc[aux.NA]
+    if pages.too_few(na["n"]):
+        return [f"SmolLM2-135M's agreement in each setting rests on {pages.too_few_text(na['n'])}."]
     others = by[by.index != aux.NA]
     top = others.sort_values("pearson_pct", ascending=False).iloc[0]
     sig = others[others["p_pearson_vs_ref"] < 0.05]
-    lower_mae = others[others["mae"] < na["mae"]]
+    scored = others.dropna(subset=["mae"])
+    lower_mae = scored[scored["mae"] < na["mae"]]
     printed = paper_serendipity_rows().set_index("method")
     paper_gain = printed.loc["Auxiliary Data", "pearson_pct"] - printed.loc[aux.NA, "pearson_pct"]
+    best_mae = (f"; the best is {scored['mae'].idxmin()} with {pages.fmt(scored['mae'].min(), 2)}" if len(scored)
+                else "")
     return [
-        f"With SmolLM2-135M on {int(na['n'])} answers, NA reaches {pages.fmt(na['pearson_pct'], 1)}% "
-        f"[{pages.fmt(na['pearson_ci_low'], 1)}, {pages.fmt(na['pearson_ci_high'], 1)}]; the highest setting is "
-        f"{top.name} with {pages.fmt(top['pearson_pct'], 1)}% [{pages.fmt(top['pearson_ci_low'], 1)}, "
-        f"{pages.fmt(top['pearson_ci_high'], 1)}]. {len(sig)} of {len(others)} settings differ from NA in Pearson at "
-        "p < 0.05 (Williams), before any correction for the number of settings"
+        f"With SmolLM2-135M on {int(na['n'])} answers, NA reaches {_pearson_with_interval(na)}; the highest setting "
+        f"is {top.name} with {_pearson_with_interval(top)}. {len(sig)} of {len(others)} settings differ from NA in "
+        "Pearson at p < 0.05 (Williams), before any correction for the number of settings"
         + (f" ({', '.join(sig.index)})." if len(sig) else "."),
-        f"{len(lower_mae)} of {len(others)} settings have a lower MAE than NA "
-        f"({pages.fmt(na['mae'], 2)}); the best is {others['mae'].idxmin()} with "
-        f"{pages.fmt(others['mae'].min(), 2)}. A tiny judge on {int(na['n'])} answers cannot confirm or "
-        f"refute the paper's gains (+{pages.fmt(paper_gain, 1)} points of Pearson for its best setting).",
+        f"{len(lower_mae)} of {len(scored)} settings have a lower MAE than NA ({pages.fmt(na['mae'], 2)}){best_mae}. "
+        f"A tiny judge on {int(na['n'])} answers cannot confirm or refute the paper's gains "
+        f"(+{pages.fmt(paper_gain, 1)} points of Pearson for its best setting).",
     ]
 
 
+def _pearson_with_interval(row: pd.Series) -> str:
+    """"76.2% [−100.0, 99.7]": a setting's Pearson with its 95% interval (left out when undefined)."""
+    return with_interval(row["pearson_pct"], row["pearson_ci_low"], row["pearson_ci_high"], unit="%")
+
+
+def reader_finding(label: str, table: pd.DataFrame) -> str:
+    """One sentence on a reader's judge across the settings (``table``: its ``readers_agreement`` rows): NA's
+    Pearson with its interval and n, the highest other setting's, and how many settings differ from NA in Pearson at
+    p < 0.05. A judge with no defined Pearson (a plan, where nothing is asked) is said to have none; one whose
+    settings rest on too few answers (``pages.MIN_ANSWERS``) is said to."""
+    by = table.set_index("method")
+    defined = by.dropna(subset=["pearson_pct"])
+    if defined.empty:
+        return f"The reader's judge {label} has no defined Pearson in any setting in this run."
+    fewest = defined["n"].min()
+    if pages.too_few(fewest):
+        return f"The reader's judge {label} has {pages.too_few_text(fewest)} in a setting to read its agreement."
+    others = defined[defined.index != aux.NA]
+    sentence = f"With the reader's judge {label}, "
+    if aux.NA in defined.index:
+        na = defined.loc[aux.NA]
+        sentence += f"NA reaches {_pearson_with_interval(na)} on {int(na['n'])} answers"
+        sentence += "; " if len(others) else "."
+    if len(others):
+        top = others.sort_values("pearson_pct", ascending=False).iloc[0]
+        significant = int((others["p_pearson_vs_ref"] < 0.05).sum())
+        sentence += (f"the highest setting is {top.name} with {_pearson_with_interval(top)}, and {significant} of "
+                     f"{len(others)} settings differ from NA in Pearson at p < 0.05 (Williams, uncorrected).")
+    return sentence[0].upper() + sentence[1:]
+
+
 def integer_finding(table: pd.DataFrame, ours: pd.DataFrame, integer_scores: pd.DataFrame) -> str:
-    """NA read as its most likely score token (the paper's judges' answers) beside its expected score, in MAE."""
+    """NA read as its most likely score token (the paper's judges' answers) beside its expected score, in MAE; empty
+    when it rests on too few answers to read (or none)."""
     na_int = ours.set_index("method").loc[f"{aux.NA}{ser.INTEGER}"]
+    if not na_int["n"] >= pages.MIN_ANSWERS:
+        return ""
     levels = integer_scores[aux.NA].dropna().unique()
     printed = paper_serendipity_rows().set_index("method")
     return ("Read as the paper's judge answers, as its most likely score token, NA "
@@ -318,9 +356,10 @@ def findings(table: pd.DataFrame, readers_table: pd.DataFrame, integer_scores: p
     """The bullets of the "In more detail" box. ``ours`` (Tables 4-5) is None when "Beside the paper" did not run;
     ``coefs`` and ``fit`` (Taobao) are None when the survey was not analysed, and a synthetic run has none."""
     found = setting_findings(table)
-    found += [aux.reader_finding(label, part) for label, part in readers_table.groupby("judge", sort=False)]
+    found += [reader_finding(label, part) for label, part in readers_table.groupby("judge", sort=False)]
     if integer_scores is not None and aux.NA in set(table["method"]) and ours is not None:
         found.append(integer_finding(table, ours, integer_scores))
+    found = [finding for finding in found if finding]
     if fit is not None and not synthetic:
         found.append(taobao_finding(coefs, fit))
     return Markdown("\n".join(f"- {finding}" for finding in found))

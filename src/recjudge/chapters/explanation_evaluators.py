@@ -431,8 +431,10 @@ def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, autho
             f"{int(zero['n_prompts'])} zero-shot replies of {label} give no score; "
             f"{pages.count(summaries, 'contains', 'contain')} a summary line. "
             f"Read by aspect name instead, {int((read == 4).sum())} give all four scores, "
-            f"{int(read.between(1, 3).sum())} some (on average {pages.fmt(read[read > 0].mean(), 1)} aspects) and "
-            f"{int((read == 0).sum())} none.")
+            f"{int(read.between(1, 3).sum())} some"
+            + (f" (on average {pages.fmt(read[read.between(1, 3)].mean(), 1)} aspects)" if read.between(1, 3).any()
+               else "")
+            + f" and {int((read == 0).sum())} none.")
     if label is not None and {"none", "none+profile"} <= set(authors_settings):
         levels = average.set_index("evaluator")
 

@@ -238,6 +238,19 @@ def held_out_finding(ours: pd.DataFrame, held: pd.DataFrame) -> Markdown:
         f"{selection}.")
 
 
+def grid_in_sample(best: pd.Series, n_grid_rows: int, n_grid_cells: int) -> str:
+    """The best cell of the grid in sample, with Fisher's interval (which selection flatters); too few answers or an
+    undefined Pearson are said so instead of a number."""
+    head = f"The best cell on the {n_grid_rows:,} answers is {best['cell']}"
+    if pages.too_few(n_grid_rows):
+        return f"{head}, on {pages.too_few_text(n_grid_rows)} to read its agreement."
+    if pd.isna(best["pearson_pct"]):
+        return f"{head}; its Pearson is {pages.UNDEFINED} (the scores do not vary, or none was read)."
+    return (f"{head} with {fisher_pct(best['pearson_pct'], n_grid_rows)} (MAE {pages.fmt(best['mae'], 2)}; "
+            f"Fisher's interval, which a maximum chosen among {n_grid_cells:,} cells on the answers it is reported "
+            "on flatters).")
+
+
 def findings(sizes: pd.DataFrame, ours: pd.DataFrame, held: pd.DataFrame, n_members: int, n_grid_rows: int,
              n_grid_cells: int, n_answers: int | None = None) -> dict:
     """The glued values of the detailed verdict: the mean and the worst ensemble by size and whether the worst rises
@@ -253,33 +266,35 @@ def findings(sizes: pd.DataFrame, ours: pd.DataFrame, held: pd.DataFrame, n_memb
     by_method = ours.set_index("method")
     best_in = by_method.loc[BEST_CELL]
     return {
-        "mean_single": pages.fmt(first["mean"], 1), "mean_all": pages.fmt(last["mean"], 1), "n_all": n_all,
-        "worst_single": pages.fmt(first["worst"], 1), "worst_all": pages.fmt(last["worst"], 1),
+        "mean_single": pages.percent(first["mean"]), "mean_all": pages.percent(last["mean"]), "n_all": n_all,
+        "worst_single": pages.percent(first["worst"]), "worst_all": pages.percent(last["worst"]),
         "worst_between": (f", through {pages.fmt(between['worst'].min(), 1)}% to "
                           f"{pages.fmt(between['worst'].max(), 1)}% for {between['n'].min():.0f} to "
                           f"{between['n'].max():.0f} judges," if len(between) else ""),
         "sizes_note": _half_width(n_answers),
         "steadier_finding": LOWER_BOUND_RISES if rises else LOWER_BOUND_DOES_NOT,
-        "n_grid_rows": n_grid_rows, "best_cell": best_in["cell"],
-        "best_pearson": fisher_pct(best_in["pearson_pct"], n_grid_rows),
-        "best_mae": pages.fmt(best_in["mae"], 2), "n_grid_cells": n_grid_cells,
+        "grid_in_sample": grid_in_sample(best_in, n_grid_rows, n_grid_cells),
         "held_out_finding": held_out_finding(ours, held),
     }
 
 
 def integer_finding(ours: pd.DataFrame) -> Markdown:
-    """The best cell read as integers, in sample and held out (empty when the run has no integer reading)."""
+    """The best cell read as integers, in sample and held out (empty when the run has no integer reading, or no
+    answer to read it on: a run that asks only a reader's judge)."""
     by_method = ours.set_index("method")
     if f"{BEST_CELL}{ser.INTEGER}" not in by_method.index:
         return Markdown("")
     best, held = by_method.loc[f"{BEST_CELL}{ser.INTEGER}"], by_method.loc[f"{BEST_CELL}{ser.INTEGER}, held out"]
+    if not best["n"] > 0:
+        return Markdown("")
     low, high = int(held["n"]), int(held.get("n_max", held["n"]))
     held_words = pages.unless_too_few(
         f"{pages.fmt(held['pearson_pct'], 1)}% held out (MAE {pages.fmt(held['mae'], 2)})", low,
         detail=f"{low if low == high else f'{low}–{high}'} per held-out half")
+    in_sample = pages.unless_too_few(
+        f"{fisher_pct(best['pearson_pct'], int(best['n']))} (MAE {pages.fmt(best['mae'], 2)})", best["n"])
     return Markdown(f"Read as integers, as the paper's judges answer, the best cell is {best['cell']} with "
-                    f"{fisher_pct(best['pearson_pct'], int(best['n']))} (MAE {pages.fmt(best['mae'], 2)}) in sample; "
-                    f"held out: {held_words}.")
+                    f"{in_sample} in sample; held out: {held_words}.")
 
 
 def paper_finding(synthetic: bool) -> Markdown:

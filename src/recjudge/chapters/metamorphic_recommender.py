@@ -420,9 +420,11 @@ def shaped_finding(shaped_replies: pd.DataFrame | None, shaped_tables, users: Se
     return (
         f"**Constrained to a list, the model answers with one in {shaped_lists:,} of "
         f"{int(shaped_summary['replies'].sum()):,} replies** "
-        f"({pages.fmt(100 * shaped_summary['matched_share'].mean(), 0)}% of their titles, averaged over the tables, "
-        f"match the catalogue; a reply in shape can still hold only blank titles, and one cut at its token limit "
-        f"is out of shape); the reference reply is "
+        + (f"({pages.percent(100 * shaped_summary['matched_share'].mean(), 0)} of their titles, averaged over the "
+           "tables, match the catalogue; "
+           if shaped_summary["matched_share"].notna().any() else "(")
+        + "a reply in shape can still hold only blank titles, and one cut at its token limit is out of shape); the "
+        f"reference reply is "
         f"a list for {shaped_reference_lists} of {pages.count(len(users), 'user')}, so Table 4's mean RBO is "
         f"{pages.fmt(shaped_base, 2)} without a change and {pages.span(shaped_mrs.min(), shaped_mrs.max())} under the "
         "relations. Not the paper's setting, and still a 135M model naming titles.")

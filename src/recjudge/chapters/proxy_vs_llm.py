@@ -11,6 +11,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import claim_readers, figures, pages
+from recjudge.compendium.claim_intervals import with_interval
 from recjudge.compendium.claim_readers import WEAK_PEARSON_PCT
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import correlation, count, error, format_table, p_value, paper_beside_ours, text
@@ -34,9 +35,8 @@ NOT_BETTER_THAN_PROXY = "not a better judge than the proxy."
 
 
 def interval(row: Mapping) -> str:
-    """Pearson (%) with its 95% interval, for prose: "12.3% [4.5, 20.1]"."""
-    return (f"{pages.fmt(row['pearson_pct'], 1)}% [{pages.fmt(row['pearson_ci_low'], 1)}, "
-            f"{pages.fmt(row['pearson_ci_high'], 1)}]")
+    """Pearson (%) with its 95% interval, for prose: "12.3% [4.5, 20.1]" (the interval left out when undefined)."""
+    return with_interval(row["pearson_pct"], row["pearson_ci_low"], row["pearson_ci_high"], unit="%")
 
 
 # ------------------------------------------------------------------------------------------------ opening and data
@@ -538,12 +538,14 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
     by_judge = local.assign(judge=[judge_and_prompt(method)[0] for method in local["method"]])
     for judge, rows in by_judge.groupby("judge", sort=False):  # each judge's sentence names the judge of its rows
         best = rows.sort_values("pearson_pct", ascending=False).iloc[0]
-        includes_zero = best["pearson_ci_low"] <= 0 <= best["pearson_ci_high"]
+        undefined = pd.isna(best["pearson_ci_low"]) or pd.isna(best["pearson_ci_high"])
+        includes_zero = not undefined and best["pearson_ci_low"] <= 0 <= best["pearson_ci_high"]
         prompt = judge_and_prompt(best["method"])[1]
         further.append(
             f"**{judge}{' stays at noise level' if includes_zero else ''}:** "
             + (f"its best prompt ({prompt})" if prompt else "it") + f" reaches {interval(best)} on {int(best['n'])} "
-            f"answers, an interval that {'includes' if includes_zero else 'excludes'} 0.")
+            + ("answers, with no interval (the resampled answers leave it undefined)." if undefined else
+               f"answers, an interval that {'includes' if includes_zero else 'excludes'} 0."))
     if taobao_table is not None:
         stand_in = taobao_table.set_index("method").loc[ser.CATEGORY_COMMONNESS]
         paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity' and family == 'Proxy Metrics'")

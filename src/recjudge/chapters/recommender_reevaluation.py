@@ -490,7 +490,6 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
              accuracy: pd.DataFrame, vs_random: pd.DataFrame, judged: Mapping[int, Sequence], folds, dataset: str,
              *, ml1m_finding: str | None) -> dict:
     """The values glued into the chapter's prose, by name: text, and the two findings written as Markdown."""
-    avg = table3.set_index("recommender")["avg_score_mean"]
     by_run = cost.set_index("run")
     judged_run = by_run.loc[JUDGED_RUN]
     test_users = [f.n_test_users for f in folds]
@@ -500,12 +499,6 @@ def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataF
         "dataset_name": movielens_name(dataset),
         "judged_users": sum(len(u) for u in judged.values()),
         "serendipity_finding": serendipity_finding(table3, table3_integer, paper, judged),
-        "avg_low": f"{pages.fmt(avg.min(), 2)} ({avg.idxmin()})",
-        "avg_high": f"{pages.fmt(avg.max(), 2)} ({avg.idxmax()})",
-        "paper_avg_range": f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)}",
-        "expected_four": int((table3["precision_ser_mean"] > 0).sum()), "n_recommenders": len(table3),
-        "avg_integer": avg_integer_words(table3_integer.set_index("recommender")["avg_score_mean"]),
-        "integer_four": int((table3_integer["precision_ser_mean"] > 0).sum()),
         "judged_per_fold": judged_sizes(judged),
         "n_judgments": int(judged_run["judgments"]),
         "judged_cost": f"{judging.paper_judge_cost(judged_run['input_tokens'], judged_run['output_tokens']):.4f}",

@@ -394,7 +394,7 @@ def _build_variant(root: Path, variant, args: argparse.Namespace, timings: dict[
                     _forget_build(html)
                     build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
-            check_built_book(root, html)
+            check_built_book(root, html, readers_book=True)
             if not args.check_only:
                 _record_build(root, html, variant.profile, tuple(f"{judge.get('provider')}:{judge.get('model')}"
                                                                  for judge in variant.judges), variant.name,
@@ -428,7 +428,7 @@ def _build_preview(root: Path, names: list[str], args: argparse.Namespace, timin
         with _phase("jupyter-book build", timings):
             build_html(root, all_pages=args.all, source=source)
         with _phase("checks", timings):
-            check_built_book(root, html)
+            check_built_book(root, html, readers_book=True)
     except (BookError, PreviewBookError, RunPlanError, RunFailedError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -17,7 +17,10 @@ from recjudge.metaeval.dependent import UNPRINTED_R_AB, contrast_interval
 
 
 def with_interval(value: float, low: float, high: float, decimals: int = 1, unit: str = "") -> str:
-    """"9.3% [5.2, 13.5]": a number and its 95% interval for prose; the interval left out when it is undefined."""
+    """"9.3% [5.2, 13.5]": a number and its 95% interval for prose; the interval left out when it is undefined, and
+    an undefined number is "undefined" (no unit, no interval)."""
+    if pd.isna(value):
+        return fmt(value, decimals)
     text = f"{fmt(value, decimals)}{unit}"
     if pd.notna(low) and pd.notna(high):
         text += f" [{fmt(low, decimals)}, {fmt(high, decimals)}]"

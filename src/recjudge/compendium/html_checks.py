@@ -1,7 +1,8 @@
 """Checks of a built book's HTML: ``index.html`` exists, no static file is an unrendered Jinja template, no page or
 stylesheet fetches anything from another host (the book must work offline), and no page shows a folder of the
 machine that built it or a warning printed into it (``machine_traces``; publishing checks the published chapter
-sources the same way).
+sources the same way), and no page's text shows a missing number as Python prints it, "nan" (``missing_numbers``:
+an undefined statistic is said in words, a number nobody measured is left out).
 
 :func:`check_built_book` runs them all on a build (``recjudge book``, a variant's and a preview's book alike).
 """
@@ -131,10 +132,53 @@ def name_as_shown(html_dir: Path, name: str, prefix_length: int = 12) -> tuple[l
     return showing, mangled
 
 
-def check_built_book(root: Path, html_dir: Path | None = None) -> None:
+#: A missing number as Python formats it ("nan", "nan%", "[nan, nan]"), standing alone ("NaN" in prose is a word),
+#: or the word prose gives it (``pages.UNDEFINED``) typeset as a number: with a unit or as an interval's end.
+_MISSING_NUMBER = re.compile(r"(?<![\w.'\"-])nan(?![\w'\"(-])|undefined ?%|\[undefined|undefined\]")
+
+
+class _TextCollector(html.parser.HTMLParser):
+    """The text a reader reads: outside code, scripts and styles."""
+
+    _SKIPPED = {"script", "style", "pre", "code"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag in self._SKIPPED:
+            self._depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._SKIPPED and self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._depth:
+            self.parts.append(data)
+
+
+def missing_numbers(html_dir: Path) -> list[str]:
+    """Each missing number a page's text shows as one ("nan", "undefined%"), as "page: …its context…"."""
+    found = []
+    for page in sorted(html_dir.rglob("*.html")):
+        collector = _TextCollector()
+        collector.feed(page.read_text(encoding="utf-8", errors="replace"))
+        text = " ".join(" ".join(collector.parts).split())
+        found += [f"{page.relative_to(html_dir)}: …{text[max(0, hit.start() - 60):hit.end() + 20]}…"
+                  for hit in _MISSING_NUMBER.finditer(text)]
+    return found
+
+
+def check_built_book(root: Path, html_dir: Path | None = None, *, readers_book: bool = False) -> None:
     """``index.html`` exists in ``html_dir`` (default: the committed book's ``_build/html``), no static file is an
     unrendered template (``template_sources``), no page shows a folder of this machine or a warning
-    (``machine_traces``) and no page or stylesheet fetches from another host."""
+    (``machine_traces``) or a missing number as "nan" (``missing_numbers``) and no page or stylesheet fetches from
+    another host. In a reader's book (``readers_book``: a variant's or a preview's) a missing number is a warning
+    naming its pages, not an error: the reader's judgments are built into a book all the same (CI's judged variant
+    fails on it, ``.ci/run``)."""
     html_dir = html_dir or root / HTML_DIR
     index = html_dir / "index.html"
     if not index.is_file():
@@ -148,6 +192,14 @@ def check_built_book(root: Path, html_dir: Path | None = None) -> None:
         listing = "\n  ".join(traces[:20]) + ("\n  ..." if len(traces) > 20 else "")
         raise BookError(f"{len(traces)} page(s) would publish what belongs to this machine, not to the book (handle "
                         f"a warning where it arises; print no folder):\n  {listing}")
+    missing = missing_numbers(html_dir)
+    if missing:
+        listing = "\n  ".join(missing[:20]) + ("\n  ..." if len(missing) > 20 else "")
+        message = (f"{len(missing)} missing number(s) on the pages are typeset as numbers (say an undefined "
+                   f"statistic in words, leave out a number nobody measured):\n  {listing}")
+        if not readers_book:
+            raise BookError(message)
+        print(f"[book] warning: {message}", file=sys.stderr)
     external = external_resource_urls(html_dir)
     if external:
         listing = "\n  ".join(external[:40]) + ("\n  ..." if len(external) > 40 else "")

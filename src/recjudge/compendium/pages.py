@@ -41,8 +41,15 @@ def myst_text(value: object) -> str:
 _MARKUP_CHARACTERS = frozenset("\\`*{}[]()<>#!|~$&^")
 
 
+#: What prose says for a statistic that is not defined (a missing number, NaN): never Python's "nan".
+UNDEFINED = "undefined"
+
+
 def fmt(value: float, decimals: int = 1) -> str:
-    """A number for prose: fixed decimals, a true minus sign, and no "-0.0" for a value that rounds to zero."""
+    """A number for prose: fixed decimals, a true minus sign, and no "-0.0" for a value that rounds to zero; an
+    undefined one (NaN) is ``UNDEFINED``."""
+    if value != value:  # NaN, whatever its type
+        return UNDEFINED
     text = f"{value:.{decimals}f}"
     if float(text) == 0:
         text = text.lstrip("-")
@@ -120,6 +127,12 @@ def capable_judge_advice(judges: Sequence[Mapping[str, object]]) -> str:
     return (f"This variant ran your judge{'s' if len(judges) > 1 else ''} ({names}) beside it: "
             f"{'their' if len(judges) > 1 else 'its'} rows, with their n and 95% intervals, are the ones that "
             "speak to the paper's claim.")
+
+
+def percent(value: float, decimals: int = 1) -> str:
+    """"12.3%" for prose, or ``UNDEFINED`` (no unit) when the value is NaN."""
+    text = fmt(value, decimals)
+    return text if text == UNDEFINED else f"{text}%"
 
 
 def span(low: float, high: float, decimals: int = 2) -> str:

@@ -559,28 +559,6 @@ def readers_agreement(run: RQ2Run, rows: pd.DataFrame, settings: Sequence[str], 
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["method", "judge"])
 
 
-def reader_finding(label: str, table: pd.DataFrame) -> str:
-    """One sentence on a reader's judge across the settings (``table``: its ``readers_agreement`` rows): NA's
-    Pearson, the highest other setting's, and how many settings differ from NA in Pearson at p < 0.05.  A judge with
-    no defined Pearson (a plan, where nothing is asked) is said to have none."""
-    from recjudge.compendium.pages import fmt
-
-    by = table.set_index("method")
-    defined = by["pearson_pct"].dropna()
-    if defined.empty:
-        return f"The reader's judge {label} has no defined Pearson in any setting in this run."
-    others = defined[defined.index != NA]
-    sentence = f"With the reader's judge {label}, "
-    if NA in defined.index:
-        sentence += f"NA reaches {fmt(defined[NA], 1)}%"
-        sentence += "; " if len(others) else "."
-    if len(others):
-        significant = int((by.loc[others.index, "p_pearson_vs_ref"] < 0.05).sum())
-        sentence += (f"the highest setting is {others.idxmax()} with {fmt(others.max(), 1)}%, and {significant} of "
-                     f"{len(others)} settings differ from NA in Pearson at p < 0.05 (Williams, uncorrected).")
-    return sentence[0].upper() + sentence[1:]
-
-
 def _held_out_note(held: pd.DataFrame, n_splits: int) -> str:
     """What the held-out row's choice was: distinct cells chosen, in how many distinct splits (every possible one
     when the users allow fewer than ``n_splits``), and the splits where none could be chosen."""
