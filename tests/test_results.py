@@ -61,3 +61,17 @@ def test_committed_tables_are_written_as_they_are(tmp_path, monkeypatch):
     monkeypatch.delenv("RECJUDGE_RESULTS", raising=False)
     save_table(pd.DataFrame({"interval": ["-0.55 / 0.52"]}), "chapter", "rows")
     assert (tmp_path / "results" / "chapter" / "rows.csv").read_text().splitlines()[1] == "-0.55 / 0.52"
+
+
+def test_a_missing_tables_message_names_it_inside_the_project_not_by_the_machines_folder(monkeypatch):
+    """A claim "not run in this build" gives this message as its reason on a page: a variant's page showed
+    "/work/main/variants/…/results/recommender_reevaluation/order_vs_paper_1m.csv does not exist"."""
+    from recjudge.paths import project_root
+
+    inside = project_root() / "variants" / "v" / "results"
+    monkeypatch.setenv("RECJUDGE_RESULTS", str(inside))
+    with pytest.raises(FileNotFoundError) as caught:
+        load_table("chapter", "absent")
+    assert str(caught.value) == ("variants/v/results/chapter/absent.csv does not exist: run the notebook 'chapter' "
+                                 "first (make run)")
+    assert str(project_root()) not in str(caught.value)

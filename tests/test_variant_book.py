@@ -93,6 +93,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "results" / "plain" / "findings_first.md").write_text("- a finding\n")
     # ... and the figure that markdown shows
     (root / "results" / "plain" / "judges.svg").write_text("<svg/>")
+    (root / "results" / "judged" / "committed_only.csv").write_text("y\n1\n")
     (variant / "variant.json").write_text(json.dumps({
         "profile": "smoke", "judges": [{"label": "gpt-4o-mini", "model": "gpt-4o-mini", "provider": "openai"}],
         "runs": ["judged"], "llm_runs_without_judges_parameter": ["not_yet"]}))
@@ -135,6 +136,9 @@ def test_the_variant_book_is_staged_from_its_notebooks_and_the_committed_ones_ma
     assert (source / "results" / "plain" / "table.csv").read_text() == "x\n7\n"
     assert (source / "results" / "plain" / "findings_first.md").read_text() == "- a finding\n"
     assert (source / "results" / "plain" / "judges.svg").read_text() == "<svg/>"
+    # a table the variant's run did not write (no data mirror) is the committed one, which the pages that read the
+    # committed book's tables link to; a table it wrote is its own
+    assert (source / "results" / "judged" / "committed_only.csv").read_text() == "y\n1\n"
     config = (source / "_config.yml").read_text()
     assert f"variant {NAME}" in config and str(project / "vendor") in config
     assert (source / "book" / "own_judge.md").is_file() and (source / "_toc.yml").read_text() == TOC

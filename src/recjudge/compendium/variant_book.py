@@ -12,8 +12,9 @@ The committed book is built from the project root; a variant's book from a stage
   a preview (``preview_book``). Nothing is executed to fill it unless asked: ``recjudge book --variant NAME
   --with-book-chapters`` executes those chapters from the committed store first (``run_committed_chapters``),
   saying what that costs before it starts;
-- ``results/<chapter>/``: the variant's tables of the chapters it ran, the committed ones of the others, so every
-  "Full table" link of a page reaches the CSV its numbers came from;
+- ``results/<chapter>/``: the variant's tables of the chapters it ran, the committed ones of the others (and the
+  committed tables a chapter's variant run did not write, which the pages reading the committed book link to), so
+  every "Full table" link of a page reaches the CSV its numbers came from;
 - ``book/intro.md``: opens with a box saying which judges and profile built this book (``variant.json``);
 - ``notebooks/``: the source notebooks, which the chapters offer for download.
 
@@ -406,18 +407,23 @@ STAGED_RESULTS = ("*.csv", "*.md", "*.svg")
 
 
 def _stage_results(root: Path, variant: Variant, target: Path) -> None:
-    """Per chapter, the variant's result tables (and included markdown) if it wrote any, else the committed ones."""
+    """Per chapter, the variant's result tables (and included markdown and figures) where it wrote them, and the
+    committed ones it did not write: a variant run without the data mirror writes fewer tables than the committed
+    book holds, and the pages that read the committed book's tables (the at-a-glance page, the landing page's figure)
+    link to them."""
     own = variant.folder / "results"
     committed = root / "results"
     chapters = sorted({path.name for folder in (own, committed) if folder.is_dir()
                        for path in folder.iterdir() if path.is_dir()})
     wanted = set()
     for chapter in chapters:
-        origin = own / chapter if (own / chapter).is_dir() else committed / chapter
-        for path in sorted(path for pattern in STAGED_RESULTS for path in origin.rglob(pattern)):
-            relative = Path(chapter) / path.relative_to(origin)
-            wanted.add(relative)
-            _write_if_changed(target / relative, path.read_bytes())
+        for origin in (own / chapter, committed / chapter):  # the variant's own first
+            for path in sorted(path for pattern in STAGED_RESULTS for path in origin.rglob(pattern)):
+                relative = Path(chapter) / path.relative_to(origin)
+                if relative in wanted:
+                    continue
+                wanted.add(relative)
+                _write_if_changed(target / relative, path.read_bytes())
     for path in sorted(path for pattern in STAGED_RESULTS for path in target.rglob(pattern)) if target.is_dir() \
             else []:
         if path.relative_to(target) not in wanted:
