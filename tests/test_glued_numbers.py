@@ -13,6 +13,7 @@ import ast
 import re
 
 import pytest
+from python_sources import docstring_ids
 
 from recjudge.compendium import claims
 from recjudge.paths import project_root
@@ -54,16 +55,6 @@ def typed_numbers(text: str) -> list[str]:
     return found
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
-
-
 def _quotes(tree: ast.AST) -> set[int]:
     """The ids of the strings passed as ``quote=``: a claim's quote, the paper's own words, checked against its text."""
     return {id(node) for call in ast.walk(tree) if isinstance(call, ast.Call)
@@ -75,7 +66,7 @@ def in_python(source: str) -> list[tuple[int, str]]:
     """(line, number) for every number typed in the prose of a string literal of ``source`` (f-strings' literal
     parts included), except docstrings, the registry's claims and their quotes."""
     tree = ast.parse(source)
-    skipped = _docstrings(tree) | _quotes(tree)
+    skipped = docstring_ids(tree) | _quotes(tree)
     return [(node.lineno, number) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped
             and node.value not in CLAIM_TEXTS and PROSE.search(node.value) and not STYLE.search(node.value)

@@ -255,30 +255,15 @@ def test_the_repository_and_download_buttons_follow_the_repository_url() -> None
     assert named["repository_url"] == "https://example.org/recjudge" and named["repository_branch"] == "main"
 
 
-def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, tmp_path: Path, monkeypatch) -> None:
+def test_recjudge_book_publish_builds_records_and_publishes(checkout: Path, stand_in_book_build: list,
+                                                            tmp_path: Path, monkeypatch) -> None:
     """`recjudge book --publish DEST` (what `make publish` runs): the build writes build-info.json of the clean
     checkout's commit, and the site goes to the branch; a second run finds nothing to publish."""
     from recjudge.cli import main
-    from recjudge.compendium import book as book_module
-    from recjudge.compendium import publish as publish_module
     from recjudge.compendium import runplan as runplan_module
 
-    builds = []
-
-    def fake_build(root: Path, all_pages: bool = False, source: Path | None = None) -> None:
-        builds.append(root)
-        site = root / "_build" / "html"
-        (site / "book").mkdir(parents=True, exist_ok=True)
-        (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
-        (site / "book" / "intro.html").write_text(INTRO)
-
-    monkeypatch.setenv("RECJUDGE_HOME", str(checkout))
-    monkeypatch.setattr(book_module, "ensure_mathjax", lambda root: root)
-    monkeypatch.setattr(book_module, "check_toc_against_runplan", lambda root: [])
-    monkeypatch.setattr(book_module, "build_html", fake_build)
-    monkeypatch.setattr(publish_module, "dataset_statuses", lambda root: {"serendipity-2018": "complete"})
+    builds = stand_in_book_build
     monkeypatch.setattr(runplan_module, "executed_from", lambda runs, root: {})
-    monkeypatch.setattr(runplan_module, "load_runplan", lambda root: [])
     assert main(["book", "--publish", "pages", "--branch", "pages-site"]) == 0
     record = json.loads((checkout / "_build" / "html" / BUILD_INFO).read_text())
     assert record["commit"] == git(checkout, "rev-parse", "HEAD") and record["clean_checkout"] is True

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import jupytext
 import pytest
+from python_sources import docstring_ids
 
 from recjudge.compendium import claim_evidence, claims
 from recjudge.paths import project_root
@@ -80,17 +81,6 @@ def in_markdown(text: str) -> list[str]:
     """Verdict words in Markdown prose, outside glued values, inline code, a research question and cited quotations
     of a paper."""
     return verdict_words(RESEARCH_QUESTION.sub(" ", INLINE_CODE.sub(" ", GLUE_ROLE.sub(" ", text))))
-
-
-def _docstrings(tree: ast.AST) -> set[int]:
-    """The ids of the docstring nodes of ``tree`` (they document the code; no reader sees them on a page)."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
 
 
 def _constants(tree: ast.AST) -> dict[str, ast.Constant]:
@@ -192,7 +182,7 @@ def in_python(source: str, vocabulary: set[str] | None = None, path: Path | None
     tree = ast.parse(source)
     if vocabulary is None:
         vocabulary = rule_vocabulary({Path("<source>"): tree})
-    allowed = _docstrings(tree) | _definitions(tree, vocabulary, path) | _labels(tree)
+    allowed = docstring_ids(tree) | _definitions(tree, vocabulary, path) | _labels(tree)
     return [(node.lineno, word) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
             and not _stated_elsewhere(node.value)
