@@ -6,7 +6,9 @@ cells the page shows; then the book's totals. Counts the executed notebooks, so 
     python scripts/book_counts.py --sources   # the chapters' sources (notebooks/*.md) instead, no build needed
 
 With ``--sources``: per chapter source, the non-blank lines of its code cells (the parameters cell included) and of
-its Markdown (directives and headings included), their ratio, and its longest code cell in lines as written.
+its Markdown (directives and headings included), the lines of the passages of its prose file
+(``notebooks/prose/<chapter>.md``, the sentences its page module fills in; headings and the note to writers left out),
+code against Markdown alone and against both, and its longest code cell in lines as written.
 
 Code lines are the non-blank source lines of every code cell but the parameters cell; prose lines the non-blank lines
 of markdown cells (headings and directive lines excepted) and of the markdown a cell computes (glued findings, run
@@ -74,14 +76,27 @@ def source_counts(path) -> dict:
             "longest": max((len(source.splitlines()) for source in code), default=0)}
 
 
+def prose_file_lines(chapter: str) -> int:
+    """Non-blank lines of the passages of a chapter's prose file (0 if it has none)."""
+    path = project_root() / "notebooks" / "prose" / f"{chapter}.md"
+    if not path.is_file():
+        return 0
+    passages = path.read_text(encoding="utf-8").split("\n## ")[1:]  # the note to writers comes before the first
+    return sum(len(lines(passage)) - 1 for passage in passages)  # each passage's heading line left out
+
+
 def main_sources() -> None:
-    print(f"{'chapter source':28} {'code':>5} {'markdown':>8} {'code:prose':>10} {'longest cell':>12}")
-    rows = {path.stem: source_counts(path) for path in sorted((project_root() / "notebooks").glob("*.md"))}
+    print(f"{'chapter source':28} {'code':>5} {'markdown':>8} {'prose file':>10} {'code:markdown':>13} "
+          f"{'code:prose':>10} {'longest cell':>12}")
+    rows = {path.stem: {**source_counts(path), "prose": prose_file_lines(path.stem)}
+            for path in sorted((project_root() / "notebooks").glob("*.md"))}
     for name, row in rows.items():
-        print(f"{name:28} {row['code']:5d} {row['markdown']:8d} {row['code'] / row['markdown']:10.2f} "
+        print(f"{name:28} {row['code']:5d} {row['markdown']:8d} {row['prose']:10d} "
+              f"{row['code'] / row['markdown']:13.2f} {row['code'] / (row['markdown'] + row['prose']):10.2f} "
               f"{row['longest']:12d}")
-    code, markdown = sum(r["code"] for r in rows.values()), sum(r["markdown"] for r in rows.values())
-    print(f"{'all':28} {code:5d} {markdown:8d} {code / markdown:10.2f} {max(r['longest'] for r in rows.values()):12d}")
+    code, markdown, prose = (sum(r[key] for r in rows.values()) for key in ("code", "markdown", "prose"))
+    print(f"{'all':28} {code:5d} {markdown:8d} {prose:10d} {code / markdown:13.2f} {code / (markdown + prose):10.2f} "
+          f"{max(r['longest'] for r in rows.values()):12d}")
 
 
 def main() -> None:

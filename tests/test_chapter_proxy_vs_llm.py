@@ -44,9 +44,10 @@ def test_weak_words_follow_the_largest_proxy_against_the_threshold():
     weak = agreement({"Random": 0.0, "SOG": 10.0, "PURS": -5.0, "DESR": 3.0, "SNPR": 1.0})
     strong = agreement({"Random": 0.0, "SOG": 10.0, "PURS": -25.0, "DESR": 3.0, "SNPR": 1.0})
     readings = eq5(dict(PAPER_PROXIES), {m: 50.0 for m in proxies.PROXIES})
-    assert page.findings(weak, "SOG", readings, 1000)["weak_words"] == page.WEAK_WORDS[(True, PAPER_WEAK)]
+    weak_words = page.findings(weak, "SOG", readings, 1000)["weak_words"]
+    assert weak_words == page.PROSE(page.WEAK_PASSAGES[(True, PAPER_WEAK)])
     found = page.findings(strong, "SOG", readings, 1000)
-    assert found["weak_words"] == page.WEAK_WORDS[(False, PAPER_WEAK)]
+    assert found["weak_words"] == page.PROSE(page.WEAK_PASSAGES[(False, PAPER_WEAK)])
     assert found["largest_proxy"] == "25.0" and found["ours_order"] == "SOG > DESR > SNPR > PURS"
 
 
@@ -155,8 +156,9 @@ def test_judge_runs_and_notes_read_each_run_once_or_twice():
     assert table["scoring"].tolist()[:3] == ["expected", "most likely score", "recorded"]
     assert table["unparsable"].tolist() == [1, 1, 0, 0, 0]
     notes = page.judge_notes(runs, {"Reader": ["Reader zero-shot"]})
-    assert notes[f"SmolLM2-135M zero-shot{ser.INTEGER}"] == page.LOCAL_NOTE
-    assert notes[page.RECORDED] == page.RECORDED_NOTE and notes[f"Reader zero-shot{ser.INTEGER}"] == "openai judge"
+    assert notes[f"SmolLM2-135M zero-shot{ser.INTEGER}"] == page.PROSE("judge_notes.local")
+    assert notes[page.RECORDED] == page.PROSE("judge_notes.recorded")
+    assert notes[f"Reader zero-shot{ser.INTEGER}"] == "openai judge"
 
 
 def small_study() -> SimpleNamespace:
@@ -185,10 +187,11 @@ def test_the_agreement_tables_name_their_reference_and_sample(page_results):
     sample = agreement({"Random": 0.0, "PURS": 9.0, "SOG": 8.0}, p_pearson_vs_ref={"SOG": 0.5},
                        p_abs_error_vs_ref={"SOG": 0.6}).assign(
         reference=lambda f: np.where(f["method"] == "Random", "", "PURS"))
-    shown = page.show_agreement(every, sample, {page.RECORDED: page.RECORDED_NOTE}, study, 0, "proxy_vs_llm")
+    recorded_note = page.PROSE("judge_notes.recorded")
+    shown = page.show_agreement(every, sample, {page.RECORDED: recorded_note}, study, 0, "proxy_vs_llm")
     assert shown.caption.startswith("The stratified sample of 3 answers") and shown.caption.endswith("reference: PURS")
     saved = pd.read_csv(page_results / "proxy_vs_llm" / "agreement_all_answers.csv", keep_default_na=False)
-    assert saved["note"].tolist() == ["", "", page.RECORDED_NOTE]
+    assert saved["note"].tolist() == ["", "", recorded_note]
     assert saved["rows"].unique().tolist() == ["all answers with ground truth"]
 
 

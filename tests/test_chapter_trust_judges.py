@@ -414,4 +414,5 @@ def test_the_worth_figures_reference_labels_print_over_no_point_and_its_axis_rea
             for text in labels:
                 box = text.get_window_extent(renderer)
                 assert not any(box.contains(x, y) for x, y in points), f"{text.get_text()!r} prints over a point"
-    assert fig.axes[0].get_ylabel() == page.WORTH_AXIS_LABEL and "Labels alone one label" not in page.WORTH_AXIS_LABEL
+    label = page.worth_axis_label()
+    assert fig.axes[0].get_ylabel() == label and "Labels alone one label" not in label

@@ -78,6 +78,19 @@ def test_no_page_module_types_a_number_in_its_prose(path):
     assert [f"{path.name}:{line}: {number!r}" for line, number in in_python(path.read_text(encoding="utf-8"))] == []
 
 
+#: The chapters' prose files (``recjudge.compendium.prose``): the sentences the page modules fill in.
+PROSE_FILES = sorted((ROOT / "notebooks" / "prose").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", PROSE_FILES, ids=lambda path: path.name)
+def test_no_prose_file_types_a_number_its_module_should_fill_in(path):
+    from recjudge.compendium.prose import Prose
+
+    passages = Prose(path.stem, folder=path.parent).passages()
+    assert [f"{path.name}: {name}: {number!r}" for name, passage in passages.items()
+            for number in typed_numbers(passage.text)] == []
+
+
 PLANTED_MODULE = '''"""A docstring may say 100.4 labels."""
 CSS = "table{margin:0.4em 0 0.2em;width:100%}"
 FORMAT = "{:.1%}"

@@ -11,6 +11,7 @@ from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
 from recjudge.compendium.claim_intervals import with_interval
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import (
     Table,
@@ -33,6 +34,12 @@ AGREEMENT_FORMATS = {"n": count(), "pearson": text(label="Pearson (%) [95% CI]")
                      "p_pearson": p_value(label="p, Pearson vs NA"), "p_mae": p_value(label="p, MAE vs NA")}
 #: Below this share of explained variance (OLS R²) for both curiosity and the Big-Five, both are called weak signals.
 WEAK_SIGNAL_R2 = 0.10
+#: The setting whose judged block ``print_example`` shows.
+EXAMPLE_SETTING = "Pop + Sim"
+#: The Taobao model with curiosity and the Big-Five together, whose coefficients the chapter shows.
+BOTH_MODEL = "curiosity + big_five"
+#: The page's sentences (``notebooks/prose/auxiliary_data.md``).
+PROSE = Prose("auxiliary_data")
 
 
 def set_up() -> None:
@@ -50,49 +57,44 @@ def opening(study, rows: pd.DataFrame, chosen: Sequence[aux.Setting], movielens,
     """The box that opens the chapter: the data, the judged answers, the judges, the history and the population of
     the popularity and similarity data; a synthetic run says so first."""
     rows_hist = history_counts(study, rows)
+    data = PROSE("opening.data", data=study.data_label, n_answers=f"{len(study.answers):,}",
+                 n_users=f"{study.answers['user_id'].nunique():,}")
+    if not study.synthetic:  # the Taobao survey is analysed in the default run only
+        data += "; " + PROSE("opening.data.taobao")
+    judge = PROSE("opening.judge")
+    if judges:
+        judge += "; " + PROSE("opening.judge.readers", judges=", ".join(reader_labels(judges)))
     facts = [
-        ("Data", f"{study.data_label}: {len(study.answers):,} answers of {study.answers['user_id'].nunique():,} users"
-                 + ("" if study.synthetic else "; Taobao Serendipity survey for the curiosity and personality "
-                                              "analysis")),
-        ("Judged answers", f"{len(rows)} answers, stratified by ground-truth level (seed {seed}) from a stratified "
-                           f"pool of {aux_pool_size} of the RQ1 sample of {len(study.sample)}; the same answers under "
-                           f"all {len(chosen)} settings; {int((rows_hist > 0).sum())} of them have an earlier history. "
-                           "The sample is this small because the local model is slow (the time it took is in the "
-                           "reproducibility page)"),
-        ("Judge", "SmolLM2-135M-Instruct (local, 4-bit), Kang et al.'s 5-shot prompt, expected-score mode, "
-                  "temperature 0, replayed from the response store"
-                  + ("" if not judges else "; the reader's judges in the same role, on the same prompts (long-term "
-                     "profiles written by the local model): " + ", ".join(reader_labels(judges)))),
+        ("Data", data),
+        ("Judged answers", PROSE("opening.judged_answers", n_rows=len(rows), seed=seed, pool_size=aux_pool_size,
+                                 n_sample=len(study.sample), n_settings=len(chosen),
+                                 n_with_history=int((rows_hist > 0).sum()))),
+        ("Judge", judge),
         ("History", study.source.label),
-        ("Popularity and similarity population", f"MovieLens latest-small ratings ({movielens.status}): "
-                                                 f"{movielens.ratings['user_id'].nunique():,} users"),
+        ("Popularity and similarity population",
+         PROSE("opening.population", status=movielens.status, n_users=f"{movielens.ratings['user_id'].nunique():,}")),
     ]
-    caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level, and "
-              f"{len(rows)} answers give wide intervals: the rows below show the pipeline and its controls, not what "
-              "auxiliary data does for a capable judge.")
+    caveat = PROSE("caveat", n_rows=len(rows))
     if study.synthetic:
-        caveat = "**Synthetic data.** The answers are generated, not given by users. " + caveat
+        caveat = PROSE("caveat.synthetic") + " " + caveat
     return pages.opening(facts, caveat)
 
 
 def show_sources(notebook: str, study) -> Table:
     """Each auxiliary datum, its wording and its source in this run."""
     sources = pd.DataFrame([
-        {"setting": aux.NA, "datum": "none (RQ1 5-shot prompt)", "source": study.source.label},
-        {"setting": "Pop", "datum": "% of users who rated the movie",
-         "source": "MovieLens latest-small ratings (training.csv, the study's own population, is absent)"},
-        {"setting": "Sim", "datum": "smallest Jaccard distance between the rater sets of the movie and a history "
-                                    "movie", "source": "user-item matrix of MovieLens latest-small ratings"},
-        {"setting": "Rating", "datum": "the user's rating of each history movie",
-         "source": "Serendipity-2018 answers"},
-        {"setting": "S-prof.", "datum": f"movies rated in the {aux.SHORT_TERM_DAYS} days before: count, mean "
-                                        "rating, top genres", "source": "Serendipity-2018 answers (timestamps)"},
-        {"setting": "L-prof.", "datum": "an LLM-written summary of the whole earlier history with ratings",
-         "source": "SmolLM2-135M through the judge engine (stored)"},
-        {"setting": "k=N", "datum": "the last N interactions as history, no line", "source": study.source.label},
+        {"setting": aux.NA, "datum": PROSE("sources.na.datum"), "source": study.source.label},
+        {"setting": "Pop", "datum": PROSE("sources.pop.datum"), "source": PROSE("sources.pop.source")},
+        {"setting": "Sim", "datum": PROSE("sources.sim.datum"), "source": PROSE("sources.sim.source")},
+        {"setting": "Rating", "datum": PROSE("sources.rating.datum"), "source": PROSE("sources.rating.source")},
+        {"setting": "S-prof.", "datum": PROSE("sources.short_profile.datum", days=aux.SHORT_TERM_DAYS),
+         "source": PROSE("sources.short_profile.source")},
+        {"setting": "L-prof.", "datum": PROSE("sources.long_profile.datum"),
+         "source": PROSE("sources.long_profile.source")},
+        {"setting": "k=N", "datum": PROSE("sources.history_length.datum"), "source": study.source.label},
     ])
     save_table(sources, notebook, "auxiliary_sources")
-    return format_table(sources, caption="Auxiliary data, its wording and its source in this run",
+    return format_table(sources, caption=PROSE("sources.caption"),
                         full_table=(notebook, "auxiliary_sources"), audit=True)
 
 
@@ -101,13 +103,13 @@ def print_example(notebook: str, run: aux.RQ2Run, study, rows: pd.DataFrame) -> 
     (the run's reports saved)."""
     save_table(run.reports, notebook, "judge_runs")
     longest = rows.iloc[[int(np.argmax(history_counts(study, rows)))]]
-    example = aux.setting_requests(aux.settings_by_name(["Pop + Sim"])[0], longest, study.examples, run.aux,
+    example = aux.setting_requests(aux.settings_by_name([EXAMPLE_SETTING])[0], longest, study.examples, run.aux,
                                    study.history, study.movies)[0]
-    print("The judged block of one answer under 'Pop + Sim' (last user turn):\n")
+    print(PROSE("example.block", setting=EXAMPLE_SETTING) + "\n")
     print(example.messages[-1]["content"])
     if "long_profile" in run.aux.columns:
         profiled = run.aux.loc[rows.index, "long_profile"]
-        print("\nOne long-term profile written by SmolLM2-135M:\n" + profiled[profiled.str.len().idxmax()])
+        print("\n" + PROSE("example.long_profile") + "\n" + profiled[profiled.str.len().idxmax()])
 
 
 def agreement_shown(notebook: str, table: pd.DataFrame, caption: str, audit: bool = False) -> Table:
@@ -126,9 +128,8 @@ def show_agreement(notebook: str, table: pd.DataFrame, readers_table: pd.DataFra
     save_table(by_setting, notebook, "agreement_by_setting")
     for label, part in readers_table.groupby("judge", sort=False):
         display(agreement_shown(notebook, part.drop(columns="judge"),
-                                f"Every setting on the same {n_rows} answers ({label}, the reader's judge)",
-                                audit=True))
-    return agreement_shown(notebook, table, f"Every setting on the same {n_rows} answers (SmolLM2-135M)")
+                                PROSE("agreement.reader.caption", n_rows=n_rows, judge=label), audit=True))
+    return agreement_shown(notebook, table, PROSE("agreement.caption", n_rows=n_rows))
 
 
 def show_baselines(notebook: str, scores: pd.DataFrame, n_boot: int, seed: int) -> Table:
@@ -138,9 +139,8 @@ def show_baselines(notebook: str, scores: pd.DataFrame, n_boot: int, seed: int) 
     table = save_table(ser.trivial_baselines(scores, n_boot=n_boot, seed=seed), notebook, "baselines")
     view = ser.agreement_for_display(table)
     return format_table(view, {column: f for column, f in AGREEMENT_FORMATS.items() if column in view},
-                        caption=f"Beside the settings: Random (expected over seeds) and a constant answer on the same "
-                                f"{int(table['n'].max())} answers; each constant is chosen for a user on the other "
-                                f"users' answers; Pearson is {CONSTANT_PEARSON_NOTE} (–)",
+                        caption=PROSE("baselines.caption", n_answers=int(table["n"].max()),
+                                      constant_note=CONSTANT_PEARSON_NOTE),
                         full_table=(notebook, "baselines"), audit=True)
 
 
@@ -150,11 +150,7 @@ def draw_settings(table: pd.DataFrame, readers_table: pd.DataFrame, settings: Se
     item_settings = [n for n in settings if not n.startswith("k=")]
     fig = aux.plot_agreement_by_setting(table, item_settings)
     figures.glue_figure("fig-aux-settings", fig,
-                        "A setting helps the judge where its Pearson is higher and its MAE and RMSE lower than "
-                        "without auxiliary data, with intervals apart; overlapping intervals tell no difference. "
-                        f"Pearson (%), MAE and RMSE with 95% bootstrap intervals per auxiliary-data setting, "
-                        f"{n_rows} answers, SmolLM2-135M ({study.data_label}); the shape of Kang et al.'s Figures "
-                        "2-3.")
+                        PROSE("settings_figure.caption", n_rows=n_rows, data=study.data_label))
     for label, part in readers_table.groupby("judge", sort=False):  # the reader's judges: shown here, one each
         display(figures.svg_image(aux.plot_agreement_by_setting(part, item_settings,
                                                                 title=f"{label} (the reader's judge)")))
@@ -164,18 +160,14 @@ def draw_history_length(notebook: str, table: pd.DataFrame, settings: Sequence[s
     """The history-length sweep (Figure 4's shape) beside NA, glued (its rows saved); a note when none was set."""
     lengths = [n for n in settings if n.startswith("k=")]
     if not lengths:
-        figures.glue_not_drawn("fig-history-length", "No history length was set (parameter `history_lengths`)")
+        figures.glue_not_drawn("fig-history-length", PROSE("length_figure.not_drawn"))
         return
     sweep = table.set_index("method").loc[lengths + ([aux.NA] if aux.NA in settings else [])].reset_index()
     sweep["k"] = [int(m[2:]) if m.startswith("k=") else 10 for m in sweep["method"]]
     save_table(sweep[["method", "k", "n", "pearson_pct", "pearson_ci_low", "pearson_ci_high", "mae", "rmse"]],
                notebook, "length_sweep")
     fig = aux.plot_agreement_by_setting(table, list(sweep["method"]))
-    figures.glue_figure("fig-history-length", fig,
-                        "Follow each measure as k grows: a trend beyond the intervals says whether a longer history "
-                        "helps the judge. History length sweep (Kang et al.'s Figure 4 shape): the last k earlier "
-                        "answers as "
-                        "history; NA is k = 10, which here means every earlier answer (at most 4).")
+    figures.glue_figure("fig-history-length", fig, PROSE("length_figure.caption"))
 
 
 def paper_serendipity_rows() -> pd.DataFrame:
@@ -185,8 +177,7 @@ def paper_serendipity_rows() -> pd.DataFrame:
 
 def best_setting_kind(best_setting: str) -> str:
     """What the best setting is: a history length ``k=N`` is a quantity of interaction data, not a datum."""
-    return ("a history length (Kang et al.'s quantity of interaction data)" if best_setting.startswith("k=")
-            else "an auxiliary datum")
+    return PROSE("best_setting.history_length") if best_setting.startswith("k=") else PROSE("best_setting.datum")
 
 
 def show_tables45(notebook: str, ours: pd.DataFrame, held_out: pd.DataFrame, n_settings: int,
@@ -207,13 +198,9 @@ def show_tables45(notebook: str, ours: pd.DataFrame, held_out: pd.DataFrame, n_s
         metrics={"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"),
                  "mae": error(2, label="MAE"), "rmse": error(2, label="RMSE")},
         labels={"method": "Method"},
-        caption=f"Tables 4-5 (Serendipity-2018) beside ours; our 'Auxiliary Data' is the best of "
-                f"{n_settings - 1} settings on these {int(best_aux['n'])} answers ({best_aux['best_setting']}: "
-                f"{best_setting_kind(best_aux['best_setting'])}), chosen on the data it is reported on; the held-out "
-                f"rows choose it on half of the users and report it on the other half (means over {n_splits} "
-                f"halvings; too few where a half holds fewer than {pages.MIN_ANSWERS} answers, this book's minimum); "
-                f"rows marked '{ser.INTEGER.strip(', ')}' read the judge as the paper's judges answer "
-                "(the most likely score token), the others as its expected score",
+        caption=PROSE("tables45.caption", n_settings=n_settings - 1, n_answers=int(best_aux["n"]),
+                      best_setting=best_aux["best_setting"], best_kind=best_setting_kind(best_aux["best_setting"]),
+                      n_splits=n_splits, min_answers=pages.MIN_ANSWERS, integer_mark=ser.INTEGER.strip(", ")),
         full_table=(notebook, "tables45_vs_paper"))
 
 
@@ -221,29 +208,28 @@ def show_taobao(notebook: str, survey: pd.DataFrame, coefs: pd.DataFrame, fit: p
     """The scales' consistency, the coefficients with both instruments, and the explained variance (collapsed;
     all saved, with the increments of explained variance)."""
     rel = save_table(pers.reliability(survey), notebook, "taobao_reliability")
-    display(format_table(rel, {"value": number(2), "n": count()}, caption="Internal consistency of the scales "
-                         "(Taobao survey, all users)", full_table=(notebook, "taobao_reliability"), audit=True))
+    display(format_table(rel, {"value": number(2), "n": count()}, caption=PROSE("taobao.reliability.caption"),
+                         full_table=(notebook, "taobao_reliability"), audit=True))
     save_table(coefs, notebook, "taobao_coefficients")
     save_table(fit, notebook, "taobao_fit")
-    shown = coefs[coefs["model"] == "curiosity + big_five"].assign(
+    shown = coefs[coefs["model"] == BOTH_MODEL].assign(
         effect_ci=lambda f: [f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in
                              zip(f["effect"], f["effect_ci_low"], f["effect_ci_high"])])
     display(format_table(shown[["kind", "term", "effect_ci", "p_value"]],
                          {"effect_ci": text(label="Effect per sd [95% CI]"), "p_value": p_value(label="p")},
-                         caption="Curiosity and Big-Five together: odds ratio per sd (ordinal logit) and answer "
-                                 "points per sd (OLS)", full_table=(notebook, "taobao_coefficients"), audit=True))
-    display(format_table(fit[["model", "kind", "n", "explained", "adj_r2", "test_p"]],
-                         {"n": count(), "explained": number(3, label="R² (OLS) / McFadden R² (ordinal)"),
-                          "adj_r2": number(3, label="Adjusted R²"), "test_p": p_value(label="p, model test")},
-                         caption="Explained variance of the serendipity answer", full_table=(notebook, "taobao_fit"),
+                         caption=PROSE("taobao.coefficients.caption"), full_table=(notebook, "taobao_coefficients"),
                          audit=True))
+    display(format_table(fit[["model", "kind", "n", "explained", "adj_r2", "test_p"]],
+                         {"n": count(), "explained": number(3, label=PROSE("taobao.fit.explained_label")),
+                          "adj_r2": number(3, label="Adjusted R²"), "test_p": p_value(label="p, model test")},
+                         caption=PROSE("taobao.fit.caption"), full_table=(notebook, "taobao_fit"), audit=True))
     save_table(pers.incremental_variance(fit), notebook, "taobao_increments")
 
 
 def show_not_supported(notebook: str) -> Table:
     unsupported = save_table(pd.DataFrame(aux.NOT_SUPPORTED, columns=["analysis", "reason"]), notebook,
                              "not_supported")
-    return format_table(unsupported, caption="Parts of Kang et al.'s RQ2 and RQ3 the public data cannot support",
+    return format_table(unsupported, caption=PROSE("not_supported.caption"),
                         full_table=(notebook, "not_supported"), audit=True)
 
 
@@ -256,7 +242,7 @@ def setting_findings(table: pd.DataFrame) -> list[str]:
         return []
     na = by.loc[aux.NA]
     if pages.too_few(na["n"]):
-        return [f"SmolLM2-135M's agreement in each setting rests on {pages.too_few_text(na['n'])}."]
+        return [PROSE("finding.settings.too_few", too_few=pages.too_few_text(na["n"]))]
     others = by[by.index != aux.NA]
     top = others.sort_values("pearson_pct", ascending=False).iloc[0]
     sig = others[others["p_pearson_vs_ref"] < 0.05]
@@ -264,17 +250,21 @@ def setting_findings(table: pd.DataFrame) -> list[str]:
     lower_mae = scored[scored["mae"] < na["mae"]]
     printed = paper_serendipity_rows().set_index("method")
     paper_gain = printed.loc["Auxiliary Data", "pearson_pct"] - printed.loc[aux.NA, "pearson_pct"]
-    best_mae = (f"; the best is {scored['mae'].idxmin()} with {pages.fmt(scored['mae'].min(), 2)}" if len(scored)
-                else "")
-    return [
-        f"With SmolLM2-135M on {int(na['n'])} answers, NA reaches {_pearson_with_interval(na)}; the highest setting "
-        f"is {top.name} with {_pearson_with_interval(top)}. {len(sig)} of {len(others)} settings differ from NA in "
-        "Pearson at p < 0.05 (Williams), before any correction for the number of settings"
-        + (f" ({', '.join(sig.index)})." if len(sig) else "."),
-        f"{len(lower_mae)} of {len(scored)} settings have a lower MAE than NA ({pages.fmt(na['mae'], 2)}){best_mae}. "
-        f"A tiny judge on {int(na['n'])} answers cannot confirm or refute the paper's gains "
-        f"(+{pages.fmt(paper_gain, 1)} points of Pearson for its best setting).",
-    ]
+    highest = PROSE("finding.settings", n_answers=int(na["n"]), na_pearson=_pearson_with_interval(na), top=top.name,
+                    top_pearson=_pearson_with_interval(top))
+    if len(sig):
+        differing = PROSE("finding.settings.differing", n_differing=len(sig), n_settings=len(others),
+                          differing=", ".join(sig.index))
+    else:
+        differing = PROSE("finding.settings.differing.none", n_differing=len(sig), n_settings=len(others))
+    mae_counts = {"n_lower": len(lower_mae), "n_scored": len(scored), "na_mae": pages.fmt(na["mae"], 2)}
+    if len(scored):
+        mae = PROSE("finding.mae", **mae_counts, best=scored["mae"].idxmin(),
+                    best_mae=pages.fmt(scored["mae"].min(), 2))
+    else:
+        mae = PROSE("finding.mae.none_scored", **mae_counts)
+    gain = PROSE("finding.paper_gain", n_answers=int(na["n"]), gain=pages.fmt(paper_gain, 1))
+    return [f"{highest} {differing}", f"{mae} {gain}"]
 
 
 def _pearson_with_interval(row: pd.Series) -> str:
@@ -290,22 +280,23 @@ def reader_finding(label: str, table: pd.DataFrame) -> str:
     by = table.set_index("method")
     defined = by.dropna(subset=["pearson_pct"])
     if defined.empty:
-        return f"The reader's judge {label} has no defined Pearson in any setting in this run."
+        return PROSE("finding.reader.undefined", judge=label)
     fewest = defined["n"].min()
     if pages.too_few(fewest):
-        return f"The reader's judge {label} has {pages.too_few_text(fewest)} in a setting to read its agreement."
+        return PROSE("finding.reader.too_few", judge=label, too_few=pages.too_few_text(fewest))
     others = defined[defined.index != aux.NA]
-    sentence = f"With the reader's judge {label}, "
+    # defined is not empty, so NA or another setting (or both) has a Pearson
+    values = {}
     if aux.NA in defined.index:
         na = defined.loc[aux.NA]
-        sentence += f"NA reaches {_pearson_with_interval(na)} on {int(na['n'])} answers"
-        sentence += "; " if len(others) else "."
+        values.update(na_pearson=_pearson_with_interval(na), n_answers=int(na["n"]))
     if len(others):
         top = others.sort_values("pearson_pct", ascending=False).iloc[0]
-        significant = int((others["p_pearson_vs_ref"] < 0.05).sum())
-        sentence += (f"the highest setting is {top.name} with {_pearson_with_interval(top)}, and {significant} of "
-                     f"{len(others)} settings differ from NA in Pearson at p < 0.05 (Williams, uncorrected).")
-    return sentence[0].upper() + sentence[1:]
+        values.update(top=top.name, top_pearson=_pearson_with_interval(top),
+                      n_differing=int((others["p_pearson_vs_ref"] < 0.05).sum()), n_settings=len(others))
+    if aux.NA not in defined.index:
+        return PROSE("finding.reader.no_na", judge=label, **values)
+    return PROSE("finding.reader" if len(others) else "finding.reader.na_only", judge=label, **values)
 
 
 def integer_finding(table: pd.DataFrame, ours: pd.DataFrame, integer_scores: pd.DataFrame) -> str:
@@ -316,38 +307,33 @@ def integer_finding(table: pd.DataFrame, ours: pd.DataFrame, integer_scores: pd.
         return ""
     levels = integer_scores[aux.NA].dropna().unique()
     printed = paper_serendipity_rows().set_index("method")
-    return ("Read as the paper's judge answers, as its most likely score token, NA "
-            + (f"gives every one of the {int(na_int['n'])} answers the score {levels[0]:g}, so it has no correlation,"
-               if len(levels) == 1 else f"reaches {pages.fmt(na_int['pearson_pct'], 1)}%")
-            + f" and its MAE is {pages.fmt(na_int['mae'], 2)}, against "
-            f"{pages.fmt(table.set_index('method').loc[aux.NA, 'mae'], 2)} for the expected score: an expected score "
-            "near the middle of the scale has small errors whatever it knows, so only the integer rows compare with "
-            f"the paper's MAE ({pages.fmt(printed.loc[aux.NA, 'mae'], 2)} for NA).")
+    maes = {"mae": pages.fmt(na_int["mae"], 2),
+            "expected_mae": pages.fmt(table.set_index("method").loc[aux.NA, "mae"], 2),
+            "paper_mae": pages.fmt(printed.loc[aux.NA, "mae"], 2)}
+    if len(levels) == 1:  # one score for every answer: no correlation to report
+        return PROSE("finding.integer.one_score", n_answers=int(na_int["n"]), score=f"{levels[0]:g}", **maes)
+    return PROSE("finding.integer", pearson=pages.fmt(na_int["pearson_pct"], 1), **maes)
 
 
 def taobao_finding(coefs: pd.DataFrame, fit: pd.DataFrame) -> str:
     """How much of the Taobao serendipity answer curiosity and the Big-Five explain, and which traits matter."""
     ols = fit[fit["kind"] == "OLS"].set_index("model")["explained"]
     ordl = fit[fit["kind"] == "ordinal logit"].set_index("model")["explained"]
-    c = coefs.query("model == 'curiosity + big_five' and kind == 'ordinal logit'").set_index("term")
-    return (
-        f"Taobao: curiosity explains {pages.fmt(100 * ols['curiosity'], 1)}% of the variance of the serendipity "
-        f"answer (OLS R²; McFadden {pages.fmt(100 * ordl['curiosity'], 1)}%), the Big-Five "
-        f"{pages.fmt(100 * ols['big_five'], 1)}% ({pages.fmt(100 * ordl['big_five'], 1)}%), both together "
-        f"{pages.fmt(100 * ols['curiosity + big_five'], 1)}%. With both in the model, one sd more Stretching "
-        f"multiplies the odds of a higher answer by {c.loc['stretching', 'effect']:.2f} "
-        f"[{c.loc['stretching', 'effect_ci_low']:.2f}, {c.loc['stretching', 'effect_ci_high']:.2f}] and Embracing "
-        f"by {c.loc['embracing', 'effect']:.2f}. In these answers curiosity explains "
-        + ("more" if ols["curiosity"] > ols["big_five"] else "no more")
-        + " than the Big-Five (a question about the users, not Kang et al.'s about trait text in a judge's prompt), "
-        "and the Big-Five are not empty: "
-        + ", ".join(f"{t.replace('_', ' ')} {c.loc[t, 'effect']:.2f}" for t in pers.BIG_FIVE
-                    if c.loc[t, 'p_value'] < 0.05)
-        + " (odds ratios per sd, p < 0.05). "
-        + (f"Both explain little (R² below {pages.fmt(100 * WEAK_SIGNAL_R2, 0)}% each): curiosity is a weak signal a "
-           "judge could use, not a strong one."
-           if max(ols["curiosity"], ols["big_five"]) < WEAK_SIGNAL_R2 else
-           "At least one of them explains a tenth of the variance or more: a signal a judge could use."))
+    c = coefs[(coefs["model"] == BOTH_MODEL) & (coefs["kind"] == "ordinal logit")].set_index("term")
+    found = PROSE(
+        "finding.taobao",
+        curiosity=pages.fmt(100 * ols["curiosity"], 1), curiosity_mcfadden=pages.fmt(100 * ordl["curiosity"], 1),
+        big_five=pages.fmt(100 * ols["big_five"], 1), big_five_mcfadden=pages.fmt(100 * ordl["big_five"], 1),
+        both=pages.fmt(100 * ols[BOTH_MODEL], 1), stretching=f"{c.loc['stretching', 'effect']:.2f}",
+        stretching_low=f"{c.loc['stretching', 'effect_ci_low']:.2f}",
+        stretching_high=f"{c.loc['stretching', 'effect_ci_high']:.2f}", embracing=f"{c.loc['embracing', 'effect']:.2f}",
+        more="more" if ols["curiosity"] > ols["big_five"] else "no more",
+        # each Big-Five trait with p < 0.05 and its odds ratio per sd
+        traits=", ".join(f"{t.replace('_', ' ')} {c.loc[t, 'effect']:.2f}" for t in pers.BIG_FIVE
+                         if c.loc[t, "p_value"] < 0.05))
+    if max(ols["curiosity"], ols["big_five"]) < WEAK_SIGNAL_R2:
+        return found + " " + PROSE("finding.taobao.weak", threshold=pages.fmt(100 * WEAK_SIGNAL_R2, 0))
+    return found + " " + PROSE("finding.taobao.usable")
 
 
 def findings(table: pd.DataFrame, readers_table: pd.DataFrame, integer_scores: pd.DataFrame | None,

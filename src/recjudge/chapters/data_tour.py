@@ -13,26 +13,21 @@ from IPython.display import Markdown, display
 
 from recjudge import data
 from recjudge.compendium import cell_selection, figures, pages, runplan
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
 from recjudge.paths import project_root
 
 #: The statuses of a dataset whose files were found (``data.availability``).
 FOUND = ("complete", "partial", "sample")
-#: Names for prose, where the registry's title is long.
-SHORT = {"serendipity-2018": "Serendipity-2018", "taobao-serendipity": "Taobao Serendipity",
-         "movielens-100k": "MovieLens 100K", "movielens-1m": "MovieLens 1M",
-         "movielens-latest-small": "MovieLens ml-latest-small",
-         "movielens-latest-2018-movies": "the 2018 ml-latest movie list",
-         "llm-explanation-eval-lu2023": "the Lu et al. explanation study",
-         "amazon-beauty-5core-s3rec": "Amazon Beauty 5-core sequences"}
+#: The page's sentences (``notebooks/prose/data_tour.md``), and the datasets' names for prose (``title.<dataset>``,
+#: where the registry's title is long) and the parts of MovieLens 1M (``split.<part>``).
+PROSE = Prose("data_tour")
 #: Names for the sizes table's narrow first column.
 BRIEF = {"movielens-latest-small": "ml-latest-small", "movielens-100k": "ML-100K", "movielens-1m": "ML-1M",
          "serendipity-2018": "Serendipity-2018", "movielens-latest-2018-movies": "ml-latest 2018",
          "taobao-serendipity": "Taobao", "llm-explanation-eval-lu2023": "Lu et al. 2023",
          "amazon-beauty-5core-s3rec": "Amazon Beauty"}
-SPLIT_NAMES = {"train_pos": "earlier ratings of 4 or 5 (train_pos)", "val": "validation (val)", "test": "test",
-               "all": "all ratings"}
 TAOBAO_ASPECTS = ["relevance", "novelty", "pur_diversity", "rec_diversity", "unexpectedness", "serendipity",
                   "timeliness", "user_satisfaction", "purchase_intention"]
 ASPECT_NAMES = {"pur_diversity": "diversity (vs purchases)", "rec_diversity": "diversity (vs list)",
@@ -44,7 +39,13 @@ PALETTE = figures.PALETTE
 
 
 def title(name: str) -> str:
-    return SHORT.get(name, data.REGISTRY[name].title)
+    """The name of dataset ``name`` for prose: the prose file's, else the registry's title."""
+    return PROSE(f"title.{name}") if f"title.{name}" in PROSE.passages() else data.REGISTRY[name].title
+
+
+def split_name(split: str) -> str:
+    """The name of a part (split) of MovieLens 1M for its table and legend: the prose file's, else the split's own."""
+    return PROSE(f"split.{split}") if f"split.{split}" in PROSE.passages() else split
 
 
 def names(rows: pd.DataFrame) -> str:
@@ -73,19 +74,19 @@ def opening(status: pd.DataFrame) -> Markdown:
     partial = status[status["status"] == "partial"]
     absent = status[~status["status"].isin(FOUND)]
     mirror = sorted(set(status.loc[status["origin"] == "mirror"].index))
+    mirrored = (PROSE("opening.found.mirror", n_mirror=f"{len(mirror)}") if mirror
+                else PROSE("opening.found.no_mirror"))
     facts = [
-        ("Found in this build", f"{len(found)} of the {len(status)} datasets the registry knows: "
-                                f"{(status['status'] == 'complete').sum()} complete, {len(partial)} partial, "
-                                f"{(status['status'] == 'sample').sum()} the committed sample"
-                                + (f"; {len(mirror)} read from the data mirror" if mirror else "; no data mirror")),
+        ("Found in this build", PROSE("opening.found", n_found=f"{len(found)}", n_datasets=f"{len(status)}",
+                                      n_complete=f"{(status['status'] == 'complete').sum()}",
+                                      n_partial=f"{len(partial)}",
+                                      n_sample=f"{(status['status'] == 'sample').sum()}") + "; " + mirrored),
         ("Partial copies", "; ".join(f"{title(name)} (missing {row['missing']})"
                                      for name, row in partial.iterrows()) or "none"),
-        ("Not found", names(absent) + (": their sections below are empty" if len(absent) else "")),
-        ("Committed with the book", names(status[status["redistributable"]]) + ", the only dataset whose licence "
-                                    "allows redistribution"),
+        ("Not found", PROSE("opening.not_found", datasets=names(absent)) if len(absent) else names(absent)),
+        ("Committed with the book", PROSE("opening.committed", datasets=names(status[status["redistributable"]]))),
     ]
-    caveat = ("A partial copy's numbers describe that copy, not the published dataset; each section below says which "
-              "files are missing." if len(partial) else None)
+    caveat = PROSE("opening.caveat") if len(partial) else None
     return pages.opening(facts, caveat)
 
 
@@ -95,17 +96,17 @@ def show_availability(status: pd.DataFrame, notebook: str) -> Table:
     return format_table(availability.drop(columns="note").assign(redistributable=availability["redistributable"].map(
                             {True: "yes", False: "no"})),
                         labels={"dataset": "Dataset", "origin": "Found in", "missing": "Missing files"},
-                        caption="Datasets of the registry in this build", full_table=(notebook, "availability"))
+                        caption=PROSE("availability.caption"), full_table=(notebook, "availability"))
 
 
 def not_available(status: pd.DataFrame, name: str, figure: str) -> None:
     """Say why the section of ``name`` is empty (not selected, or not found) and glue its ``figure`` as not drawn."""
     if name not in status.index:
-        display(Markdown(f"*`{name}` was not selected in this run.*"))
+        display(Markdown(PROSE("section.not_selected", dataset=name)))
     else:
-        display(Markdown(f"*`{name}` is not available in this run ({status.loc[name, 'status']}): "
-                         f"{status.loc[name, 'note']}. Place its files in the mirror folder to include it.*"))
-    figures.glue_not_drawn(figure, f"`{name}` is not in this build")
+        display(Markdown(PROSE("section.not_available", dataset=name, status=status.loc[name, "status"],
+                               note=status.loc[name, "note"])))
+    figures.glue_not_drawn(figure, PROSE("figure.not_drawn", dataset=name))
 
 
 def _usable(status: pd.DataFrame, name: str, figure: str) -> bool:
@@ -144,7 +145,7 @@ def most_common_rating(distribution: pd.DataFrame) -> str:
     """The opening of a rating figure's caption: the most common level of a ``value_distribution`` and its share."""
     top = distribution.loc[distribution["count"].idxmax()]
     share = pages.fmt(100 * top["share"], 0)
-    return f"{str(top['value']).removesuffix('.0')} stars is the most common rating ({share}%)."
+    return PROSE("figure.most_common_rating", stars=str(top["value"]).removesuffix(".0"), share=share)
 
 
 def modal_answers(shares: pd.DataFrame) -> str:
@@ -153,7 +154,7 @@ def modal_answers(shares: pd.DataFrame) -> str:
     modes = shares.rename(columns={"NA": "don't remember"}).astype(float).idxmax(axis=1).map(
         lambda level: str(level).removesuffix(".0"))
     groups = [f"{level} for {', '.join(map(str, rows.index))}" for level, rows in modes.groupby(modes, sort=True)]
-    return f"The most common answer is {'; '.join(groups)}."
+    return PROSE("figure.most_common_answer", answers="; ".join(groups))
 
 
 def show_movielens_latest_small(small: data.MovieLens, ratings: pd.DataFrame, notebook: str) -> None:
@@ -165,8 +166,8 @@ def show_movielens_latest_small(small: data.MovieLens, ratings: pd.DataFrame, no
     bars(ax, shown["value"], shown["count"], percent_of=ratings["count"].sum())
     ax.set(xlabel="Stars", ylabel="Ratings")
     figures.glue_figure("fig-ml-small-ratings", fig,
-        f"{most_common_rating(ratings)} The {len(small.ratings):,} ratings of ml-latest-small ({small.status} "
-        "copy) by number of stars, with each level's share; whole stars are more common than half stars.")
+                        PROSE("ml_small.figure", most_common=most_common_rating(ratings),
+                              n_ratings=f"{len(small.ratings):,}", status=small.status))
 
 
 def movielens_100k(status: pd.DataFrame, notebook: str) -> list[dict]:
@@ -185,8 +186,8 @@ def movielens_100k(status: pd.DataFrame, notebook: str) -> list[dict]:
          percent_of=ratings["count"].sum())
     ax.set(xlabel="Stars", ylabel="Ratings")
     figures.glue_figure("fig-ml100k-ratings", fig,
-        f"{most_common_rating(ratings)} The {len(ml100k.ratings):,} ratings of MovieLens 100K ({ml100k.status} "
-        "copy) by number of stars.")
+                        PROSE("ml100k.figure", most_common=most_common_rating(ratings),
+                              n_ratings=f"{len(ml100k.ratings):,}", status=ml100k.status))
     return sizes
 
 
@@ -197,20 +198,20 @@ def movielens_1m(status: pd.DataFrame, notebook: str) -> list[dict]:
     ml1m = data.load_movielens("1m")
     display(Markdown(f"**Status: {ml1m.status}.** {ml1m.note}"))
     sizes = [data.size_row("movielens-1m", "ratings", ml1m.ratings, status=ml1m.status,
-                           note="ratings present in this copy")]
+                           note=PROSE("sizes.note.ml1m_ratings"))]
     if ml1m.pairs is not None:
         sizes.append(data.size_row("movielens-1m", "pairs", ml1m.pairs, status=ml1m.status,
-                                   note="all (user, item) pairs; no rating or time"))
+                                   note=PROSE("sizes.note.ml1m_pairs")))
     sizes.append(data.size_row("movielens-1m", "users", ml1m.users, item_column=None, status=ml1m.status))
     groups = ml1m.ratings["split"] if "split" in ml1m.ratings else pd.Series("all", index=ml1m.ratings.index)
     counts = ml1m.ratings.groupby([groups.rename("split"), "rating"]).size().rename("ratings").reset_index()
     by_split = save_table(counts.pivot(index="split", columns="rating", values="ratings").fillna(0).astype(int)
                           .reset_index(), notebook, "movielens_1m_ratings_by_split")
-    shown = by_split.assign(split=by_split["split"].map(lambda s: SPLIT_NAMES.get(s, s)))
+    shown = by_split.assign(split=by_split["split"].map(split_name))
     shown.columns = [c if c == "split" else f"{float(c):g} star" + ("s" if float(c) != 1 else "")
                      for c in shown.columns]
     display(format_table(shown, labels={"split": "Part of the data"},
-                         caption=f"MovieLens 1M: ratings present in this ({ml1m.status}) copy, by split",
+                         caption=PROSE("ml1m.table.caption", status=ml1m.status),
                          full_table=(notebook, "movielens_1m_ratings_by_split"), audit=True))
     fig, ax = plt.subplots(figsize=(7, 3))
     levels = sorted(counts["rating"].unique())
@@ -219,15 +220,13 @@ def movielens_1m(status: pd.DataFrame, notebook: str) -> list[dict]:
     for i, split in enumerate(splits):
         part = counts[counts["split"] == split].set_index("rating")["ratings"].reindex(levels, fill_value=0)
         ax.bar(np.arange(len(levels)) + (i - (len(splits) - 1) / 2) * width, part.to_numpy(), width,
-               color=PALETTE[i], label=SPLIT_NAMES.get(split, split))
+               color=PALETTE[i], label=split_name(split))
     ax.set_xticks(np.arange(len(levels)), [f"{v:g}" for v in levels])
     ax.set(xlabel="Stars", ylabel="Ratings")
     ax.grid(axis="x", alpha=0)
     thousands(ax)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=len(splits), frameon=False)
-    figures.glue_figure("fig-ml1m-splits", fig,
-        f"The earlier part of the data holds only ratings of 4 and 5. MovieLens 1M ratings present in this "
-        f"{ml1m.status} copy, by split.")
+    figures.glue_figure("fig-ml1m-splits", fig, PROSE("ml1m.figure", status=ml1m.status))
     return sizes
 
 
@@ -247,7 +246,7 @@ def show_serendipity(status: pd.DataFrame, answers: pd.DataFrame, likert: pd.Dat
     display(format_table(flags, {"positives": count(label="Answers flagged"),
                                  "share": percent(1, label="Share of answers (%)")},
                          labels={"flag": "Serendipity flag"},
-                         caption=f"Serendipity-2018: the dataset's serendipity flags ({len(answers):,} answers)",
+                         caption=PROSE("serendipity.flags.caption", n_answers=f"{len(answers):,}"),
                          full_table=(notebook, "serendipity_flags")))
     shares = likert.pivot(index="column", columns="value", values="share")[["1.0", "2.0", "3.0", "4.0", "5.0", "NA"]]
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -255,10 +254,10 @@ def show_serendipity(status: pd.DataFrame, answers: pd.DataFrame, likert: pd.Dat
                 linewidths=0.5, linecolor="white")
     ax.set_xticklabels(["1", "2", "3", "4", "5", "don't remember"], rotation=0)
     ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
-    ax.set(xlabel="Answer (1 = strongly disagree, 5 = strongly agree)", ylabel="Statement")
+    ax.set(xlabel=PROSE("serendipity.figure.xlabel"), ylabel="Statement")
     figures.glue_figure("fig-serendipity-answers", fig,
-        f"{modal_answers(shares)} Serendipity-2018 ({copy} copy): share of the {len(answers):,} answers (%) at "
-        "each level of the statements s1 to s8; each row sums to 100.")
+                        PROSE("serendipity.figure", most_common=modal_answers(shares), status=copy,
+                              n_answers=f"{len(answers):,}"))
 
 
 def gpt35_scores(status: pd.DataFrame, notebook: str) -> list[dict]:
@@ -268,7 +267,7 @@ def gpt35_scores(status: pd.DataFrame, notebook: str) -> list[dict]:
     try:
         gpt35 = data.load_gpt35_serendipity()
     except data.MissingDataError as error:
-        figures.glue_not_drawn("fig-gpt35-scores", f"Recorded scores not available: {error}")
+        figures.glue_not_drawn("fig-gpt35-scores", PROSE("gpt35.not_drawn", error=f"{error}"))
         return []
     sizes = [data.size_row("serendipity-2018", "gpt-3.5 scores", gpt35,
                            status=status.loc["serendipity-2018", "status"])]
@@ -276,12 +275,12 @@ def gpt35_scores(status: pd.DataFrame, notebook: str) -> list[dict]:
                         .reset_index(name="count"), notebook, "gpt35_scores")
     fig, ax = plt.subplots(figsize=(7, 2.8))
     ax.bar(scores["gpt35_score"], scores["count"], width=0.2, color=PALETTE[4])
-    ax.set(xlabel="Score given by gpt-3.5-turbo (1 to 5)", ylabel="Answers")
+    ax.set(xlabel=PROSE("gpt35.figure.xlabel"), ylabel="Answers")
     ax.grid(axis="x", alpha=0)
     figures.glue_figure("fig-gpt35-scores", fig,
-        f"The recorded scores take only {scores['gpt35_score'].nunique()} distinct values, most often "
-        f"{scores.loc[scores['count'].idxmax(), 'gpt35_score']:g}. The recorded gpt-3.5-turbo scores of "
-        f"{len(gpt35):,} Serendipity-2018 answers.")
+                        PROSE("gpt35.figure", n_values=f"{scores['gpt35_score'].nunique()}",
+                              most_often=f"{scores.loc[scores['count'].idxmax(), 'gpt35_score']:g}",
+                              n_answers=f"{len(gpt35):,}"))
     return sizes
 
 
@@ -300,8 +299,8 @@ def movielens_2018_movies(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.grid(axis="y", alpha=0)
     thousands(ax, "x")
     figures.glue_figure("fig-genres", fig,
-        f"{genres['genre'].iloc[0]} and {genres['genre'].iloc[1]} lead. Movies per genre in the 2018 ml-latest "
-        f"movie list ({len(movies):,} movies; a movie can have several genres).")
+                        PROSE("genres.figure", first=genres["genre"].iloc[0], second=genres["genre"].iloc[1],
+                              n_movies=f"{len(movies):,}"))
     return sizes
 
 
@@ -318,7 +317,7 @@ def taobao_survey(status: pd.DataFrame, notebook: str) -> list[dict]:
                            notebook, "taobao_behaviour")
     display(format_table(behaviour, {"users": count(label="Users"), "share": percent(1, label="Share of users (%)")},
                          labels={"behaviour": "Logged behaviour"},
-                         caption="Taobao survey: clicks and purchases of the recommended item",
+                         caption=PROSE("taobao.table.caption"),
                          full_table=(notebook, "taobao_behaviour"), audit=True))
     shares = likert.pivot(index="column", columns="value", values="share").loc[TAOBAO_ASPECTS,
                                                                                ["1.0", "2.0", "3.0", "4.0", "5.0"]]
@@ -329,8 +328,8 @@ def taobao_survey(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.set_yticklabels([ASPECT_NAMES.get(a, a) for a in TAOBAO_ASPECTS], rotation=0)
     ax.set(xlabel="Answer (1 to 5)", ylabel="Statement")
     figures.glue_figure("fig-taobao-answers", fig,
-        f"{modal_answers(shares.rename(index=ASPECT_NAMES))} Taobao Serendipity survey: share of the "
-        f"{len(taobao):,} users (%) giving each answer to the nine statements.")
+                        PROSE("taobao.figure", most_common=modal_answers(shares.rename(index=ASPECT_NAMES)),
+                              n_users=f"{len(taobao):,}"))
     return sizes
 
 
@@ -357,9 +356,10 @@ def lu2023_ratings(status: pd.DataFrame, notebook: str) -> list[dict]:
     ax.grid(axis="x", alpha=0)
     ax.legend(title="Aspect", loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=len(ASPECTS), frameon=False)
     figures.glue_figure("fig-lu2023-ratings", fig,
-        f"{modal_answers(user_likert.pivot(index='column', columns='value', values='share')[levels])} The users' "
-        f"ratings of {len(study.user_ratings):,} explanations in the Lu et al. study, by aspect (share of "
-        "explanations at each rating).")
+                        PROSE("lu2023.figure",
+                              most_common=modal_answers(user_likert.pivot(index="column", columns="value",
+                                                                          values="share")[levels]),
+                              n_explanations=f"{len(study.user_ratings):,}"))
     return sizes
 
 
@@ -377,14 +377,14 @@ def amazon_beauty(status: pd.DataFrame, notebook: str) -> list[dict]:
     display(format_table(spread.assign(statistic=spread["statistic"].map(STATISTICS)),
                          {"sequence length": number(1, label="Items in the sequence")},
                          labels={"statistic": "Statistic"},
-                         caption=f"Amazon Beauty: sequence length per user ({lengths.size:,} users)",
+                         caption=PROSE("beauty.table.caption", n_users=f"{lengths.size:,}"),
                          full_table=(notebook, "amazon_beauty_lengths"), audit=True))
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.hist(lengths, bins=50, color=PALETTE[1], log=True)
     ax.set(xlabel="Items in the user's sequence", ylabel="Users (log scale)")
     figures.glue_figure("fig-beauty-lengths", fig,
-        f"Every user has at least {lengths.min()} items, half have at most {lengths.median():g}, the longest has "
-        f"{lengths.max():,}. Amazon Beauty 5-core: users by sequence length.")
+                        PROSE("beauty.figure", shortest=f"{lengths.min()}", median=f"{lengths.median():g}",
+                              longest=f"{lengths.max():,}"))
     return sizes
 
 
@@ -397,7 +397,7 @@ def show_size_table(sizes: Sequence[Mapping], notebook: str) -> Table:
                         {"rows": count(), "users": count(), "items": count(),
                          "density": percent(2, label="Density (%)")},
                         labels={"dataset": "Dataset", "table": "Table", "status": "Copy"},
-                        caption="Sizes of every table read in this chapter" + (f" ({notes})" if notes else ""),
+                        caption=PROSE("sizes.caption.notes", notes=notes) if notes else PROSE("sizes.caption"),
                         full_table=(notebook, "sizes"), audit=True)
 
 
@@ -415,21 +415,18 @@ def findings(status: pd.DataFrame, reads: Mapping[str, Sequence[str]], sizes: It
     complete = status[status["status"].isin(("complete", "sample"))]
     partial = status[status["status"] == "partial"]
     absent = status[~status["status"].isin(FOUND)]
-    found = [f"**Usable in full:** {len(complete)} of {len(status)} datasets: {names(complete)}."]
+    found = [PROSE("findings.full", n_complete=f"{len(complete)}", n_datasets=f"{len(status)}",
+                   datasets=names(complete))]
     ml1m_ratings = _rows_read(list(sizes), "movielens-1m", "ratings")
     for name, row in partial.iterrows():
         consequence = ""
         if name == "movielens-1m" and ml1m_ratings is not None:
-            consequence = (f" This copy holds {ml1m_ratings:,} ratings, without the earlier ratings of 1 to 3, so "
-                           "it cannot stand in for MovieLens-1M where rating values or time matter.")
+            consequence = " " + PROSE("findings.partial.ml1m", n_ratings=f"{ml1m_ratings:,}")
         elif name == "serendipity-2018":
-            consequence = (" Without `training.csv` the users' rating histories are missing; the chapters fall back "
-                           "to the survey answers and the 2018 movie list, and label every table that fallback "
-                           "affects.")
-        found.append(f"**Usable in part:** {title(name)}, missing {row['missing']}.{consequence}")
+            consequence = " " + PROSE("findings.partial.serendipity")
+        found.append(PROSE("findings.partial", dataset=title(name), missing=row["missing"]) + consequence)
     if len(absent):
-        found.append(f"**Not found in this build:** {names(absent)}. The chapters that need them show a *Data "
-                     "needed* box and what can be computed without them.")
+        found.append(PROSE("findings.absent", datasets=names(absent)))
     by_chapter = []
     for chapter, used in reads.items():
         if not used:
@@ -437,17 +434,15 @@ def findings(status: pd.DataFrame, reads: Mapping[str, Sequence[str]], sizes: It
         missing_here = [name for name in used if name in absent.index]
         state = ("all found" if not missing_here else
                  f"{len(missing_here)} of {len(used)} not found")
-        by_chapter.append(f"{{doc}}`{chapter}` reads {', '.join(brief(name) for name in used)} ({state})")
-    found.append("**By chapter:** " + "; ".join(by_chapter) + ".")
+        by_chapter.append(PROSE("findings.by_chapter.reads", chapter=chapter,
+                                datasets=", ".join(brief(name) for name in used), state=state))
+    found.append(PROSE("findings.by_chapter", chapters="; ".join(by_chapter)))
     committed = status[status["redistributable"]]
-    found.append(
-        f"**Always available:** {names(committed)}, committed with the book because its licence allows it; every "
-        "other dataset comes from the data mirror or an official download and is never committed.")
+    found.append(PROSE("findings.always", datasets=names(committed)))
     return found
 
 
 def glue_verdict(status: pd.DataFrame, reads: Mapping[str, Sequence[str]], sizes: Iterable[Mapping]) -> None:
     from myst_nb import glue
 
-    glue("verdict", pages.verdict(findings(status, reads, sizes), "What data can this book use, and what can it not?"),
-         display=False)
+    glue("verdict", pages.verdict(findings(status, reads, sizes), PROSE("verdict.question")), display=False)

@@ -12,6 +12,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, format_table, number, paper_beside_ours, text
 from recjudge.data.lu2023 import ASPECTS, ExplanationStudy
@@ -27,6 +28,8 @@ LEVEL_FORMATS = {level: correlation(2, scale="percent", label=f"{level.capitaliz
 LEVEL_TEXTS = {level: text(label=f"{level.capitalize()} level (%)") for level in ex.LEVELS}
 ANNOTATOR_ROWS = ["Annotator-1", "Annotator-2", "Average"]
 REFERENCE_ROWS = ["BLEU-1", "BLEU-4", "ROUGE-1-F", "ROUGE-L-F"]
+#: The page's sentences (``notebooks/prose/explanation_evaluators.md``).
+PROSE = Prose("explanation_evaluators")
 
 
 def set_up() -> None:
@@ -42,17 +45,11 @@ def opening(study: ExplanationStudy, sample_rows: Sequence[int], own_judges: Seq
     ratings = study.user_ratings
     judge_labels = ", ".join([str(own["label"]) for own in own_judges] + reader_labels(judges))
     return pages.opening([
-        ("Data", f"the explanation study of Lu et al. (complete copy from the data mirror; not redistributable): "
-                 f"{ratings['user_id'].nunique()} users, {len(ratings):,} rated explanations"),
-        ("Reference rows of Table 1", "Random (mean of "
-         f"{len(random_seeds)} seeded draws), BLEU-1/4 and ROUGE-1/L-F against the self-explanations, the two "
-         "third-party annotators and their average, on the full study"),
-        ("LLM judges", f"{judge_labels} on a sample of {len(sample_rows)} texts ({n_users} users × {pairs_per_user} "
-                       f"pairs each, every explanation of a pair), replayed from the response store; prompts "
-                       "reconstructed from the paper's outline, and the authors' own from their repository"),
-    ], "SmolLM2-135M, the default local judge, is a real but tiny model and judges near noise level: its rows show "
-       "the pipeline (prompts, parsing, store, meta-evaluation, ensembles, cost), not what a capable LLM does. Any "
-       "configured model is one entry of `judges` away.")
+        ("Data", PROSE("opening.data", n_users=ratings["user_id"].nunique(), n_ratings=f"{len(ratings):,}")),
+        ("Reference rows of Table 1", PROSE("opening.reference_rows", n_draws=len(random_seeds))),
+        ("LLM judges", PROSE("opening.llm_judges", judges=judge_labels, n_texts=len(sample_rows), n_users=n_users,
+                             pairs_per_user=pairs_per_user)),
+    ], PROSE("opening.caveat"))
 
 
 def show_study(notebook: str, study: ExplanationStudy) -> Table:
@@ -75,7 +72,7 @@ def show_study(notebook: str, study: ExplanationStudy) -> Table:
     return format_table(systems.drop(columns=["example"]),
                         {"texts": count(), **{f"mean_{a}": number(2, label=f"Mean {a}") for a in ASPECTS}},
                         labels={"explanation_type": "Explanation system"},
-                        caption="Explanation systems and their mean user ratings (examples in the CSV)",
+                        caption=PROSE("systems.caption"),
                         full_table=(notebook, "explanation_systems"), audit=True)
 
 
@@ -95,8 +92,7 @@ def show_table1(notebook: str, table1_ours: pd.DataFrame) -> Table:
     return paper_beside_ours(
         ours_average.reset_index(), paper_average.loc[reference_names].reset_index(), keys="evaluator",
         metrics=LEVEL_FORMATS, difference=True, labels={"evaluator": "Evaluator"},
-        caption="Table 1 of Zhang et al. (2024), reference rows, Average over the four aspects: Pearson (%), paper "
-                "beside ours", full_table=(notebook, "table1_reference_rows"))
+        caption=PROSE("table1.caption"), full_table=(notebook, "table1_reference_rows"))
 
 
 def table1_agreement(notebook: str, comparison: pd.DataFrame) -> pd.DataFrame:
@@ -113,8 +109,8 @@ def show_table1_agreement(notebook: str, agreement: pd.DataFrame) -> Table:
                                     "mean_abs_difference": number(2, label="Mean |difference| (points)"),
                                     "max_abs_difference": number(2, label="Largest |difference| (points)")},
                         labels={"evaluator": "Evaluator"},
-                        caption="How close each reference row comes to the paper over its 12 cells (4 aspects × 3 "
-                                "levels)", full_table=(notebook, "table1_agreement_by_row"), audit=True)
+                        caption=PROSE("agreement.caption"), full_table=(notebook, "table1_agreement_by_row"),
+                        audit=True)
 
 
 def draw_table1_cells(comparison: pd.DataFrame) -> None:
@@ -140,7 +136,7 @@ def show_tokenisation(notebook: str, tokenisation: pd.DataFrame) -> Table:
                                        "max_abs_difference": number(2, label="Largest |difference| (points)"),
                                        "dataset_level_mean": number(2, label="Dataset level, ours (%)"),
                                        "paper_dataset_level_average": number(2, label="Dataset level, paper (%)")},
-                        caption="BLEU and ROUGE under each tokenisation and smoothing tried",
+                        caption=PROSE("tokenisation.caption"),
                         full_table=(notebook, "bleu_rouge_tokenisation_variants"), audit=True)
 
 
@@ -157,7 +153,7 @@ def show_rank_correlations(notebook: str, table1_ours: pd.DataFrame) -> Table:
                                             sort=False).reset_index()
     return format_table(rank_average[["evaluator", "method", *ex.LEVELS]], LEVEL_FORMATS,
                         labels={"evaluator": "Evaluator", "method": "Coefficient"},
-                        caption="Rank correlations of the reference rows, mean over the four aspects",
+                        caption=PROSE("rank_correlations.caption"),
                         full_table=(notebook, "reference_rows_spearman_kendall"), audit=True)
 
 
@@ -173,9 +169,9 @@ def null_conventions(notebook: str, truth: pd.DataFrame, study: ExplanationStudy
                    .reset_index())
     null_effect["difference"] = null_effect["drop NA"] - null_effect["paper (NA→3)"]
     save_table(null_effect, notebook, "annotators_null_conventions")
-    return Markdown(f"Dropping the {int(truth[list(ASPECTS)].isna().sum().sum())} blank ratings (of "
-                    f"{len(truth) * len(ASPECTS):,}) instead of setting them to 3 moves the annotators' cells by at "
-                    f"most {pages.fmt(null_effect['difference'].abs().max(), 3)} percentage points.")
+    return Markdown(PROSE("null_conventions", n_blank=int(truth[list(ASPECTS)].isna().sum().sum()),
+                          n_ratings=f"{len(truth) * len(ASPECTS):,}",
+                          largest_move=pages.fmt(null_effect["difference"].abs().max(), 3)))
 
 
 def print_template(name: str) -> None:
@@ -201,7 +197,7 @@ def show_llm_sample(notebook: str, study: ExplanationStudy, sample_rows, single_
                          "n_unparsable": count(label="Replies with an unreadable score"),
                          "tokens_per_text": number(0, label="Tokens per text")},
                         labels={"evaluator": "Evaluator"},
-                        caption="LLM runs (an unreadable score is NaN, never a silent default)",
+                        caption=PROSE("llm_runs.caption"),
                         full_table=(notebook, "llm_runs"), audit=True)
 
 
@@ -223,8 +219,7 @@ def show_readers_versus_reference(notebook: str, truth: pd.DataFrame, llm_scores
                                "pearson": correlation(1, label="Pearson (%)"),
                                "reference_pearson": correlation(1, label=f"{ex.REFERENCE_METRIC} (%)")},
                         labels={"evaluator": "Evaluator"},
-                        caption=f"Your judge's evaluators beside {ex.REFERENCE_METRIC} on the same texts, dataset "
-                                "level, mean over the four aspects of the Pearson correlation with the users' ratings",
+                        caption=PROSE("readers.caption", reference=ex.REFERENCE_METRIC),
                         full_table=(notebook, "readers_versus_reference"), audit=True)
 
 
@@ -252,10 +247,7 @@ def show_llm_rows(notebook: str, truth: pd.DataFrame, sample_scores: pd.DataFram
                         {"scored_texts": count(label="Texts scored"), **LEVEL_TEXTS,
                          "dataset_interval": text(label="Dataset level, 95% interval (%)")},
                         labels={"evaluator": "Evaluator"},
-                        caption="Our LLM rows on the sample, Pearson (%), mean over the aspects whose correlation is "
-                                f"defined; a missing score left out; a row on fewer than {pages.MIN_ANSWERS} scored "
-                                "texts (this book's minimum) shows too few (SmolLM2-135M: a near-noise judge); the "
-                                "dataset level's 95% interval by Fisher's z on the fewest texts of an aspect",
+                        caption=PROSE("llm_rows.caption", min_answers=pages.MIN_ANSWERS),
                         full_table=(notebook, "llm_rows_sample"))
 
 
@@ -270,10 +262,7 @@ def show_errors_beside_baselines(notebook: str, name: str, truth: pd.DataFrame, 
     return format_table(shown[["evaluator", "n", "mae", "rmse", "accuracy_pct"]], {
         "n": count(label="n (text × aspect)"), "mae": number(2, label="MAE"), "rmse": number(2, label="RMSE"),
         "accuracy_pct": number(1, label="Accuracy (%)")}, labels={"evaluator": "Evaluator"},
-        caption=f"Error against the users' ratings (1–5) on {what}, mean over the aspects, beside the trivial "
-                "baselines: a constant answer (the most frequent rating or the mean rating, chosen for each user on "
-                "the other users' ratings) and Random (a uniform 1–5 draw, exact expectation); accuracy: the same "
-                "rating level. BLEU and ROUGE score on another scale and have no error here",
+        caption=PROSE("errors.caption", what=what),
         full_table=(notebook, name), audit=True)
 
 
@@ -309,8 +298,8 @@ def show_paper_llm_rows(notebook: str) -> Table:
         "aspect == 'average' and evaluator.str.endswith(')')", engine="python")
     return format_table(paper_llm_average.pivot(index="evaluator", columns="level", values="paper")
                         .loc[list(dict.fromkeys(paper_llm_average["evaluator"]))][list(ex.LEVELS)].reset_index(),
-                        LEVEL_FORMATS, labels={"evaluator": "Evaluator ((S) single-, (M) multiple-aspect prompt)"},
-                        caption="For reference: the paper's LLM rows (full study, Average column as printed)",
+                        LEVEL_FORMATS, labels={"evaluator": PROSE("paper_llm_rows.evaluator")},
+                        caption=PROSE("paper_llm_rows.caption"),
                         full_table=(notebook, "paper_llm_rows"), audit=True)
 
 
@@ -347,42 +336,37 @@ def local_dataset_range(llm_table: pd.DataFrame) -> str:
         few = 0
     dataset = dataset.dropna()
     if dataset.empty:
-        return ("each of its rows rests on too few texts for a dataset-level correlation "
-                f"(fewer than {pages.MIN_ANSWERS}, this book's minimum)")
-    others = f" ({pages.count(few, 'other row')} on too few texts)" if few else ""
+        return PROSE("local_range.too_few", min_answers=pages.MIN_ANSWERS)
     if len(dataset) == 1:
-        return (f"its one dataset-level correlation on enough texts (mean over aspects) is "
-                f"{pages.fmt(dataset.iloc[0], 1)}%{others}")
-    return (f"its dataset-level correlations (mean over aspects) range from {pages.fmt(dataset.min(), 1)}% to "
-            f"{pages.fmt(dataset.max(), 1)}%" + (f" ({pages.count(len(dataset), 'row')}; "
-                                                  f"{pages.count(few, 'other')} on too few texts)" if few else ""))
+        return PROSE("local_range.one", value=pages.fmt(dataset.iloc[0], 1)) + (
+            " " + PROSE("local_range.others", others=pages.count(few, "other row")) if few else "")
+    return PROSE("local_range", low=pages.fmt(dataset.min(), 1), high=pages.fmt(dataset.max(), 1)) + (
+        " " + PROSE("local_range.rows_and_others", rows=pages.count(len(dataset), "row"),
+                    others=pages.count(few, "other")) if few else "")
 
 
 def slip_note(statements: pd.DataFrame) -> Markdown:
     """The paragraph on an aspect line of the authors' template that asks the wrong statement (or that none does)."""
     wrong = statements[~statements["asks_its_aspect"]]
     if wrong.empty:
-        return Markdown("Every aspect line of the authors' multiple-aspect template states its own aspect.")
+        return Markdown(PROSE("slip.none"))
     row = wrong.iloc[0]
     borrowed = [a for a, s in ex_prompts.ASPECT_STATEMENTS.items() if s == row["statement_asked"]]
-    return Markdown(
-        f"**A slip in the authors' prompts.** In every multiple-aspect prompt of `prompt.py` the {row['line']} "
-        f"line reads *\"{row['statement_asked']}\"*"
-        + (f", the {borrowed[0]} statement, " if borrowed else ", ")
-        + f"instead of *\"{row['questionnaire_statement']}\"*. "
-        + (f"A multiple-aspect judge is asked about {borrowed[0]} twice and never about {row['aspect']}, while "
-           "the single-aspect prompt states it correctly. " if borrowed else "")
-        + ("This is a plausible cause of the paper's finding that single-aspect prompts score higher on "
-           "Transparency (section 3), which the paper puts down to \"the evaluation of Transparency\" being "
-           "\"relatively independent\". " if row["aspect"] == "transparency" else "")
-        + "The rebuilt template keeps the slip, so that it asks what the authors asked.")
+    line = {"line": row["line"], "asked": row["statement_asked"], "questionnaire": row["questionnaire_statement"]}
+    # A line asking another aspect's statement names that aspect; one asking no questionnaire statement cannot
+    sentences = [PROSE("slip.borrowed", **line, borrowed=borrowed[0], aspect=row["aspect"]) if borrowed
+                 else PROSE("slip.unknown", **line)]
+    if row["aspect"] == "transparency":
+        sentences.append(PROSE("slip.transparency"))
+    sentences.append(PROSE("slip.kept"))
+    return Markdown(" ".join(sentences))
 
 
 def show_authors_differences(notebook: str) -> Table:
     differences = save_table(pd.DataFrame(ex_prompts.AUTHORS_DIFFERENCES, columns=["aspect", "difference"]),
                              notebook, "authors_prompt_differences")
     return format_table(differences, labels={"aspect": "What", "difference": "The authors' code, and here"},
-                        caption="Where a request here still differs from the authors' code",
+                        caption=PROSE("authors_differences.caption"),
                         full_table=(notebook, "authors_prompt_differences"), audit=True)
 
 
@@ -405,11 +389,7 @@ def show_authors_rows(notebook: str, average: pd.DataFrame) -> Table:
                          "n_unparsable": count(label="Replies with an aspect unread"),
                          "n_read": count(label="Texts with a score read"), **LEVEL_TEXTS},
                         labels={"evaluator": "Evaluator"},
-                        caption="The authors' prompts on the sample, Pearson (%), mean over the four aspects, a "
-                                "missing score counted as 0 as in the paper; each run read with the authors' rule "
-                                "and, separately, by aspect name; a row with a score read in fewer than "
-                                f"{pages.MIN_ANSWERS} texts (this book's minimum) shows too few (SmolLM2-135M: a "
-                                "near-noise judge)",
+                        caption=PROSE("authors_rows.caption", min_answers=pages.MIN_ANSWERS),
                         full_table=(notebook, "authors_rows_sample"), audit=True)
 
 
@@ -426,28 +406,23 @@ def authors_reading_note(authors: ex.LLMEvaluation, average: pd.DataFrame, autho
         by_name = authors.replies[authors.replies["evaluator"] == zero_name + ", read by name"]
         read = by_name.reindex(columns=list(ASPECTS)).notna().sum(axis=1)  # no aspect column when nothing parsed
         summaries = int(by_name["reply"].str.contains("summary", case=False, na=False).sum())
-        sentences.append(
-            f"Read with the authors' rule (the first four digits in a row), {int(zero['n_unparsable'])} of "
-            f"{int(zero['n_prompts'])} zero-shot replies of {label} give no score; "
-            f"{pages.count(summaries, 'contains', 'contain')} a summary line. "
-            f"Read by aspect name instead, {int((read == 4).sum())} give all four scores, "
-            f"{int(read.between(1, 3).sum())} some"
-            + (f" (on average {pages.fmt(read[read.between(1, 3)].mean(), 1)} aspects)" if read.between(1, 3).any()
-               else "")
-            + f" and {int((read == 0).sum())} none.")
+        some = read.between(1, 3)
+        sentences.append(PROSE(
+            "authors_reading.zero_shot", n_unread=int(zero["n_unparsable"]), n_replies=int(zero["n_prompts"]),
+            judge=label, summaries=pages.count(summaries, "contains", "contain"), n_all=int((read == 4).sum()),
+            n_some=int(some.sum()), n_none=int((read == 0).sum()),
+            some_average=" " + PROSE("authors_reading.some_average", aspects=pages.fmt(read[some].mean(), 1))
+            if some.any() else ""))
     if label is not None and {"none", "none+profile"} <= set(authors_settings):
         levels = average.set_index("evaluator")
 
         def pearson_words(value):
-            return f"{pages.fmt(value, 1)}%" if pd.notna(value) else "undefined (the scores do not vary)"
+            return f"{pages.fmt(value, 1)}%" if pd.notna(value) else PROSE("authors_reading.undefined")
 
         plain = levels.loc[ex_prompts.evaluator_name(label, "multi", "none") + ", read by name"]
         profiled = levels.loc[ex_prompts.evaluator_name(label, "multi", "none+profile") + ", read by name"]
-        sentences.append(
-            f"With the user profile, the dataset-level Pearson (read by name, mean over aspects, a missing score "
-            f"counted as 0 as in the paper) moves from {pearson_words(plain['dataset'])} to "
-            f"{pearson_words(profiled['dataset'])} on {n_texts} texts: a tiny judge cannot test the paper's remark "
-            "that user information did not help.")
+        sentences.append(PROSE("authors_reading.profile", plain=pearson_words(plain["dataset"]),
+                               profiled=pearson_words(profiled["dataset"]), n_texts=n_texts))
     return Markdown(" ".join(sentences))
 
 
@@ -457,10 +432,9 @@ def ensemble_trend(ensemble_average: pd.DataFrame) -> str:
     parts = []
     for level, part in ensemble_average.groupby("level", sort=False):
         means = part.groupby("n")["pearson"].mean()
-        parts.append(f"{pages.fmt(means.iloc[0], 1)}% → {pages.fmt(means.iloc[-1], 1)}% at the {level} level")
-    largest = int(ensemble_average["n"].max())
-    return (f"Read whether the black bars rise as evaluators are added: the mean Pearson goes from one evaluator to "
-            f"{largest} as {'; '.join(parts)}.")
+        parts.append(PROSE("ensembles.trend.level", single=pages.fmt(means.iloc[0], 1),
+                           largest=pages.fmt(means.iloc[-1], 1), level=level))
+    return PROSE("ensembles.trend", largest=int(ensemble_average["n"].max()), levels="; ".join(parts))
 
 
 def draw_ensembles(notebook: str, ensemble_table: pd.DataFrame, members: Sequence[str], n_texts: int) -> None:
@@ -488,10 +462,8 @@ def draw_ensembles(notebook: str, ensemble_table: pd.DataFrame, members: Sequenc
     fig.tight_layout()
     figures.glue_figure(
         "fig-explanation-ensembles", fig,
-        f"{ensemble_trend(ensemble_average)} Every ensemble of N of {len(members)} evaluators "
-        f"({', '.join(members)}) on the {n_texts} sampled texts: Pearson (%) averaged over the four aspects, one point "
-        "per ensemble, the black bar their mean; the axis spans the values, not Pearson's full −100 to 100, and "
-        "the grey line is 0. SmolLM2-135M is a near-noise judge.")
+        PROSE("ensembles.caption", trend=ensemble_trend(ensemble_average), n_members=len(members),
+              members=", ".join(members), n_texts=n_texts))
 
 
 def show_cost(notebook: str, cost: pd.DataFrame) -> Table:
@@ -502,7 +474,7 @@ def show_cost(notebook: str, cost: pd.DataFrame) -> Table:
     return format_table(cost[["evaluator", *usd_columns]].assign(**{c: cost[c] * 1000 for c in usd_columns}),
                         {c: number(2, label=c.removeprefix("usd_").replace("_", " ") + " ($)") for c in usd_columns},
                         labels={"evaluator": "Our prompt"},
-                        caption="Cost of evaluating 1,000 texts on four aspects, in USD, at each model's list price",
+                        caption=PROSE("cost.caption"),
                         full_table=(notebook, "cost_per_text"), audit=True)
 
 
@@ -514,7 +486,7 @@ def show_paper_cost(notebook: str) -> Table:
     return format_table(paper_cost.assign(**{column: paper_cost[column] * 1000}),
                         {column: number(2, label="USD per 1,000 texts")},
                         labels={"evaluator": "Evaluator (paper)"},
-                        caption="The paper's Table 2: cost of evaluating 1,000 texts",
+                        caption=PROSE("paper_cost.caption"),
                         full_table=(notebook, "paper_table2_cost"), audit=True)
 
 
@@ -544,24 +516,16 @@ def further_findings(comparison: pd.DataFrame, llm_runs: pd.DataFrame, llm_table
     unreadable = int(llm_runs["n_unparsable"].sum()) if len(llm_runs) else 0
     further = []
     if paper_rouge:
-        further.append("The paper's ROUGE-1-F and ROUGE-L-F rows are identical in every cell, which two different "
-                       f"measures cannot be in general (ours differ by up to {pages.fmt(ours_rouge_gap.max(), 2)} "
-                       "points): one of the paper's rows is probably a copy of the other.")
+        further.append(PROSE("further.rouge_twins", ours_gap=pages.fmt(ours_rouge_gap.max(), 2)))
     if len(llm_runs):
-        further.append(
-            f"The LLM rows here come from SmolLM2-135M on {n_texts} texts: {unreadable} of "
-            f"{int(llm_runs['n_prompts'].sum())} replies had an unreadable score, and "
-            f"{local_dataset_range(llm_table)}: noise, not a test of the paper's finding that GPT-4 with the "
-            f"multiple-aspect prompt (Average {pages.fmt(ex.PAPER_TABLE1_AVERAGE['GPT4 (M)'][0], 2)}% at the dataset "
-            "level) tracks users' ratings more closely than the third-party annotators do.")
+        further.append(PROSE("further.llm_rows", n_texts=n_texts, n_unreadable=unreadable,
+                             n_replies=int(llm_runs["n_prompts"].sum()), local_range=local_dataset_range(llm_table),
+                             gpt4_average=pages.fmt(ex.PAPER_TABLE1_AVERAGE["GPT4 (M)"][0], 2)))
     if slip:
-        further.append("The authors' own multiple-aspect prompts ask about persuasiveness twice and never about "
-                       "transparency (their Transparency line repeats the persuasiveness statement), a plausible "
-                       "cause of the paper's finding that single-aspect prompts score higher on Transparency.")
+        further.append(PROSE("further.slip"))
     if len(cost) and "usd_gpt-4" in cost.columns:
         multi = cost[cost["template"] == "zhang_multi_zero_shot"]
         if len(multi):
-            further.append(f"With our zero-shot multiple-aspect prompt, GPT-4 at list price would cost "
-                           f"US\\${multi['usd_gpt-4'].iloc[0]:.4f} per text, against the paper's human annotation at "
-                           f"US\\${ex.PAPER_TABLE2_USD['Human']:.3f}.")
+            further.append(PROSE("further.gpt4_cost", gpt4=f"{multi['usd_gpt-4'].iloc[0]:.4f}",
+                                 human=f"{ex.PAPER_TABLE2_USD['Human']:.3f}"))
     return Markdown("\n".join(f"- {finding}" for finding in further))

@@ -11,6 +11,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import claim_evidence, figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, count, format_table, number, percent
 from recjudge.llm.judge_spec import reader_labels
@@ -19,11 +20,13 @@ from recjudge.metamorphic import judges as mr
 from recjudge.metamorphic.judges import RobustnessRun
 from recjudge.prompts.tokutake import STRATEGY_NAMES
 
+#: The page's sentences (``notebooks/prose/judge_robustness.md``).
+PROSE = Prose("judge_robustness")
 #: What each run of the chapter (its key in ``runs``) judged, in every table its numbers appear in (the synthetic
-#: survey is no real users).
-SYNTHETIC_DATA = "SYNTHETIC survey (not real users)"
-SERENDIPITY_DATA = "Serendipity-2018 (mirror)"
-EXPLANATION_DATA = "Lu et al. 2023 explanation study (mirror)"
+#: survey is no real users); the rules below tell the runs apart by these names.
+SYNTHETIC_DATA = PROSE("data.synthetic")
+SERENDIPITY_DATA = PROSE("data.serendipity")
+EXPLANATION_DATA = PROSE("data.explanation")
 DATA = {"synthetic": SYNTHETIC_DATA, "serendipity": SERENDIPITY_DATA, "explanation": EXPLANATION_DATA}
 
 
@@ -45,9 +48,9 @@ def unscored_note(runs: Mapping[str, RobustnessRun]) -> str:
         for label in [judge.label for judge in run.judges if judge.label.startswith("Tokutake")]:
             originals = run.scores[run.scores["judge"] == label].drop_duplicates("case")["original"]
             if originals.isna().any():
-                unscored.append(f"{int(originals.isna().sum())} of the {len(originals)} original replies of {label}")
-    return ("" if not unscored else " " + "; ".join(unscored) + " hold no score (this model often repeats the "
-            "user's history instead of judging); their cases are filtered.")
+                unscored.append(PROSE("opening.unscored.replies", n_unscored=f"{int(originals.isna().sum())}",
+                                      n_replies=f"{len(originals)}", judge=label))
+    return "" if not unscored else " " + PROSE("opening.unscored", replies="; ".join(unscored))
 
 
 def opening(runs: Mapping[str, RobustnessRun], *, judges: Sequence[Mapping], tokutake_strategy: str,
@@ -55,32 +58,20 @@ def opening(runs: Mapping[str, RobustnessRun], *, judges: Sequence[Mapping], tok
             serendipity_tokutake_cases: int, explanation_texts: int) -> Markdown:
     """The opening box: the judges, the data and samples, the relations, and the caveat on a tiny model."""
     serendipity_run = SERENDIPITY_DATA in data_of(runs).values()
-    serendipity_facts = (f"Serendipity-2018 (real users): the first {serendipity_cases} answers of the serendipity "
-                         "chapter's seeded sample (200 answers stratified by the ground truth's level) for Kang's "
-                         f"judge, the first {serendipity_tokutake_cases} of the prompt chapter's (15 answers "
-                         "stratified by g) for Tokutake's"
-                         if serendipity_run else "Serendipity-2018: not in this build (data needed, see above)")
+    serendipity_facts = (PROSE("opening.data.serendipity", kang_cases=f"{serendipity_cases}",
+                               tokutake_cases=f"{serendipity_tokutake_cases}")
+                         if serendipity_run else PROSE("opening.data.serendipity.missing"))
+    readers = ", ".join(reader_labels(judges))
     return pages.opening([
-        ("Judges", "Kang et al.'s basic serendipity prompt (expected-score mode), Tokutake et al.'s "
-                   f"{STRATEGY_NAMES[tokutake_strategy]} template (10-shot, reconstructed, generation mode) and the "
-                   "explanation judge (Zhang et al.'s multiple-aspect zero-shot prompt), all SmolLM2-135M-Instruct "
-                   "(local, 4-bit, temperature 0), as configured in their chapters"
-                   + ("; the two generating judges again with their replies held to their template's output shape "
-                      "(\"constrained\")" if constrained else "")
-                   + ("" if not judges else "; the reader's judges in each of these roles, beside it: "
-                      + ", ".join(reader_labels(judges)))),
-        ("Data", f"{serendipity_facts}; the synthetic survey (generated answers, not users): the Kang judge on the "
-                 f"first {kang_cases} answers of the serendipity chapter's sample, the Tokutake judge on "
-                 f"{tokutake_cases} answers stratified by g; explanation judge: {explanation_texts} texts of Lu et "
-                 "al.'s study when the mirror holds it"),
-        ("Relations", "MR3 spaces, MR4 random words (in the history, or in the explanation text), history order "
-                      "shuffled, MR1/MR2 where ratings appear, a paraphrased instruction"),
-    ], "**Noise level, small sample.** The book's judges run on one real but tiny model, which judges near noise level"
-       + (f" (your judges, {', '.join(reader_labels(judges))}, play the same roles beside them)" if judges else "")
-       + "; the sample is a few dozen cases so that every perturbed prompt runs in minutes on a shared CPU. The book's "
-       "judges' numbers are a 135M-parameter model's replies on samples of tens of answers: they say how much these "
-       "judges move, not how a capable judge would. With the synthetic survey, the ground-truth column describes "
-       "generated answers, not users." + unscored_note(runs))
+        ("Judges", PROSE("opening.judges", strategy=STRATEGY_NAMES[tokutake_strategy])
+                   + ("; " + PROSE("opening.judges.constrained") if constrained else "")
+                   + ("" if not judges else "; " + PROSE("opening.judges.readers", judges=readers))),
+        ("Data", PROSE("opening.data", serendipity=serendipity_facts, kang_cases=f"{kang_cases}",
+                       tokutake_cases=f"{tokutake_cases}", explanation_texts=f"{explanation_texts}")),
+        ("Relations", PROSE("opening.relations")),
+    ], PROSE("opening.caveat",
+             your_judges=(" " + PROSE("opening.caveat.your_judges", judges=readers)) if judges else "")
+       + unscored_note(runs))
 
 
 def _wrap(body: str) -> str:
@@ -129,12 +120,8 @@ def show_robustness(table: pd.DataFrame, scores: pd.DataFrame, runs: Mapping[str
         "mean_abs_change": number(2, label="|Δ| mean"), "verdict_flip_rate": percent(0, label="Flips (%)"),
         "spearman": number(2, label="Spearman ρ"), "delta_pearson_truth": number(2, label="Δ r truth")},
         labels={"judge": "Judge", "relation": "Relation"},
-        caption=f"Metamorphic robustness of the judges (run on {pages.judges_in(in_roles, judges_in_roles)}; n "
-                "scored cases per row; the Kang and Tokutake judges without \"(Serendipity-2018)\" ran on the "
-                f"synthetic survey; a row on fewer than {pages.MIN_ANSWERS} scored cases, this book's minimum, shows "
-                "too few); SmolLM2-135M judges near noise level. The last two rows are the baselines under "
-                "any relation: Random (a fresh uniform 1–5 draw per prompt; exact expectations) and a constant "
-                "answer (never moves; its Spearman ρ is undefined)")
+        caption=PROSE("robustness.caption", judges=pages.judges_in(in_roles, judges_in_roles),
+                      min_answers=f"{pages.MIN_ANSWERS}"))
 
 
 def draw_robustness(table: pd.DataFrame) -> None:
@@ -153,7 +140,7 @@ def draw_robustness(table: pd.DataFrame) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(figures.FIGURE_WIDTH_IN, 0.45 * len(judges) + 2.2), sharey=True)
     y = {judge: len(judges) - 1 - i for i, judge in enumerate(judges)}
     offsets = dict(zip(relations, np.linspace(-0.25, 0.25, len(relations)) if len(relations) > 1 else [0.0]))
-    for ax, column, scale, label in ((axes[0], "mean_abs_change", 1, "Mean |change| of the score (1–5)"),
+    for ax, column, scale, label in ((axes[0], "mean_abs_change", 1, PROSE("figure.change.xlabel")),
                                      (axes[1], "verdict_flip_rate", 100, "Verdict flips (%)")):
         for relation in relations:
             part = scored[scored["relation"] == relation]
@@ -167,12 +154,10 @@ def draw_robustness(table: pd.DataFrame) -> None:
     axes[0].set_ylabel("Judge")
     axes[0].legend(loc="upper center", bbox_to_anchor=(1.0, -0.28), ncols=3, frameon=False)
     figures.glue_figure("fig-judge-robustness", fig,
-        f"How far each judge's score moves under each relation: mean absolute change on the 1–5 scale (left) and the "
-        f"share of verdicts (serendipitous or not) that flip (right), against Random's "
-        f"{pages.fmt(random['mean_abs_change'], 2)}"
-        f" and {pages.fmt(100 * random['verdict_flip_rate'], 0)}% under any relation (dashed); a constant answer "
-        f"never moves. Cases per cell: {pages.span(scored['scored'].min(), scored['scored'].max(), 0)}."
-        + (f" Not drawn, no case scored: {', '.join(unscored)}." if unscored else ""))
+                        PROSE("figure.caption", random_change=pages.fmt(random["mean_abs_change"], 2),
+                              random_flips=pages.fmt(100 * random["verdict_flip_rate"], 0),
+                              cases=pages.span(scored["scored"].min(), scored["scored"].max(), 0))
+                        + (" " + PROSE("figure.caption.unscored", judges=", ".join(unscored)) if unscored else ""))
 
 
 def not_applicable(runs: Mapping[str, RobustnessRun]) -> pd.DataFrame:
@@ -188,7 +173,7 @@ def show_not_applicable(runs: Mapping[str, RobustnessRun], notebook: str) -> Non
     if len(skipped_all):
         display(format_table(skipped_all, labels={"judge": "Judge", "relation": "Relation",
                                                   "reason": "Not run because"},
-                             caption="Relations that do not apply to a judge", audit=True))
+                             caption=PROSE("not_applicable.caption"), audit=True))
 
 
 SHAPE_EFFECT_MEASURES = ("filtered", "mean_abs_change", "verdict_flip_rate", "spearman")
@@ -219,8 +204,7 @@ def show_shape_effect(shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun], n
         "cases": count(), "filtered": count(label="Filt."), "mean_abs_change": number(2, label="|Δ| mean"),
         "verdict_flip_rate": percent(0, label="Flips (%)"), "spearman": number(2, label="Spearman ρ")},
         labels={"judge": "Judge", "relation": "Relation", "replies": "Replies"},
-        caption="The generating judges with free and with constrained replies (SmolLM2-135M, noise level; one "
-                "CSV per judge, constrained_vs_free_<judge>.csv)", audit=True))
+        caption=PROSE("shape_effect.caption"), audit=True))
 
 
 
@@ -235,10 +219,10 @@ def flips_in(rates: pd.Series, cells: Sequence[pd.DataFrame] = ()) -> str:
     """The flip rates of a judge's cells; when none flipped, whether one could have (``mr.flip_within_reach`` over the
     cells' scores, when given)."""
     if rates.max() > 0:
-        return f"verdicts flip in {pages.span(100 * rates.min(), 100 * rates.max(), 0)}% of the scored cases"
+        return PROSE("flips.some", rates=pages.span(100 * rates.min(), 100 * rates.max(), 0))
     if cells and not any(mr.flip_within_reach(cell) for cell in cells):
-        return "no verdict could flip (no score moved as far as the nearest original score lies from a verdict's edge)"
-    return "no verdict flips"
+        return PROSE("flips.none_possible")
+    return PROSE("flips.none")
 
 
 def serendipity_finding(table: pd.DataFrame, scores: pd.DataFrame | None = None) -> str:
@@ -247,19 +231,21 @@ def serendipity_finding(table: pd.DataFrame, scores: pd.DataFrame | None = None)
     flip could happen at all."""
     real = table[table["data"] == SERENDIPITY_DATA]
     if real.empty:
-        return f"{claim_evidence.NOT_RUN} (the Serendipity-2018 data are needed)."
+        return PROSE("serendipity.not_run", not_run=claim_evidence.NOT_RUN)
     per_judge = real.dropna(subset=["verdict_flip_rate"]).groupby("judge", sort=False)
-    return "; ".join(
-        f"{label}: " + pages.unless_too_few(
-            f"{flips_in(part['verdict_flip_rate'], _cell_scores(scores, label, part['relation']))}, scores move by "
-            f"{pages.span(part['mean_abs_change'].min(), part['mean_abs_change'].max(), 2)} on average (n = "
-            f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of {int(part['cases'].max())} "
-            f"answers per relation, {len(part)} relations with scored cases)",
+
+    def judged(label: str, part: pd.DataFrame) -> str:
+        scored = pages.span(part["scored"].min(), part["scored"].max(), 0)
+        cases = f"{int(part['cases'].max())}"
+        return f"{label}: " + pages.unless_too_few(
+            PROSE("serendipity.judge",
+                  flips=flips_in(part["verdict_flip_rate"], _cell_scores(scores, label, part["relation"])),
+                  change=pages.span(part["mean_abs_change"].min(), part["mean_abs_change"].max(), 2),
+                  scored=scored, cases=cases, n_relations=f"{len(part)}"),
             int(part["scored"].min()),
-            detail=f"{pages.span(part['scored'].min(), part['scored'].max(), 0)} scored of "
-                   f"{int(part['cases'].max())} answers per relation")
-        for label, part in per_judge) \
-        + ": SmolLM2-135M's replies on a seeded sample of Serendipity-2018 answers."
+            detail=PROSE("serendipity.judge.too_few_detail", scored=scored, cases=cases))
+
+    return PROSE("serendipity.finding", judges="; ".join(judged(label, part) for label, part in per_judge))
 
 
 def shown_robustness(table: pd.DataFrame) -> pd.DataFrame:
@@ -275,23 +261,25 @@ ROW_MEASURES = ("mean_abs_change", "verdict_flip_rate", "spearman", "delta_pears
 def constrained_finding(shaped: pd.DataFrame) -> str:
     """Whether holding the replies to their shape keeps more cases, and the flip rates free and constrained."""
     if not len(shaped):
-        return "not run (the parameter `constrained` is off)."
+        return PROSE("constrained.not_run")
     totals = shaped.groupby("judge", sort=False)[["cases", "filtered_free", "filtered_constrained"]].sum()
     flips = shaped.groupby("judge", sort=False)[["verdict_flip_rate_free", "verdict_flip_rate_constrained"]].mean()
     def rate(value: float) -> str:  # a judge with no scored case under a relation has no flip rate
         return "no scored case" if pd.isna(value) else f"{pages.fmt(100 * value, 0)}%"
 
-    return "; ".join(
-        f"{label}: {int(totals.loc[label, 'filtered_constrained']):,} of {int(totals.loc[label, 'cases']):,} cases "
-        f"filtered (free: {int(totals.loc[label, 'filtered_free']):,}), mean flip rate over the relations with "
-        f"scored cases {rate(flips.loc[label, 'verdict_flip_rate_constrained'])} (free: "
-        f"{rate(flips.loc[label, 'verdict_flip_rate_free'])})" for label in totals.index) + ". " + (
-        "Every judge held to its shape keeps at least as many cases"
-        if (totals["filtered_constrained"] <= totals["filtered_free"]).all()
-        else "Not every judge keeps more cases when held to its shape"
-    ) + "; on a tiny model, the flip rates say how steady its answers are, not a capable judge's."
+    judges = "; ".join(
+        PROSE("constrained.judge", judge=label, filtered=f"{int(totals.loc[label, 'filtered_constrained']):,}",
+              cases=f"{int(totals.loc[label, 'cases']):,}",
+              filtered_free=f"{int(totals.loc[label, 'filtered_free']):,}",
+              flips=rate(flips.loc[label, "verdict_flip_rate_constrained"]),
+              flips_free=rate(flips.loc[label, "verdict_flip_rate_free"])) for label in totals.index)
+    kept = (totals["filtered_constrained"] <= totals["filtered_free"]).all()
+    return PROSE("constrained.finding", judges=judges,
+                 cases_kept=PROSE("constrained.finding.kept" if kept else "constrained.finding.lost"))
 
 
+#: The invariance rule's word for judges whose verdicts move under a relation (``invariance``).
+NOT_INVARIANT = "not invariant"
 #: This book's threshold (no paper states one): a judge keeps the order of its scores over cases under a relation when
 #: Spearman's ρ between its original and perturbed scores is at least this.
 KEPT_ORDER_SPEARMAN = 0.9
@@ -303,12 +291,12 @@ def order_kept(spearman: pd.Series) -> str:
     the verdict word is the claims rule's own."""
     rho = spearman.dropna()
     if rho.empty:
-        return "Order over cases is not measured here."
+        return PROSE("order.not_measured")
     if (rho >= KEPT_ORDER_SPEARMAN).all():
-        return "Order over cases is kept."
+        return PROSE("order.kept")
     if (rho > 0).all():
-        return f"Order over cases is only {claim_evidence.PARTLY} kept."
-    return "Order over cases is lost in some cells."
+        return PROSE("order.positive_only", verdict_word=claim_evidence.PARTLY)
+    return PROSE("order.lost")
 
 
 def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
@@ -324,47 +312,44 @@ def pooled_flips(table: pd.DataFrame) -> dict[str, str]:
     change = float((scored["mean_abs_change"] * scored["scored"]).sum() / cases) if cases else float("nan")
     largest = scored.sort_values("verdict_flip_rate", ascending=False).iloc[0] if cases else None
     return {
-        "pooled_flips": f"{flips:,} verdict flip{'' if flips == 1 else 's'} in {cases:,} scored cases"
-                        + (f" ({pages.fmt(100 * flips / cases, 0)}% [{pages.fmt(100 * low, 0)}, "
-                           f"{pages.fmt(100 * high, 0)}])" if cases else ""),
+        "pooled_flips": PROSE("pooled.flips", flips=pages.count(flips, "verdict flip"), cases=f"{cases:,}",
+                              share=pages.fmt(100 * flips / cases, 0), low=pages.fmt(100 * low, 0),
+                              high=pages.fmt(100 * high, 0))
+                        if cases else PROSE("pooled.flips.none_scored", flips=pages.count(flips, "verdict flip"),
+                                            cases=f"{cases:,}"),
         "pooled_change": pages.fmt(change, 2) if cases else "–",
         "largest_flip": "–" if largest is None else pages.unless_too_few(
-            f"{pages.fmt(100 * largest['verdict_flip_rate'], 0)}% ({largest['judge']}, {largest['relation']}, "
-            f"n = {int(largest['scored'])} scored cases)", int(largest["scored"])),
+            PROSE("pooled.largest", rate=pages.fmt(100 * largest["verdict_flip_rate"], 0), judge=largest["judge"],
+                  relation=largest["relation"], n_scored=f"{int(largest['scored'])}"), int(largest["scored"])),
     }
 
 
 def baseline_flips() -> str:
     """The flip rates a judge's are read against, from ``mr.baseline_robustness`` selected by name."""
     baselines = mr.baseline_robustness().set_index("judge")["verdict_flip_rate"]
-    return (f"{pages.fmt(100 * baselines[RANDOM], 0)}% for Random (a fresh uniform 1–5 draw per prompt, exact) and "
-            f"{pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0)}% for a constant answer")
-
-
-#: The invariance rule's vocabulary: any cell with a verdict flip, among the cells with at least this book's minimum
-#: of scored cases, makes the judges not invariant; with none flipping, whether a flip could have happened there.
-NOT_INVARIANT = "The judges are not invariant."
-NO_FLIPS = "No verdict flips here."
-NO_FLIP_POSSIBLE = "No verdict could flip here."
+    return PROSE("baselines.flips", random=pages.fmt(100 * baselines[RANDOM], 0),
+                 constant=pages.fmt(100 * baselines[mr.CONSTANT_ANSWER], 0))
 
 
 def invariance(table: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> tuple[str, pd.DataFrame, pd.DataFrame]:
     """The invariance rule on the cells with enough scored cases (``pages.MIN_ANSWERS``): (its words, those cells,
     the cells among them where a verdict flips). A cell of three cases flips or not by chance: it is too few."""
+    # Any cell with a verdict flip, among the cells with at least this book's minimum of scored cases, makes the judges
+    # not invariant; with none flipping, the words say whether a flip could have happened there
     readable = table[~table["scored"].map(pages.too_few) & (table["scored"] > 0)]
     moving = readable[readable["verdict_flip_rate"] > 0]
     if readable.empty:
-        return (pages.too_few_text(table["scored"].max(), detail=f"at most {int(table['scored'].max())} scored cases "
-                                                                  "per cell") + ".", readable, moving)
+        detail = PROSE("invariance.too_few_detail", n_scored=f"{int(table['scored'].max())}")
+        return pages.too_few_text(table["scored"].max(), detail=detail) + ".", readable, moving
     if len(moving):
-        return NOT_INVARIANT, readable, moving
+        return PROSE("invariance.not_invariant", verdict=NOT_INVARIANT), readable, moving
     scores = pd.concat([run.scores for run in runs.values() if len(run.scores)], ignore_index=True) \
         if any(len(run.scores) for run in runs.values()) else None
     cells = [cell for judge, part in readable.groupby("judge", sort=False)
              for cell in _cell_scores(scores, judge, part["relation"])]
     if cells and not any(mr.flip_within_reach(cell) for cell in cells):
-        return NO_FLIP_POSSIBLE, readable, moving
-    return NO_FLIPS, readable, moving
+        return PROSE("invariance.no_flip_possible"), readable, moving
+    return PROSE("invariance.no_flips"), readable, moving
 
 
 def findings(table: pd.DataFrame, shaped: pd.DataFrame, runs: Mapping[str, RobustnessRun]) -> dict[str, object]:

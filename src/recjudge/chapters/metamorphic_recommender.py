@@ -11,6 +11,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, header_label, number, p_value, paper_beside_ours, percent
 from recjudge.data import movielens_name
@@ -29,6 +30,10 @@ PARSING_FORMATS = {"replies": count(), "not_a_list": count(label="Not a list"),
                    "matched_share": percent(0, label="Matched to the catalogue (%)")}
 #: The title matcher's thresholds compared (the chapter's default, 90, among them).
 MATCH_THRESHOLDS = [80.0, 85.0, 90.0, 95.0, 100.0]
+#: The page's sentences (``notebooks/prose/metamorphic_recommender.md``).
+PROSE = Prose("metamorphic_recommender")
+#: Khirbat et al.'s Table 4 reports every relation's change significant at p below this.
+PAPER_TABLE4_P_BELOW = 0.0001
 
 
 def wrap(body: str) -> str:
@@ -39,26 +44,19 @@ def wrap(body: str) -> str:
 def opening(movielens, users: Sequence, replies: pd.DataFrame, *, dataset: str, user_seed: int, iterations: int,
             temperature: float, judges: Sequence[dict]) -> Markdown:
     """The box that opens the chapter: data, recommender, sample and similarities, and the noise-level caveat."""
-    data_label = f"{movielens_name(dataset)} ({movielens.status}): {len(movielens.ratings):,} ratings, " \
-                 f"{movielens.ratings['user_id'].nunique():,} users"
+    recommender = PROSE("opening.recommender", temperature=f"{temperature:g}")
+    if judges:
+        recommender += "; " + PROSE("opening.recommender.readers", readers=", ".join(reader_labels(judges)))
     return pages.opening([
-        ("Data", data_label + "; the paper says “MovieLens 100k” but quotes ml-latest-small's figures (100,000 "
-                 "ratings, 3,600 tag applications, 9,000 movies, 610 users), so ml-latest-small is the default"),
-        ("Recommender", f"SmolLM2-135M-Instruct (local, 4-bit) at temperature {temperature:g}, replayed from the "
-                        "response store; the paper used GPT-3.5-turbo"
-                        + ("" if not judges else "; the reader's judges as recommenders too: "
-                           + ", ".join(reader_labels(judges)))),
-        ("Sample", f"{pages.count(len(users), 'user')} drawn with seed {user_seed} among the "
-                   f"{len(study.eligible_users(movielens.ratings))} users with 30-40 liked items; "
-                   f"{len(replies):,} replies; the paper's design (k and l grids, {iterations} iterations) "
-                   "unchanged"),
-        ("Similarity", f"Kendall's τ-b over the union of the two lists, RBO (p = {rank.RBO_PERSISTENCE:g}, "
-                       "extrapolated, Webber et al. {cite:p}`webber2010similarity`), overlap ratio; τ over shared "
-                       "items as a second reading"),
-    ], "**Noise level.** SmolLM2-135M is a real but tiny model: it often answers with prose, repeats the prompt or "
-       "invents titles, so its rows show the pipeline and the size of pure sampling noise, not how an LLM "
-       "recommender behaves. The sample is one user because the local model writes about four tokens a second on "
-       "this machine; `n_users` and `model`/`provider` are the parameters of a real study.")
+        ("Data", PROSE("opening.data", dataset=movielens_name(dataset), status=movielens.status,
+                       n_ratings=f"{len(movielens.ratings):,}",
+                       n_users=f"{movielens.ratings['user_id'].nunique():,}")),
+        ("Recommender", recommender),
+        ("Sample", PROSE("opening.sample", users=pages.count(len(users), "user"), seed=user_seed,
+                         n_eligible=len(study.eligible_users(movielens.ratings)), n_replies=f"{len(replies):,}",
+                         iterations=iterations)),
+        ("Similarity", PROSE("opening.similarity", persistence=f"{rank.RBO_PERSISTENCE:g}")),
+    ], PROSE("opening.caveat"))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -105,10 +103,10 @@ def show_title_matcher(matcher: TitleMatcher, replies: pd.DataFrame, notebook: s
     collisions["reply_titles_matched"] = [(scores >= t).mean() if len(scores) else np.nan for t in MATCH_THRESHOLDS]
     save_table(collisions.assign(catalogue=movielens_name(dataset)), notebook, "title_matcher_thresholds")
     display(format_table(collisions, {"threshold": number(0, label="Threshold"),
-                                      "collision_rate": percent(1, label="Catalogue titles with a near twin (%)"),
+                                      # a label long enough to read as a sentence: in the prose file
+                                      "collision_rate": percent(1, label=PROSE("title_matcher.collisions")),
                                       "reply_titles_matched": percent(1, label="Reply titles matched (%)")},
-                         caption=f"Title-matcher threshold: collisions in the catalogue and reply titles matched "
-                                 f"({len(parsed):,} titles from the replies)",
+                         caption=PROSE("title_matcher.caption", n_titles=f"{len(parsed):,}"),
                          full_table=(notebook, "title_matcher_thresholds"), audit=True))
 
 
@@ -116,16 +114,13 @@ def show_reply_parsing(replies: pd.DataFrame, notebook: str) -> Markdown:
     """Replies per table that are lists, titles found and matched (saved), and how unmatched titles count."""
     parse_summary = save_table(study.reply_summary(replies), notebook, "reply_parsing")
     display(format_table(parse_summary, PARSING_FORMATS,
-                         caption="Replies per table, replies that are not a list, titles found and how many match",
+                         caption=PROSE("reply_parsing.caption"),
                          full_table=(notebook, "reply_parsing"), audit=True))
     listed = int(parse_summary["ranked_entries"].sum())
     unmatched = listed - int(round((parse_summary["ranked_entries"]
                                     * parse_summary["matched_share"].fillna(0)).sum()))
-    return Markdown(f"Of the {listed:,} ranked entries, {unmatched:,} "
-                    f"({pages.fmt(100 * unmatched / max(listed, 1), 0)}%) match no catalogue title and are kept as "
-                    "text (two replies naming the same unknown title still agree). A reply that is not a list gives "
-                    "an empty list: against a non-empty list its overlap and RBO are 0 and Kendall's τ is undefined; "
-                    "two empty lists are not compared (all similarities undefined, shown as –).")
+    return Markdown(PROSE("reply_parsing.unmatched", n_entries=f"{listed:,}", n_unmatched=f"{unmatched:,}",
+                          unmatched_share=pages.fmt(100 * unmatched / max(listed, 1), 0)))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -136,8 +131,7 @@ def show_table2(table2: pd.DataFrame, notebook: str):
     """Table 2 (the list length k), the paper's beside ours; saves ours."""
     save_table(table2, notebook, "table2_k")
     return paper_beside_ours(table2[["condition", *SIMILARITIES]], study.PAPER_TABLE_2, "condition", PAPER_FORMATS,
-                             labels={"condition": "k"}, caption="Table 2: similarity of two iterations per k "
-                             "(paper: GPT-3.5-turbo; ours: SmolLM2-135M, noise level)",
+                             labels={"condition": "k"}, caption=PROSE("table2.caption"),
                              full_table=(notebook, "table2_k"))
 
 
@@ -145,9 +139,8 @@ def show_table3(table3: pd.DataFrame, notebook: str):
     """Table 3 (the number of liked items l), the paper's beside ours; saves ours."""
     save_table(table3, notebook, "table3_l")
     return paper_beside_ours(table3[["condition", *SIMILARITIES]], study.PAPER_TABLE_3, "condition", PAPER_FORMATS,
-                             labels={"condition": "l"}, caption="Table 3: similarity to the reference iteration "
-                             "per l, k = 5 (ours: SmolLM2-135M, noise level)", full_table=(notebook, "table3_l"),
-                             audit=True)
+                             labels={"condition": "l"}, caption=PROSE("table3.caption"),
+                             full_table=(notebook, "table3_l"), audit=True)
 
 
 def _printed_sd_range() -> str:
@@ -166,16 +159,14 @@ def show_table4(table4: pd.DataFrame, per_iteration: pd.DataFrame, notebook: str
     paper4 = study.PAPER_TABLE_4.set_index("relation").loc[table4["relation"]].reset_index()
     display(paper_beside_ours(table4[["relation", *SIMILARITIES]], paper4, "relation", PAPER_FORMATS,
                               labels={"relation": "Relation"},
-                              caption="Table 4: mean over ten iterations (paper: GPT-3.5-turbo, p < 0.0001 for every "
-                                      "relation; ours: SmolLM2-135M, noise level)",
+                              caption=PROSE("table4.caption", paper_p=f"{PAPER_TABLE4_P_BELOW:g}"),
                               full_table=(notebook, "table4_relations")))
     spread = table4[["relation", "kendall_tau_sd", "rbo_sd", "overlap_sd", "kendall_tau_p", "rbo_p", "overlap_p"]]
     return format_table(spread, {"kendall_tau_sd": number(3, label="SD τ"), "rbo_sd": number(3, label="SD RBO"),
                                  "overlap_sd": number(3, label="SD overlap"), "kendall_tau_p": p_value(label="p τ"),
                                  "rbo_p": p_value(label="p RBO"), "overlap_p": p_value(label="p overlap")},
                         labels={"relation": "Relation"},
-                        caption="Table 4, ours: SD over the iteration means and p of the unpaired t-test against "
-                                f"No change (paper's SDs: {_printed_sd_range()})",
+                        caption=PROSE("table4.spread.caption", paper_sds=_printed_sd_range()),
                         full_table=(notebook, "table4_relations"), audit=True)
 
 
@@ -203,15 +194,12 @@ def draw_table4(table4: pd.DataFrame) -> None:
     axes[0].legend(loc="upper center", bbox_to_anchor=(1.0, -0.22), ncols=2, frameon=False)
     base = study.MR_NAMES["none"]
     changed = paper.drop(index=base, errors="ignore")
+    ours = (PROSE("table4.figure.every_relation", rbo=pages.fmt(table4["rbo"].min(), 2))
+            if pages.fmt(table4["rbo"].min(), 2) == pages.fmt(table4["rbo"].max(), 2)
+            else pages.span(table4["rbo"].min(), table4["rbo"].max()))
     figures.glue_figure("fig-metamorphic-relations", fig,
-        f"Table 4 relation by relation: similarity of the recommended lists to the reference list, the paper's "
-        f"(GPT-3.5-turbo; open) beside ours (SmolLM2-135M; filled), each ± its SD over the iterations. The paper's "
-        f"RBO is {pages.fmt(paper.loc[base, 'rbo'], 2)} without a change and "
-        f"{pages.span(changed['rbo'].min(), changed['rbo'].max())} under the relations; ours is "
-        + (f"{pages.fmt(table4['rbo'].min(), 2)} for every relation"
-           if pages.fmt(table4["rbo"].min(), 2) == pages.fmt(table4["rbo"].max(), 2)
-           else pages.span(table4["rbo"].min(), table4["rbo"].max()))
-        + " (how many of its replies are lists at all: the reply-parsing table above).")
+                        PROSE("table4.figure", paper_base_rbo=pages.fmt(paper.loc[base, "rbo"], 2),
+                              paper_relation_rbo=pages.span(changed["rbo"].min(), changed["rbo"].max()), ours=ours))
 
 
 def kendall_variants(table2: pd.DataFrame, table3: pd.DataFrame, table4: pd.DataFrame) -> pd.DataFrame:
@@ -229,7 +217,7 @@ def show_kendall_variants(table2: pd.DataFrame, table3: pd.DataFrame, table4: pd
     tau_pairs = save_table(kendall_variants(table2, table3, table4), notebook, "kendall_variants")
     return format_table(tau_pairs, {"kendall_tau": number(3, label="τ-b, union (absent tied last)"),
                                     "kendall_tau_shared": number(3, label="τ-b, shared items")},
-                        caption="Two definitions of Kendall's τ for lists that do not hold the same items",
+                        caption=PROSE("kendall_variants.caption"),
                         full_table=(notebook, "kendall_variants"), audit=True)
 
 
@@ -248,8 +236,7 @@ def show_rbo_ties(notebook: str):
     return format_table(rbo_examples, {"ext": number(3, label="RBO ext"), "min": number(3, label="RBO min"),
                                        "max": number(3, label="RBO max"), "res": number(3, label="Residual")},
                         labels={"variant": "Tie treatment"},
-                        caption=f"RBO (p = {rank.RBO_PERSISTENCE:g}) of a (b c) d and b a c e f under the three tie "
-                                "treatments",
+                        caption=PROSE("rbo_ties.caption", persistence=f"{rank.RBO_PERSISTENCE:g}"),
                         full_table=(notebook, "rbo_ties_example"), audit=True)
 
 
@@ -273,8 +260,7 @@ def show_choice_sensitivity(replies: pd.DataFrame, rbo_persistence: Sequence[flo
     return format_table(shown, {c: number(3) for c in relations},
                         labels={"measure": "Measure", "choice": "Choice",
                                 **{c: c.replace(": ", ":\n", 1).replace(" (", "\n(", 1) for c in relations}},
-                        caption="Table 4 means under each unstated choice (SmolLM2-135M, one user: noise level; the "
-                                "λ rows are new replies to MR1 and MR2 with that λ)",
+                        caption=PROSE("choice_sensitivity.caption"),
                         full_table=(notebook, "choice_sensitivity"), audit=True)
 
 
@@ -303,22 +289,20 @@ def show_perturbations(rbo_persistence: Sequence[float], notebook: str) -> Markd
                                          **{c: number(3, label=f"RBO, p = {c.removeprefix('rbo_p')}")
                                             for c in rbo_columns}},
                          labels={"change": "Change of a five-item list"},
-                         caption="The measures on constructed changes of a five-item list (no model)",
+                         caption=PROSE("perturbations.caption"),
                          full_table=(notebook, "perturbation_sensitivity"), audit=True))
-    example = flips[0] if flips else None
-    if example:
-        side = "below" if by_change.loc[example[0], low_p] < by_change.loc[example[1], low_p] else "above"
-        instance = (f": *{example[0]}* scores {side} *{example[1]}* at the low p and the other way round at the "
-                    "high p.")
+    counted = {"low_p": low_p.removeprefix("rbo_p"), "high_p": high_p.removeprefix("rbo_p"), "n_flips": len(flips),
+               "n_pairs": len(by_change) * (len(by_change) - 1) // 2}
+    if flips:
+        first, second = flips[0]
+        side = "below" if by_change.loc[first, low_p] < by_change.loc[second, low_p] else "above"
+        reversed_order = PROSE("perturbations.flips.example", **counted, first=first, side=side, second=second)
     else:
-        instance = "."
-    return Markdown(
-        f"Between p = {low_p.removeprefix('rbo_p')} and p = {high_p.removeprefix('rbo_p')}, RBO reverses the order "
-        f"of {len(flips)} of the {len(by_change) * (len(by_change) - 1) // 2} pairs of changes" + instance
-        + " Where two relations move different ranks, which one counts as the larger change is a choice of p. "
-        "The shared-items τ ignores new items altogether: it gives "
-        f"{by_change.loc['new item at rank 1', 'kendall_tau_shared']:.3g} to a list whose top item was replaced, "
-        f"where the union τ gives {by_change.loc['new item at rank 1', 'kendall_tau']:.3g}.")
+        reversed_order = PROSE("perturbations.flips", **counted)
+    replaced = by_change.loc["new item at rank 1"]
+    return Markdown(reversed_order + " " + PROSE("perturbations.readings",
+                                                 shared_tau=f"{replaced['kendall_tau_shared']:.3g}",
+                                                 union_tau=f"{replaced['kendall_tau']:.3g}"))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -334,15 +318,15 @@ def show_constrained(replies: pd.DataFrame, shaped_replies: pd.DataFrame | None,
     shaped_effect = save_table(study.shape_effect(replies[~replies["condition"].str.contains("λ")], shaped_replies),
                                notebook, "constrained_tables")
     display(format_table(shaped_summary, PARSING_FORMATS,
-                         caption="Constrained replies per table (SmolLM2-135M, one user)",
+                         caption=PROSE("constrained.parsing.caption"),
                          full_table=(notebook, "constrained_reply_parsing"), audit=True))
     display(format_table(shaped_effect, {c: number(3) for c in shaped_effect.columns[2:]},
                          labels={"table": "Table", "condition": "Condition",
                                  "kendall_tau_free": "τ free", "kendall_tau_constrained": "τ constrained",
                                  "rbo_free": "RBO free", "rbo_constrained": "RBO constrained",
                                  "overlap_free": "Overlap free", "overlap_constrained": "Overlap constrained"},
-                         caption="Tables 2-4 from free and from constrained replies (SmolLM2-135M, one user: noise "
-                                 "level)", full_table=(notebook, "constrained_tables"), audit=True))
+                         caption=PROSE("constrained.tables.caption"), full_table=(notebook, "constrained_tables"),
+                         audit=True))
     return shaped_summary, shaped_effect
 
 
@@ -350,7 +334,7 @@ def show_reader_recommenders(reader_replies: dict[str, pd.DataFrame], iterations
     """The reader's recommenders: their reply parsing and Table 4 (saved with Tables 2 and 3), or a note that the
     build has none."""
     if not reader_replies:
-        display(Markdown("*This build has no reader's judge: the local model above is the only recommender.*"))
+        display(Markdown(PROSE("readers.none")))
         return
 
     def keyed(make: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
@@ -364,12 +348,12 @@ def show_reader_recommenders(reader_replies: dict[str, pd.DataFrame], iterations
     save_table(keyed(study.table_3), notebook, "reader_table3_l")
     reader_t4 = save_table(keyed(lambda r: study.table_4(r)[0]), notebook, "reader_table4_relations")
     display(format_table(reader_parsing, PARSING_FORMATS, labels={"recommender": "Recommender"},
-                         caption="The reader's recommenders: replies per table, replies that are not a list",
+                         caption=PROSE("readers.parsing.caption"),
                          full_table=(notebook, "reader_reply_parsing"), audit=True))
     display(format_table(reader_t4[["recommender", "relation", *SIMILARITIES]], PAPER_FORMATS,
                          labels={"recommender": "Recommender", "relation": "Relation"},
-                         caption=f"Table 4 with the reader's recommenders: mean over {iterations} iterations "
-                                 "against the baseline", full_table=(notebook, "reader_table4_relations")))
+                         caption=PROSE("readers.table4.caption", iterations=iterations),
+                         full_table=(notebook, "reader_table4_relations")))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -394,7 +378,7 @@ def findings(replies: pd.DataFrame, table4: pd.DataFrame, users: Sequence) -> di
     recommends = list_share >= study.LIST_SHARE_NEEDED
     return {
         "n_replies": f"{len(replies):,}", "users": pages.count(len(users), "user"),
-        "list_finding": "The model answers with lists." if recommends else "The tiny model is not a recommender.",
+        "list_finding": PROSE("list_finding.lists" if recommends else "list_finding.not_a_recommender"),
         "n_lists": f"{lists:,}", "list_share": pages.fmt(100 * list_share, 0),
         "list_share_needed": pages.fmt(100 * study.LIST_SHARE_NEEDED, 0),
         "reference_lists": int(reference["is_list"].sum()), "reference_users": pages.count(len(reference), "user"),
@@ -417,17 +401,14 @@ def shaped_finding(shaped_replies: pd.DataFrame | None, shaped_tables, users: Se
     shaped_t4 = shaped_effect[(shaped_effect["table"] == "Table 4")].set_index("condition")
     shaped_base = shaped_t4.loc[study.MR_NAMES["none"], "rbo_constrained"]
     shaped_mrs = shaped_t4.drop(index=study.MR_NAMES["none"])["rbo_constrained"]
-    return (
-        f"**Constrained to a list, the model answers with one in {shaped_lists:,} of "
-        f"{int(shaped_summary['replies'].sum()):,} replies** "
-        + (f"({pages.percent(100 * shaped_summary['matched_share'].mean(), 0)} of their titles, averaged over the "
-           "tables, match the catalogue; "
-           if shaped_summary["matched_share"].notna().any() else "(")
-        + "a reply in shape can still hold only blank titles, and one cut at its token limit is out of shape); the "
-        f"reference reply is "
-        f"a list for {shaped_reference_lists} of {pages.count(len(users), 'user')}, so Table 4's mean RBO is "
-        f"{pages.fmt(shaped_base, 2)} without a change and {pages.span(shaped_mrs.min(), shaped_mrs.max())} under the "
-        "relations. Not the paper's setting, and still a 135M model naming titles.")
+    aside = [PROSE("shaped_finding.out_of_shape")]
+    if shaped_summary["matched_share"].notna().any():
+        aside.insert(0, PROSE("shaped_finding.titles_matched",
+                              matched=pages.percent(100 * shaped_summary["matched_share"].mean(), 0)))
+    return PROSE("shaped_finding", n_lists=f"{shaped_lists:,}", n_replies=f"{int(shaped_summary['replies'].sum()):,}",
+                 aside="; ".join(aside), reference_lists=shaped_reference_lists,
+                 users=pages.count(len(users), "user"), base_rbo=pages.fmt(shaped_base, 2),
+                 relation_rbo=pages.span(shaped_mrs.min(), shaped_mrs.max()))
 
 
 def glue_findings(replies: pd.DataFrame, table4: pd.DataFrame, users: Sequence,

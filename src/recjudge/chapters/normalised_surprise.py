@@ -12,6 +12,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, number, paper_beside_ours, percent
 from recjudge.data import MissingDataError, availability, load_movielens, movielens_name
@@ -36,6 +37,8 @@ TABLE1_FORMATS = {"exact": number(3, label="Exact limit"), "greedy": number(3, l
                   "share_exact": percent(0, label="Greedy exact (% of instances)"),
                   "worst_ratio": number(3, label="Worst ratio")}
 MODEL_DISTANCE = {"model": "Model", "distance": "Distance"}
+#: The page's sentences (``notebooks/prose/normalised_surprise.md``).
+PROSE = Prose("normalised_surprise")
 
 
 @dataclass
@@ -95,36 +98,28 @@ def opening(run: Run) -> Markdown:
     """The box that opens the chapter: data, item models, sample, exact against greedy, and the caveat."""
     ratings = run.movielens.ratings
     if run.dataset == "latest-small":
-        data_status = "complete; the book embeds it, so this chapter never needs the data mirror"
+        data_status = PROSE("opening.data.embedded")
+    elif run.data_copy == "partial":
+        data_status = PROSE("opening.data.partial")
     else:
-        data_status = run.data_copy + (" (see the last section)" if run.data_copy == "partial" else "")
-    users_cap = ("every sampled user" if run.max_users_per_interval is None
-                 else f"at most {run.max_users_per_interval} users")
+        data_status = run.data_copy
+    users_each = ("every sampled user" if run.max_users_per_interval is None
+                  else f"at most {run.max_users_per_interval} users")
     facts = [
-        ("Data", f"{DATA_NAMES.get(run.dataset, run.dataset)} ({data_status}): {len(ratings):,} ratings of "
-                 f"{ratings['user_id'].nunique():,} users on {ratings['item_id'].nunique():,} movies "
-                 "{cite:p}`harper2015movielens`. The paper used MovieLens-1M with short movie descriptions collected "
-                 "in 2017; MovieLens ships no descriptions, so the text models read titles, genres and user tags."),
-        ("Item models and distances", "C (tf-idf of the item text), P (Doc2Vec paragraph vectors of it), U (the "
-                                      "item's ratings by every user), N (NPMI of co-exposure); the paper's thirteen "
-                                      "model × distance pairs over Euclidean, cosine, Jaccard, Jensen-Shannon, "
-                                      "Aitchison and NPMI distances."),
-        ("Sample", f"{len(run.intervals)} of {len(run.all_intervals)} eligible intervals (frames of "
-                   f"{run.frame_size:,} ratings), {users_cap} each: {run.n_users} user lists per model × distance "
-                   f"pair and recommender, against the paper's {run.paper_lists:,} or more. An interval is eligible "
-                   f"when {run.min_common_users} users (the paper: {time_frames.PAPER_MIN_COMMON_USERS}) rate in two "
-                   f"consecutive frames and give a 5-star rating in the later one; no pair of frames of this dataset "
-                   f"has more than {run.max_sample_users} such users, so the paper's threshold selects nothing "
-                   "here."),
-        ("Exact and greedy", f"exact limits (over every order of the unknown items, by dynamic programming) against "
-                             f"the greedy ones on random points: {run.exp1_seeds} instances of ten unknown items for "
-                             f"Table 1 (the paper's points are not published), {run.gap_instances} per size for "
-                             f"{min(run.gap_sizes)} to {max(run.gap_sizes)} unknown items. Experiment 2 uses the "
-                             "greedy limits, as the paper does: its users have thousands of unknown items."),
+        ("Data", PROSE("opening.data", dataset=DATA_NAMES.get(run.dataset, run.dataset), status=data_status,
+                       ratings=f"{len(ratings):,}", users=f"{ratings['user_id'].nunique():,}",
+                       movies=f"{ratings['item_id'].nunique():,}")),
+        ("Item models and distances", PROSE("opening.item_models")),
+        ("Sample", PROSE("opening.sample", intervals=len(run.intervals), eligible=len(run.all_intervals),
+                         frame_size=f"{run.frame_size:,}", users_each=users_each, n_users=run.n_users,
+                         paper_lists=f"{run.paper_lists:,}", min_common_users=run.min_common_users,
+                         paper_min_common_users=time_frames.PAPER_MIN_COMMON_USERS,
+                         max_sample_users=run.max_sample_users)),
+        ("Exact and greedy", PROSE("opening.exact_and_greedy", instances=run.exp1_seeds,
+                                   gap_instances=run.gap_instances, smallest=min(run.gap_sizes),
+                                   largest=max(run.gap_sizes))),
     ]
-    caveat = (f"Experiment 2 runs on another dataset, with other item texts and a sample of {run.n_users} lists per "
-              "cell: compare its *orderings* with the paper's, not its magnitudes.")
-    return pages.opening(facts, caveat)
+    return pages.opening(facts, PROSE("opening.caveat", n_users=run.n_users))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -176,8 +171,7 @@ def show_table1(exp1: pd.DataFrame, run: Run) -> None:
         ours, paper_side = _table1_side(summary, paper, kind, worst)
         display(paper_beside_ours(
             ours, paper_side, keys="distance", metrics=TABLE1_FORMATS, labels={"distance": "Distance"},
-            caption=f"Table 1, {name} potential surprise: the paper's one instance beside ours (medians over "
-                    f"{run.exp1_seeds} random instances; share of instances and worst ratio are ours only)",
+            caption=PROSE("table1.caption", limit=name, instances=run.exp1_seeds),
             full_table=(run.notebook, "table1_exact_vs_greedy"),
             audit=kind == "min"))  # the greedy minimum is always exact (below): its table is for the record
 
@@ -201,10 +195,7 @@ def draw_greedy_ratio(exp1: pd.DataFrame, run: Run) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)  # below: never over a point
     worst = exp1["max_ratio"].min()
     figures.glue_figure("fig-greedy-ratio", fig,
-        f"The greedy estimate of the maximum potential surprise divided by the exact maximum, for {run.exp1_seeds} "
-        f"random instances of ten unknown items and one known item (points jittered sideways). A ratio of 1 means "
-        f"the greedy order is optimal; the worst instance reaches {pages.fmt(worst, 3)}. The paper's single "
-        f"instance deviates only for the Euclidean distance.")
+                        PROSE("fig-greedy-ratio.caption", instances=run.exp1_seeds, worst=pages.fmt(worst, 3)))
 
 
 def greedy_exact_shares(exp1: pd.DataFrame) -> pd.Series:
@@ -219,14 +210,11 @@ def greedy_table1_note(exp1: pd.DataFrame) -> Markdown:
     max_share = greedy_exact_shares(exp1)
     paper_euclid = float(paper_table1().set_index("distance").loc["euclidean", "paper_max_ratio"])
     euclid = exp1.loc[exp1["distance"] == "euclidean", "max_ratio"]
-    return Markdown(
-        f"The greedy **minimum** equals the exact one in {min_exact:,} of {len(exp1):,} instance × distance pairs. "
-        "It must: consuming every unknown item links each to its nearest earlier item, so a full sequence's surprise "
-        "is the weight of a spanning tree, and the greedy minimum is Prim's algorithm for the minimum spanning tree. "
-        f"The greedy **maximum** is exact in {pages.fmt(100 * max_share.min(), 0)}% ({max_share.idxmin()}) to "
-        f"{pages.fmt(100 * max_share.max(), 0)}% ({max_share.idxmax()}) of the instances. The paper's Euclidean "
-        f"ratio, {pages.fmt(paper_euclid, 3)}, is at the {pages.fmt(100 * (euclid < paper_euclid).mean(), 0)}th "
-        "percentile of ours: an ordinary instance, not an outlier.")
+    return Markdown(PROSE(
+        "table1.note", min_exact=f"{min_exact:,}", pairs=f"{len(exp1):,}",
+        lowest=pages.fmt(100 * max_share.min(), 0), lowest_distance=max_share.idxmin(),
+        highest=pages.fmt(100 * max_share.max(), 0), highest_distance=max_share.idxmax(),
+        paper_ratio=pages.fmt(paper_euclid, 3), percentile=pages.fmt(100 * (euclid < paper_euclid).mean(), 0)))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -255,10 +243,10 @@ def greedy_gap_finding(maxima: pd.DataFrame) -> str:
         return f"{pages.fmt(100 * low[n], 0)}–{pages.fmt(100 * high[n], 0)}%"
 
     worst = maxima.loc[maxima["mean_relative_gap"].idxmax()]
-    return (f"The greedy maximum is exact in {share_range(smallest)} of the instances with {smallest} unknown items "
-            f"and {share_range(largest)} with {largest}; the largest mean "
-            f"shortfall is {pages.fmt(100 * worst['mean_relative_gap'], 2)}% ({worst['distance']}, "
-            f"{worst['n_unknown']} unknown items).")
+    return PROSE("fig-greedy-gap.finding", smallest_share=share_range(smallest), smallest=smallest,
+                 largest_share=share_range(largest), largest=largest,
+                 shortfall=pages.fmt(100 * worst["mean_relative_gap"], 2), distance=worst["distance"],
+                 size=worst["n_unknown"])
 
 
 def draw_greedy_gap(gap_summary: pd.DataFrame, run: Run) -> None:
@@ -277,10 +265,8 @@ def draw_greedy_gap(gap_summary: pd.DataFrame, run: Run) -> None:
     fig.legend(*right.get_legend_handles_labels(), title="Distance", loc="upper center",
                bbox_to_anchor=(0.5, 0.02), ncols=4, frameon=False)
     fig.tight_layout()
-    figures.glue_figure("fig-greedy-gap", fig,
-        f"{greedy_gap_finding(maxima)} How often the greedy maximum equals the exact maximum (left) and how far "
-        f"below it falls on average (right), over {run.gap_instances} random instances per number of unknown "
-        "items. The greedy minimum is exact in every instance (not drawn).")
+    figures.glue_figure("fig-greedy-gap", fig, PROSE("fig-greedy-gap.caption", finding=greedy_gap_finding(maxima),
+                                                     instances=run.gap_instances))
 
 
 def show_largest_gap(gap_summary: pd.DataFrame, run: Run) -> Markdown:
@@ -293,16 +279,11 @@ def show_largest_gap(gap_summary: pd.DataFrame, run: Run) -> Markdown:
          "mean_relative_gap": percent(2, label="Mean shortfall (%)"),
          "max_relative_gap": percent(2, label="Worst shortfall (%)")},
         labels={"distance": "Distance"},
-        caption=f"The greedy maximum at {int(largest['n_unknown'].iloc[0])} unknown items ({run.gap_instances} "
-                "instances)",
+        caption=PROSE("largest_gap.caption", size=int(largest["n_unknown"].iloc[0]), instances=run.gap_instances),
         full_table=(run.notebook, "greedy_gap"), audit=True))
     minima = gap_summary[gap_summary["kind"] == "min"]
-    return Markdown(
-        f"The greedy minimum is exact in {'every' if minima['share_exact'].eq(1).all() else 'not every'} instance "
-        f"at every size. The greedy maximum falls short more often as $|N|$ grows, by at most "
-        f"{pages.fmt(100 * maxima['max_relative_gap'].max(), 1)}% here: the paper's Table 1 pattern (only the "
-        "Euclidean maximum deviated), now with its frequency and size. It is why $\\hat S_{sn}$ needs clipping: a "
-        "list can exceed an underestimated maximum.")
+    return Markdown(PROSE("largest_gap.note", every="every" if minima["share_exact"].eq(1).all() else "not every",
+                          shortfall=pages.fmt(100 * maxima["max_relative_gap"].max(), 1)))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -332,20 +313,20 @@ def show_experiment2_scope(run: Run) -> None:
     }])
     save_table(run_scope, run.notebook, "experiment2_scope")
     long_texts = item_models.build_content_model(movielens.items, movielens.tags, min_terms=13).n_items
-    display(Markdown(
-        f"Of the {len(eligibility)} frames, {threshold_counts['eligible_frames'].iloc[0]} are eligible under the "
-        f"paper's threshold of {time_frames.PAPER_MIN_COMMON_USERS} users and "
-        f"{threshold_counts['eligible_frames'].iloc[1]} under {run.min_common_users}. The 13-term rule would keep "
-        f"{long_texts:,} of the {movielens.items['item_id'].nunique():,} movies."))
+    display(Markdown(PROSE(
+        "experiment2.eligible", frames=len(eligibility), eligible_paper=threshold_counts["eligible_frames"].iloc[0],
+        paper_min_common_users=time_frames.PAPER_MIN_COMMON_USERS,
+        eligible_here=threshold_counts["eligible_frames"].iloc[1], min_common_users=run.min_common_users,
+        long_texts=f"{long_texts:,}", movies=f"{movielens.items['item_id'].nunique():,}")))
     settings_shown = pd.DataFrame([
         ("Frames of ratings", f"{len(eligibility)} of {run.frame_size:,} ratings"),
-        ("Users common to two frames, with a 5-star rating", f"at least {run.min_common_users} (paper: "
-                                                             f"{time_frames.PAPER_MIN_COMMON_USERS})"),
+        (PROSE("experiment2.setting.common_users"), f"at least {run.min_common_users} (paper: "
+                                                    f"{time_frames.PAPER_MIN_COMMON_USERS})"),
         ("Intervals used", f"{len(run.intervals)} of {len(run.all_intervals)} eligible, ending at frames "
                            + ", ".join(last_frames)),
         ("Users per interval", "all sampled" if run.max_users_per_interval is None
          else f"at most {run.max_users_per_interval}"),
-        ("User lists per cell and recommender", f"{run.n_users} (paper: {run.paper_lists:,} or more)"),
+        (PROSE("experiment2.setting.user_lists"), f"{run.n_users} (paper: {run.paper_lists:,} or more)"),
         ("Unknown items sampled per user", f"{run.n_sampled:,} per user and interval"),
         ("List length, neighbours of item-kNN", f"{run.top_n}, k = {run.k_neighbours}"),
     ], columns=["setting", "value"])
@@ -360,7 +341,7 @@ def show_item_models(models: dict, run: Run) -> None:
     save_table(model_rows, run.notebook, "item_models")
     display(format_table(model_rows, {"items": count(label="Items")},
                          labels={"model": "Model", "description": "What it is"},
-                         caption="Item models built for this run", full_table=(run.notebook, "item_models"),
+                         caption=PROSE("item_models.caption"), full_table=(run.notebook, "item_models"),
                          audit=True))
 
 
@@ -383,7 +364,7 @@ def show_table2(table2_long: pd.DataFrame, run: Run) -> pd.DataFrame:
     display(paper_beside_ours(
         table2[["model", "distance", *MEANS]], paper[["model", "distance", *MEANS]], keys=["model", "distance"],
         metrics={m: number(3, label=m.split("_")[0]) for m in MEANS}, difference=True, labels=MODEL_DISTANCE,
-        caption="Table 2: mean normalised surprise over the interval series, the paper's beside ours",
+        caption=PROSE("table2.caption"),
         full_table=(run.notebook, "table2_vs_paper")))
     return table2
 
@@ -416,18 +397,14 @@ def draw_table2(table2_long: pd.DataFrame) -> None:
         ax.errorbar(paper_x, row, xerr=paper_se, color=colour, marker=marker, markersize=6, linestyle="none",
                     markerfacecolor="white", capsize=2, elinewidth=1, zorder=3, label=f"{recommender}, paper")
     ax.set_yticks(y, cells)
-    ax.set(xlabel="Mean normalised surprise (± 1 standard error)", ylabel="Item model · distance",
-           xlim=(-0.02, 1.02))
+    ax.set(xlabel=PROSE("fig-normalised-surprise.x_label"), ylabel="Item model · distance", xlim=(-0.02, 1.02))
     ax.grid(axis="y", alpha=0)
     ax.legend(ncols=3, loc="upper center", bbox_to_anchor=(0.45, -0.13), frameon=False)
     fig.tight_layout()
     intervals = table2_long["n_intervals"]
-    figures.glue_figure("fig-normalised-surprise", fig,
-        "Mean normalised surprise per item model and distance: filled markers ours, open markers the paper's "
-        "Table 2, joined by a line, each with ± one standard error of the mean over its interval series (ours over "
-        f"{pages.span(intervals.min(), intervals.max(), 0)} intervals; the paper's printed SD over the "
-        f"{PAPER_MIN_INTERVALS} intervals it has at least, the widest its series allows). MSI should sit at 1, LSI "
-        "at 0 and item-kNN between them.")
+    figures.glue_figure("fig-normalised-surprise", fig, PROSE(
+        "fig-normalised-surprise.caption", intervals=pages.span(intervals.min(), intervals.max(), 0),
+        paper_intervals=PAPER_MIN_INTERVALS))
 
 
 def show_clipping(table2_long: pd.DataFrame, results: pd.DataFrame, run: Run) -> None:
@@ -436,11 +413,11 @@ def show_clipping(table2_long: pd.DataFrame, results: pd.DataFrame, run: Run) ->
                                        sort=False).reset_index()
     clipped_lists = int(results["clipped"].sum())
     undefined_lists = int(table2_long["n_undefined"].sum())
-    display(Markdown(
-        f"Clipping to $[0, 1]$ was needed for {clipped_lists} of {len(results):,} lists "
-        f"({pages.fmt(100 * clipped_lists / len(results), 1)}%); "
-        + (f"{undefined_lists} had equal limits, where " if undefined_lists else "no list had equal limits, where ")
-        + "$\\hat S_{sn}$ is undefined." + (" The cells where clipping happened:" if clipped_lists else "")))
+    clipped = {"clipped": clipped_lists, "lists": f"{len(results):,}",
+               "share": pages.fmt(100 * clipped_lists / len(results), 1)}
+    said = (PROSE("clipping.undefined", **clipped, undefined=undefined_lists) if undefined_lists
+            else PROSE("clipping.none_undefined", **clipped))
+    display(Markdown(said + (" " + PROSE("clipping.cells") if clipped_lists else "")))
     shown = clipping[clipping[["MSI", "kNN", "LSI"]].gt(0).any(axis=1)]
     if len(shown):
         display(format_table(shown[["model", "distance", "MSI", "kNN", "LSI"]],
@@ -464,17 +441,13 @@ def show_supplementary(supplementary: pd.DataFrame, table2: pd.DataFrame, run: R
     supplementary_table = one_plus_random.table2_wide(one_plus_random.summarise_table2(supplementary))
     save_table(supplementary_table, run.notebook, "supplementary_no_sampling_greedy")
     ends = _ends(supplementary)
-    display(Markdown(
-        f"Without sampling and with a greedy search, {ends['msi_one']} of {ends['msi_lists']} defined MSI lists "
-        f"score 1 and {ends['lsi_zero']} of {ends['lsi_lists']} defined LSI lists score 0 "
-        f"({ends['undefined']} undefined), in all {run.n_pairs} cells rather than "
-        "the paper's two. The table below gives kNN's mean, now ranking every unknown item."))
+    display(Markdown(PROSE("supplementary.ends", **ends, n_pairs=run.n_pairs)))
     knn = table2[["model", "distance", "kNN_mean"]].merge(
         supplementary_table[["model", "distance", "kNN_mean"]], on=["model", "distance"], suffixes=("", "_all"))
     display(format_table(knn, {"kNN_mean": number(3, label=f"{run.n_sampled:,} sampled items"),
                                "kNN_mean_all": number(3, label="All unknown items")},
                          labels=MODEL_DISTANCE,
-                         caption="Mean normalised surprise of item-kNN, Algorithm 1 against the supplementary run",
+                         caption=PROSE("supplementary.caption"),
                          full_table=(run.notebook, "supplementary_no_sampling_greedy"), audit=True))
 
 
@@ -483,22 +456,19 @@ def show_ordering(ordering: pd.DataFrame, table2: pd.DataFrame, run: Run) -> Non
     cell; saves the check."""
     save_table(ordering, run.notebook, "ordering_check")
     exceptions = ordering[~ordering["holds_on_means"]]
-    display(Markdown(
-        f"The inequality holds on the means in {int(ordering['holds_on_means'].sum())} of {len(ordering)} "
-        f"comparisons ({len(ordering) // 2} cells × 2); "
-        + ("there is no exception." if exceptions.empty else
-           f"{pages.count(len(exceptions), 'exception')}, {int(exceptions['within_noise'].sum())} of them "
-           "within noise.")
-        + " Per user list:"))
+    holding = {"holding": int(ordering["holds_on_means"].sum()), "comparisons": len(ordering),
+               "cells": len(ordering) // 2}
+    display(Markdown(PROSE("ordering.no_exception", **holding) if exceptions.empty else
+                     PROSE("ordering.exceptions", **holding, exceptions=pages.count(len(exceptions), "exception"),
+                           within_noise=int(exceptions["within_noise"].sum()))))
     per_list = table2[["model", "distance"]].merge(
         ordering.pivot_table(index=["model", "distance"], columns="inequality", values="share_of_lists_holding")
         .reset_index(), on=["model", "distance"])
-    display(format_table(per_list, {"MSI >= kNN": percent(0, label="MSI ≥ kNN (% of lists)"),
-                                    "kNN >= LSI": percent(0, label="kNN ≥ LSI (% of lists)")},
+    display(format_table(per_list, {"MSI >= kNN": percent(0, label=PROSE("ordering.column.msi_knn")),
+                                    "kNN >= LSI": percent(0, label=PROSE("ordering.column.knn_lsi"))},
                          labels=MODEL_DISTANCE,
-                         caption=f"Share of the {int(ordering['lists'].max())} paired user lists per cell that "
-                                 "respect each inequality", full_table=(run.notebook, "ordering_check"),
-                         audit=True))
+                         caption=PROSE("ordering.caption", lists=int(ordering["lists"].max())),
+                         full_table=(run.notebook, "ordering_check"), audit=True))
 
 
 def show_datasets(run: Run) -> None:
@@ -522,17 +492,16 @@ def show_datasets(run: Run) -> None:
             f"eligible_at_{run.min_common_users}": int(table["eligible"].sum()),
         })
     if absent:  # the table compares all three releases; without them it is neither shown nor rewritten
-        display(Markdown(f"*Not in this build: {', '.join(absent)}. Put them in the data mirror to compare the "
-                         "releases.*"))
+        display(Markdown(PROSE("datasets.absent", releases=", ".join(absent))))
         return
     datasets_table = save_table(pd.DataFrame(other_rows), run.notebook, "datasets_time_frames")
     display(format_table(
         datasets_table.assign(dataset=datasets_table["dataset"].map(DATA_NAMES)),
-        {"max_sample_users": count(label="Most users in a frame pair"),
+        {"max_sample_users": count(label=PROSE("datasets.column.max_sample_users")),
          "eligible_paper_threshold": count(label=f"Eligible at {time_frames.PAPER_MIN_COMMON_USERS}"),
          f"eligible_at_{run.min_common_users}": count(label=f"Eligible at {run.min_common_users}")},
         labels={"dataset": "Dataset", "status": "Copy"},
-        caption=f"Frames of {run.frame_size:,} ratings eligible under the paper's threshold and under this run's",
+        caption=PROSE("datasets.caption", frame_size=f"{run.frame_size:,}"),
         full_table=(run.notebook, "datasets_time_frames"), audit=True))
 
 
@@ -546,10 +515,10 @@ def show_coefficients_of_variation(table2_long: pd.DataFrame, run: Run) -> Markd
     display(format_table(cvs[["varies", "fixed", "printed_cv_pct", "cv_pct_paper_table", "cv_pct_ours",
                               "cells_ours"]],
                          {"printed_cv_pct": number(1, label="Printed (%)"),
-                          "cv_pct_paper_table": number(1, label="From the paper's Table 2 (%)"),
+                          "cv_pct_paper_table": number(1, label=PROSE("cv.column.paper_table")),
                           "cv_pct_ours": number(1, label="From ours (%)"), "cells_ours": count(label="Our cells")},
                          labels={"varies": "Over", "fixed": "With"},
-                         caption="Coefficient of variation of the mean normalised surprise under kNN",
+                         caption=PROSE("cv.caption"),
                          full_table=(run.notebook, "paper_claim_coefficients_of_variation"), audit=True))
     return Markdown(cv_finding(cvs))
 
@@ -558,13 +527,13 @@ def cv_finding(cvs: pd.DataFrame) -> str:
     """Whether the printed coefficients follow from the paper's Table 2, and whether ours show the choice of
     representation and distance to matter (every one at least 5%)."""
     consistent = bool((cvs["cv_pct_paper_table"].round(1) == cvs["printed_cv_pct"]).all())
-    return (("The printed values follow from the paper's Table 2. " if consistent else
-             "Some printed values do not follow from the paper's Table 2. ")
-            + f"Ours range from {pages.fmt(cvs['cv_pct_ours'].min(), 1)}% to "
-            f"{pages.fmt(cvs['cv_pct_ours'].max(), 1)}% (the paper's from "
-            f"{pages.fmt(cvs['printed_cv_pct'].min(), 1)}% to {pages.fmt(cvs['printed_cv_pct'].max(), 1)}%): "
-            + ("the choice of representation and distance moves the measure here too."
-               if cvs["cv_pct_ours"].min() >= 5 else "in some comparisons the choice matters little here."))
+    return PROSE("cv.finding",
+                 consistency=PROSE("cv.finding.consistent" if consistent else "cv.finding.inconsistent"),
+                 lowest=pages.fmt(cvs["cv_pct_ours"].min(), 1), highest=pages.fmt(cvs["cv_pct_ours"].max(), 1),
+                 paper_lowest=pages.fmt(cvs["printed_cv_pct"].min(), 1),
+                 paper_highest=pages.fmt(cvs["printed_cv_pct"].max(), 1),
+                 conclusion=PROSE("cv.finding.choice_matters" if cvs["cv_pct_ours"].min() >= 5
+                                  else "cv.finding.choice_matters_little"))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -599,7 +568,8 @@ def order_findings(table2: pd.DataFrame, ordering: pd.DataFrame) -> dict:
         "typical_lsi": pages.fmt(typical["LSI_mean"], 2),
         "largest_knn_gap": pages.fmt(delta["kNN_mean"].abs().max(), 2), "largest_knn_cell": " · ".join(largest_gap),
         "msi_below": msi_below, "lsi_above": lsi_above,
-        "ends_finding": ": our lists sit further from the ends of the scale." if further_from_ends else ".",
+        # The sentence's end: the glued text follows "in {lsi_above}" directly
+        "ends_finding": PROSE("verdict.ends_further") if further_from_ends else ".",
     }
 
 
@@ -613,12 +583,10 @@ def greedy_findings(exp1: pd.DataFrame, gap_summary: pd.DataFrame, run: Run) -> 
         "greedy_exact_low": pages.fmt(100 * max_share.min(), 0),
         "greedy_exact_high": pages.fmt(100 * max_share.max(), 0),
         "greedy_shortfall": pages.fmt(100 * shortfall, 1), "largest_gap_size": max(run.gap_sizes),
-        "greedy_finding": ("The greedy limits are close to exact."
-                           if shortfall <= GREEDY_CLOSE and min_exact == len(exp1)
-                           else "The greedy limits can fall short of the exact ones."),
-        "greedy_min_finding": ("The greedy minimum is exact in every instance (it is Prim's algorithm)"
-                               if min_exact == len(exp1) else
-                               f"The greedy minimum is exact in {min_exact:,} of {len(exp1):,} instances"),
+        "greedy_finding": PROSE("verdict.greedy.close" if shortfall <= GREEDY_CLOSE and min_exact == len(exp1)
+                                else "verdict.greedy.short"),
+        "greedy_min_finding": (PROSE("verdict.greedy_min.every") if min_exact == len(exp1) else
+                               PROSE("verdict.greedy_min.some", exact=f"{min_exact:,}", instances=f"{len(exp1):,}")),
     }
 
 
@@ -626,8 +594,8 @@ def dataset_difference(dataset: str) -> str:
     """The verdict's first reason why our numbers may differ, from the run's ``DATASET``: another dataset than the
     paper's MovieLens-1M, or its own (the mirror's copy may be partial: the opening box says)."""
     if dataset == "1m":
-        return "The paper's dataset (ML-1M, in the copy the box at the top describes)"
-    return f"Another dataset ({movielens_name(dataset)}, not MovieLens-1M)"
+        return PROSE("verdict.dataset.paper")
+    return PROSE("verdict.dataset.other", dataset=movielens_name(dataset))
 
 
 def findings(table2: pd.DataFrame, ordering: pd.DataFrame, results: pd.DataFrame, supplementary: pd.DataFrame,

@@ -14,6 +14,7 @@ import pandas as pd
 from IPython.display import Markdown
 
 from recjudge.compendium import claim_evidence, figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import committed_results_dir, save_table
 from recjudge.compendium.tables import Table, count, format_table, text
 from recjudge.planted import characteristics as oc
@@ -32,6 +33,8 @@ FALSE_LIMIT = 0.05
 INTERVAL_METHOD = "wilson"
 #: Each claim's short name in the figure and tables, in the order of ``simulation.SIMULATIONS``.
 SHORT_NAMES = {simulated.claim: simulated.short for simulated in SIMULATIONS}
+#: The page's sentences (``notebooks/prose/planted_judges.md``).
+PROSE = Prose("planted_judges")
 
 
 def read_csv(path) -> pd.DataFrame:
@@ -94,9 +97,7 @@ def show_rates(table: pd.DataFrame, notebook: str) -> Table:
                          "power_text": text(label="Paper's effect planted [95% interval]"),
                          "false_text": text(label="No effect planted [95% interval]")},
                         labels={"short": "Claim", "profile": "Profile"},
-                        caption=f"Share of seeds whose verdict is “{FAVOURABLE}”, per claim and profile, with the "
-                                "paper's effect planted (power) and with none (false verdicts); n: the answers, "
-                                "texts or users the claim's comparison rests on; 95% intervals by Wilson's method",
+                        caption=PROSE("rates.caption", favourable=FAVOURABLE),
                         full_table=(notebook, "power_and_false_verdicts"))
 
 
@@ -170,8 +171,8 @@ def findings(table: pd.DataFrame, per_seed: pd.DataFrame) -> dict[str, object]:
         "decided_paper": listed(decided_at(table, "paper")),
         "decided_default": listed(decided_at(table, "default")),
         "decided_check": listed(decided_at(table, "check")),
-        "too_few": too_few_sentence([f"{row.short} ({pages.fmt(100 * row.power, 0)}% of seeds; most often "
-                                     f"“{most_often(per_seed, row.claim)}”)" for row in short.itertuples()]),
+        "too_few": too_few_sentence([PROSE("undecided.claim", claim=row.short, power=pages.percent(100 * row.power, 0),
+                                           verdict=most_often(per_seed, row.claim)) for row in short.itertuples()]),
     }
 
 
@@ -186,9 +187,9 @@ def too_few_sentence(claims: Sequence[str]) -> str:
     paper profile, which already judges every answer the data hold: neither a better judge nor a larger plan decides
     them with these datasets."""
     if not claims:
-        return "No claim is left undecided at the paper profile"
-    return (f"{len(claims)} claim{'s are' if len(claims) > 1 else ' is'} left undecided even at the paper profile, "
-            f"which judges every answer the data hold: {listed(claims)}")
+        return PROSE("undecided.none")
+    return PROSE("undecided", n_claims=pages.count(len(claims), "claim"), are="are" if len(claims) > 1 else "is",
+                 claims=listed(claims))
 
 
 def freshness(stale: Sequence[str], unchecked: Sequence[str]) -> Markdown:
@@ -197,10 +198,8 @@ def freshness(stale: Sequence[str], unchecked: Sequence[str]) -> Markdown:
     command that computes the tables again."""
     lines = []
     if stale:
-        lines.append(f"**The tables below are older than this build's {listed(stale)}:** "
-                     "`RECJUDGE_DATA_MIRROR=... .venv/bin/python scripts/planted_characteristics.py` computes them "
-                     "again.")
+        lines.append(PROSE("freshness.stale", inputs=listed(stale)))
     if unchecked:
-        lines.append(f"This build holds no {listed([name.removeprefix('dataset ') for name in unchecked])}, so it "
-                     "cannot say whether the tables were computed from the same data.")
+        lines.append(PROSE("freshness.unchecked",
+                           datasets=listed([name.removeprefix("dataset ") for name in unchecked])))
     return Markdown("\n\n".join(lines))

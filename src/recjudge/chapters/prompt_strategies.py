@@ -11,6 +11,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, error, format_table, number, text
 from recjudge.metaeval import baselines
@@ -19,6 +20,8 @@ from recjudge.serendipity import prompt_strategies as ps
 
 #: The label of the book's own judge in the panel, its tables and its figure.
 LOCAL_JUDGE = "SmolLM2-135M"
+#: The page's sentences (``notebooks/prose/prompt_strategies.md``).
+PROSE = Prose("prompt_strategies")
 
 
 def data_label(study: ps.PromptStrategyStudy) -> str:
@@ -31,23 +34,20 @@ def opening(study: ps.PromptStrategyStudy, panel: Sequence[tuple[str, object]],
     """The box that opens the chapter: data, ground truth, history, judges and prompts, and the caveat (which says
     first that the data are synthetic when they are)."""
     answers, items = study.answers, study.items
+    used_judges = PROSE("opening.judges", n_items=f"{len(items):,}")
+    if judges:
+        used_judges += "; " + PROSE("opening.judges.readers", judges=", ".join(n for n, _ in panel[1:]))
     facts = [
-        ("Data", f"{data_label(study)}: {len(answers):,} answers of {answers['user_id'].nunique():,} users"),
-        ("Ground truth g", f"{study.definition.label} (the candidate closest to the paper's distribution)"),
+        ("Data", PROSE("opening.data", data=data_label(study), n_answers=f"{len(answers):,}",
+                       n_users=f"{answers['user_id'].nunique():,}")),
+        ("Ground truth g", PROSE("opening.ground_truth", definition=study.definition.label)),
         ("History", study.source.label),
-        ("Judges", f"SmolLM2-135M-Instruct (local, 4-bit, temperature 0, generation mode) with the four strategies "
-                   f"on a stratified sample of {len(items):,} answers; ten solved examples from other users' "
-                   "answers; replayed from the response store"
-                   + ("" if not judges else f"; the reader's judges: {', '.join(n for n, _ in panel[1:])}")),
-        ("Prompts", "Base, LS, CoT and LtM are reconstructions from the paper's description (it prints no prompt "
-                    "text)"),
+        ("Judges", used_judges),
+        ("Prompts", PROSE("opening.prompts")),
     ]
-    caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level, on a sample far smaller than the "
-              "paper's 2,150 answers: its rows show that the four strategies run end to end, not how they rank. "
-              + pages.capable_judge_advice(judges))
+    caveat = PROSE("opening.caveat") + " " + pages.capable_judge_advice(judges)
     if study.synthetic:
-        caveat = ("**Synthetic data.** The survey answers are generated, not given by users; every number on this "
-                  "page describes the pipeline, not serendipity. " + caveat)
+        caveat = PROSE("opening.caveat.synthetic") + " " + caveat
     return pages.opening(facts, caveat)
 
 
@@ -63,7 +63,7 @@ def show_search_table(study: ps.PromptStrategyStudy, notebook: str):
                         {"rank": count(label="Rank"), **{f"n_{k}": count(label=f"g = {k}") for k in range(1, 6)},
                          "n_without_g": count(label="No g"), "distance": count(label="Distance")},
                         labels={"candidate": "Definition"},
-                        caption="The eight candidates closest to the paper's distribution of g, beside the paper's",
+                        caption=PROSE("search.caption"),
                         full_table=(notebook, "ground_truth_search"), audit=True)
 
 
@@ -77,12 +77,11 @@ def exact_words(n_exact: int) -> str:
 def ground_truth_note(study: ps.PromptStrategyStudy) -> Markdown:
     """What the search found: exact or not, the closest definition (g from here on) and the runner-up."""
     best, runner_up = study.search.iloc[0], study.search.iloc[1]
-    return Markdown(
-        f"**{exact_words(int(study.search['exact'].sum()))} the paper's distribution "
-        f"exactly.** The closest, used as g from here on, is **{best['candidate']}** at distance "
-        f"{int(best['distance'])} ({int(best['distance']) / 2 / len(study.answers):.1%} of the answers would have to "
-        f"change level if the totals matched; {int(best['n_without_g'])} answers with none of the six answered get "
-        f"no g). The runner-up is {runner_up['candidate']} at distance {int(runner_up['distance'])}.")
+    return Markdown(PROSE(
+        "search.note", how_many_reproduce=exact_words(int(study.search["exact"].sum())), closest=best["candidate"],
+        distance=int(best["distance"]), share_changed=f"{int(best['distance']) / 2 / len(study.answers):.1%}",
+        n_without_g=int(best["n_without_g"]), runner_up=runner_up["candidate"],
+        runner_up_distance=int(runner_up["distance"])))
 
 
 def print_cot_prompt(study: ps.PromptStrategyStudy) -> None:
@@ -102,7 +101,7 @@ def show_examples(study: ps.PromptStrategyStudy, notebook: str):
     return format_table(examples.sort_values("g"), {"g": count(label="g"), "relevance": count(),
                                                     "unexpectedness": count()},
                         labels={"history": "History given", "item": "Recommended movie"},
-                        caption="The ten solved examples (two per level of g)",
+                        caption=PROSE("examples.caption"),
                         full_table=(notebook, "fewshot_examples"), audit=True)
 
 
@@ -119,20 +118,17 @@ def show_judge_runs(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.Pr
                                for (judge_name, strategy), run in runs.items()])
     save_table(judge_runs.assign(data=data_label(study)), notebook, "judge_runs")
     local = [run for (name, _), run in runs.items() if name == LOCAL_JUDGE]
-    display(Markdown(
-        f"Cost of the local judge: {len(items)} answers × (1 + 1 + 1 + 3) calls = "
-        f"{sum(run.calls_per_item for run in local) * len(items)} calls, "
-        f"{sum(run.model_seconds for run in local) / 60:.1f} minutes of model time when they were asked (wall clock "
-        "recorded in the store, one CPU thread, the prompts sent in prefix order so that the "
-        "ten examples are evaluated once per strategy); replaying them takes no model time."))
+    display(Markdown(PROSE("runs.cost", n_items=len(items),
+                           n_calls=sum(run.calls_per_item for run in local) * len(items),
+                           minutes=f"{sum(run.model_seconds for run in local) / 60:.1f}")))
     formats = {"calls_per_item": count(label="Calls per item"), "items": count(), "unparsable": count(),
                "left_out": count(label="Left out (not asked)"), "from_store": count(label="From the store"),
                "provider_calls": count(label="Calls to the model")}
     if not judge_runs["left_out"].any():  # the saved table always has the column; the page only where it counts
         judge_runs, formats = judge_runs.drop(columns="left_out"), {k: v for k, v in formats.items() if k != "left_out"}
     return format_table(judge_runs, formats,
-                        caption="Judge runs (unparsable replies are left out, never scored as 0"
-                                + ("; items left out were never asked)" if "left_out" in judge_runs else ")"),
+                        caption=PROSE("runs.caption", left_out="; " + PROSE("runs.caption.left_out")
+                                      if "left_out" in judge_runs else ""),
                         full_table=(notebook, "judge_runs"), audit=True)
 
 
@@ -154,12 +150,12 @@ def show_ltm_chains(runs: Mapping[tuple[str, str], ps.StrategyRun], study: ps.Pr
     save_table(replies.assign(data=data_label(study)), notebook, "replies")
     ltm = replies[replies["strategy"] == "LtM"].head(3)
     if len(ltm):
-        display(Markdown("Three LtM chains as stored (step 1 → step 2 → step 3):"))
+        display(Markdown(PROSE("ltm.intro")))
         display(format_table(ltm[["key", "g", "reply_1", "reply_2", "reply_3", "predicted"]],
                              {"g": count(), "predicted": number(1, label="Parsed score")},
                              labels={"reply_1": "Relevance reply", "reply_2": "Unexpectedness reply",
                                      "reply_3": "Serendipity reply"},
-                             caption="LtM chains of the first three sampled answers",
+                             caption=PROSE("ltm.caption"),
                              full_table=(notebook, "replies"), audit=True))
 
 
@@ -206,7 +202,7 @@ def show_metrics_table(metrics: pd.DataFrame, study: ps.PromptStrategyStudy, not
                         {"n": count(label="n scored"), "n_unparsable": count(label="Unparsable"),
                          "mae_ci": text(label="MAE\n[95% CI]"), "acc_ci": text(label="Accuracy (%)\n[95% CI]")},
                         labels={"template": "Template"},
-                        caption=f"Our runs on the sample of {len(study.items)} answers",
+                        caption=PROSE("metrics.caption", n_items=len(study.items)),
                         # on the mirror Table 1 beside ours (show_table1) is the key table: this one folds under it
                         full_table=(notebook, "metrics"), audit=not study.synthetic)
 
@@ -233,8 +229,7 @@ def show_table1_against_baselines(notebook: str):
         table1_with_baseline_rows(table),
         {"mae": error(3, label="MAE"), "accuracy_pct": number(1, label="Accuracy (%)")},
         labels={"model": "Judge", "strategy": "Prompt"},
-        caption="Tokutake et al.'s Table 1 with a constant answer and Random below, all on the paper's printed "
-                "distribution of g (2,150 answers; each constant chosen leaving the answer it is scored on out)",
+        caption=PROSE("table1_baselines.caption"),
         full_table=(notebook, "table1_vs_baselines"))
 
 
@@ -249,10 +244,10 @@ def show_table1_beside_paper(metrics: pd.DataFrame, panel: Sequence[tuple[str, o
         mae_ours=ours["mae"], accuracy_gpt=by_strategy["accuracy_gpt"], accuracy_llama=by_strategy["accuracy_llama"],
         accuracy_ours=ours["accuracy_pct"], n_ours=ours["n"]).reset_index(drop=True)
     formats = {"mae_gpt": error(2, label="MAE GPT (paper)"), "mae_llama": error(2, label="MAE Llama (paper)"),
-               "mae_ours": error(2, label="MAE SmolLM2 (ours, noise level)"),
+               "mae_ours": error(2, label=PROSE("table1_paper.mae_ours")),
                "accuracy_gpt": number(1, label="Acc. % GPT (paper)"),
                "accuracy_llama": number(1, label="Acc. % Llama (paper)"),
-               "accuracy_ours": number(1, label="Acc. % SmolLM2 (ours, noise level)"),
+               "accuracy_ours": number(1, label=PROSE("table1_paper.accuracy_ours")),
                "n_ours": count(label="n (ours)")}
     for judge_name, _ in panel[1:]:
         other = metrics[metrics["judge"] == judge_name].set_index("strategy")
@@ -262,7 +257,7 @@ def show_table1_beside_paper(metrics: pd.DataFrame, panel: Sequence[tuple[str, o
         formats[f"accuracy_{judge_name}"] = number(1, label=f"Acc. % {judge_name} (ours)")
     save_table(beside, notebook, "table1_vs_paper")
     return format_table(beside, formats, labels={"template": "Template"},
-                        caption="Table 1 of Tokutake et al. (2025) beside ours",
+                        caption=PROSE("table1_paper.caption"),
                         full_table=(notebook, "table1_vs_paper"))
 
 
@@ -295,8 +290,7 @@ def show_constrained(shaped_runs: Mapping[str, ps.StrategyRun], metrics: pd.Data
                           "accuracy_free": number(1, label="Acc. % free"),
                           "accuracy_constrained": number(1, label="Acc. % constrained")},
                          labels={"template": "Template"},
-                         caption="SmolLM2-135M with free and with constrained replies (noise level; MAE and accuracy "
-                                 "on the parsed replies only)", full_table=(notebook, "constrained_vs_free"),
+                         caption=PROSE("constrained.caption"), full_table=(notebook, "constrained_vs_free"),
                          audit=True))
     return beside
 
@@ -317,7 +311,7 @@ def show_confusion_table(runs: Mapping[tuple[str, str], ps.StrategyRun], study: 
     wide.columns = [str(c) if c in ("template", "true") else f"pred {c}" for c in wide.columns]
     return format_table(wide, {c: count() for c in wide.columns if c.startswith("pred")},
                         labels={"template": "Template", "true": "g"},
-                        caption="Confusion matrices of SmolLM2-135M per template (rows g, columns the predicted level)",
+                        caption=PROSE("confusion.caption"),
                         full_table=(notebook, "confusion_matrices"), audit=True)
 
 
@@ -342,7 +336,9 @@ def draw_strategy_scores(runs: Mapping[tuple[str, str], ps.StrategyRun], study: 
             means = merged.groupby("g")["predicted"].mean()
             ax.plot(means.index, means.to_numpy(), "-o", color="black", markersize=4, linewidth=1.2)
         else:
-            ax.text(3, 3, f"none of the {pages.count(len(run.table), 'reply', 'replies')}\nheld a score",
+            # the passage's paragraphs are the lines of the panel's text
+            ax.text(3, 3, "\n".join(PROSE("figure.empty", replies=pages.count(len(run.table), "reply", "replies"))
+                                    .split("\n\n")),
                     ha="center", va="center", fontsize=figures.BASE_FONT_PT)
         ax.set_title(ps.STRATEGY_NAMES[strategy])
         ax.set_xlabel("true level g" if ax in axes[2:] else "")
@@ -352,25 +348,20 @@ def draw_strategy_scores(runs: Mapping[tuple[str, str], ps.StrategyRun], study: 
     axes[2].set_ylabel("predicted score")
     fig.tight_layout()
     figures.glue_figure("fig-strategy-scores", fig,
-        "A template that tracks the users has its black line climbing along the dotted diagonal; a flat line ignores "
-        f"g. Predicted score against g per template (SmolLM2-135M, {len(study.items)} sampled answers of "
-        f"{data_label(study)}; dots jittered, black line the mean per level, dotted the diagonal). The tiny "
-        "model judges near noise level.")
+                        PROSE("figure.alt", n_items=len(study.items), data=data_label(study)))
 
 
 def ground_truth_finding(study: ps.PromptStrategyStudy) -> str:
     """The verdict's sentence on g: exact or not, and the closest definition's counts beside the paper's."""
     best = study.search.iloc[0]
     if study.synthetic:
-        return (f"The search ran on the synthetic answers; its closest candidate, {best['candidate']}, only sets up "
-                "the pipeline.")
+        return PROSE("finding.ground_truth.synthetic", closest=best["candidate"])
     n_exact = int(study.search["exact"].sum())
     ours_counts = ", ".join(f"{k}: {int(best['n_' + str(k)]):,}" for k in range(1, 6))
     paper_counts = ", ".join(f"{k}: {v:,}" for k, v in ps.PAPER_G_DISTRIBUTION.items())
-    return (f"{'No' if n_exact == 0 else n_exact} candidate of {len(study.search):,} reproduces the paper's "
-            f"distribution of g exactly; the closest, {best['candidate']}, has an L1 distance of "
-            f"{int(best['distance'])} between its histogram and the printed one (the sum of the count differences: "
-            f"{ours_counts} against the paper's {paper_counts}).")
+    return PROSE("finding.ground_truth", n_exact="No" if n_exact == 0 else n_exact,
+                 n_candidates=f"{len(study.search):,}", closest=best["candidate"], distance=int(best["distance"]),
+                 ours_counts=ours_counts, paper_counts=paper_counts)
 
 
 def strategies_finding(metrics: pd.DataFrame) -> str:
@@ -379,31 +370,31 @@ def strategies_finding(metrics: pd.DataFrame) -> str:
     local_metrics = metrics[metrics["judge"] == LOCAL_JUDGE].set_index("strategy")
     scored = local_metrics[local_metrics["n"] > 0]
     finding = "; ".join(
-        f"{ps.STRATEGY_NAMES[s]} MAE {pages.fmt(r['mae'], 2)} [{pages.fmt(r['mae_ci_low'], 2)}, "
-        f"{pages.fmt(r['mae_ci_high'], 2)}], accuracy {pages.fmt(r['accuracy_pct'], 1)}%, {int(r['n_unparsable'])} "
-        "unparsable" if r["n"] > 0 else f"{ps.STRATEGY_NAMES[s]}: no reply parsed ({int(r['n_unparsable'])} unparsable)"
+        PROSE("finding.strategies.strategy", strategy=ps.STRATEGY_NAMES[s], mae=pages.fmt(r["mae"], 2),
+              low=pages.fmt(r["mae_ci_low"], 2), high=pages.fmt(r["mae_ci_high"], 2),
+              accuracy=pages.fmt(r["accuracy_pct"], 1), unparsable=int(r["n_unparsable"])) if r["n"] > 0
+        else PROSE("finding.strategies.strategy.unparsed", strategy=ps.STRATEGY_NAMES[s],
+                   unparsable=int(r["n_unparsable"]))
         for s, r in local_metrics.iterrows())
     if len(scored):
         lowest = scored["mae"].idxmin()
-        overlap = scored["mae_ci_low"].max() <= scored["mae_ci_high"].min()
-        finding += (f". Its lowest MAE is {ps.STRATEGY_NAMES[lowest]}'s (on {int(scored.loc[lowest, 'n'])} parsed "
-                    "replies); the intervals " + ("overlap, so the sample does not rank the strategies." if overlap
-                                                  else "do not all overlap, but a tiny model cannot rank prompts "
-                                                       "for a capable one."))
+        intervals = "overlap" if scored["mae_ci_low"].max() <= scored["mae_ci_high"].min() else "apart"
+        finding += ". " + PROSE(f"finding.strategies.lowest.{intervals}", strategy=ps.STRATEGY_NAMES[lowest],
+                                n_parsed=int(scored.loc[lowest, "n"]))
     return finding
 
 
 def constrained_finding(beside_shaped: pd.DataFrame | None) -> str:
     """The verdict's sentence on constrained replies: parsed replies free and constrained, out of shape, MAE."""
     if beside_shaped is None:
-        return "Not run in this variant (parameter `constrained`)."
+        return PROSE("finding.constrained.not_run")
     shaped_by = beside_shaped.set_index("template")
-    return ("SmolLM2-135M's replies parse for "
-            + "; ".join(f"{t} {int(r['parsed_constrained'])} of {int(r['replies'])} (free: {int(r['parsed_free'])})"
-                        for t, r in shaped_by.iterrows())
-            + f", with {pages.count(int(shaped_by['shape_violations'].sum()), 'reply', 'replies')} out of shape; "
-            + "MAE on the parsed replies "
-            + "; ".join(f"{t} {pages.fmt(r['mae_constrained'], 2)}" for t, r in shaped_by.iterrows()) + ".")
+    return PROSE("finding.constrained",
+                 parsed="; ".join(PROSE("finding.constrained.parsed", template=t,
+                                        parsed=int(r["parsed_constrained"]), replies=int(r["replies"]),
+                                        free=int(r["parsed_free"])) for t, r in shaped_by.iterrows()),
+                 out_of_shape=pages.count(int(shaped_by["shape_violations"].sum()), "reply", "replies"),
+                 maes="; ".join(f"{t} {pages.fmt(r['mae_constrained'], 2)}" for t, r in shaped_by.iterrows()))
 
 
 def findings(study: ps.PromptStrategyStudy, metrics: pd.DataFrame, beside_shaped: pd.DataFrame | None) -> dict:

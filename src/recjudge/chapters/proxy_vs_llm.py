@@ -1,5 +1,6 @@
 """The page of the chapter "Proxy metrics versus LLM judges": its opening box, tables with their captions, the
-figure and the glued findings with the rules that choose their words."""
+figure and the glued findings with the rules that choose their words; the sentences they go into are the chapter's
+prose (``notebooks/prose/proxy_vs_llm.md``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from IPython.display import Markdown, display
 from recjudge.compendium import claim_readers, figures, pages
 from recjudge.compendium.claim_intervals import with_interval
 from recjudge.compendium.claim_readers import WEAK_PEARSON_PCT
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import correlation, count, error, format_table, p_value, paper_beside_ours, text
 from recjudge.llm.judge_spec import reader_labels
@@ -27,11 +29,11 @@ AGREEMENT_FORMATS = {"n": count(), "pearson": text(label="Pearson (%)\n[95% CI]"
                      "p_mae": p_value(label="p, MAE\nvs ref.")}
 TABLE2_METRICS = {"pearson_pct": correlation(1, scale="percent", label="Pearson (%)"), "mae": error(2, label="MAE"),
                   "rmse": error(2, label="RMSE")}
-LOCAL_NOTE = "SmolLM2-135M (local, 4-bit)"
 RECORDED = "gpt-3.5-turbo (recorded)"
-RECORDED_NOTE = "recorded scores, other prompt, all answers"
-#: The recorded judge's rule, when its correlation's interval is not wholly below zero (see ``further_findings``).
-NOT_BETTER_THAN_PROXY = "not a better judge than the proxy."
+#: The page's sentences (``notebooks/prose/proxy_vs_llm.md``).
+PROSE = Prose("proxy_vs_llm")
+#: The recorded judge's reading when its interval is not wholly below zero (``further_findings``).
+NOT_BETTER = "not a better"
 
 
 def interval(row: Mapping) -> str:
@@ -45,32 +47,32 @@ def opening(study: ser.Serendipity2018Study, local_prompts: Sequence[str], rando
             use_recorded_gpt35: bool, judges: Sequence[Mapping]) -> Markdown:
     """The box that opens the chapter: data, histories, proxies, judges, and the caveat on the tiny local model."""
     answers = study.answers
-    judge_list = ", ".join(METHOD_NAMES[p] for p in local_prompts)
+    data = [PROSE("opening.data", data_label=study.data_label, n_answers=f"{len(answers):,}",
+                  n_users=f"{answers['user_id'].nunique():,}")]
+    if not study.synthetic:  # only the real data have the Taobao survey beside them
+        data.append(PROSE("opening.data.taobao"))
+    llm_judges = [PROSE("opening.judges", prompts=", ".join(METHOD_NAMES[p] for p in local_prompts),
+                        n_sample=f"{len(study.sample):,}")]
+    if use_recorded_gpt35 and not study.synthetic:
+        llm_judges.append(PROSE("opening.judges.recorded"))
+    if judges:
+        llm_judges.append(PROSE("opening.judges.readers", labels=", ".join(reader_labels(judges))))
     facts = [
-        ("Data", f"{study.data_label}: {len(answers):,} answers of {answers['user_id'].nunique():,} users"
-                 + ("" if study.synthetic else "; Taobao Serendipity survey for the Random baseline")),
-        ("History given to judges and proxies", study.source.label),
-        ("Proxies and Random", f"all answers with a ground truth; Random as its mean over {random_seeds:,} seeds"),
-        ("LLM judges", f"SmolLM2-135M-Instruct (local, 4-bit, expected-score mode) with {judge_list} on a stratified "
-                       f"sample of {len(study.sample):,} answers, replayed from the response store"
-                       + ("" if study.synthetic or not use_recorded_gpt35
-                          else "; gpt-3.5-turbo judgments of all answers recorded by a third party with its own "
-                               "prompt {cite:p}`tvergara2023recsysproject`")
-                       + ("" if not judges else "; the reader's judges " + ", ".join(reader_labels(judges))
-                          + " with the same prompts")),
+        (PROSE("opening.data.label"), "; ".join(data)),
+        (PROSE("opening.history.label"), study.source.label),
+        (PROSE("opening.proxies.label"), PROSE("opening.proxies", random_seeds=f"{random_seeds:,}")),
+        (PROSE("opening.judges.label"), "; ".join(llm_judges)),
     ]
-    caveat = ("SmolLM2-135M is a real but tiny model and judges near noise level: its rows show that the pipeline "
-              "runs end to end, not what an LLM judge can do. " + pages.capable_judge_advice(judges))
+    caveat = PROSE("opening.caveat") + " " + pages.capable_judge_advice(judges)
     if study.synthetic:
-        caveat = ("**Synthetic data.** The survey answers are generated, not given by users; every number on this "
-                  "page describes the pipeline, not serendipity. " + caveat)
+        caveat = PROSE("opening.caveat.synthetic") + " " + caveat
     return pages.opening(facts, caveat)
 
 
 def show_ground_truth_definitions(notebook: str):
     definitions = save_table(ser.ground_truth_definitions_table(), notebook, "ground_truth_definitions")
     return format_table(definitions.drop(columns=["description"]),
-                        caption="Ground-truth definitions compared in this chapter",
+                        caption=PROSE("ground_truth_definitions.caption"),
                         full_table=(notebook, "ground_truth_definitions"), audit=True)
 
 
@@ -89,7 +91,7 @@ def show_levels(study: ser.Serendipity2018Study, notebook: str):
     return format_table(levels.assign(level=levels["level"].map(lambda v: "no ground truth" if pd.isna(v)
                                                                 else f"{v:.0f}")),
                         {"answers": count(), "in_sample": count(label="In the judged sample")},
-                        caption="Answers per ground-truth Likert level", audit=True)
+                        caption=PROSE("levels.caption"), audit=True)
 
 
 def history_lengths(study: ser.Serendipity2018Study) -> pd.Series:
@@ -105,7 +107,7 @@ def show_history_lengths(study: ser.Serendipity2018Study, notebook: str):
                .rename_axis("history_length").rename("answers").reset_index())
     save_table(summary.assign(history=study.source.label), notebook, "history_lengths")
     return format_table(summary, {"history_length": count(label="Items in the history"), "answers": count()},
-                        caption=f"History lengths ({study.source.label})", audit=True)
+                        caption=PROSE("history_lengths.caption", history=study.source.label), audit=True)
 
 
 def show_proxy_inputs(study: ser.Serendipity2018Study, study_proxies: proxies.StudyProxies, notebook: str):
@@ -115,24 +117,30 @@ def show_proxy_inputs(study: ser.Serendipity2018Study, study_proxies: proxies.St
     relevance, popularity = study_proxies.relevance, study_proxies.popularity
     hist_len = history_lengths(study)
     tagged = int(features.filter(like="tag:").sum(axis=1).reindex(answers["item_id"]).fillna(0).gt(0).sum())
+    n_answers = f"{len(answers):,}"
     inputs = pd.DataFrame([
-        {"input": "relevance", "used_by": "SOG, SNPR, PURS", "source": "MovieLens predictedRating",
-         "coverage": f"{(relevance['relevance_source'] == 'predicted').sum():,} of {len(answers):,} answers",
-         "fallback": "user's mean predicted rating, else the mean of all answers"},
+        {"input": "relevance", "used_by": "SOG, SNPR, PURS", "source": PROSE("proxy_inputs.relevance.source"),
+         "coverage": PROSE("proxy_inputs.relevance.coverage", n_answers=n_answers,
+                           predicted=f"{(relevance['relevance_source'] == 'predicted').sum():,}"),
+         "fallback": PROSE("proxy_inputs.relevance.fallback")},
         {"input": "item features", "used_by": "all four",
-         "source": f"genres ({study.movies.attrs.get('movies_source', 'movies.csv')}) + ml-latest-small tags",
-         "coverage": f"{answers['item_id'].isin(features.index[features.sum(axis=1) > 0]).sum():,} with genres; "
-                     f"{tagged:,} with tags",
-         "fallback": "component imputed by its median"},
+         "source": PROSE("proxy_inputs.features.source",
+                         movies_file=study.movies.attrs.get("movies_source", "movies.csv")),
+         "coverage": PROSE("proxy_inputs.features.coverage", with_tags=f"{tagged:,}",
+                           with_genres=f"{answers['item_id'].isin(features.index[features.sum(axis=1) > 0]).sum():,}"),
+         "fallback": PROSE("proxy_inputs.features.fallback")},
         {"input": "popularity", "used_by": "SOG", "source": study_proxies.popularity_label,
-         "coverage": f"{answers['item_id'].isin(popularity.index).sum():,} of {len(answers):,} answers' movies",
-         "fallback": "absent movie counts as never rated"},
-        {"input": "user history", "used_by": "all four", "source": "see Histories",
-         "coverage": f"{(hist_len > 0).sum():,} of {len(answers):,} answers have any",
-         "fallback": "components needing history imputed by their median"},
-        {"input": "list (diversity)", "used_by": "SOG, DESR", "source": "the user's other surveyed movies",
-         "coverage": f"{(components['n_list'] > 0).sum():,} of {len(answers):,} answers",
-         "fallback": "diversity imputed by its median"},
+         "coverage": PROSE("proxy_inputs.popularity.coverage", n_answers=n_answers,
+                           counted=f"{answers['item_id'].isin(popularity.index).sum():,}"),
+         "fallback": PROSE("proxy_inputs.popularity.fallback")},
+        {"input": "user history", "used_by": "all four", "source": PROSE("proxy_inputs.history.source"),
+         "coverage": PROSE("proxy_inputs.history.coverage", n_answers=n_answers,
+                           with_history=f"{(hist_len > 0).sum():,}"),
+         "fallback": PROSE("proxy_inputs.history.fallback")},
+        {"input": "list (diversity)", "used_by": "SOG, DESR", "source": PROSE("proxy_inputs.list.source"),
+         "coverage": PROSE("proxy_inputs.list.coverage", n_answers=n_answers,
+                           with_list=f"{(components['n_list'] > 0).sum():,}"),
+         "fallback": PROSE("proxy_inputs.list.fallback")},
     ])
     save_table(inputs.assign(data=study.data_label), notebook, "proxy_inputs")
     imputed = pd.DataFrame({
@@ -141,10 +149,10 @@ def show_proxy_inputs(study: ser.Serendipity2018Study, study_proxies: proxies.St
     })
     imputed["share"] = imputed["imputed_answers"] / len(components)
     save_table(imputed.assign(data=study.data_label), notebook, "proxy_imputation")
-    display(format_table(inputs, caption="Proxy inputs and fallbacks in this run", audit=True))
+    display(format_table(inputs, caption=PROSE("proxy_inputs.caption"), audit=True))
     return format_table(imputed, {"imputed_answers": count(label="Answers imputed"),
                                   "share": correlation(label="Share (%)")},
-                        caption="How often each proxy component had to be imputed", audit=True)
+                        caption=PROSE("imputation.caption"), audit=True)
 
 
 # ---------------------------------------------------------------------------------------------------- the judges
@@ -163,8 +171,8 @@ def judge_notes(judge_runs: Mapping, panels: Mapping[str, Sequence[str]]) -> dic
     readers = {m for methods in panels.values() for m in methods}
     notes = {}
     for name, run in judge_runs.items():
-        note = (f"{run.config.provider} judge" if name in readers else RECORDED_NOTE if name == RECORDED
-                else LOCAL_NOTE)
+        note = (PROSE("judge_notes.reader", provider=run.config.provider) if name in readers
+                else PROSE("judge_notes.recorded") if name == RECORDED else PROSE("judge_notes.local"))
         notes[name] = note
         if run.config.scoring == "expected":
             notes[f"{name}{INTEGER}"] = note
@@ -197,8 +205,7 @@ def show_judge_runs(judge_runs: Mapping, study: ser.Serendipity2018Study, notebo
     if not table["left_out"].any():  # the saved table always has the column; the page only where it counts
         table, formats = table.drop(columns="left_out"), {k: v for k, v in formats.items() if k != "left_out"}
     return format_table(table.drop(columns=["judge"]), formats,
-                        caption="Judge runs (unparsable replies are left out, never scored as 0"
-                                + ("; judgments left out were never asked)" if "left_out" in table else ")"),
+                        caption=PROSE("judge_runs.caption.left_out" if "left_out" in table else "judge_runs.caption"),
                         audit=True)
 
 
@@ -217,11 +224,11 @@ def show_agreement(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, 
                                        history=history, data=data_label), notebook, "agreement_sample")
     # On the mirror the paper's Table 2 beside ours (show_table2) is the chapter's key table: these fold under it.
     display(format_table(ser.agreement_for_display(agreement_all), AGREEMENT_FORMATS,
-                         caption=f"All answers with a ground truth; reference: {reference_all}",
+                         caption=PROSE("agreement_all.caption", reference=reference_all),
                          full_table=(notebook, "agreement_all_answers"), audit=not study.synthetic))
     return format_table(ser.agreement_for_display(agreement_sample), AGREEMENT_FORMATS,
-                        caption=f"The stratified sample of {len(study.sample)} answers, every method on the same "
-                                f"answers; reference: {reference_sample}", full_table=(notebook, "agreement_sample"),
+                        caption=PROSE("agreement_sample.caption", n_sample=f"{len(study.sample)}",
+                                      reference=reference_sample), full_table=(notebook, "agreement_sample"),
                         audit=True)
 
 
@@ -238,7 +245,7 @@ def show_eq5(eq5: pd.DataFrame, seed: int, notebook: str):
                               "per_user_pearson_pct": correlation(2, scale="percent", label="Mean over users (%)"),
                               "users_defined": count(label="Users averaged"),
                               "users_undefined": count(label="Users undefined")},
-                        caption="Pearson correlation read two ways (all answers)", audit=True)
+                        caption=PROSE("eq5.caption"), audit=True)
 
 
 def table2_names() -> dict[str, str]:
@@ -269,7 +276,7 @@ def show_table2(agreement_all: pd.DataFrame, agreement_sample: pd.DataFrame, loc
         paper_ser.rename(columns={"pearson_pct": "paper_pearson_pct", "mae": "paper_mae", "rmse": "paper_rmse"}),
         on="method", how="outer"), notebook, "table2_vs_paper")
     return paper_beside_ours(ours, paper_ser, keys="method", metrics=TABLE2_METRICS, labels={"method": "Method"},
-                             caption="Table 2 (Serendipity-2018) of Kang et al. (2025) beside ours",
+                             caption=PROSE("table2.caption"),
                              full_table=(notebook, "table2_vs_paper"))
 
 
@@ -297,9 +304,7 @@ def show_table2_against_constant(agreement_all: pd.DataFrame, notebook: str):
          "constant_mode_rmse_ours": error(3, label="RMSE, most frequent level (ours)"),
          "constant_mean_rmse_ours": error(3, label="RMSE, mean (ours)")},
         labels={"family": "Family", "method": "Judge"},
-        caption=f"Kang et al.'s LLM rows (Serendipity-2018, as printed) beside a constant answer on our "
-                f"{int(table['n_ours'].iloc[0]):,} answers (each user's constant chosen on the other users' answers; "
-                "the paper prints no distribution of its ground truth, so the constant's numbers are ours)",
+        caption=PROSE("table2_constant.caption", n_answers=f"{int(table['n_ours'].iloc[0]):,}"),
         full_table=(notebook, "table2_llm_vs_constant"))
 
 
@@ -323,10 +328,7 @@ def draw_score_by_level(sample_scores: pd.DataFrame, families: Mapping[str, Sequ
     long["family"] = long["method"].map({m: name for name, ms in families.items() for m in ms})
     fig = ser.plot_predicted_vs_true(long, list(families))
     figures.glue_figure("fig-score-by-level", fig,
-                        "A method that tracks the users climbs from level 1 to level 5; a flat line ignores the "
-                        "level. Mean predicted score per true serendipity level on the stratified sample of "
-                        f"{len(study.sample)} answers ({study.data_label}). SmolLM2-135M is a tiny model near noise "
-                        "level.")
+                        PROSE("figure.caption", n_sample=f"{len(study.sample)}", data_label=study.data_label))
 
 
 def ground_truth_sensitivity(study: ser.Serendipity2018Study, scores: pd.DataFrame, full_methods: Sequence[str],
@@ -349,9 +351,9 @@ def show_sensitivity(sensitivity: pd.DataFrame, local_judges: Mapping[str, Seque
         wide.columns = [str(c).removeprefix("SmolLM2-135M ") for c in wide.columns]
         display(format_table(wide, {c: correlation(1, scale="percent", label=c) for c in wide.columns[1:]},
                              labels={"definition": "Ground truth"},
-                             caption=f"Pearson (%) under each ground-truth definition ({rows}"
-                                     + (f", {pages.judges_in(part['method'], local_judges)})" if "sample" in rows
-                                        else ")"),
+                             caption=PROSE("sensitivity.caption.sample", rows=rows,
+                                           judges=pages.judges_in(part["method"], local_judges))
+                             if "sample" in rows else PROSE("sensitivity.caption", rows=rows),
                              full_table=(notebook, "ground_truth_sensitivity"), audit=True))
 
 
@@ -368,8 +370,8 @@ def show_shape_effect(shaped: pd.DataFrame, constrained_answers: int, study: ser
         "pearson_free": correlation(1, scale="percent", label="Pearson % free"),
         "pearson_constrained": correlation(1, scale="percent", label="Pearson % constr."),
         "mae_free": error(2, label="MAE free"), "mae_constrained": error(2, label="MAE constr.")},
-        labels={"method": "Prompt"}, caption=f"SmolLM2-135M generating its score, free and constrained, on the "
-                                               f"first {constrained_answers} answers of the sample (noise level)",
+        labels={"method": "Prompt"},
+        caption=PROSE("shape_effect.caption", n_answers=f"{constrained_answers}"),
         full_table=(notebook, "constrained_vs_free"), audit=True)
 
 
@@ -380,25 +382,26 @@ def show_taobao(taobao_table: pd.DataFrame, notebook: str):
     paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity'")
     return paper_beside_ours(taobao_table, paper_taobao[paper_taobao["method"] == "Random"], keys="method",
                              metrics=TABLE2_METRICS, labels={"method": "Method"}, order="ours",
-                             caption="Taobao Serendipity: the paper's Random row beside ours", audit=True)
+                             caption=PROSE("taobao.caption"), audit=True)
 
 
-TAOBAO_UNSUPPORTED = pd.DataFrame([
-    ("LLM judges (basic prompt, baselines, few-shot)", "behaviour history and item information",
-     "no histories; items are anonymised ids without name, text or category name"),
-    ("SOG, SNPR, PURS, DESR", "history, item features, relevance predictions",
-     "no histories, no item features beyond a category id, no recommender scores"),
-    ("SOG diversity, DESR dif", "the list the item was shown in", "one item per user, no list"),
-    ("Popularity as Kang et al. use it (HOT flag)", "the platform's HOT label", "not in the file"),
-    ("Last-k or time-window history, interaction types", "timestamps and typed interactions", "not in the file"),
-    ("Demographic auxiliary data (RQ2)", "age and gender", "no age or gender column"),
-], columns=["analysis", "needs", "missing from the public file"])
+#: The rows of the table of what the public Taobao file cannot support, in order: each row's cells are the passages
+#: ``taobao_unsupported.<row>.<cell>`` of the prose file.
+TAOBAO_UNSUPPORTED_ROWS = ("llm_judges", "proxies", "list", "hot_flag", "history_windows", "demographics")
+#: Its columns (saved and shown as they are named here), by the cell each passage fills.
+TAOBAO_UNSUPPORTED_COLUMNS = {"analysis": "analysis", "needs": "needs", "missing": "missing from the public file"}
+
+
+def taobao_unsupported() -> pd.DataFrame:
+    """The analyses the public Taobao file cannot support: what each needs and what the file lacks."""
+    return pd.DataFrame([[PROSE(f"taobao_unsupported.{row}.{cell}") for cell in TAOBAO_UNSUPPORTED_COLUMNS]
+                         for row in TAOBAO_UNSUPPORTED_ROWS], columns=list(TAOBAO_UNSUPPORTED_COLUMNS.values()))
 
 
 def show_taobao_unsupported(notebook: str):
-    unsupported = TAOBAO_UNSUPPORTED.copy()
+    unsupported = taobao_unsupported()
     save_table(unsupported, notebook, "taobao_unsupported")
-    return format_table(unsupported, caption="Analyses the public Taobao file cannot support", audit=True,
+    return format_table(unsupported, caption=PROSE("taobao_unsupported.caption"), audit=True,
                         full_table=(notebook, "taobao_unsupported"))
 
 
@@ -421,9 +424,9 @@ def weight_finding(sensitivity_weights: pd.DataFrame, agreement_all: pd.DataFram
     runner_up = others.loc[others["pearson_pct"].idxmax()]
     sog_choices = sensitivity_weights[sensitivity_weights["proxy"] == "SOG"]
     below = int((sog_choices["pearson_pct"] < runner_up["pearson_pct"]).sum())
-    return (f"Under {below} of {len(sog_choices)} weight vectors SOG would agree with the users less than "
-            f"{runner_up['method']} ({pages.fmt(runner_up['pearson_pct'], 1)}%), so which proxy is strongest "
-            + ("depends on SOG's unreported weights." if below else "does not depend on SOG's weights."))
+    return PROSE("weights.finding.depends" if below else "weights.finding.does_not_depend", below=f"{below}",
+                 choices=f"{len(sog_choices)}", runner_up=runner_up["method"],
+                 runner_up_pearson=pages.fmt(runner_up["pearson_pct"], 1))
 
 
 def show_weight_sensitivity(sensitivity_weights: pd.DataFrame, agreement_all: pd.DataFrame,
@@ -438,7 +441,7 @@ def show_weight_sensitivity(sensitivity_weights: pd.DataFrame, agreement_all: pd
                           "default": correlation(1, scale="percent", label="This book's choice"),
                           "default_rank": count(label="Its rank")},
                          labels={"proxy": "Proxy"},
-                         caption="Pearson (%) of SOG and SNPR over the choices of their weights",
+                         caption=PROSE("weights.caption"),
                          full_table=(notebook, "proxy_weight_sensitivity"), audit=True))
     return Markdown(weight_finding(sensitivity_weights, agreement_all))
 
@@ -450,15 +453,17 @@ def claims_finding(significance: pd.DataFrame, gains: pd.DataFrame) -> str:
     critical = significance.drop_duplicates("dataset").set_index("dataset")["critical_pearson_pct"]
     low, high = claim_readers.ABOUT_100_PCT
     near_100 = gains[(gains["gain_over_sog_pct"] > low) & (gains["gain_over_sog_pct"] < high)]
-    return (f"- **Significance:** {len(not_significant)} of {int((significance['family'] != 'Random').sum())} "
-            f"non-random correlations of Table 2 are not significant at p < 0.05 (critical |r| = "
-            + ", ".join(f"{pages.fmt(v, 2)}% for {d}" for d, v in critical.items())
-            + "), so the claim " + ("does not hold." if len(not_significant) else "holds.")
-            + f"\n- **About {pages.fmt(claim_readers.CLAIMED_GAIN_PCT, 0)}% over SOG:** the four named cells give "
-            + ", ".join(f"{r.judge} on {r.dataset} {'+' if r.gain_over_sog_pct >= 0 else '−'}"
-                        f"{pages.fmt(abs(r.gain_over_sog_pct), 1)}%" for r in gains.itertuples())
-            + f"; {len(near_100)} of {len(gains)} lie within {pages.fmt(low, 0)}–{pages.fmt(high, 0)}% (point "
-              "values; the claims' verdicts read their intervals).")
+    return PROSE("paper_claims.findings", n_not_significant=f"{len(not_significant)}",
+                 n_correlations=f"{int((significance['family'] != 'Random').sum())}",
+                 critical=", ".join(PROSE("paper_claims.critical", pearson=pages.fmt(v, 2), dataset=d)
+                                    for d, v in critical.items()),
+                 verdict="does not hold" if len(not_significant) else "holds",
+                 claimed_gain=pages.fmt(claim_readers.CLAIMED_GAIN_PCT, 0),
+                 gains=", ".join(PROSE("paper_claims.gain", judge=r.judge, dataset=r.dataset,
+                                       gain=f"{'+' if r.gain_over_sog_pct >= 0 else '−'}"
+                                            f"{pages.fmt(abs(r.gain_over_sog_pct), 1)}")
+                                 for r in gains.itertuples()),
+                 n_near=f"{len(near_100)}", n_gains=f"{len(gains)}", low=pages.fmt(low, 0), high=pages.fmt(high, 0))
 
 
 def show_paper_claims(notebook: str) -> None:
@@ -469,18 +474,16 @@ def show_paper_claims(notebook: str) -> None:
     display(format_table(not_significant[["dataset", "family", "method", "pearson_pct", "n", "p_value"]],
                          {"pearson_pct": correlation(2, scale="percent", label="Pearson (%)"), "n": count(),
                           "p_value": p_value(3)},
-                         caption="Rows of the paper's Table 2 (Random left out) that are not significant at "
-                                 "p < 0.05 with the paper's own n", full_table=(notebook, "paper_claim_significance"),
+                         caption=PROSE("paper_claims.caption"), full_table=(notebook, "paper_claim_significance"),
                          audit=True))
     display(Markdown(claims_finding(significance, gains)))
 
 
 # ---------------------------------------------------------------------------------------------------- the findings
 
-WEAK_WORDS = {(True, True): "agree with the users as weakly as the paper's",
-              (True, False): "agree with the users weakly, unlike the paper's",
-              (False, True): "agree with the users more than weakly, unlike the paper's",
-              (False, False): "agree with the users more than weakly, as the paper's do"}
+#: The passage saying how our proxies agree with the users beside the paper's, by (ours weak, the paper's weak).
+WEAK_PASSAGES = {(True, True): "findings.weak.both", (True, False): "findings.weak.ours_only",
+                 (False, True): "findings.weak.papers_only", (False, False): "findings.weak.neither"}
 
 
 def findings(agreement_all: pd.DataFrame, reference_all: str, eq5: pd.DataFrame, random_seeds: int) -> dict:
@@ -504,18 +507,18 @@ def findings(agreement_all: pd.DataFrame, reference_all: str, eq5: pd.DataFrame,
         "random_pearson": pages.fmt(rnd["pearson_pct"], 1),
         "random_seeds": f"{random_seeds:,}",
         "random_range": f"{pages.fmt(rnd['pearson_ci_low'], 1)}% and {pages.fmt(rnd['pearson_ci_high'], 1)}%",
-        "reference_vs_chance": (f"{reference_all} lies above what chance gives"
-                                if ref["pearson_ci_low"] > rnd["pearson_ci_high"]
-                                else f"{reference_all}'s interval overlaps what chance gives"),
-        "paper_gpt4_few": pages.fmt(paper_all.query("method == 'GPT-4' and family == 'LLM few-shot'")["pearson_pct"]
-                                    .item(), 2),
+        "reference_vs_chance": PROSE("findings.above_chance" if ref["pearson_ci_low"] > rnd["pearson_ci_high"]
+                                     else "findings.within_chance", reference=reference_all),
+        "paper_gpt4_few": pages.fmt(paper_all.loc[(paper_all["method"] == "GPT-4")
+                                                  & (paper_all["family"] == "LLM few-shot"), "pearson_pct"].item(), 2),
         "paper_sog": pages.fmt(paper.loc["SOG", "pearson_pct"], 2),
-        "weak_words": WEAK_WORDS[(ours_largest < WEAK_PEARSON_PCT, paper_largest < WEAK_PEARSON_PCT)],
+        "weak_words": PROSE(WEAK_PASSAGES[(ours_largest < WEAK_PEARSON_PCT, paper_largest < WEAK_PEARSON_PCT)]),
         "largest_proxy": pages.fmt(max(ours_largest, paper_largest), 1),
         "ours_order": " > ".join(by_method.loc[proxy_methods, "pearson_pct"].sort_values(ascending=False).index),
         "paper_order": " > ".join(paper.loc[proxy_methods, "pearson_pct"].sort_values(ascending=False).index),
         "eq5_closer": f"{closer}",
-        "eq5_reading": "the per-user reading of eq. 5" if closer > len(proxy_methods) / 2 else "a pooled correlation",
+        "eq5_reading": PROSE("findings.eq5_reading.per_user" if closer > len(proxy_methods) / 2
+                             else "findings.eq5_reading.pooled"),
     }
 
 
@@ -528,12 +531,12 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
     further = []
     if RECORDED in by_method.index:
         g = by_method.loc[RECORDED]
-        further.append(
-            f"**The recorded gpt-3.5-turbo judgments** (another prompt and history) reach {interval(g)}, "
-            f"{'below' if g['pearson_pct'] < ref['pearson_pct'] else 'above'} {reference_all} (Williams p = "
-            f"{g['p_pearson_vs_ref']:.2g}); " + ("their correlation is significantly negative: this judge ranks "
-                                                  "serendipity the wrong way round." if g["pearson_ci_high"] < 0
-                                                  else NOT_BETTER_THAN_PROXY))
+        further.append(PROSE(
+            "further.recorded", pearson=interval(g), comparison="below" if g["pearson_pct"] < ref["pearson_pct"]
+            else "above", reference=reference_all, p_value=f"{g['p_pearson_vs_ref']:.2g}",
+            # its interval wholly below zero: worse than no judge; else not better than the proxy
+            reading=PROSE("further.recorded.negative") if g["pearson_ci_high"] < 0
+            else PROSE("further.recorded.not_better", comparison=NOT_BETTER)))
     local = agreement_sample[agreement_sample["method"].isin(local_methods)]
     by_judge = local.assign(judge=[judge_and_prompt(method)[0] for method in local["method"]])
     for judge, rows in by_judge.groupby("judge", sort=False):  # each judge's sentence names the judge of its rows
@@ -541,36 +544,34 @@ def further_findings(agreement_all: pd.DataFrame, reference_all: str, agreement_
         undefined = pd.isna(best["pearson_ci_low"]) or pd.isna(best["pearson_ci_high"])
         includes_zero = not undefined and best["pearson_ci_low"] <= 0 <= best["pearson_ci_high"]
         prompt = judge_and_prompt(best["method"])[1]
-        further.append(
-            f"**{judge}{' stays at noise level' if includes_zero else ''}:** "
-            + (f"its best prompt ({prompt})" if prompt else "it") + f" reaches {interval(best)} on {int(best['n'])} "
-            + ("answers, with no interval (the resampled answers leave it undefined)." if undefined else
-               f"answers, an interval that {'includes' if includes_zero else 'excludes'} 0."))
+        subject = (PROSE("further.local_judge.best_prompt", prompt=prompt) if prompt
+                   else PROSE("further.local_judge.best_prompt.unknown"))
+        outcome = ("further.local_judge.undefined" if undefined else "further.local_judge.noise" if includes_zero
+                   else "further.local_judge")
+        further.append(PROSE(outcome, judge=judge, subject=subject, pearson=interval(best), n=f"{int(best['n'])}"))
     if taobao_table is not None:
         stand_in = taobao_table.set_index("method").loc[ser.CATEGORY_COMMONNESS]
-        paper_taobao = ser.kang2025_table2().query("dataset == 'Taobao Serendipity' and family == 'Proxy Metrics'")
+        paper = ser.kang2025_table2()
+        paper_taobao = paper[(paper["dataset"] == "Taobao Serendipity") & (paper["family"] == "Proxy Metrics")]
         best_paper = paper_taobao.sort_values("pearson_pct", ascending=False).iloc[0]
-        further.append(
-            f"**On Taobao**, how common an item's category is among the surveyed recommendations (not one of the "
-            f"paper's proxies) agrees with users at {interval(stand_in)}, "
-            + ("above" if stand_in["pearson_pct"] > best_paper["pearson_pct"] else "below")
-            + f" the best proxy the paper reports there ({best_paper['method']}, {best_paper['pearson_pct']:.2f}%): "
-            "a one-line popularity signal is a baseline an LLM judge must also exceed.")
+        further.append(PROSE(
+            "further.taobao", pearson=interval(stand_in),
+            comparison="above" if stand_in["pearson_pct"] > best_paper["pearson_pct"] else "below",
+            best_proxy=best_paper["method"], best_pearson=f"{best_paper['pearson_pct']:.2f}"))
     if shaped is not None:
         by_prompt = shaped.set_index("method")
         left_out = int(by_prompt[["left_out_free", "left_out_constrained"]].to_numpy().sum()) \
             if "left_out_free" in by_prompt else 0
-        further.append(
-            "**Asked to generate its score**, SmolLM2-135M's free replies parse (at most) for "
-            + parse_shares(by_prompt, "free") + f" ({', '.join(by_prompt.index)}); held to "
-            + '`{"rating": 1..5}` for ' + parse_shares(by_prompt, "constrained", of=False)
-            + f", with {pages.count(int(by_prompt['shape_violations'].sum()), 'reply', 'replies')} out of shape"
-            + (f"; {pages.count(left_out, 'reply', 'replies')} left out, never asked (only the reader's judges are "
-               "asked at this scale)" if left_out else "") + ". Pearson of the constrained scores: "
-            + ", ".join(pages.fmt(r["pearson_constrained"], 1) + "%" if pd.notna(r["pearson_constrained"])
-                        else "undefined (no reply parsed)" if r["parsed_constrained"] == 0
-                        else "undefined (every score the same)" for _, r in by_prompt.iterrows())
-            + " (the expected-score rows above are the chapter's reading of this model).")
+        further.append(PROSE(
+            "further.shape", free=parse_shares(by_prompt, "free"), prompts=", ".join(by_prompt.index),
+            constrained=parse_shares(by_prompt, "constrained", of=False),
+            out_of_shape=pages.count(int(by_prompt["shape_violations"].sum()), "reply", "replies"),
+            # a clause of its own, joined after "; ", only where replies were left out
+            left_out="; " + PROSE("further.shape.left_out", replies=pages.count(left_out, "reply", "replies"))
+            if left_out else "",
+            pearsons=", ".join(pages.fmt(r["pearson_constrained"], 1) + "%" if pd.notna(r["pearson_constrained"])
+                               else PROSE("further.shape.pearson.no_reply") if r["parsed_constrained"] == 0
+                               else PROSE("further.shape.pearson.constant") for _, r in by_prompt.iterrows())))
     return Markdown("\n".join(f"- {finding}" for finding in further))
 
 
@@ -611,8 +612,8 @@ def judge_run_origins(judge_runs: Mapping[str, Any]) -> str:
 def synthetic_verdict(n_answers: int, judge_runs: Mapping[str, Any], random_seeds: int) -> Markdown:
     """The verdict of the synthetic run: the pipeline ran, and its numbers say nothing about serendipity."""
     return pages.verdict([
-        f"The pipeline ran end to end on {n_answers:,} synthetic answers: ground truth, {len(proxies.PROXIES)} "
-        f"proxies, Random over {random_seeds:,} seeds and {judge_run_origins(judge_runs)}.",
-        "The numbers are about generated answers and say nothing about serendipity or about any judge.",
+        PROSE("verdict.pipeline", n_answers=f"{n_answers:,}", n_proxies=f"{len(proxies.PROXIES)}",
+              random_seeds=f"{random_seeds:,}", judge_runs=judge_run_origins(judge_runs)),
+        PROSE("verdict.meaning"),
     ])
 

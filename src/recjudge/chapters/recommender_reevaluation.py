@@ -10,6 +10,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from recjudge.compendium import claim_readers, figures, pages
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import count, format_table, mean_sd, number, p_value, paper_beside_ours, percent, text
 from recjudge.data import movielens_name
@@ -36,9 +37,12 @@ SERENDIPITY_SE_FORMATS = {**SERENDIPITY_FORMATS, "avg_score_se": number(3, label
 ACCURACY_FORMATS = {"p_acc": number(2, label="P_acc@20 (%)"), "n_acc": number(2, label="N_acc@20 (%)")}
 TUNED_FORMATS = {"trials": count(label="TPE trials"), "valid_recall10": number(3, label="Valid R_acc@10")}
 TUNED_LABELS = {"recommender": "Recommender", "fold": "Fold", "parameters": "Chosen values"}
-#: The run of the cost table whose judgments this chapter made.
+#: The run of the cost table whose judgments this chapter made, and the run over every test user: row labels of the
+#: saved cost table that ``recjudge.compendium.at_a_glance`` reads by name, so they stay here, not in the prose file.
 JUDGED_RUN = "this chapter (judged users)"
 ALL_RUN = "all test users, every recommender"
+#: The page's sentences (``notebooks/prose/recommender_reevaluation.md``).
+PROSE = Prose("recommender_reevaluation")
 
 
 def order() -> list[str]:
@@ -54,7 +58,7 @@ def judged_per_fold(judged: Mapping[int, Sequence]) -> str:
 
 def users_note(judged: Mapping[int, Sequence]) -> str:
     """The judged users of each fold for captions: "1 / 1 / 1 judged users in the three folds"."""
-    return f"{judged_sizes(judged)} judged users in the three folds"
+    return PROSE("judged_users", sizes=judged_sizes(judged))
 
 
 def judged_sizes(judged: Mapping[int, Sequence]) -> str:
@@ -84,40 +88,29 @@ def opening(ml, dataset: str, folds, config: dict, judged: Mapping[int, Sequence
     n_positive = len(split.positives(ml.ratings))
     test_users = [f.n_test_users for f in folds]
     tuned_names = [name for name in order() if config["trials"][name] > 0]
-    per_fold = judged_per_fold(judged)
+    judge = PROSE("opening.judge", prompt=prompt)
+    if judges:
+        judge += "; " + PROSE("opening.judge.readers", judges=", ".join(reader_labels(judges)))
     return pages.opening([
-        ("Data", f"MovieLens {ml.variant} ({'embedded sample' if dataset == 'latest-small' else 'mirror'}): "
-                 f"{len(ml.ratings):,} ratings, {n_positive:,} positives (rating ≥ 4) of "
-                 f"{ml.ratings['user_id'].nunique():,} users"),
-        ("Split", "the paper's temporal global split: ten equal chunks in time, three folds of six training chunks, "
-                  f"one validation and one test chunk; test users per fold {' / '.join(map(str, test_users))}"),
-        ("Recommenders", "BPRMF and SASRec (Cornac), KFN, Popularity, ItemKNN, Random, KFN blended with popularity "
-                         "(a labelled variant), and UAUM, DESR and PURS as **simplified PyTorch models** after the "
-                         f"papers' ideas (not the authors' code); lists committed in data/recsys/{dataset}/; "
-                         + ", ".join(f"{name} tuned with {config['trials'][name]} TPE trials per fold"
-                                     for name in tuned_names)
-                         + " (the paper: 100 per recommender), the others at their defaults"),
-        ("Judge", f"SmolLM2-135M-Instruct (local, 4-bit), prompt `{prompt}`, expected score from the first reply "
-                  "token's probabilities, replayed from the response store; the paper's judge is GPT-4o-mini with CoT"
-                  + ("" if not judges else "; beside it, in the same role, the reader's judges "
-                     + ", ".join(reader_labels(judges)))),
-        ("Sample", f"the judge scores the top-{k} lists of every recommender for the first "
-                   f"{pages.count(judged_users_per_fold, 'test user')} by id of each fold ("
-                   + "; ".join(f"fold {f}: user {', '.join(map(str, us))}" for f, us in judged.items())
-                   + "); accuracy uses every test user"),
-    ], caveat=(f"The local judge is real but tiny and judges near noise level, and it scores {per_fold}: "
-               "the serendipity columns show that the pipeline runs end to end, not which recommender is more "
-               "serendipitous. The paper's ML-1M rows are set beside ours: serendipity "
-               "and the main tables come from the much smaller ml-latest-small, and only the accuracy half is also "
-               "trained on ML-1M (when the mirror holds it)."))
+        ("Data", PROSE("opening.data", variant=ml.variant,
+                       source="embedded sample" if dataset == "latest-small" else "mirror",
+                       n_ratings=f"{len(ml.ratings):,}", n_positives=f"{n_positive:,}",
+                       n_users=f"{ml.ratings['user_id'].nunique():,}")),
+        ("Split", PROSE("opening.split", test_users=" / ".join(map(str, test_users)))),
+        ("Recommenders", PROSE("opening.recommenders", dataset=dataset,
+                               tuned=", ".join(PROSE("opening.recommenders.tuned", recommender=name,
+                                                     trials=config["trials"][name]) for name in tuned_names))),
+        ("Judge", judge),
+        ("Sample", PROSE("opening.sample", k=k, users=pages.count(judged_users_per_fold, "test user"),
+                         judged="; ".join(f"fold {f}: user {', '.join(map(str, us))}" for f, us in judged.items()))),
+    ], caveat=PROSE("opening.caveat", per_fold=judged_per_fold(judged)))
 
 
 def show_fold_table(folds, dataset: str, notebook: str):
     """The fold sizes on the chapter's dataset (saved as ``folds_<dataset>``), an audit table."""
     fold_table = save_table(split.fold_sizes(folds).assign(dataset=dataset), notebook, f"folds_{dataset}")
     return format_table(fold_table[FOLD_COLUMNS], labels=FOLD_LABELS,
-                        caption=f"Fold sizes on ml-{dataset}: positives kept, test positives dropped (unseen user or "
-                                "item) and test users dropped whole (none of their test positives is kept)",
+                        caption=PROSE("folds.caption", dataset=dataset),
                         full_table=(notebook, f"folds_{dataset}"), audit=True)
 
 
@@ -131,8 +124,8 @@ def show_accuracy_table(per_fold: pd.DataFrame, accuracy: pd.DataFrame, dataset:
                           "R_acc@10 (%)": mean_sd(accuracy, "recall10_acc")})
     return format_table(shown, {c: text() for c in shown.columns[2:]},
                         labels={"recommender": "Recommender", "n_users": "Test users per fold"},
-                        caption=f"Accuracy on the test chunk, mean ± SD over three folds (ml-{dataset}, all test "
-                                "users)", full_table=(notebook, f"accuracy_per_fold_{dataset}"))
+                        caption=PROSE("accuracy.caption", dataset=dataset),
+                        full_table=(notebook, f"accuracy_per_fold_{dataset}"))
 
 
 def wins_losses(vs_random: pd.DataFrame, metric: str) -> list[str]:
@@ -152,8 +145,8 @@ def show_vs_random_table(vs_random: pd.DataFrame, dataset: str, notebook: str):
                          "precision20_diff": percent(1, label="Δ P_acc@20 (points)"),
                          "precision20_wl": text(label="Better / worse (P)"), "precision20_p": p_value(label="p (P)")},
                         labels={"recommender": "Recommender"},
-                        caption="Each recommender minus Random per test user (three folds pooled; Wilcoxon "
-                                "signed-rank)", full_table=(notebook, f"vs_random_{dataset}"), audit=True)
+                        caption=PROSE("vs_random.caption"), full_table=(notebook, f"vs_random_{dataset}"),
+                        audit=True)
 
 
 def show_tuned_values(lists: pd.DataFrame, folds, config: dict, dataset: str, notebook: str, *, k: int,
@@ -167,7 +160,7 @@ def show_tuned_values(lists: pd.DataFrame, folds, config: dict, dataset: str, no
                        f"tuned_values_{dataset}")
     return format_table(tuned[tuned["trials"] > 0].drop(columns="dataset").reset_index(drop=True), TUNED_FORMATS,
                         labels=TUNED_LABELS,
-                        caption=f"{caption} (the untuned recommenders' defaults are in the full table)",
+                        caption=PROSE("tuned.caption", caption=caption),
                         full_table=(notebook, f"tuned_values_{dataset}"), audit=True)
 
 
@@ -175,11 +168,7 @@ def show_retraining(folds, config: dict, test_lists: pd.DataFrame, *, retrain: b
     """With ``retrain`` or ``tune``, retrain (after tuning) every recommender and show how many items of each list
     come back; otherwise say how to."""
     if not (retrain or tune):
-        return Markdown("The default build trains nothing: it reads the committed lists. Set `retrain=True` to "
-                        "retrain every recommender with the committed parameters (a few minutes on a CPU) and see "
-                        "how many items of each list come back, or `tune=N` to re-tune with N Optuna trials first "
-                        "(the recommenders tuned here; `scripts/recsys_lists.py --write-committed` replaces the "
-                        "committed lists).")
+        return Markdown(PROSE("retraining.how"))
     if tune:
         budget = {name: tune if config["trials"][name] > 0 else 0 for name in order()}
         new_lists, _ = recsys_lists.tune_and_produce(folds, budget, k=k)
@@ -190,8 +179,8 @@ def show_retraining(folds, config: dict, test_lists: pd.DataFrame, *, retrain: b
     shared = shared.pivot(index="recommender", columns="fold", values="overlap").reset_index()
     shared.columns = [str(c) if c == "recommender" else f"fold_{c}" for c in shared.columns]
     return format_table(shared, {c: number(2) for c in shared.columns[1:]}, labels={"recommender": "Recommender"},
-                        caption="Retrained lists: mean share of each test user's top 20 also in the committed lists "
-                                + ("(after re-tuning)" if tune else "(committed parameters)"))
+                        caption=PROSE("retraining.caption",
+                                      parameters="after re-tuning" if tune else "committed parameters"))
 
 
 def ask_reader_judges(judges: Sequence[Mapping], judge_config: JudgeConfig, folds, test_lists: pd.DataFrame,
@@ -220,9 +209,10 @@ def judging_note(scored: pd.DataFrame, judged: Mapping[int, Sequence]) -> Markdo
     """The local judge's judgments: their number, tokens and unparsable replies (how long asking them took is a
     process note of the reproducibility page, not a finding)."""
     in_tokens, out_tokens = int(scored["input_tokens"].sum()), int(scored["output_tokens"].sum())
-    return Markdown(
-        f"{len(scored)} unique judgments ({', '.join(f'fold {f}: {int((scored.fold == f).sum())}' for f in judged)}), "
-        f"{in_tokens:,} input and {out_tokens:,} output tokens, {int(scored['score'].isna().sum())} unparsable.")
+    return Markdown(PROSE("judging_note", n_judgments=len(scored),
+                          per_fold=", ".join(f"fold {f}: {int((scored.fold == f).sum())}" for f in judged),
+                          input_tokens=f"{in_tokens:,}", output_tokens=f"{out_tokens:,}",
+                          unparsable=int(scored["score"].isna().sum())))
 
 
 def ours_beside_paper(table3: pd.DataFrame) -> pd.DataFrame:
@@ -252,24 +242,20 @@ def show_table3(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.Da
         unless_too_few_judged(expected, judged, [c for c in expected.columns if c != "recommender"]), paper_ser,
         "recommender", SERENDIPITY_SE_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
-        caption=f"Table 3, serendipity: the paper's ML-1M rows (GPT-4o-mini, CoT) and ours (ml-{dataset}, "
-                f"SmolLM2-135M at noise level, expected score, {note}); SE: the standard error of our Avg. score@20 "
-                "over the judged lists", full_table=(notebook, f"table3_{dataset}")))
+        caption=PROSE("table3.serendipity.caption", dataset=dataset, judged_users=note),
+        full_table=(notebook, f"table3_{dataset}")))
     integer = judging.serendipity_view(table3_integer)
     display(paper_beside_ours(
         unless_too_few_judged(integer, judged, [c for c in integer.columns if c != "recommender"]), paper_ser,
         "recommender", SERENDIPITY_SE_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
-        caption=f"Table 3, serendipity, with the judge read as the paper's judge answers (its most likely score, an "
-                f"integer; ml-{dataset}, SmolLM2-135M at noise level, {note}); SE: the standard error of our Avg. "
-                "score@20 over the judged lists",
+        caption=PROSE("table3.integer.caption", dataset=dataset, judged_users=note),
         full_table=(notebook, f"table3_integer_{dataset}"), audit=True))
     return paper_beside_ours(
         ours[["recommender", "p_acc", "n_acc"]], paper[["recommender", "p_acc", "n_acc"]], "recommender",
         ACCURACY_FORMATS, labels={"recommender": "Recommender"}, names=("paper ML-1M", "ours"),
-        caption=f"Table 3, accuracy on the same users: the paper's ML-1M rows and ours (ml-{dataset}, {note}; "
-                "over all test users see the accuracy table above)", full_table=(notebook, f"table3_{dataset}"),
-        audit=True)
+        caption=PROSE("table3.accuracy.caption", dataset=dataset, judged_users=note),
+        full_table=(notebook, f"table3_{dataset}"), audit=True)
 
 
 def show_reader_tables(reader_scored: Mapping[str, pd.DataFrame], table3: pd.DataFrame,
@@ -299,9 +285,9 @@ def show_reader_tables(reader_scored: Mapping[str, pd.DataFrame], table3: pd.Dat
         display(format_table(beside[["judge", "reading", "recommender", "p_ser", "n_ser", "avg_score"]],
                              SERENDIPITY_FORMATS,
                              labels={"judge": "Judge", "reading": "Reading", "recommender": "Recommender"},
-                             caption=f"Table 3, serendipity, with the reader's judge {label} beside the local judge "
-                                     f"(ml-{dataset}, {users_note(judged)}; its rows are in the full table, column "
-                                     "judge)", full_table=(notebook, f"table3_{dataset}"), audit=True))
+                             caption=PROSE("reader_table.caption", judge=label, dataset=dataset,
+                                           judged_users=users_note(judged)),
+                             full_table=(notebook, f"table3_{dataset}"), audit=True))
     return reader_tables
 
 
@@ -319,7 +305,7 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
     acc = accuracy.set_index("recommender").loc[ranked]
     left.errorbar(100 * acc["ndcg_acc_mean"], rows, xerr=100 * acc["ndcg_acc_std"], fmt="o",
                   color=figures.colours(1)[0], capsize=2)
-    left.set(xlabel="accuracy NDCG@20 (%), mean ± SD of three folds", xlim=(0, None), yticks=rows,
+    left.set(xlabel=PROSE("figure.accuracy_axis"), xlim=(0, None), yticks=rows,
              yticklabels=ranked, ylabel="Recommender")
     colours = figures.colours(3 + len(readers))
     per_fold_scores = ser_per_fold.set_index("recommender")
@@ -339,17 +325,13 @@ def draw_accuracy_vs_judge(accuracy: pd.DataFrame, ser_per_fold: pd.DataFrame, t
                        xerr=theirs["avg_score_se"] if "avg_score_se" in theirs else None, fmt="s", markersize=5,
                        color=colour, capsize=2, label=f"{label}, mean ± SE")
     absent = [name for name in ranked if pd.isna(paper_scores[name])]
-    hollow_note = "as hollow diamonds" + (f"; the paper has no {', '.join(absent)}" if absent else "")
     right.set(xlabel="Avg. score@20 (1–5)", xlim=(1, 5))
     right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.tight_layout()
-    figures.glue_figure("fig-accuracy-vs-judge", fig,
-        "Read across each row: a recommender with higher accuracy on the left need not score higher with the judge on "
-        f"the right. Accuracy (left, all test users of ml-{dataset}) and the judge's Avg. score@20 on the scale's full "
-        f"range (right; SmolLM2-135M at noise level on {users_note(judged)}, mean ± standard error over the judged "
-        f"lists, each fold a faint point; the paper's ML-1M rows {hollow_note}). The paper finds the Avg. score in "
-        f"{pages.fmt(paper['avg_score'].min(), 2)}–"
-        f"{pages.fmt(paper['avg_score'].max(), 2)} for every recommender.")
+    figures.glue_figure("fig-accuracy-vs-judge", fig, PROSE(
+        "figure.alt", dataset=dataset, judged_users=users_note(judged),
+        paper_lacks="; " + PROSE("figure.alt.paper_lacks", recommenders=", ".join(absent)) if absent else "",
+        paper_low=pages.fmt(paper["avg_score"].min(), 2), paper_high=pages.fmt(paper["avg_score"].max(), 2)))
 
 
 def distinct_pairs(test_lists: pd.DataFrame, folds, recommenders: Sequence[str] | None = None) -> int:
@@ -375,7 +357,8 @@ def judging_cost(scored: pd.DataFrame, test_lists: pd.DataFrame, folds, judged: 
     rows += [{"run": run, "users": test_users, "judgments": pairs, "input_tokens": round(mean_in * pairs),
               "output_tokens": round(mean_out * pairs), "gpt4o_mini_usd": judging.paper_judge_cost(mean_in * pairs,
                                                                                                    mean_out * pairs)}
-             for run, pairs in ((ALL_RUN, all_pairs), ("all test users, the paper's six", six_pairs))]
+             # the paper's six's row label is in the prose file: no other module reads that row by name
+             for run, pairs in ((ALL_RUN, all_pairs), (PROSE("cost.run.six"), six_pairs))]
     return save_table(pd.DataFrame(rows).assign(dataset=dataset), notebook, f"judge_cost_{dataset}")
 
 
@@ -385,7 +368,7 @@ def show_cost_table(cost: pd.DataFrame, dataset: str, notebook: str):
                          "input_tokens": count(label="Input tokens"), "output_tokens": count(label="Output tokens"),
                          "gpt4o_mini_usd": number(2, label="GPT-4o-mini (USD, list price)")},
                         labels={"run": "Run"},
-                        caption=f"Judgments, tokens and cost at GPT-4o-mini list price (ml-{dataset})",
+                        caption=PROSE("cost.caption", dataset=dataset),
                         full_table=(notebook, f"judge_cost_{dataset}"), audit=True)
 
 
@@ -393,21 +376,21 @@ def show_ml1m_folds(ml1m, ml1m_folds, notebook: str):
     """ML-1M's positives against the paper's Table 2, the share of test users kept, and its fold sizes."""
     positives = split.positives(ml1m.ratings)
     table = save_table(split.fold_sizes(ml1m_folds).assign(dataset="1m"), notebook, "folds_1m")
-    display(Markdown(f"ML-1M positives: **{len(positives):,}** of {positives['user_id'].nunique():,} users "
-                     f"and {positives['item_id'].nunique():,} items (the paper's Table 2: 575,281 interactions, "
-                     f"6,038 users, 3,533 items); {'equal' if len(positives) == 575281 else 'different'}."))
+    # whether ours equal the paper's Table 2 count, 575,281, which the passage prints beside them
+    display(Markdown(PROSE("ml1m.positives", n_positives=f"{len(positives):,}",
+                           n_users=f"{positives['user_id'].nunique():,}", n_items=f"{positives['item_id'].nunique():,}",
+                           same="equal" if len(positives) == 575281 else "different")))
     kept = table.set_index("fold")
     before = kept["test_users"] + kept["test_unseen_users"]
     share = kept["test_users"] / before
-    display(Markdown(
-        "The paper does not say what it does with test users and items its recommenders never saw in training. "
-        "Dropping them, as here, keeps " + ", ".join(f"{int(kept.loc[f, 'test_users']):,} of {int(before[f]):,} "
-                                                     f"test users in fold {f}" for f in kept.index)
-        + f" ({int(kept['test_unseen_user'].sum()):,} test positives of unseen users and "
-        f"{int(kept['test_unseen_item'].sum()):,} on unseen items dropped in all): the accuracy half of Table 3 rests "
-        f"on {pages.fmt(100 * share.min(), 0)}% to {pages.fmt(100 * share.max(), 0)}% of the test chunk's users."))
-    return format_table(table[FOLD_COLUMNS], labels=FOLD_LABELS, caption="ML-1M fold sizes under the same split "
-                        "(mirror)", full_table=(notebook, "folds_1m"), audit=True)
+    display(Markdown(PROSE(
+        "ml1m.unseen",
+        kept=", ".join(PROSE("ml1m.unseen.fold", kept=f"{int(kept.loc[f, 'test_users']):,}",
+                             before=f"{int(before[f]):,}", fold=f) for f in kept.index),
+        unseen_user=f"{int(kept['test_unseen_user'].sum()):,}", unseen_item=f"{int(kept['test_unseen_item'].sum()):,}",
+        low=pages.fmt(100 * share.min(), 0), high=pages.fmt(100 * share.max(), 0))))
+    return format_table(table[FOLD_COLUMNS], labels=FOLD_LABELS, caption=PROSE("ml1m.folds.caption"),
+                        full_table=(notebook, "folds_1m"), audit=True)
 
 
 def ml1m_orders(accuracy_1m: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
@@ -434,17 +417,17 @@ def show_ml1m_accuracy(per_fold_1m: pd.DataFrame, accuracy_1m: pd.DataFrame, vs_
     return paper_beside_ours(
         ours, paper[["recommender", "p_acc", "n_acc"]], "recommender", ACCURACY_FORMATS,
         labels={"recommender": "Recommender"}, names=("paper", "ours"),
-        caption=f"Table 3, accuracy on ML-1M: the paper's rows and ours (mean of three folds, "
-                f"{' / '.join(map(str, test_users))} test users)", full_table=(notebook, "accuracy_per_fold_1m"))
+        caption=PROSE("ml1m.accuracy.caption", test_users=" / ".join(map(str, test_users))),
+        full_table=(notebook, "accuracy_per_fold_1m"))
 
 
 def ml1m_finding(accuracy_1m: pd.DataFrame, vs_random_1m: pd.DataFrame, ml1m_folds, paper: pd.DataFrame) -> str:
     """The verdict's sentence on ML-1M: the accuracy finding and the order of the paper's six by NDCG_acc@20."""
     order_1m = ml1m_orders(accuracy_1m, paper).set_index("metric").loc["n_acc"]
-    return (judging.accuracy_finding(accuracy_1m, vs_random_1m, [f.n_test_users for f in ml1m_folds], "1m")
-            + f" Ordered by NDCG_acc@20, the paper's six come {' > '.join(order_1m['paper_order'])} in the paper and "
-            f"{' > '.join(order_1m['our_order'])} here (Kendall's τ {pages.fmt(order_1m['tau'], 2)}, p "
-            f"{pages.fmt(order_1m['p'], 2)}, n = {order_1m['n']}).")
+    return (judging.accuracy_finding(accuracy_1m, vs_random_1m, [f.n_test_users for f in ml1m_folds], "1m") + " "
+            + PROSE("ml1m.order", paper_order=" > ".join(order_1m["paper_order"]),
+                    our_order=" > ".join(order_1m["our_order"]), tau=pages.fmt(order_1m["tau"], 2),
+                    p=pages.fmt(order_1m["p"], 2), n=order_1m["n"]))
 
 
 def ml1m_cost_note(scored: pd.DataFrame, test_lists_1m: pd.DataFrame, ml1m_folds) -> Markdown:
@@ -455,9 +438,7 @@ def ml1m_cost_note(scored: pd.DataFrame, test_lists_1m: pd.DataFrame, ml1m_folds
     mean_in = int(scored["input_tokens"].sum()) / n_judgments
     mean_out = int(scored["output_tokens"].sum()) / n_judgments
     cost = judging.paper_judge_cost(mean_in * pairs, mean_out * pairs)
-    return Markdown(f"Judging the paper's six on every ML-1M test user would take {pairs:,} judgments, "
-                    f"about US\\${cost:.2f} with GPT-4o-mini at list price (the tokens per judgment of this chapter's "
-                    "prompt; the paper's CoT prompt is longer).")
+    return Markdown(PROSE("ml1m.cost", judgments=f"{pairs:,}", cost=f"{cost:.2f}"))
 
 
 def avg_score_claim(notebook: str) -> Markdown:
@@ -467,23 +448,22 @@ def avg_score_claim(notebook: str) -> Markdown:
                            "paper_claim_avg_score_vs_g")
     low, high = claim_readers.TOKUTAKE_AVG_SCORE_RANGE
     inside = alignment[(alignment["avg_score"] >= low) & (alignment["avg_score"] <= high)]
-    return Markdown(
-        f"The printed g has mean {pages.fmt(g['mean'], 3)} (n = {g['n']:,}, SD {pages.fmt(g['sd'], 2)}), and "
-        f"{len(inside)} of {len(alignment)} Avg. Scores of Table 3 lie in {pages.fmt(low, 1)}–{pages.fmt(high, 1)} "
-        "(from "
-        f"{pages.fmt(alignment['avg_score'].min(), 3)} to {pages.fmt(alignment['avg_score'].max(), 3)})"
-        + (": the means agree. " if len(inside) == len(alignment) and low <= g["mean"] <= high else ". ")
-        + "A matching mean is not evidence that a judge reflects users, though: a judge that answers "
-        f"{pages.fmt(g['mean'], 2)} for every item matches it exactly and says nothing about any item. The judge's "
-        "agreement with users is the question of the prompt-strategies chapter, where it is measured item by item.")
+    # the means agree when every printed Avg. Score and the mean of g lie in the range
+    agree = len(inside) == len(alignment) and low <= g["mean"] <= high
+    return Markdown(PROSE(
+        "claim.avg_score", mean=pages.fmt(g["mean"], 3), n=f"{g['n']:,}", sd=pages.fmt(g["sd"], 2),
+        n_inside=len(inside), n_scores=len(alignment), low=pages.fmt(low, 1), high=pages.fmt(high, 1),
+        lowest=pages.fmt(alignment["avg_score"].min(), 3), highest=pages.fmt(alignment["avg_score"].max(), 3),
+        means_agree=": " + PROSE("claim.avg_score.agree") if agree else "", constant_answer=pages.fmt(g["mean"], 2)))
 
 
 def avg_integer_words(avg_integer: pd.Series) -> str:
     """Avg. score@20 read as integers: "is 2.00 for every recommender" when every recommender has the same, else its
     range."""
     if avg_integer.min() == avg_integer.max():
-        return f"is {pages.fmt(avg_integer.min(), 2)} for every recommender"
-    return f"ranges from {pages.fmt(avg_integer.min(), 2)} to {pages.fmt(avg_integer.max(), 2)}"
+        return PROSE("finding.serendipity.integer.same", score=pages.fmt(avg_integer.min(), 2))
+    return PROSE("finding.serendipity.integer.range", low=pages.fmt(avg_integer.min(), 2),
+                 high=pages.fmt(avg_integer.max(), 2))
 
 
 def findings(table3: pd.DataFrame, table3_integer: pd.DataFrame, paper: pd.DataFrame, cost: pd.DataFrame,
@@ -513,21 +493,18 @@ def serendipity_finding(table3: pd.DataFrame, table3_integer: pd.DataFrame, pape
     """The tiny judge's serendipity numbers against the paper's ML-1M rows, or, on fewer judged users than this
     book's minimum, that they are too few (one rule for every number of the book)."""
     users = sum(len(u) for u in judged.values())
-    head = f"**Serendipity with SmolLM2-135M on {pages.count(users, 'judged user')}.** "
-    tail = (" These are noise-level numbers from a tiny judge: the chapter reproduces the protocol and the table, not "
-            "the paper's ranking.")
+    title = PROSE("finding.serendipity.title", judged_users=pages.count(users, "judged user"))
+    caveat = PROSE("finding.serendipity.caveat")
+    paper_low, paper_high = pages.fmt(paper["avg_score"].min(), 2), pages.fmt(paper["avg_score"].max(), 2)
     few = too_few_judged(judged)
     if few is not None:
-        printed = f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)}"
-        return Markdown(head + f"Its Avg. score@20 and Precision_ser@20: {few}; the paper's ML-1M rows have "
-                        f"Avg. Score@20 {printed}." + tail)
-    avg = table3.set_index("recommender")["avg_score_mean"]
-    return Markdown(
-        head + f"{{term}}`Avg. score@20` ranges from {pages.fmt(avg.min(), 2)} ({avg.idxmin()}) to "
-        f"{pages.fmt(avg.max(), 2)} ({avg.idxmax()}), against "
-        f"{pages.fmt(paper['avg_score'].min(), 2)}–{pages.fmt(paper['avg_score'].max(), 2)} in the paper's ML-1M rows; "
-        f"{int((table3['precision_ser_mean'] > 0).sum())} of {len(table3)} recommenders get any expected score of 4 "
-        "or more. Read as the paper's judge answers (its most likely score, an integer), Avg. score@20 "
-        f"{avg_integer_words(table3_integer.set_index('recommender')['avg_score_mean'])} and "
-        f"{int((table3_integer['precision_ser_mean'] > 0).sum())} of {len(table3)} recommenders get any item scored "
-        f"4 or more ({judged_sizes(judged)} users of the three folds)." + tail)
+        body = PROSE("finding.serendipity.too_few", too_few=few, paper_low=paper_low, paper_high=paper_high)
+    else:
+        avg = table3.set_index("recommender")["avg_score_mean"]
+        body = PROSE("finding.serendipity", low=pages.fmt(avg.min(), 2), lowest=avg.idxmin(),
+                     high=pages.fmt(avg.max(), 2), highest=avg.idxmax(), paper_low=paper_low, paper_high=paper_high,
+                     n_any=int((table3["precision_ser_mean"] > 0).sum()), n_recommenders=len(table3),
+                     integer_scores=avg_integer_words(table3_integer.set_index("recommender")["avg_score_mean"]),
+                     n_any_integer=int((table3_integer["precision_ser_mean"] > 0).sum()),
+                     judged_per_fold=judged_sizes(judged))
+    return Markdown(f"{title} {body} {caveat}")

@@ -59,9 +59,11 @@ def _titles(text):
     return " | ".join(parsed.titles) if parsed.is_list else None
 
 
-_SERENDIPITY_CHAPTERS = "prompt_strategies, recommender_reevaluation, judge_robustness"
-_KANG_CHAPTERS = "proxy_vs_llm, auxiliary_data, llm_ensembles, recommender_reevaluation, trust_judges, judge_robustness"
-_CONSTRAINED_CHAPTERS = "judge_robustness, prompt_strategies"
+# Lists of chapter names, not prose (this module has no page): kept as names, joined as ``READERS`` states them
+_SERENDIPITY_CHAPTERS = ", ".join(("prompt_strategies", "recommender_reevaluation", "judge_robustness"))
+_KANG_CHAPTERS = ", ".join(("proxy_vs_llm", "auxiliary_data", "llm_ensembles", "recommender_reevaluation",
+                            "trust_judges", "judge_robustness"))
+_CONSTRAINED_CHAPTERS = ", ".join(("judge_robustness", "prompt_strategies"))
 
 #: reader name -> (the chapters that read replies with it, reply text -> what it read, None when nothing)
 READERS: dict[str, tuple[str, Reader]] = {

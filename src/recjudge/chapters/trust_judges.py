@@ -4,6 +4,7 @@ captions, the calibration and interval-width figures, and the glued findings wit
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -12,6 +13,7 @@ from IPython.display import Markdown
 from matplotlib.figure import Figure
 
 from recjudge.compendium import figures, pages, trust_rules
+from recjudge.compendium.prose import Prose
 from recjudge.compendium.results import save_table
 from recjudge.compendium.tables import Table, correlation, count, error, format_table, number, text
 from recjudge.serendipity import ground_truth as ser
@@ -25,9 +27,22 @@ LARGE_N = 500
 SMALL_SAVING_PCT = 1.0
 #: Correlations whose worth by the ρ² rule the width figure draws as references: a weak judge and a fair one.
 REFERENCE_CORRELATIONS = (0.15, 0.5)
-#: The worth figure's y axis: what n labels plus the judge are worth in labels alone, per label (1: the judge adds
-#: nothing).
-WORTH_AXIS_LABEL = "Labels alone matched per label\nwith the judge (1 = no help)"
+#: The page's sentences (``notebooks/prose/trust_judges.md``).
+PROSE = Prose("trust_judges")
+#: Characters per line of the worth figure's y-axis label (it stands beside a panel 4.4 inches high).
+WORTH_AXIS_WIDTH = 30
+
+
+def stacked(label: str, width: int) -> str:
+    """A long label from the prose file broken into lines of at most ``width`` characters, at spaces only, for a
+    narrow column or an axis (the line breaks are layout, the words the writer's)."""
+    return textwrap.fill(label, width, break_long_words=False, break_on_hyphens=False)
+
+
+def worth_axis_label() -> str:
+    """The worth figure's y axis: what n labels plus the judge are worth in labels alone, per label (1: the judge
+    adds nothing)."""
+    return stacked(PROSE("worth_figure.y_axis"), WORTH_AXIS_WIDTH)
 
 
 def save_judges(judged: JudgedPopulation, notebook: str, data: str) -> pd.DataFrame:
@@ -42,31 +57,29 @@ def opening(study, judged: JudgedPopulation, judges: Sequence[Mapping], *, min_a
     frame, judge_table = judged.frame, judged.judges
     analysed = judge_table["answers"] >= min_answers
     facts = [
-        ("Data", f"{study.data_label}: {len(frame):,} answers of {frame['user_id'].nunique():,} users with a ground "
-                 "truth (mean of s4, s5, s6), less the answers of the users who supply the few-shot examples"),
-        ("Judges", "; ".join(f"{row.judge} ({row.answers:,} answers)" for row in judge_table.itertuples()
-                             if row.scoring != "most likely score token")),
-        ("Prediction-powered inference", f"PPI++ with power tuning (`ppi-python`), {draws} random labelled samples "
-                                         f"per judge and n, drawn independently for each judge; n from "
-                                         f"{min(label_sizes)} to {max(label_sizes):,}; intervals of a mean with the "
-                                         "finite-population correction"),
+        ("Data", PROSE("opening.data", data=study.data_label, n_answers=f"{len(frame):,}",
+                       n_users=f"{frame['user_id'].nunique():,}")),
+        ("Judges", "; ".join(PROSE("opening.judge", judge=row.judge, n_answers=f"{row.answers:,}")
+                             for row in judge_table.itertuples() if row.scoring != "most likely score token")),
+        ("Prediction-powered inference", PROSE("opening.ppi", draws=draws, smallest_n=min(label_sizes),
+                                               largest_n=f"{max(label_sizes):,}")),
     ]
     sampled = [row.judge for row in judge_table.itertuples()
                if "random sample" in row.note and row.scoring != "most likely score token"]
-    caveat = ("None of " + ("the book's own judges" if judges else "these judges") + " is a capable LLM"
-              + ("; the recorded gpt-3.5-turbo scores come with a third party's prompt"
-                 if population.RECORDED in judged.analysed(min_answers) else "")
-              + ". The chapter measures what these judges are worth and shows how to measure a capable one. "
-              + (f"{' and '.join(sampled)} scored a random sample of the answers; their PPI experiment treats that "
-                 "sample as the population. " if sampled else "")
-              + "The PPI intervals are valid whatever the judge: a weak judge costs nothing and saves nothing. Every "
-                "local judge except the test-retest one is read from its first token's distribution at temperature 0."
-              + ("" if analysed.all() else f" Not analysed, with fewer than {min_answers} scored answers: "
-                 + ", ".join(judge_table.loc[~analysed, "judge"]) + "."))
+    # The caveat's sentences, each present or not by its rule, joined as one paragraph
+    recorded = population.RECORDED in judged.analysed(min_answers)
+    caveat = [PROSE("opening.caveat.capable_recorded" if recorded else "opening.caveat.capable",
+                    judges="the book's own judges" if judges else "these judges"),
+              PROSE("opening.caveat.measured")]
+    if sampled:
+        caveat.append(PROSE("opening.caveat.sampled", judges=" and ".join(sampled)))
+    caveat.append(PROSE("opening.caveat.valid"))
+    if not analysed.all():
+        caveat.append(PROSE("opening.caveat.not_analysed", min_answers=min_answers,
+                            judges=", ".join(judge_table.loc[~analysed, "judge"])))
     if study.synthetic:
-        caveat = ("**Synthetic data.** The survey answers are generated; every number describes the pipeline, not "
-                  "serendipity or any judge. " + caveat)
-    return pages.opening(facts, caveat)
+        caveat.insert(0, PROSE("opening.synthetic"))
+    return pages.opening(facts, " ".join(caveat))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -78,15 +91,14 @@ def show_agreement_table(agreement: pd.DataFrame, judged: JudgedPopulation, *, n
                                 right_on="judge").drop(columns="judge")
     save_table(agreement.assign(data=data), notebook, "agreement")
     shown = agreement.assign(pearson=[
-        "undefined (one score for every answer)" if np.isnan(r.pearson_pct) else
+        PROSE("agreement.undefined") if np.isnan(r.pearson_pct) else
         f"{pages.fmt(r.pearson_pct, 1)}" + ("" if np.isnan(r.pearson_ci_low) else
                                            f" [{pages.fmt(r.pearson_ci_low, 1)}, {pages.fmt(r.pearson_ci_high, 1)}]")
         for r in agreement.itertuples()])
     return format_table(shown[["method", "kind", "n", "pearson", "mae", "rmse"]],
                         {"n": count(label="Answers"), "pearson": text(label="Pearson (%) [95% CI]"), "mae": error(2),
                          "rmse": error(2)},
-                        labels={"method": "Judge"}, caption="Each judge against the human ratings on the answers it "
-                                                            "scored",
+                        labels={"method": "Judge"}, caption=PROSE("agreement.caption"),
                         full_table=(notebook, "agreement"), audit=True)
 
 
@@ -98,19 +110,16 @@ def show_calibration_table(errors: pd.DataFrame, *, notebook: str, data: str) ->
     save_table(errors.assign(data=data), notebook, "calibration_errors")
     wide = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False).reset_index()
     return format_table(wide, {c: error(3, label=c) for c in wide.columns[1:]}, labels={"judge": "Judge"},
-                        caption="MAE of each judge's scores as given, after eq. 6 rescaling, after calibration, and "
-                                "of a constant answer (the other users' mean) on the same answers (RMSE in the full "
-                                "table)",
+                        caption=PROSE("calibration.caption"),
                         full_table=(notebook, "calibration_errors"), audit=True)
 
 
 def _beating_words(beats_constant: Sequence[str], largest: pd.Series) -> str:
     """Which judges beat a constant answer by the rule, and the largest gain with its interval and reading."""
-    gain = (f"{pages.fmt(largest['gain_over_constant'], 4)} [{pages.fmt(largest['gain_ci_low'], 4)}, "
-            f"{pages.fmt(largest['gain_ci_high'], 4)}] ({largest['judge']}, {largest['reading']})")
-    rule = f"by more than {trust_rules.MAE_MARGIN} with a 95% interval (clustered by user) above zero"
-    return (f"{trust_rules.beating_words(list(beats_constant))} a constant answer's MAE {rule}; the largest gain is "
-            f"{gain}.")
+    return PROSE("calibration.beating", beating=trust_rules.beating_words(list(beats_constant)),
+                 margin=f"{trust_rules.MAE_MARGIN}", gain=pages.fmt(largest["gain_over_constant"], 4),
+                 low=pages.fmt(largest["gain_ci_low"], 4), high=pages.fmt(largest["gain_ci_high"], 4),
+                 judge=largest["judge"], reading=largest["reading"])
 
 
 def scale_finding(errors: pd.DataFrame) -> Markdown:
@@ -118,11 +127,9 @@ def scale_finding(errors: pd.DataFrame) -> Markdown:
     by_reading = errors.pivot_table(index="judge", columns="reading", values="mae", sort=False)
     gains = trust_rules.calibrated_gains(errors)
     largest = gains.loc[gains["gain_over_constant"].idxmax()]
-    return Markdown(
-        "Calibrated, against a constant answer (the other users' mean, on the same answers): "
-        + _beating_words(trust_rules.judges_beating_constant(errors), largest)
-        + f" As given, the MAEs range from {pages.fmt(by_reading['raw'].min(), 3)} to "
-          f"{pages.fmt(by_reading['raw'].max(), 3)}: that spread is scale, not information about serendipity.")
+    return Markdown(PROSE("calibration.finding",
+                          beating=_beating_words(trust_rules.judges_beating_constant(errors), largest),
+                          low=pages.fmt(by_reading["raw"].min(), 3), high=pages.fmt(by_reading["raw"].max(), 3)))
 
 
 def _panels(judged: JudgedPopulation, judges: Sequence[str]) -> list[list[str]]:
@@ -204,9 +211,7 @@ def show_worth_table(worth: pd.DataFrame, headline_n: int, *, notebook: str, dat
         {"n": count(label="Labels n"), "pearson": correlation(1, label="Pearson (%)"),
          "labels_worth": number(0, label="Worth (labels)"), "labels_worth_by_rho2": number(0, label="ρ² rule")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Human labels each judge is worth at n = {headline_n} and {LARGE_N}, beside the ρ² rule's price of "
-                "its correlation (every n, and the interval widths and coverage behind the worth, in the full "
-                "table)",
+        caption=PROSE("worth.caption", headline_n=headline_n, large_n=LARGE_N),
         full_table=(notebook, "labels_worth"))
 
 
@@ -224,8 +229,7 @@ def show_worth_intervals(worth: pd.DataFrame, headline_n: int, *, notebook: str)
          "coverage_ppi_text": text(label="Coverage, PPI++\n(%) [MC 95%]"),
          "degenerate_draws": count(label="Draws\nwith s = 0")},
         labels={"estimand": "Estimand", "judge": "Judge"},
-        caption=f"Interval widths and coverage behind the worth at n = {headline_n} and {LARGE_N}; a draw whose "
-                "labels are all equal (s = 0) has zero-width intervals for both methods",
+        caption=PROSE("worth_intervals.caption", headline_n=headline_n, large_n=LARGE_N),
         full_table=(notebook, "labels_worth"), audit=True)
 
 
@@ -291,7 +295,7 @@ def worth_figure(worth: pd.DataFrame, judged: JudgedPopulation, judges: Sequence
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set(xlabel="Human labels n", title=_panel_title(judged, panel))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-    axes[0][0].set_ylabel(WORTH_AXIS_LABEL)
+    axes[0][0].set_ylabel(worth_axis_label())
     return fig
 
 
@@ -320,12 +324,11 @@ def show_paper_judges_worth(notebook: str) -> Table:
         {"pearson_pct": number(2, label="Pearson %\n(paper)"), "n": count(label="n\n(paper)"),
          "labels_saved_pct": number(2, label="Labels\nsaved %\n(ρ²)"),
          "labels_worth_at_n": number(0, label="n labels\n+ judge\nworth"),
-         "detectable_pearson_pct": number(1, label="Pearson %\ndetectable\nat n (80%\npower)"),
+         # The one label long enough to be a sentence, stacked as narrow as the others (10 characters a line)
+         "detectable_pearson_pct": number(1, label=stacked(PROSE("paper_judges.detectable"), 10)),
          "n_needed_to_detect": count(label="n its\nPearson\nneeds")},
         labels={"source": "Paper, table: dataset, aspect", "judge": "Judge"},
-        caption="The papers' own LLM judges priced in human labels by the ρ² rule, from their printed correlations "
-                "and the papers' n, for the rows that are one pooled correlation (Kang et al.'s Taobao rows, one "
-                "answer per user; Zhang et al.'s dataset-level rows per aspect)",
+        caption=PROSE("paper_judges.caption"),
         full_table=(notebook, "paper_judges_worth"))
 
 
@@ -333,15 +336,11 @@ def paper_judges_worth_finding() -> Markdown:
     """The most any paper's pooled LLM row saves by the ρ² rule, and how many rows save under 1% of the labels."""
     table = papers_worth.paper_judges_worth()
     best = papers_worth.strongest(table)
-    return Markdown(f"By the ρ² rule, the most any of the papers' {len(table)} pooled LLM rows saves is "
-            f"{pages.fmt(best['labels_saved_pct'], 1)}% of the human labels ({best['paper']}, {best['table']}, "
-            f"{best['judge']}, {best['aspect']}, r = {pages.fmt(best['pearson_pct'] / 100, 2)}, "
-            f"n = {int(best['n']):,}); {int((table['labels_saved_pct'] < SMALL_SAVING_PCT).sum())} of them save less "
-            f"than {pages.fmt(SMALL_SAVING_PCT, 0)}%.")
-
-
-def _cells(count: int, total: int) -> str:
-    return f"{'none' if count == 0 else count} of {total} (judge, estimand, n) cells"
+    return Markdown(PROSE("paper_judges.finding", n_rows=len(table), saved=pages.fmt(best["labels_saved_pct"], 1),
+                          paper=best["paper"], table=best["table"], judge=best["judge"], aspect=best["aspect"],
+                          r=pages.fmt(best["pearson_pct"] / 100, 2), n=f"{int(best['n']):,}",
+                          n_small=int((table["labels_saved_pct"] < SMALL_SAVING_PCT).sum()),
+                          small=pages.fmt(SMALL_SAVING_PCT, 0)))
 
 
 def coverage_finding(worth: pd.DataFrame, headline_n: int) -> str:
@@ -355,21 +354,21 @@ def coverage_finding(worth: pd.DataFrame, headline_n: int) -> str:
     lowest = worth.loc[worth["coverage_ppi"].idxmin()]
     by_chance = len(worth) * ppi.chance_short_of_nominal(int(worth["draws"].iloc[0]), float(worth["nominal"].iloc[0]))
     short_small = int((short["PPI++"] & (worth["n"] <= headline_n)).sum())
-    return (
-        f"Coverage (over {int(worth['draws'].iloc[0])} draws per cell) falls short of the nominal {nominal_pct}% — "
-        f"{nominal_pct}% lies above its Monte Carlo 95% interval — for PPI++ in "
-        f"{_cells(short['PPI++'].sum(), len(worth))}"
-        + ("" if not short["PPI++"].any() else
-           f" ({'all' if short_small == short['PPI++'].sum() else short_small or 'none'} at n ≤ {headline_n})")
-        + " and for human labels alone in "
-        f"{short['human labels alone'].sum() or 'none'}; were every coverage exactly {nominal_pct}%, about "
-        f"{pages.fmt(by_chance, 1)} would fall short by chance"
-        + (f". It lies above nominal for PPI++ in {above['PPI++'].sum()} and for human labels alone in "
-           f"{above['human labels alone'].sum()}" if any(a.any() for a in above.values()) else "")
-        + f". PPI++'s lowest coverage is {pages.fmt(100 * lowest['coverage_ppi'], 1)}% "
-          f"[{pages.fmt(100 * lowest['coverage_ppi_mc_low'], 1)}, "
-          f"{pages.fmt(100 * lowest['coverage_ppi_mc_high'], 1)}] "
-          f"({lowest['judge']}, {lowest['estimand']}, n = {lowest['n']:,}).")
+    # How many of PPI++'s short cells are at n ≤ headline_n, said only when any is short (the space joins it on)
+    at_small = "" if not short["PPI++"].any() else " " + PROSE(
+        "coverage.short.at_small", headline_n=headline_n,
+        how_many="all" if short_small == short["PPI++"].sum() else short_small or "none")
+    sentences = [PROSE("coverage.short", draws=int(worth["draws"].iloc[0]), nominal=nominal_pct,
+                       ppi_short=short["PPI++"].sum() or "none", cells=len(worth), at_small=at_small,
+                       human_short=short["human labels alone"].sum() or "none", by_chance=pages.fmt(by_chance, 1))]
+    if any(a.any() for a in above.values()):
+        sentences.append(PROSE("coverage.above", ppi_above=above["PPI++"].sum(),
+                               human_above=above["human labels alone"].sum()))
+    sentences.append(PROSE("coverage.lowest", coverage=pages.fmt(100 * lowest["coverage_ppi"], 1),
+                           low=pages.fmt(100 * lowest["coverage_ppi_mc_low"], 1),
+                           high=pages.fmt(100 * lowest["coverage_ppi_mc_high"], 1), judge=lowest["judge"],
+                           estimand=lowest["estimand"], n=f"{lowest['n']:,}"))
+    return " ".join(sentences)
 
 
 def headline_worth(worth: pd.DataFrame, headline_n: int) -> pd.DataFrame:
@@ -387,23 +386,23 @@ def answer_by_judge(worth: pd.DataFrame, judged: JudgedPopulation, judges: Seque
     sentences = []
     for judge in _shown_judges(worth, judges):
         if judge not in headline.index:  # a sampled reader's judge: PPI++ needs twice n scored answers
-            sentences.append(f"- **{judge}**: its {judged.answers(judge):,} scored answers "
-                             f"are too few for {headline_n} labels (PPI++ here needs twice as many).")
+            sentences.append(PROSE("answer.too_few", judge=judge, n_answers=f"{judged.answers(judge):,}",
+                                   headline_n=headline_n))
             continue
         row = headline.loc[judge]
         # A saving counts only beyond the simulation's noise and its tuning bias (trust_rules.saves_labels).
         saved = round(row["labels_worth"]) - headline_n if trust_rules.saves_labels(row, headline_n) else 0
-        sentences.append(f"- **{judge}**: {headline_n} labels plus its scores are worth {round(row['labels_worth'])} "
-                         f"[{round(row['labels_worth_mc_low'])}, {round(row['labels_worth_mc_high'])}] "
-                         f"labels (Pearson {pages.fmt(100 * row['pearson'], 1)}%; "
-                         + ("no saving beyond the simulation's noise" if saved <= 0 else
-                            f"{saved} label{'s' if saved > 1 else ''} saved") + ").")
-    sentences.append(f"- **The strongest pooled correlation a paper prints for a serendipity judge** "
-                     f"({paper_best['judge']}, {paper_best['prompt']}; {paper_best['paper']}, {paper_best['table']}, "
-                     f"{paper_best['dataset']}: r = {pages.fmt(paper_best['pearson_pct'] / 100, 2)}) would be worth "
-                     f"{paper_best['labels_worth_by_rho2']:,.0f} labels per 1,000 by the ρ² rule.")
-    sentences.append(f"- {coverage_finding(worth, headline_n)}")
-    return Markdown("\n".join(sentences))
+        sentences.append(PROSE("answer.judge", judge=judge, headline_n=headline_n, worth=round(row["labels_worth"]),
+                               low=round(row["labels_worth_mc_low"]), high=round(row["labels_worth_mc_high"]),
+                               pearson=pages.fmt(100 * row["pearson"], 1),
+                               saving=PROSE("answer.judge.no_saving") if saved <= 0 else PROSE(
+                                   "answer.judge.saved", saved=saved, labels="labels" if saved > 1 else "label")))
+    sentences.append(PROSE("answer.paper_best", judge=paper_best["judge"], prompt=paper_best["prompt"],
+                           paper=paper_best["paper"], table=paper_best["table"], dataset=paper_best["dataset"],
+                           r=pages.fmt(paper_best["pearson_pct"] / 100, 2),
+                           worth=f"{paper_best['labels_worth_by_rho2']:,.0f}"))
+    sentences.append(coverage_finding(worth, headline_n))
+    return Markdown("\n".join(f"- {sentence}" for sentence in sentences))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -424,11 +423,10 @@ def comparison_findings(difference: pd.DataFrame, compare: pd.DataFrame) -> dict
     return {
         "full_difference": f"{pages.fmt(abs(100 * full_value), 1)} percentage points "
                            + ("higher" if full_value > 0 else "lower"),
-        "difference_correction": "" if largest is None else (
-            f" These intervals of a difference are `ppi-python`'s regression intervals, without the finite-population "
-            f"correction: at n = {largest['n']:,} of {largest['population']:,} answers it would narrow an interval of "
-            f"a mean by {pages.fmt(100 * (1 - np.sqrt(1 - largest['n'] / largest['population'])), 0)}%, so their "
-            "coverage here errs on the high side."),
+        # Glued right after the page's sentence, hence the space before it
+        "difference_correction": "" if largest is None else " " + PROSE(
+            "comparison.correction", n=f"{largest['n']:,}", population=f"{largest['population']:,}",
+            narrowing=pages.fmt(100 * (1 - np.sqrt(1 - largest["n"] / largest["population"])), 0)),
     }
 
 
@@ -443,9 +441,7 @@ def show_comparison_table(difference: pd.DataFrame, compare: pd.DataFrame, *, no
          "width_ppi": number(3, label="Width, PPI++"),
          "coverage_ppi_text": text(label="Coverage, PPI++ (%) [MC 95%]"),
          "labels_worth": number(0, label="Worth (labels)")}, labels={"judge": "Judge"},
-        caption="Difference in the share of serendipitous answers, high minus low predicted rating: "
-                "interval widths and the labels each judge is worth", full_table=(notebook, "comparison_worth"),
-        audit=True)
+        caption=PROSE("comparison.caption"), full_table=(notebook, "comparison_worth"), audit=True)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -458,7 +454,7 @@ def show_reliability_table(reliability: pd.DataFrame, *, notebook: str, data: st
                                            f"{pages.fmt(r.alpha_ci_high, 2)}]" for r in reliability.itertuples()])
     return format_table(shown[["readings", "answers_complete", "alpha_text"]],
                         {"answers_complete": count(label="Answers"), "alpha_text": text(label="α [95% CI]")},
-                        labels={"readings": "Readings"}, caption="Krippendorff's α (interval level)",
+                        labels={"readings": "Readings"}, caption=PROSE("reliability.caption"),
                         full_table=(notebook, "reliability"), audit=True)
 
 
@@ -471,8 +467,7 @@ def show_bias_table(bias: pd.DataFrame, *, notebook: str, data: str) -> Table:
     wide = shown.pivot_table(index="judge", columns="term", values="effect", aggfunc="first",
                              sort=False).reset_index()
     return format_table(wide, {c: text(label=c) for c in wide.columns[1:]}, labels={"judge": "Judge"},
-                        caption="Change in each judge's score per standard deviation of a property, at equal human "
-                                "rating [95% CI, clustered by user]", full_table=(notebook, "bias"), audit=True)
+                        caption=PROSE("bias.caption"), full_table=(notebook, "bias"), audit=True)
 
 
 def _bias_effects(bias: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -485,13 +480,13 @@ def bias_finding(bias: pd.DataFrame, judged: JudgedPopulation) -> Markdown:
     """How many effects exclude zero, how many of LLM judges, and the largest of those."""
     effects, clear = _bias_effects(bias)
     clear_llm = clear[clear["judge"].map(judged.kind) != PROXY]
-    largest = clear_llm.loc[clear_llm["coefficient"].abs().idxmax()] if len(clear_llm) else None
-    return Markdown(
-        f"{len(clear)} of {len(effects)} judge-property effects have an interval that excludes zero, "
-        f"{len(clear_llm)} of them of LLM judges"
-        + (f"; the largest: {largest['judge']} scores {pages.fmt(abs(largest['coefficient']), 2)} "
-           f"{'higher' if largest['coefficient'] > 0 else 'lower'} per standard deviation of {largest['term']}, at "
-           "equal human rating." if largest is not None else "."))
+    counts = {"n_clear": len(clear), "n_effects": len(effects), "n_clear_llm": len(clear_llm)}
+    if not len(clear_llm):
+        return Markdown(PROSE("bias.finding", **counts))
+    largest = clear_llm.loc[clear_llm["coefficient"].abs().idxmax()]
+    return Markdown(PROSE("bias.finding.largest", **counts, judge=largest["judge"],
+                          size=pages.fmt(abs(largest["coefficient"]), 2),
+                          direction="higher" if largest["coefficient"] > 0 else "lower", term=largest["term"]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -503,17 +498,15 @@ def worth_finding(worth: pd.DataFrame, judged: JudgedPopulation | None, headline
     its kind, its worth, its interval and the ρ² rule's worth."""
     headline = headline_worth(worth, headline_n)
     best = headline.loc[headline["labels_worth"].idxmax()]
-    kind = "" if judged is None else f", {judged.kind(best.name)}"
-    interval = (f"{pages.fmt(best['labels_worth'], 1)} [{pages.fmt(best['labels_worth_mc_low'], 1)}, "
-                f"{pages.fmt(best['labels_worth_mc_high'], 1)}] labels (ρ² rule: "
-                f"{pages.fmt(best['labels_worth_by_rho2'], 1)})")
+    # The judge is named with its kind when the population is known
+    best_worth = {"judge": best.name if judged is None else f"{best.name}, {judged.kind(best.name)}",
+                  "n_judges": len(headline), "worth": pages.fmt(best["labels_worth"], 1),
+                  "low": pages.fmt(best["labels_worth_mc_low"], 1), "high": pages.fmt(best["labels_worth_mc_high"], 1),
+                  "by_rho2": pages.fmt(best["labels_worth_by_rho2"], 1)}
     saving = headline[[trust_rules.saves_labels(row, headline_n) for _, row in headline.iterrows()]]
     if saving.empty:
-        return (f"no judge saves a whole label beyond the simulation's noise and its tuning bias (the lower of the "
-                f"Monte Carlo 95% bound and the ρ² rule); the largest worth, selected among {len(headline)}, is "
-                f"{best.name}{kind}: {interval}.")
-    return (f"the judge worth the most labels (selected among {len(headline)}) is {best.name}{kind}, worth {interval}; "
-            f"{len(saving)} of {len(headline)} judges save labels beyond the simulation's noise.")
+        return PROSE("worth.finding.none", **best_worth)
+    return PROSE("worth.finding", **best_worth, n_saving=len(saving))
 
 
 def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFrame, bias: pd.DataFrame,
@@ -529,8 +522,9 @@ def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFram
         "worth_finding": worth_finding(worth, judged, headline_n),
         "calibration_finding": _beating_words(trust_rules.judges_beating_constant(errors),
                                               gains.loc[gains["gain_over_constant"].idxmax()]),
-        "retest_finding": (f"Asked twice at temperature 1, the few-shot judge agrees with itself at α = "
-                           f"{pages.fmt(float(retest_row['alpha'].iloc[0]), 2)}; " if len(retest_row) else ""),
+        # Glued right before the page's count of clear bias effects, hence the "; " after it
+        "retest_finding": (PROSE("retest.finding", alpha=pages.fmt(float(retest_row["alpha"].iloc[0]), 2)) + "; "
+                           if len(retest_row) else ""),
         "n_clear": len(clear), "n_effects": len(effects),
     }
 
@@ -543,6 +537,9 @@ def findings(worth: pd.DataFrame, errors: pd.DataFrame, reliability: pd.DataFram
 JUDGE_TABLE = "judge_table"
 JUDGES_FIGURE = "judges.svg"
 RANDOM, CONSTANT = "Random", "Constant (most frequent level)"
+#: The columns of :func:`judge_summary`'s table, one kind of judge a row.
+SUMMARY_COLUMNS = ("Judges", "Rows", "Pearson r (pooled)", "AUC", "MAE calibrated (a constant's)",
+                   "Strongest (pooled r)")
 
 
 def baseline_agreement(frame: pd.DataFrame, *, n_boot: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -582,6 +579,11 @@ def judges_figure(table: pd.DataFrame, notebook: str) -> Markdown:
     return Markdown(jt.figure_markdown(table, f"../../results/{notebook}/{JUDGES_FIGURE}"))
 
 
+def _table_row(cells: Sequence[object]) -> str:
+    """One row of a Markdown table."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 def judge_summary(table: pd.DataFrame, reliability: Mapping[str, object], notebook: str) -> Markdown:
     """The judge table in one line per kind of judge (the full table is the CSV): how many rows, the range of Pearson
     r with the users (pooled readings) and of AUC, and the strongest row; then the ceiling Serendipity-2018's own
@@ -590,8 +592,7 @@ def judge_summary(table: pd.DataFrame, reliability: Mapping[str, object], notebo
     save_table(pd.DataFrame([reliability]), notebook, "truth_reliability")
     from recjudge.trust import judge_table as jt
 
-    lines = ["| Judges | Rows | Pearson r (pooled) | AUC | MAE calibrated (a constant's) | Strongest (pooled r) |",
-             "|---|--:|---|---|---|---|"]
+    lines = [_table_row(SUMMARY_COLUMNS), "|---|--:|---|---|---|---|"]
     for group in jt.GROUPS:
         rows = table[table["group"] == group]
         if rows.empty:
@@ -607,15 +608,9 @@ def judge_summary(table: pd.DataFrame, reliability: Mapping[str, object], notebo
         best = jt.highest(table, group)
         strongest = ("—" if best is None else
                      f"{best['judge']}, {best['aspect']} ({best['source']}; {best['dataset']})")
-        lines.append(f"| {group} | {len(rows)} | {r} | {auc} | {mae} | {strongest} |")
-    lines += ["", f"No second human read the Serendipity-2018 or Taobao answers. The best bound their data give: the "
-                  f"users' answers to the {len(str(reliability['statements']).split(','))} statements their "
-                  f"serendipity rating averages ({reliability['statements']}) agree with Cronbach's α = "
-                  f"{pages.fmt(float(reliability['alpha']), 2)} (n = {int(reliability['n']):,}), so no judge can "
-                  f"correlate above r = {pages.fmt(float(reliability['ceiling_r']), 2)} with that rating.",
-              "", "The papers also rank recommenders by a judge's scores of their lists (Tokutake et al.'s "
-                  "re-evaluation); no user rated those lists, so whether a judge orders the recommenders as users "
-                  "would cannot be measured with any data here.",
-              "", f"{{download}}`Every row, with its interval, n, reading and source "
-                  f"<../../results/{notebook}/{JUDGE_TABLE}.csv>`"]
+        lines.append(_table_row([group, len(rows), r, auc, mae, strongest]))
+    lines += ["", PROSE("summary.after", n_statements=len(str(reliability["statements"]).split(",")),
+                        statements=reliability["statements"], alpha=pages.fmt(float(reliability["alpha"]), 2),
+                        n=f"{int(reliability['n']):,}", ceiling=pages.fmt(float(reliability["ceiling_r"]), 2),
+                        path=f"../../results/{notebook}/{JUDGE_TABLE}.csv")]
     return Markdown("\n".join(lines))

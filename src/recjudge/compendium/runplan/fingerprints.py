@@ -1,5 +1,6 @@
-"""What a run's outputs depend on, hashed (``fingerprint``: notebook, parameters, package source, datasets, response
-store, tables read), and the run cache (``RunCache``, ``.runplan-cache/``) that records it: what is stale and why.
+"""What a run's outputs depend on, hashed (``fingerprint``: notebook, the chapters' prose, parameters, package
+source, datasets, response store, tables read), and the run cache (``RunCache``, ``.runplan-cache/``) that records
+it: what is stale and why.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from recjudge.compendium.prose import PROSE_DIR
 from recjudge.compendium.runplan.run import ASK_ONLY_ENV, Run
 from recjudge.paths import book_store_dir, results_dir, store_layers
 
 #: Bumped when the fingerprint's composition changes, so old cache entries stop matching.
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 _PACKAGE_SUFFIXES = {".py", ".txt", ".yaml", ".yml", ".json"}
 
 
@@ -93,6 +95,9 @@ def fingerprint(run: Run, root: Path, hasher: Callable[[Path], str] | None = Non
     return {
         "version": FINGERPRINT_VERSION,
         "notebook": hasher(root / run.notebook),
+        # Every chapter's sentences (a copied chapter reads its original's prose file): an edited sentence re-runs
+        # the pages, never the plan's prices (``manifest.prompt_fingerprint`` leaves prose out)
+        "prose": _tree_digest(root / PROSE_DIR, hasher, {".md"}),
         "parameters": json.loads(json.dumps(run.parameters, sort_keys=True, default=str)),
         "timeout": run.timeout,
         "variant": run.variant,
