@@ -28,6 +28,8 @@
 - ``tables``   the one renderer of the tables a chapter shows: numbers formatted by kind, the paper's beside ours
 - ``figures``  figures legible at the column width: colour-blind-safe palette, few series a panel, caption and alt text,
   and the plots chapters share
+- ``prose``    a chapter's sentences kept as prose beside its notebook (``notebooks/prose/<chapter>.md``): named
+  passages with slots its page module fills in
 - ``pages``    the frame every chapter shares: opening box, closing verdict, download links, and the one small-n rule
   (``MIN_ANSWERS``: "too few answers (n)")
 - ``claims``   the claims registry: every paper claim a chapter examines, its record in a build, and the verdict
