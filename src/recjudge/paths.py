@@ -34,6 +34,15 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+def shown_in_project(path: Path) -> str:
+    """``path`` relative to the project where it lies inside it, else as given: what a message that can reach a page
+    names (a built page never shows a folder of the machine that built it)."""
+    try:
+        return Path(path).resolve().relative_to(project_root().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def data_mirror() -> Path | None:
     """The configured mirror folder, or None when the variable is unset or empty."""
     value = os.environ.get(DATA_MIRROR_ENV, "").strip()

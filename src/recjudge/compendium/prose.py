@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from recjudge.paths import project_root
+from recjudge.paths import project_root, shown_in_project
 
 #: Where the chapters' prose files are, relative to the project root.
 PROSE_DIR = Path("notebooks") / "prose"
@@ -116,15 +116,8 @@ def _load(path: Path, mtime_ns: int) -> dict[str, Passage]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise ProseError(f"{_shown(path)}: cannot be read ({error.strerror})") from None
-    return parse(text, _shown(path))
-
-
-def _shown(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(project_root().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+        raise ProseError(f"{shown_in_project(path)}: cannot be read ({error.strerror})") from None
+    return parse(text, shown_in_project(path))
 
 
 class Prose:
@@ -145,20 +138,20 @@ class Prose:
     def passages(self) -> dict[str, Passage]:
         path = self.path
         if not path.is_file():
-            raise ProseError(f"{_shown(path)}: the prose file of chapter '{self.chapter}' does not exist")
+            raise ProseError(f"{shown_in_project(path)}: the prose file of chapter '{self.chapter}' does not exist")
         return _load(path, path.stat().st_mtime_ns)
 
     def __call__(self, name: str, /, **values: object) -> str:
         passages = self.passages()
         if name not in passages:
-            raise ProseError(f"{_shown(self.path)}: no passage '{name}'")
+            raise ProseError(f"{shown_in_project(self.path)}: no passage '{name}'")
         passage = passages[name]
         missing = sorted(passage.slots - values.keys())
         unused = sorted(values.keys() - passage.slots)
         if missing or unused:
             said = [f"slot(s) not filled: {', '.join(missing)}" if missing else "",
                     f"value(s) no slot takes: {', '.join(unused)}" if unused else ""]
-            raise ProseError(f"{_shown(self.path)}: passage '{name}' (line {passage.line}): "
+            raise ProseError(f"{shown_in_project(self.path)}: passage '{name}' (line {passage.line}): "
                              + "; ".join(part for part in said if part))
         if not passage.slots:
             return passage.text

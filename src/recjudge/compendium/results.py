@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from recjudge.paths import RUN_NAME_ENV, project_root, results_dir
+from recjudge.paths import RUN_NAME_ENV, project_root, results_dir, shown_in_project
 
 #: A plain file name: letters, digits, '_', '-' and '.', not starting with '.' (so never '.' or '..').
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
@@ -86,19 +86,11 @@ def results_path(notebook: str, name: str) -> Path:
     return results_dir() / notebook / f"{name}.csv"
 
 
-def _as_shown(path: Path) -> str:
-    """``path`` relative to the project where it lies inside it: a missing table's message reaches pages (a claim
-    "not run in this build" says why), which never show a folder of the machine that built them."""
-    try:
-        return path.resolve().relative_to(project_root().resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def load_table(notebook: str, name: str) -> pd.DataFrame:
     path = results_path(notebook, name)
     if not path.is_file():
-        raise FileNotFoundError(f"{_as_shown(path)} does not exist: run the notebook {notebook!r} first (make run)")
+        raise FileNotFoundError(f"{shown_in_project(path)} does not exist: run the notebook {notebook!r} first "
+                                "(make run)")
     table = pd.read_csv(path)
     return unescape_formulas(table) if in_variant() else table
 
@@ -117,8 +109,8 @@ def load_committed_table(notebook: str, name: str) -> pd.DataFrame:
     """A table of the committed book, also from a variant's run (to show the book's number beside the variant's)."""
     path = committed_results_dir() / notebook / f"{name}.csv"
     if not path.is_file():
-        raise FileNotFoundError(f"{_as_shown(path)} does not exist: run the notebook {notebook!r} of the committed "
-                                "book first (make run)")
+        raise FileNotFoundError(f"{shown_in_project(path)} does not exist: run the notebook {notebook!r} of the "
+                                "committed book first (make run)")
     return pd.read_csv(path)
 
 
