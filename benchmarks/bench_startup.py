@@ -20,12 +20,19 @@ The two set-ups: *before* is the engine of revision ``--before`` (default: where
 ``src/`` exported with ``git archive`` and put first on ``PYTHONPATH``, with no cached bytecode
 (``PYTHONPYCACHEPREFIX`` an empty folder, ``PYTHONDONTWRITEBYTECODE=1``: what every process met before set-up
 compiled bytecode) and papermill's own kernel manager (TCP); *after* is this checkout as installed (bytecode compiled
-at set-up, read through the environment's ``.pth`` file; kernels over IPC sockets). inspect_ai is not a column: its
-dependencies (boto3, s3fs, fastapi, textual, tiktoken, ...) are not worth adding to the lock for one benchmark.
+at set-up, read through the environment's ``.pth`` file; kernels over IPC sockets).
+
+A third column, **inspect_ai**, runs the same 500 judgments through inspect_ai (``eval`` of a task of one
+``generate()`` per sample, its OpenAI provider on the chat-completions API at the same loopback server, its
+defaults otherwise: connections, retries, an ``.eval`` log) and imports ``inspect_ai`` for the engine import. It
+lives in its own environment, ``.venv-bench`` (``make bench-setup``: the pinned ``requirements/bench.txt``, bytecode
+compiled), so that its dependencies never enter the project's lock; without it the column is left out, saying so.
+Kernel start and the plan have no inspect_ai counterpart.
 
 The machine's load average is printed before and after: on a shared machine the figures move with it.
 
     python benchmarks/bench_startup.py [--before REV] [--judgments 500] [--rps 50] [--latency 0.1] [--repeat 3] [--plan]
+                                       [--inspect PYTHON]
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = ROOT / "tests" / "mock_openai_server.py"
+#: The environment ``make bench-setup`` installs inspect_ai into (the third column).
+INSPECT_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
 #: What a chapter's first cells import (the kernel start figure).
 CHAPTER_IMPORTS = ("import numpy, pandas, scipy.stats, matplotlib, matplotlib.pyplot, seaborn, statsmodels.api, "
                    "sklearn.metrics, recjudge.llm, recjudge.compendium.pages")
@@ -65,8 +74,12 @@ def measured(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple
 
 # ------------------------------------------------------------------------------------------------ the set-ups
 class Setup:
-    def __init__(self, name: str, env: dict[str, str], ipc: bool, tree: Path):
-        self.name, self.env, self.ipc, self.tree = name, env, ipc, tree
+    def __init__(self, name: str, env: dict[str, str], ipc: bool, tree: Path, python: str = sys.executable):
+        self.name, self.env, self.ipc, self.tree, self.python = name, env, ipc, tree, python
+
+    @property
+    def is_inspect(self) -> bool:
+        return self.python != sys.executable
 
 
 def setups(before: str, scratch: Path, with_tree: bool) -> list[Setup]:
@@ -84,23 +97,31 @@ def setups(before: str, scratch: Path, with_tree: bool) -> list[Setup]:
     return [Setup(f"before ({before[:12]})", old, False, exported), Setup("after (this checkout)", base, True, ROOT)]
 
 
+def inspect_setup(python: Path) -> Setup:
+    """inspect_ai in its own environment (its compiled bytecode read as installed; a dummy key it insists on)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
+    return Setup("inspect_ai", {**env, "OPENAI_API_KEY": "no-key"}, False, ROOT, str(python))
+
+
 # ------------------------------------------------------------------------------------------------ the figures
 def engine_import(setup: Setup) -> dict[str, float]:
-    wall, cpu, _ = measured([sys.executable, "-c", "import recjudge.llm"], setup.env)
+    engine = "inspect_ai" if setup.is_inspect else "recjudge.llm"
+    wall, cpu, _ = measured([setup.python, "-c", f"import {engine}"], setup.env)
     return {"engine import, CPU s": cpu, "engine import, wall s": wall}
 
 
 def client(setup: Setup, base_url: str, arrivals: Path, judgments: int, tag: str) -> dict[str, float]:
     model = f"bench-{tag}"
     with tempfile.TemporaryDirectory() as store:
-        wall, cpu, out = measured([sys.executable, __file__, "--client", base_url, model, store, str(judgments)],
-                                  setup.env)
+        mode = "--inspect-client" if setup.is_inspect else "--client"
+        wall, cpu, out = measured([setup.python, __file__, mode, base_url, model, store, str(judgments)], setup.env)
     report = json.loads(out.strip().splitlines()[-1])
     if report["n_asked"] != judgments or report["n_failed"]:
-        raise SystemExit(f"the client asked {report['n_asked']} of {judgments} prompts, {report['n_failed']} failed")
+        raise SystemExit(f"{setup.name}: the client asked {report['n_asked']} of {judgments} prompts, "
+                         f"{report['n_failed']} failed")
     first = next(float(line.split()[1]) for line in arrivals.read_text().splitlines() if line.split()[0] == model)
     return {f"{judgments} judgments, client CPU s": cpu, f"{judgments} judgments, wall s": wall,
-            "run_judge called -> first request, s": first - report["called"]}
+            "judging called (run_judge; eval) -> first request, s": first - report["called"]}
 
 
 def run_client(base_url: str, model: str, store: str, judgments: int) -> None:
@@ -115,6 +136,24 @@ def run_client(base_url: str, model: str, store: str, judgments: int) -> None:
     scores = run.scores()
     print(json.dumps({"called": called, "n_asked": run.report.n_asked, "n_failed": run.report.n_failed,
                       "scored": int(scores.notna().sum())}))
+
+
+def run_inspect_client(base_url: str, model: str, log_dir: str, judgments: int) -> None:
+    """The inspect_ai client process (``--inspect-client``, run by ``.venv-bench``'s Python): the same prompts as
+    one task of ``generate()`` per sample, evaluated with inspect_ai's defaults; its log written to ``log_dir``."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+
+    task = Task(dataset=[Sample(input=f"{model} prompt {i}: rate it 1-5", id=f"k{i}") for i in range(judgments)],
+                solver=generate())
+    called = time.monotonic()
+    # responses_api=False: the chat-completions endpoint our engine and the mock server speak
+    [log] = inspect_eval(task, model=f"openai/{model}", model_base_url=base_url, log_dir=log_dir, display="none",
+                         model_args={"responses_api": False})
+    answered = sum(1 for sample in log.samples or [] if sample.output and sample.output.completion)
+    print(json.dumps({"called": called, "n_asked": judgments, "n_failed": judgments - answered}))
 
 
 def kernel_start(setup: Setup) -> dict[str, float]:
@@ -164,12 +203,20 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="the mock server's seconds per reply")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--plan", action="store_true", help="also time the paper plan (once per set-up)")
+    parser.add_argument("--inspect", default=str(INSPECT_PYTHON), metavar="PYTHON",
+                        help="the Python of an environment with inspect_ai (default: .venv-bench's, from "
+                             "`make bench-setup`); the inspect_ai column is left out when it does not exist")
     parser.add_argument("--client", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--inspect-client", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--kernel", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         base_url, model, store, judgments = args.client
         run_client(base_url, model, store, int(judgments))
+        return
+    if args.inspect_client:
+        base_url, model, log_dir, judgments = args.inspect_client
+        run_inspect_client(base_url, model, log_dir, int(judgments))
         return
     if args.kernel:
         run_kernel(args.kernel)
@@ -185,12 +232,17 @@ def main() -> None:
         try:
             base_url = server.stdout.readline().strip()
             compared = setups(before, Path(scratch), with_tree=args.plan)
+            if Path(args.inspect).exists():
+                compared.append(inspect_setup(Path(args.inspect)))
+            else:
+                print(f"inspect_ai column left out: {args.inspect} does not exist (make bench-setup installs it)")
             for repeat in range(args.repeat):
-                for setup in compared if repeat % 2 == 0 else compared[::-1]:
+                for number, setup in enumerate(compared if repeat % 2 == 0 else compared[::-1]):
                     figures = {**engine_import(setup),
-                               **client(setup, base_url, arrivals, args.judgments, f"{repeat}-{setup.ipc}"),
-                               **kernel_start(setup)}
-                    if args.plan and repeat == 0:
+                               **client(setup, base_url, arrivals, args.judgments, f"{repeat}-{number}")}
+                    if not setup.is_inspect:
+                        figures.update(kernel_start(setup))
+                    if args.plan and repeat == 0 and not setup.is_inspect:
                         figures.update(paper_plan(setup))
                     for name, value in figures.items():
                         results.setdefault(name, {}).setdefault(setup.name, []).append(value)
@@ -205,11 +257,16 @@ def main() -> None:
           f"reply "
           f"({args.judgments / args.rps:.1f} s for {args.judgments} judgments at best)")
     width = max(len(name) for name in results) + 2
-    print(f"{'':<{width}}" + "".join(f"{name:>26}" for name in names) + f"{'after/before':>14}")
+    ratios = [("after/before", names[1], names[0])]
+    if len(names) > 2:
+        ratios.append(("inspect_ai/after", names[2], names[1]))
+    print(f"{'':<{width}}" + "".join(f"{name:>26}" for name in names) + "".join(f"{r:>18}" for r, _, _ in ratios))
     for figure, by_setup in results.items():
-        values = [statistics.median(by_setup[name]) for name in names]
-        ratio = values[1] / values[0] if values[0] else float("nan")
-        print(f"{figure:<{width}}" + "".join(f"{value:>26.2f}" for value in values) + f"{ratio:>14.2f}")
+        values = {name: statistics.median(by_setup[name]) for name in names if name in by_setup}
+        shown = "".join(f"{values[name]:>26.2f}" if name in values else f"{'-':>26}" for name in names)
+        quotients = "".join(f"{values[top] / values[bottom]:>18.2f}" if top in values and values.get(bottom)
+                            else f"{'-':>18}" for _, top, bottom in ratios)
+        print(f"{figure:<{width}}{shown}{quotients}")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK_FILES = ("lock.txt", "build.txt", "weights.txt")
+#: The benchmarks' inspect_ai, installed into its own environment (make bench-setup), never into the project's.
+BENCH_LOCK = "bench.txt"
 
 
-def locked_versions() -> dict[str, str]:
+def locked_versions(files: tuple[str, ...] = LOCK_FILES) -> dict[str, str]:
     pins = {}
-    for name in LOCK_FILES:
+    for name in files:
         for match in re.finditer(r"^([A-Za-z0-9_.-]+)==(\S+)", (ROOT / "requirements" / name).read_text(), re.M):
             pins[match.group(1).lower().replace("_", "-")] = match.group(2)
     return pins
@@ -27,13 +29,20 @@ def documented_versions(path: Path) -> dict[str, str]:
 
 
 def test_every_locked_requirement_is_pinned_with_hashes():
-    for name in LOCK_FILES:
+    for name in (*LOCK_FILES, BENCH_LOCK):
         entries = re.split(r"\n(?=[A-Za-z0-9])", (ROOT / "requirements" / name).read_text())
         for entry in entries:
             if entry.startswith("#") or not entry.strip():
                 continue
             assert "==" in entry.splitlines()[0], f"{name}: not pinned: {entry.splitlines()[0]}"
             assert "--hash=sha256:" in entry, f"{name}: no hash for {entry.splitlines()[0]}"
+
+
+def test_the_benchmarks_inspect_ai_speaks_through_the_projects_openai_sdk():
+    """bench_startup's inspect_ai column compares engines, not SDK releases: its environment pins the same openai."""
+    bench = locked_versions((BENCH_LOCK,))
+    assert "inspect-ai" in bench
+    assert bench["openai"] == locked_versions()["openai"]
 
 
 @pytest.mark.parametrize("document", ["README.md", "book/reproducibility.md"])
