@@ -65,6 +65,8 @@ def test_knn_takes_tied_neighbours_in_known_item_order():
 def test_knn_neighbours_equal_a_stable_sort_on_inputs_full_of_ties():
     rng = np.random.default_rng(7)
     distances = rng.integers(0, 4, size=(300, 40)).astype(float) / 4  # few distinct values: many ties
+    # rows without ties interleaved, so that one block holds rows that choose among tied items and rows that do not
+    distances[::3] = rng.random((100, 40))
     ratings = rng.integers(1, 6, size=40).astype(float)
     for k in (1, 5, 39, 40, 50):
         order = np.argsort(distances, axis=1, kind="stable")[:, :k]

@@ -79,7 +79,14 @@ def nearest_known(distances: np.ndarray, k: int) -> np.ndarray:
     kth = np.partition(distances, k - 1, axis=1)[:, k - 1:k]  # the k-th smallest value is unique, its position not
     closer = distances < kth
     tied = distances == kth
-    return closer | (tied & (np.cumsum(tied, axis=1) <= k - closer.sum(axis=1, keepdims=True)))
+    wanted = k - closer.sum(axis=1)  # how many of each row's tied items are neighbours
+    mask = closer | tied
+    # Only rows with more tied items than wanted choose among them (counting along the row is the costly part)
+    choosing = np.flatnonzero(tied.sum(axis=1) > wanted)
+    if choosing.size:
+        rows_tied = tied[choosing]
+        mask[choosing] = closer[choosing] | (rows_tied & (np.cumsum(rows_tied, axis=1) <= wanted[choosing, None]))
+    return mask
 
 
 def scorer(name: str, k: int = PAPER_K_NEIGHBOURS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
