@@ -82,6 +82,11 @@ class Setup:
         return self.python != sys.executable
 
 
+def environment_as_installed() -> dict[str, str]:
+    """This process's environment without a caller's PYTHONPATH or bytecode cache: each interpreter as installed."""
+    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
+
+
 def setups(before: str, scratch: Path, with_tree: bool) -> list[Setup]:
     """The revision ``before`` (its src/ first on PYTHONPATH, no cached bytecode) and this checkout as installed."""
     exported = scratch / "before"
@@ -91,7 +96,7 @@ def setups(before: str, scratch: Path, with_tree: bool) -> list[Setup]:
     subprocess.run(["tar", "-x", "-C", str(exported)], input=archive, check=True)
     empty_cache = scratch / "no-bytecode"
     empty_cache.mkdir()
-    base = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
+    base = environment_as_installed()
     old = {**base, "PYTHONPATH": str(exported / "src"), "PYTHONPYCACHEPREFIX": str(empty_cache),
            "PYTHONDONTWRITEBYTECODE": "1"}
     return [Setup(f"before ({before[:12]})", old, False, exported), Setup("after (this checkout)", base, True, ROOT)]
@@ -99,8 +104,7 @@ def setups(before: str, scratch: Path, with_tree: bool) -> list[Setup]:
 
 def inspect_setup(python: Path) -> Setup:
     """inspect_ai in its own environment (its compiled bytecode read as installed; a dummy key it insists on)."""
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONPYCACHEPREFIX")}
-    return Setup("inspect_ai", {**env, "OPENAI_API_KEY": "no-key"}, False, ROOT, str(python))
+    return Setup("inspect_ai", {**environment_as_installed(), "OPENAI_API_KEY": "no-key"}, False, ROOT, str(python))
 
 
 # ------------------------------------------------------------------------------------------------ the figures
