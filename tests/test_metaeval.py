@@ -321,6 +321,42 @@ def test_ranking_auc_is_the_mann_whitney_probability_that_a_serendipitous_answer
     assert np.isnan(ranking_auc(judge, np.full(300, 5.0)))
 
 
+def test_the_weighted_ranking_auc_is_scikit_learns_with_the_counts_as_sample_weights():
+    from sklearn.metrics import roc_auc_score
+
+    from recjudge.metaeval.agreement import ranking_auc_statistic
+
+    auc = ranking_auc_statistic()
+    rng = np.random.default_rng(4)
+    for decimals in (0, 1, 3):  # many ties, some, almost none
+        truth = rng.integers(1, 6, 80).astype(float)
+        judge = np.round(truth + rng.normal(0, 1.5, 80), decimals)
+        counts = rng.integers(0, 4, (30, 80))
+        counts[0, truth >= 4] = 0  # a resample without a serendipitous answer
+        found = auc.weighted(judge, truth, counts)
+        assert np.isnan(found[0])
+        assert found[1:] == pytest.approx([roc_auc_score(truth >= 4, judge, sample_weight=row) for row in counts[1:]],
+                                          abs=1e-12)
+    assert auc.weighted(np.full(80, 2.0), truth, counts[1:]) == pytest.approx(np.full(29, 0.5))
+
+
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_a_cluster_bootstrap_of_the_ranking_auc_counts_pairs_as_the_repeated_pairs_do(method):
+    """The AUC's cluster bootstrap weighs each pair by how often its user was drawn; it gives the interval of the
+    statistic computed on the drawn users' pairs repeated (the path of any other callable)."""
+    from recjudge.metaeval.agreement import ranking_auc, ranking_auc_statistic
+
+    pred, truth = _noisy_answers(90)
+    pred = np.round(pred)  # ties within and across users
+    users = np.random.default_rng(2).integers(0, 25, 90)
+    weighted = bootstrap_ci(pred, truth, ranking_auc_statistic(), n_boot=300, seed=5, method=method, groups=users)
+    repeated = bootstrap_ci(pred, truth, lambda a, b: ranking_auc(a, b), n_boot=300, seed=5, method=method,
+                            groups=users)
+    assert weighted["statistic"] == "auc" and weighted["n_groups"] == repeated["n_groups"] == 25
+    for key in ("estimate", "ci_low", "ci_high", "standard_error"):
+        assert weighted[key] == pytest.approx(repeated[key], abs=1e-12), key
+
+
 def test_cronbachs_alpha_of_the_truths_statements_is_the_anova_consistency_of_their_mean():
     # Cronbach's α equals ICC(3,k) (consistency of the average of k raters) from a two-way ANOVA without interaction:
     # (MS_answers − MS_error) / MS_answers, here from statsmodels' ANOVA table as the independent reference.

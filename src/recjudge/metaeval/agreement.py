@@ -30,6 +30,7 @@ __all__ = [
     "correlation",
     "multilevel_correlation",
     "ranking_auc",
+    "RankingAUCStatistic",
     "ranking_auc_statistic",
     "rescale_to_likert",
 ]
@@ -202,12 +203,41 @@ def ranking_auc(pred, true, threshold: float = CALLED_SERENDIPITOUS) -> float:
     return float(roc_auc_score(positive, p))
 
 
-def ranking_auc_statistic(threshold: float = CALLED_SERENDIPITOUS) -> Callable[[np.ndarray, np.ndarray], float]:
-    """:func:`ranking_auc` at ``threshold`` as a statistic for :func:`bootstrap_ci`."""
-    def auc(pred: np.ndarray, true: np.ndarray) -> float:
-        return ranking_auc(pred, true, threshold)
+class RankingAUCStatistic:
+    """:func:`ranking_auc` at ``threshold`` as a statistic for :func:`bootstrap_ci`: ``auc(pred, true)``, and
+    ``auc.weighted(pred, true, weights)`` for many resamples at once, which a cluster bootstrap uses (a resample of
+    whole groups is each pair counted as often as its group was drawn)."""
 
-    return auc
+    __name__ = "auc"
+
+    def __init__(self, threshold: float = CALLED_SERENDIPITOUS):
+        self.threshold = threshold
+
+    def __call__(self, pred: np.ndarray, true: np.ndarray) -> float:
+        return ranking_auc(pred, true, self.threshold)
+
+    def weighted(self, pred: np.ndarray, true: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The AUC of each row of ``weights`` (whole counts, one per pair of ``pred``/``true``, which hold no NaN):
+        the pairs counted that often, ties half a point, as :func:`ranking_auc` scores the pairs repeated; NaN where
+        a row counts no answer of one kind. Sums of whole counts are exact in floating point, so the value is the
+        exact fraction, rounded once."""
+        order = np.argsort(pred, kind="stable")
+        scores, positive = np.asarray(pred)[order], np.asarray(true)[order] >= self.threshold
+        weights = np.asarray(weights, dtype=float)[:, order]
+        starts = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])  # where each level of tied scores begins
+        negatives_up_to = np.cumsum(weights * ~positive, axis=1)
+        ends = np.r_[starts[1:], scores.size] - 1
+        negatives_below = np.where(starts > 0, negatives_up_to[:, np.maximum(starts - 1, 0)], 0.0)
+        negatives_tied = negatives_up_to[:, ends] - negatives_below
+        positives_at = np.add.reduceat(weights * positive, starts, axis=1)
+        pairs = positives_at.sum(axis=1) * negatives_up_to[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (positives_at * (negatives_below + negatives_tied / 2)).sum(axis=1) / pairs
+
+
+def ranking_auc_statistic(threshold: float = CALLED_SERENDIPITOUS) -> RankingAUCStatistic:
+    """:func:`ranking_auc` at ``threshold`` as a statistic for :func:`bootstrap_ci` (:class:`RankingAUCStatistic`)."""
+    return RankingAUCStatistic(threshold)
 
 
 def bootstrap_ci(
@@ -316,11 +346,21 @@ def _cluster_bootstrap_ci(pred, true, groups, statistic, n_boot: int, seed: int,
         rows = np.concatenate([members[int(group)] for group in drawn])
         return float(stat_fn(p[rows], t[rows]))
 
+    def on_group_counts(drawn: np.ndarray, axis: int = -1) -> np.ndarray:
+        # Every resample at once: how often each group was drawn, given to each of its pairs as a weight.
+        drawn = np.moveaxis(drawn, axis, -1)
+        rows = drawn.reshape(-1, drawn.shape[-1])
+        offsets = np.arange(len(rows))[:, None] * len(uniques)
+        counts = np.bincount((offsets + rows).ravel(), minlength=len(rows) * len(uniques)).reshape(len(rows), -1)
+        return stat_fn.weighted(p, t, counts[:, codes]).reshape(drawn.shape[:-1])
+
+    weighted = callable(getattr(stat_fn, "weighted", None))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         warnings.simplefilter("ignore", category=stats.DegenerateDataWarning)
-        res = stats.bootstrap((np.arange(len(uniques)),), on_groups, n_resamples=n_boot, vectorized=False,
-                              confidence_level=level, method=method, rng=np.random.default_rng(seed))
+        res = stats.bootstrap((np.arange(len(uniques)),), on_group_counts if weighted else on_groups,
+                              n_resamples=n_boot, vectorized=weighted, confidence_level=level, method=method,
+                              rng=np.random.default_rng(seed))
     result.update(ci_low=float(res.confidence_interval.low), ci_high=float(res.confidence_interval.high),
                   standard_error=float(res.standard_error))
     return result
