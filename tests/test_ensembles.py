@@ -172,6 +172,32 @@ def test_grid_search_joins_each_base_judge_with_every_subset_of_the_others():
     assert pairs_grid["size"].tolist() == [1, 2, 2, 1, 2, 2] and "x + o1 + o2" not in only_pairs
 
 
+def test_every_grid_cell_is_the_ensemble_scores_of_its_members():
+    """grid_search pivots the judges' scores once; each cell is still what ensemble_scores gives its members."""
+    from recjudge.metaeval.agreement import agreement_pct
+    from recjudge.metaeval.ensembles import ensemble_scores, grid_search
+
+    rng = np.random.default_rng(3)
+    units = rng.permutation(np.arange(100, 160))  # unsorted units
+    truth = pd.Series(rng.integers(1, 6, units.size).astype(float), index=units)
+
+    def judge() -> pd.Series:
+        scores = pd.Series(rng.integers(1, 6, units.size) + rng.random(units.size), index=units)
+        return scores.mask(rng.random(units.size) < 0.1)  # some units unscored
+
+    base, others = {"a": judge(), "b": judge()}, {f"o{i}": judge() for i in range(4)}
+    cells, grid = grid_search(base, others, truth, agreement_pct)
+    long = pd.concat([pd.DataFrame({"row_id": units, "evaluator": name, "score": scores.to_numpy()})
+                      for name, scores in {**base, **others}.items()], ignore_index=True)
+    assert len(cells) == 2 * 2 ** 4
+    for name, cell in cells.items():
+        expected = ensemble_scores(long, name.split(" + "), name=name)
+        reference = pd.Series(expected["score"].to_numpy(), index=expected["row_id"].to_numpy())
+        pd.testing.assert_series_equal(cell, reference)
+        found = agreement_pct(cell.reindex(truth.index).to_numpy(), truth.to_numpy())
+        assert grid.loc[grid["members"] == name, "n"].item() == found["n"]
+
+
 def test_sizes_within_bounds_the_enumeration_of_a_growing_pool():
     from math import comb
 

@@ -75,11 +75,22 @@ def ensemble_scores(scores: pd.DataFrame, members: Sequence[str], *, keys: Seque
     if unknown:
         raise KeyError(f"evaluator(s) {unknown} not in the scores frame")
     part = scores[scores["evaluator"].isin(members)]
-    if part.duplicated(keys + ["evaluator"]).any():
-        raise ValueError("an evaluator has several scores for one unit; average its runs first")
-    wide = part.pivot_table(index=keys, columns="evaluator", values="score", aggfunc="first", dropna=False)
+    wide = _wide_scores(part, keys)
     present = part.groupby(keys)["evaluator"].nunique()
     wide = wide[present.reindex(wide.index).to_numpy() == len(members)]  # units every member scored
+    return _mean_of_members(wide, members, keys, name, missing_score)
+
+
+def _wide_scores(scores: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Long scores as one row per unit (``keys``, sorted) and one column per evaluator."""
+    if scores.duplicated(keys + ["evaluator"]).any():
+        raise ValueError("an evaluator has several scores for one unit; average its runs first")
+    return scores.pivot_table(index=keys, columns="evaluator", values="score", aggfunc="first", dropna=False)
+
+
+def _mean_of_members(wide: pd.DataFrame, members: list[str], keys: list[str], name: str | None,
+                     missing_score: float | None) -> pd.DataFrame:
+    """:func:`ensemble_scores` from the wide scores of the units to average over."""
     values = wide[members].to_numpy(dtype=float)
     if missing_score is not None:
         values = np.where(np.isnan(values), missing_score, values)
@@ -279,13 +290,16 @@ def grid_search(base: Mapping[str, pd.Series], others: Mapping[str, pd.Series], 
     long = pd.concat([pd.DataFrame({"row_id": truth.index, "evaluator": name,
                                     "score": scores.reindex(truth.index).to_numpy(dtype=float)})
                       for name, scores in columns.items()], ignore_index=True)
+    # Every judge has a row for every unit, so every cell averages over all units: one wide table serves them all
+    # (what ensemble_scores computes for each cell).
+    wide = _wide_scores(long, ["row_id"])
     cells: dict[str, pd.Series] = {}
     rows = []
     for first in base:
         for extra in [()] + ensemble_members(list(others), sizes):
             members = (first, *extra)
             name = " + ".join(members)
-            scored = ensemble_scores(long, members, keys=["row_id"], name=name)
+            scored = _mean_of_members(wide, list(members), ["row_id"], name, None)
             if transform is not None:
                 scored = transform(scored)
             cells[name] = pd.Series(scored["score"].to_numpy(), index=scored["row_id"].to_numpy())
